@@ -1,0 +1,68 @@
+"""Command line: ``ding_lite -m MODE -c CONFIG [-s SEED ...] ...``; each mode calls one pipeline function."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Callable, Sequence
+
+from ding_lite.errors import DingLiteError
+
+MODES = ("serial", "eval")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ding_lite", description="Run a ding_lite experiment from a config file.")
+    parser.add_argument("-m", "--mode", default="serial", choices=MODES, help="pipeline to run (default: serial)")
+    parser.add_argument("-c", "--config", required=True, help="config file (.py holding main_config)")
+    parser.add_argument("-s", "--seed", type=int, action="append", help="seed; repeat for several runs (default 0)")
+    parser.add_argument("--max-env-step", type=int, default=None, help="stop after this many env steps")
+    parser.add_argument("--max-train-iter", type=int, default=None, help="stop after this many train iterations")
+    parser.add_argument("--exp-name", default=None, help="experiment folder (default: the config's exp_name)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a config value, e.g. --set policy.learn.batch_size=128 (repeatable)")
+    parser.add_argument("--resume", action="store_true", help="continue from the experiment's latest checkpoint")
+    parser.add_argument("--load-ckpt", default=None, help="checkpoint to start from (serial) or to evaluate (eval)")
+    parser.add_argument("--strict", action="store_true", help="unknown config keys are errors, not warnings")
+    parser.add_argument("--n-episode", type=int, default=None, help="eval: number of episodes")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    return parser
+
+
+def run_serial(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
+    from ding_lite.entry.common import experiment_dir, load_config
+    from ding_lite.entry.serial import serial_pipeline
+
+    cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
+    return serial_pipeline(cfg, seed, args.max_env_step, args.max_train_iter,
+                           exp_dir=experiment_dir(cfg, args.exp_name, seed, n_seeds), resume=args.resume,
+                           load_ckpt=args.load_ckpt, progress=not args.no_progress)
+
+
+def run_eval(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
+    from ding_lite.entry.eval import eval_pipeline
+
+    return eval_pipeline(args.config, seed, args.load_ckpt, args.n_episode, strict=args.strict,
+                         overrides=tuple(args.overrides))
+
+
+RUNNERS: dict[str, Callable[[argparse.Namespace, int, int], Any]] = {"serial": run_serial, "eval": run_eval}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``ding_lite`` command; returns the exit code (2 on bad input)."""
+    args = build_parser().parse_args(argv)
+    seeds = args.seed or [0]
+    try:
+        for seed in seeds:
+            RUNNERS[args.mode](args, seed, len(seeds))
+    except DingLiteError as exc:
+        print(f"ding_lite: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("ding_lite: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,208 @@
+"""Compiling a config: create sections folded in, plugins imported, component defaults merged under the user's
+values, every key and type checked, ``--set`` overrides applied."""
+from __future__ import annotations
+
+import logging
+from typing import Any, Iterable, Mapping
+
+from easydict import EasyDict
+
+from ding_lite.config.reader import apply_overrides
+from ding_lite.errors import ConfigError
+from ding_lite.registry import BUFFER, COLLECTOR, ENV, ENV_MANAGER, EVALUATOR, MODEL, POLICY, closest_match, \
+    import_modules
+from ding_lite.utils.dicts import deep_merge, to_plain
+
+logger = logging.getLogger("ding_lite")
+
+TOP_LEVEL_DEFAULTS: dict[str, Any] = dict(
+    exp_name="ding_lite_exp",  # experiment folder
+    seed=0,  # default seed when the CLI gives none
+    env=dict(),
+    policy=dict(),
+)
+
+# Where each create_config section (DI-engine's form) lands in the compiled config.
+CREATE_SECTIONS: dict[str, tuple[str, ...]] = {
+    "env": ("env",),
+    "env_manager": ("env", "manager"),
+    "policy": ("policy",),
+    "model": ("policy", "model"),
+    "replay_buffer": ("policy", "other", "replay_buffer"),
+    "collector": ("policy", "collect", "collector"),
+    "evaluator": ("policy", "eval", "evaluator"),
+    "learner": ("policy", "learn", "learner"),
+}
+
+
+def unify(main: Mapping[str, Any], create: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Fold ``create_config`` (and create-style top-level sections of a unified config) into one nested dict."""
+    cfg = to_plain(main)
+    sections = dict(to_plain(create or {}))
+    for name in ("env_manager", "replay_buffer", "collector", "evaluator", "learner"):
+        if name in cfg:  # unified form: the section sits at the top level of main_config
+            sections[name] = deep_merge(sections.get(name, {}), cfg.pop(name))
+    for name, section in sections.items():
+        if name not in CREATE_SECTIONS:
+            hint = closest_match(name, CREATE_SECTIONS)
+            raise ConfigError(f"unknown create_config section '{name}'"
+                              + (f" (did you mean '{hint}'?)" if hint else "")
+                              + f"; known: {', '.join(CREATE_SECTIONS)}")
+        if not isinstance(section, Mapping):
+            raise ConfigError(f"create_config.{name} must be a dict, got {type(section).__name__}")
+        node = cfg
+        for part in CREATE_SECTIONS[name]:
+            node = node.setdefault(part, {})
+        node.update(deep_merge(node, section))
+    return cfg
+
+
+def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = None, *, strict: bool = False,
+                   overrides: Iterable[str] = (), seed: int | None = None) -> EasyDict:
+    """Return the full config: defaults of every named component ⊕ the user's config ⊕ ``overrides``.
+
+    Unknown keys are reported with the nearest known key (a warning, or a :class:`ConfigError` with ``strict``);
+    a value of the wrong type is a :class:`ConfigError` naming its dotted path.
+    """
+    user = apply_overrides(unify(main, create), overrides)
+    if seed is not None:
+        user["seed"] = seed
+    for section in ("env", "policy"):
+        if not isinstance(user.get(section), Mapping):
+            raise ConfigError(f"config has no '{section}' section: main_config needs {section}=dict(...)")
+    defaults = component_defaults(user)
+    check_config(user, defaults, strict=strict)
+    return EasyDict(deep_merge(defaults, user))
+
+
+def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
+    """Defaults of every component the user's config names (importing its ``import_names`` first)."""
+    from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
+    from ding_lite.worker.learner import BaseLearner
+
+    env, policy = user["env"], user["policy"]
+    _import_section(env, "env")
+    manager = _section(env, "manager", "env")
+    _import_section(manager, "env.manager")
+    _import_section(policy, "policy")
+    if not policy.get("type"):
+        raise ConfigError(f"policy.type is not set: name a registered policy (known: {', '.join(POLICY.names())})")
+    env_cls = ENV.get(env.get("type", ENV_SECTION_DEFAULTS["type"]))
+    policy_cls = POLICY.get(policy["type"])
+    policy_defaults = policy_cls.default_config()
+    model = _section(policy, "model", "policy")
+    _import_section(model, "policy.model")
+    model_cls = MODEL.get(model.get("type") or policy_cls.default_model())
+    other = _section(policy, "other", "policy")
+    buffer = _section(other, "replay_buffer", "policy.other")
+    _import_section(buffer, "policy.other.replay_buffer")
+    collector = _section(_section(policy, "collect", "policy"), "collector", "policy.collect")
+    evaluator = _section(_section(policy, "eval", "policy"), "evaluator", "policy.eval")
+    parts = dict(
+        env=deep_merge(deep_merge(ENV_SECTION_DEFAULTS, getattr(env_cls, "config", {})),
+                       {"manager": ENV_MANAGER.get(manager.get("type", "base")).config}),
+        policy=deep_merge(policy_defaults, dict(
+            model=model_cls.config,
+            learn=dict(learner=BaseLearner.config),
+            collect=dict(collector=COLLECTOR.get(collector.get("type", "sample")).config),
+            eval=dict(evaluator=EVALUATOR.get(evaluator.get("type", "interaction")).config),
+        )),
+    )
+    if not policy_defaults.get("on_policy") or buffer:
+        parts["policy"]["other"] = deep_merge(parts["policy"].get("other", {}),
+                                              {"replay_buffer": BUFFER.get(buffer.get("type", "uniform")).config})
+    return deep_merge(TOP_LEVEL_DEFAULTS, parts)
+
+
+def _section(parent: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any]:
+    value = parent.get(name, {})
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}.{name} must be a dict, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _import_section(section: Mapping[str, Any], where: str) -> None:
+    import_modules(section.get("import_names"), where)
+
+
+# ---- validation ------------------------------------------------------------------------------------------------
+def check_config(user: Mapping[str, Any], defaults: Mapping[str, Any], *, strict: bool = False) -> None:
+    """Check every user key against ``defaults``: unknown keys (warning, or error under ``strict``), wrong types
+    (always an error). Integral floats given for int settings (e.g. ``1e4``) are accepted."""
+    all_paths = list(_dotted_paths(defaults))
+    for path, value, default, known in _walk(user, defaults, ""):
+        if known is not None:  # unknown key at `path`; `known` are the valid sibling keys
+            _report_unknown(path, known, all_paths, strict)
+            continue
+        _check_type(path, value, default)
+
+
+def _walk(user: Mapping[str, Any], defaults: Mapping[str, Any], prefix: str):
+    for key, value in user.items():
+        path = f"{prefix}{key}"
+        if key not in defaults:
+            yield path, value, None, list(defaults)
+            continue
+        default = defaults[key]
+        if isinstance(default, Mapping) and default:  # a section with known keys: recurse
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"config key '{path}' must be a dict (a section), got {type(value).__name__} "
+                                  f"{value!r}")
+            yield from _walk(value, default, path + ".")
+        else:
+            yield path, value, default, None
+
+
+def _check_type(path: str, value: Any, default: Any) -> None:
+    if default is None or value is None:
+        return  # None: any type accepted / setting switched off
+    expected = _expected_type(default)
+    ok = {
+        "dict": isinstance(value, Mapping),
+        "bool": isinstance(value, bool),
+        "int": (isinstance(value, int) and not isinstance(value, bool))
+        or (isinstance(value, float) and value.is_integer()),
+        "float": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "str": isinstance(value, str),
+        "list": isinstance(value, (list, tuple)),
+    }.get(expected, True)
+    if not ok:
+        raise ConfigError(f"config key '{path}' must be {_ARTICLE[expected]}, got {type(value).__name__} {value!r} "
+                          f"(default: {default!r})")
+
+
+_ARTICLE = {"dict": "a dict", "bool": "a bool", "int": "an int", "float": "a number", "str": "a string",
+            "list": "a list"}
+
+
+def _expected_type(default: Any) -> str:
+    for name, types in (("bool", bool), ("int", int), ("float", float), ("str", str), ("list", (list, tuple)),
+                        ("dict", Mapping)):
+        if isinstance(default, types):
+            return name
+    return "any"
+
+
+def _report_unknown(path: str, siblings: list[str], all_paths: list[str], strict: bool) -> None:
+    key = path.rsplit(".", 1)[-1]
+    parent = path[: -len(key)]
+    hint = closest_match(key, siblings)
+    suggestion = parent + hint if hint else None
+    if suggestion is None:  # maybe the right key in the wrong section
+        elsewhere = [p for p in all_paths if p.rsplit(".", 1)[-1] == key]
+        suggestion = elsewhere[0] if elsewhere else None
+    did_you_mean = f" (did you mean '{suggestion}'?)" if suggestion else ""
+    message = f"unknown config key '{path}'{did_you_mean}"
+    if strict:
+        raise ConfigError(message)
+    logger.warning("warning: %s; it is ignored (use --strict to make this an error)", message)
+
+
+def _dotted_paths(tree: Mapping[str, Any], prefix: str = ""):
+    for key, value in tree.items():
+        path = f"{prefix}{key}"
+        yield path
+        if isinstance(value, Mapping):
+            yield from _dotted_paths(value, path + ".")

@@ -1,0 +1,5 @@
+"""Data: batch keys, columnar batch helpers, replay buffers."""
+from ding_lite.data import keys
+from ding_lite.data.buffer import UniformBuffer
+
+__all__ = ["keys", "UniformBuffer"]

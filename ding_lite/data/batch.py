@@ -1,0 +1,57 @@
+"""Columnar batch helpers: a batch is a (possibly nested) dict of arrays with one leading dimension."""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+Batch = dict[str, Any]
+
+
+def map_batch(fn: Callable[[Any], Any], batch: Mapping[str, Any]) -> Batch:
+    """Apply ``fn`` to every leaf array of a nested batch."""
+    return {k: map_batch(fn, v) if isinstance(v, Mapping) else fn(v) for k, v in batch.items()}
+
+
+def batch_len(batch: Mapping[str, Any]) -> int:
+    """Leading dimension of a batch (of its first leaf)."""
+    for v in batch.values():
+        return batch_len(v) if isinstance(v, Mapping) else len(v)
+    return 0
+
+
+def index_batch(batch: Mapping[str, Any], index: Any) -> Batch:
+    """Select rows ``index`` (slice, int array or bool mask) of every leaf."""
+    return map_batch(lambda a: a[index], batch)
+
+
+def concat_batches(batches: list[Mapping[str, Any]]) -> Batch:
+    """Concatenate batches with the same keys along the leading dimension."""
+    if len(batches) == 1:
+        return dict(batches[0])
+    first = batches[0]
+    out: Batch = {}
+    for k, v in first.items():
+        if isinstance(v, Mapping):
+            out[k] = concat_batches([b[k] for b in batches])
+        else:
+            out[k] = np.concatenate([b[k] for b in batches], axis=0)
+    return out
+
+
+def flatten_time(rollout: Mapping[str, Any]) -> Batch:
+    """Reshape every leaf from (T, N, ...) to (T*N, ...)."""
+    return map_batch(lambda a: a.reshape((-1,) + a.shape[2:]), rollout)
+
+
+def to_tensor(batch: Mapping[str, Any], device: Any = "cpu") -> dict[str, Any]:
+    """Convert every numpy leaf of a batch to a torch tensor on ``device`` (no copy on CPU where possible)."""
+    import torch
+
+    def convert(a: Any) -> Any:
+        if isinstance(a, np.ndarray):
+            t = torch.from_numpy(a)
+            return t.to(device, non_blocking=True) if str(device) != "cpu" else t
+        return a
+
+    return map_batch(convert, batch)

@@ -1,0 +1,93 @@
+"""Replay buffers: columnar, preallocated on the first push, FIFO eviction."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from ding_lite.data.batch import Batch, batch_len, map_batch
+from ding_lite.data.keys import INDEX
+from ding_lite.errors import ConfigError
+from ding_lite.registry import BUFFER
+
+
+@BUFFER.register("uniform")
+class UniformBuffer:
+    """Fixed-size ring of columnar samples; uniform sampling with replacement.
+
+    Every key of the first pushed batch gets one preallocated array of shape ``(replay_buffer_size, ...)``; later
+    pushes must carry the same keys. The oldest samples are overwritten first (FIFO).
+
+    Example::
+
+        buf = UniformBuffer(EasyDict(replay_buffer_size=1000))
+        buf.push({'obs': np.zeros((8, 4), np.float32), 'reward': np.ones(8, np.float32)})
+        batch = buf.sample(4)   # {'obs': (4, 4), 'reward': (4,), 'index': (4,)}
+    """
+
+    config = dict(
+        type="uniform",
+        replay_buffer_size=10000,  # capacity in samples
+    )
+
+    def __init__(self, cfg: Mapping[str, Any], seed: int | None = None) -> None:
+        self.capacity = int(cfg.get("replay_buffer_size", self.config["replay_buffer_size"]))
+        if self.capacity <= 0:
+            raise ConfigError(f"replay_buffer_size must be positive, got {self.capacity}")
+        self._data: Batch | None = None
+        self._next = 0  # slot the next sample goes to
+        self._size = 0
+        self.rng = np.random.default_rng(seed)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def push(self, samples: Mapping[str, Any]) -> np.ndarray:
+        """Store a batch of samples; returns the slots they went to."""
+        n = batch_len(samples)
+        if n == 0:
+            return np.empty(0, dtype=np.int64)
+        if self._data is None:
+            self._data = map_batch(lambda a: np.empty((self.capacity,) + np.shape(a)[1:], np.asarray(a).dtype), samples)
+        if n > self.capacity:  # only the newest capacity samples can survive
+            samples = map_batch(lambda a: a[n - self.capacity:], samples)
+            n = self.capacity
+        slots = (self._next + np.arange(n)) % self.capacity
+        _write(self._data, slots, samples)
+        self._next = int((self._next + n) % self.capacity)
+        self._size = min(self._size + n, self.capacity)
+        return slots
+
+    def sample(self, batch_size: int) -> Batch:
+        """Draw ``batch_size`` samples uniformly (with replacement); the batch carries their slots under ``index``."""
+        if self._size == 0:
+            raise RuntimeError("cannot sample from an empty replay buffer: push samples first")
+        slots = self.rng.integers(0, self._size, size=batch_size)
+        batch = self._gather(slots)
+        batch[INDEX] = slots
+        return batch
+
+    def _gather(self, slots: np.ndarray) -> Batch:
+        assert self._data is not None
+        return map_batch(lambda a: a[slots], self._data)
+
+    def update_priority(self, indices: np.ndarray, priorities: np.ndarray) -> None:
+        """Uniform sampling ignores priorities (kept so that policies can call it on any buffer)."""
+
+    def clear(self) -> None:
+        """Drop every sample (the arrays stay allocated)."""
+        self._next = self._size = 0
+
+    def state_dict(self) -> dict[str, Any]:
+        """Counters only: the stored samples are not checkpointed (they refill after a resume)."""
+        return {"size": self._size, "next": self._next}
+
+
+def _write(store: Batch, slots: np.ndarray, samples: Mapping[str, Any]) -> None:
+    for k, v in samples.items():
+        if k not in store:
+            raise KeyError(f"sample key '{k}' was not in the first pushed batch (keys: {sorted(store)})")
+        if isinstance(v, Mapping):
+            _write(store[k], slots, v)
+        else:
+            store[k][slots] = v

@@ -1,0 +1,135 @@
+"""Building blocks shared by the pipelines: config loading, building every part, the experiment folder."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import gymnasium as gym
+from easydict import EasyDict
+
+from ding_lite.config import compile_config, read_config, save_config
+from ding_lite.envs.gym_env import build_env_manager
+from ding_lite.errors import ConfigError
+from ding_lite.registry import BUFFER, COLLECTOR, ENV, EVALUATOR, POLICY
+
+logger = logging.getLogger("ding_lite")
+
+ConfigLike = Any  # a path, a (main, create) tuple, a raw main dict or a compiled EasyDict
+
+
+def load_config(config: ConfigLike, *, strict: bool = False, overrides: Iterable[str] = (),
+                seed: int | None = None) -> EasyDict:
+    """Compile whatever the caller has: a config file path, DI-engine's ``(main_config, create_config)`` tuple, a
+    unified dict, or an already compiled config (returned as is, overrides applied)."""
+    overrides = list(overrides)
+    if isinstance(config, (str, os.PathLike)):
+        main, create = read_config(config)
+    elif isinstance(config, tuple):
+        main, create = config
+    elif isinstance(config, Mapping):
+        main, create = config, {}
+    else:
+        raise ConfigError(f"a config must be a file path, a (main_config, create_config) tuple or a dict, got "
+                          f"{type(config).__name__}")
+    return compile_config(main, create, strict=strict, overrides=overrides, seed=seed)
+
+
+def set_torch_threads() -> None:
+    """One torch thread by default (``DING_LITE_TORCH_THREADS`` to change): small networks run faster without
+    intra-op parallelism, and collectors and learners do not fight over the cores."""
+    import torch
+
+    threads = int(os.environ.get("DING_LITE_TORCH_THREADS", "1"))
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+
+
+def check_env_config(env_cfg: Mapping[str, Any]) -> None:
+    """Fail before anything is built or written if the env section cannot work (e.g. an unknown gymnasium id)."""
+    env_type = ENV.get(env_cfg["type"])
+    check = getattr(env_type, "check_config", None)
+    if check is not None:
+        check(env_cfg)
+
+
+def fill_model_shapes(cfg: EasyDict, observation_space: gym.Space, action_space: gym.Space) -> None:
+    """Set ``policy.model.obs_shape`` / ``action_shape`` / ``action_space`` from the env where the config left
+    them unset (None)."""
+    model = cfg.policy.model
+    if "obs_shape" in model and model.obs_shape is None:
+        shape = list(observation_space.shape or ())
+        model.obs_shape = shape[0] if len(shape) == 1 else shape
+    if "action_space" in model and model.action_space is None:
+        model.action_space = "discrete" if isinstance(action_space, gym.spaces.Discrete) else "continuous"
+    if "action_shape" in model and model.action_shape is None:
+        if isinstance(action_space, gym.spaces.Discrete):
+            model.action_shape = int(action_space.n)
+        else:
+            shape = list(action_space.shape or ())
+            model.action_shape = shape[0] if len(shape) == 1 else shape
+
+
+def build_policy(cfg: EasyDict, enable_field: Iterable[str] | None = None) -> Any:
+    """The configured policy (``policy.type``) with the requested modes."""
+    return POLICY.build(cfg.policy.type, cfg.policy, enable_field=enable_field)
+
+
+def build_collector(cfg: EasyDict, env_manager: Any, policy: Any) -> Any:
+    section = cfg.policy.collect.collector
+    return COLLECTOR.build(section.type, section, env_manager, policy.collect_mode)
+
+
+def build_evaluator(cfg: EasyDict, env_manager: Any, policy: Any, seed: int) -> Any:
+    section = cfg.policy.eval.evaluator
+    return EVALUATOR.build(section.type, section, env_manager, policy.eval_mode, cfg.env.n_evaluator_episode,
+                           cfg.env.stop_value, seed)
+
+
+def build_buffer(cfg: EasyDict, seed: int) -> Any:
+    section = cfg.policy.other.replay_buffer
+    return BUFFER.build(section.type, section, seed=seed)
+
+
+def build_env_managers(cfg: EasyDict, seed: int, collect: bool = True, evaluate: bool = True) -> tuple[Any, Any]:
+    """Collector and evaluator env managers (None where not asked); model shapes are filled from their spaces."""
+    check_env_config(cfg.env)
+    collector_env = build_env_manager(cfg.env, cfg.env.collector_env_num, seed) if collect else None
+    try:
+        evaluator_env = build_env_manager(cfg.env, cfg.env.evaluator_env_num, seed + EVAL_SEED_OFFSET) \
+            if evaluate else None
+    except BaseException:
+        if collector_env is not None:
+            collector_env.close()
+        raise
+    probe = collector_env or evaluator_env
+    fill_model_shapes(cfg, probe.observation_space, probe.action_space)
+    return collector_env, evaluator_env
+
+
+EVAL_SEED_OFFSET = 1000  # eval envs get other seeds than the collector's
+
+
+def experiment_dir(cfg: EasyDict, exp_name: str | None, seed: int, n_seeds: int) -> Path:
+    """``<exp_name>`` for a single seed, ``<exp_name>_seed<N>`` when several seeds run from one command."""
+    name = exp_name or cfg.exp_name
+    return Path(f"{name}_seed{seed}" if n_seeds > 1 else name)
+
+
+def write_json(path: Path, data: Mapping[str, Any]) -> None:
+    """Write JSON atomically (temp file + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def prepare_exp_dir(exp_dir: Path, cfg: EasyDict) -> None:
+    """Create the experiment folder and save the compiled config in it."""
+    exp_dir.mkdir(parents=True, exist_ok=True)
+    save_config(cfg, exp_dir / "total_config.py")

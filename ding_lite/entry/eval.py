@@ -1,0 +1,44 @@
+"""Evaluation pipeline: load a checkpoint and report the mean ± std return over N episodes."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ding_lite.entry.common import (ConfigLike, build_env_managers, build_evaluator, build_policy, experiment_dir,
+                                    load_config, set_torch_threads)
+from ding_lite.errors import CheckpointError
+from ding_lite.utils.checkpoint import load_checkpoint
+from ding_lite.utils.log import setup_console_logging
+from ding_lite.utils.seed import set_seed
+
+
+def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | None = None,
+                  n_episode: int | None = None, *, strict: bool = False,
+                  overrides: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Evaluate a checkpoint's policy (eval mode) over ``n_episode`` episodes (default ``env.n_evaluator_episode``).
+
+    Without ``load_ckpt`` the experiment's ``ckpt/ckpt_best.pth.tar`` is used. Returns mean, std and all returns.
+    """
+    cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
+    if load_ckpt is None:
+        load_ckpt = experiment_dir(cfg, None, seed, 1) / "ckpt" / "ckpt_best.pth.tar"
+        if not Path(load_ckpt).is_file():
+            raise CheckpointError(f"no checkpoint given (--load-ckpt) and none found at {load_ckpt}")
+    state = load_checkpoint(load_ckpt)
+    set_seed(seed)
+    set_torch_threads()
+    if n_episode is not None:
+        cfg.env.n_evaluator_episode = int(n_episode)
+    _, evaluator_env = build_env_managers(cfg, seed, collect=False)
+    try:
+        policy = build_policy(cfg, enable_field=("eval",))
+        policy.eval_mode.load_state_dict(state["policy"])
+        evaluator = build_evaluator(cfg, evaluator_env, policy, seed)
+        result = evaluator.eval(int(state.get("train_iter", 0)), int(state.get("env_step", 0)))
+    finally:
+        evaluator_env.close()
+    summary = {"checkpoint": str(load_ckpt), "n_episode": len(result.returns), "return_mean": result.mean,
+               "return_std": result.std, "returns": [float(r) for r in result.returns]}
+    setup_console_logging().info(f"[eval] {load_ckpt}: return {result.mean:.2f} ± {result.std:.2f} over "
+                                 f"{len(result.returns)} episodes")
+    return summary

@@ -1,0 +1,177 @@
+"""Serial pipeline: one process, one loop for on- and off-policy training."""
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+from ding_lite.data.keys import INDEX, PRIORITY
+from ding_lite.entry.common import (ConfigLike, build_buffer, build_collector, build_env_managers, build_evaluator,
+                                    build_policy, experiment_dir, load_config, prepare_exp_dir, set_torch_threads,
+                                    write_json)
+from ding_lite.errors import CheckpointError
+from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
+from ding_lite.utils.log import ExperimentLogger
+from ding_lite.utils.seed import set_seed
+from ding_lite.worker.learner import BaseLearner
+
+
+def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None = None,
+                    max_train_iter: int | None = None, *, exp_dir: str | Path | None = None, resume: bool = False,
+                    load_ckpt: str | Path | None = None, strict: bool = False, overrides: tuple[str, ...] = (),
+                    progress: bool = True) -> dict[str, Any]:
+    """Train until the eval return reaches ``env.stop_value``, or a budget runs out.
+
+    Args:
+        config: a config file path, DI-engine's ``(main_config, create_config)``, a dict, or a compiled config.
+        seed: seed of envs, torch and numpy.
+        max_env_step / max_train_iter: budgets (None: unbounded).
+        exp_dir: experiment folder (default: ``cfg.exp_name``).
+        resume: continue from the latest ``<exp_dir>/ckpt/iteration_N.pth.tar`` (train_iter and env_step too).
+        load_ckpt: start from this checkpoint's policy weights and counters.
+        strict: unknown config keys are errors.
+        overrides: ``a.b.c=value`` strings applied last.
+        progress: show a progress bar on an interactive terminal.
+
+    Returns:
+        The result dict also written to ``<exp_dir>/result.json``.
+
+    Example::
+
+        from ding_lite.entry import serial_pipeline
+        serial_pipeline('dizoo/classic_control/cartpole/config/cartpole_dqn_config.py', seed=0)
+    """
+    start = time.perf_counter()
+    cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
+    exp_dir = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
+    ckpt_path = _checkpoint_to_load(exp_dir, resume, load_ckpt)  # checked before anything is written
+    set_seed(seed)
+    set_torch_threads()
+    with _Parts(cfg, seed) as parts:
+        prepare_exp_dir(exp_dir, cfg)
+        logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress)
+        learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, logger, cfg.policy.type)
+        try:
+            if ckpt_path is not None:
+                learner.load_checkpoint(ckpt_path)
+                logger.info(f"loaded {ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})")
+            result = _train_loop(cfg, parts, learner, logger, max_env_step, max_train_iter)
+            result.update(seed=seed, wall_seconds=round(time.perf_counter() - start, 3), exp_dir=str(exp_dir))
+            write_json(exp_dir / "result.json", result)
+        finally:
+            logger.close()
+    return result
+
+
+def _checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None) -> Path | None:
+    if load_ckpt is not None:
+        load_checkpoint(load_ckpt)  # raises a clear CheckpointError if missing or unreadable
+        return Path(load_ckpt)
+    if resume:
+        latest = latest_checkpoint(exp_dir / "ckpt")
+        if latest is None:
+            raise CheckpointError(f"--resume: no iteration_N.pth.tar checkpoint in {exp_dir / 'ckpt'}")
+        load_checkpoint(latest)
+        return latest
+    return None
+
+
+class _Parts:
+    """Every worker of a serial run, built before anything is written and closed together."""
+
+    def __init__(self, cfg: Any, seed: int) -> None:
+        self.collector_env, self.evaluator_env = build_env_managers(cfg, seed)
+        try:
+            self.policy = build_policy(cfg)
+            self.collector = build_collector(cfg, self.collector_env, self.policy)
+            self.evaluator = build_evaluator(cfg, self.evaluator_env, self.policy, seed + 1000)
+            self.buffer = None if cfg.policy.on_policy else build_buffer(cfg, seed)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        self.collector_env.close()
+        self.evaluator_env.close()
+
+    def __enter__(self) -> "_Parts":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _train_loop(cfg: Any, parts: _Parts, learner: BaseLearner, logger: ExperimentLogger,
+                max_env_step: int | None, max_train_iter: int | None) -> dict[str, Any]:
+    collector, evaluator, buffer = parts.collector, parts.evaluator, parts.buffer
+    collector.env_step = learner.env_step
+    n_sample = cfg.policy.collect.n_sample or cfg.env.collector_env_num
+    learner.call_hooks("before_run")
+    last_eval = None
+    tick = (time.perf_counter(), collector.env_step)
+    while True:
+        if evaluator.should_eval(learner.train_iter):
+            last_eval = _evaluate(evaluator, learner, logger, collector.env_step, tick)
+            tick = (time.perf_counter(), collector.env_step)
+            if last_eval.stop:
+                break
+        if _budget_spent(collector.env_step, learner.train_iter, max_env_step, max_train_iter):
+            if last_eval is None or last_eval.train_iter != learner.train_iter:
+                last_eval = _evaluate(evaluator, learner, logger, collector.env_step, tick)
+            break
+        samples, episodes = collector.collect(n_sample, learner.train_iter)
+        if episodes:
+            logger.scalar("collect/episode_return", sum(e.episode_return for e in episodes) / len(episodes),
+                          collector.env_step)
+        if buffer is None:
+            learner.train(samples, collector.env_step)
+        else:
+            _train_off_policy(cfg, buffer, samples, learner, collector.env_step)
+        logger.progress(collector.env_step, iter=learner.train_iter,
+                        eval=None if last_eval is None else round(last_eval.mean, 1))
+    learner.call_hooks("after_run")
+    return {
+        "stop": bool(last_eval.stop),
+        "env_step": collector.env_step,
+        "train_iter": learner.train_iter,
+        "eval_return": last_eval.mean,
+        "eval_return_std": last_eval.std,
+        "best_eval_return": float(evaluator.best_return),
+        "stop_value": cfg.env.stop_value,
+    }
+
+
+def _train_off_policy(cfg: Any, buffer: Any, samples: dict, learner: BaseLearner, env_step: int) -> None:
+    buffer.push(samples)
+    batch_size = cfg.policy.learn.batch_size
+    if len(buffer) < batch_size:
+        return
+    for _ in range(cfg.policy.learn.update_per_collect):
+        batch = buffer.sample(batch_size)
+        out = learner.train(batch, env_step)
+        if PRIORITY in out:  # priorities come back as an explicit field (STYLE rule 4)
+            buffer.update_priority(batch[INDEX], out[PRIORITY])
+
+
+def _budget_spent(env_step: int, train_iter: int, max_env_step: int | None, max_train_iter: int | None) -> bool:
+    return (max_env_step is not None and env_step >= max_env_step) or \
+        (max_train_iter is not None and train_iter >= max_train_iter)
+
+
+def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, env_step: int,
+              tick: tuple[float, int]) -> Any:
+    result = evaluator.eval(learner.train_iter, env_step)
+    if result.improved:
+        learner.save_checkpoint("ckpt_best")
+    elapsed = time.perf_counter() - tick[0]
+    steps_per_s = (env_step - tick[1]) / elapsed if elapsed > 0 else math.nan
+    logger.scalar("eval/return_mean", result.mean, env_step)
+    logger.scalar("eval/return_std", result.std, env_step)
+    logger.scalar("eval/return_mean_iter", result.mean, learner.train_iter)
+    if env_step > tick[1]:
+        logger.scalar("speed/env_steps_per_second", steps_per_s, env_step)
+    logger.info(f"[eval] iter {learner.train_iter:>6d}  env_step {env_step:>8d}  return {result.mean:8.2f} ± "
+                f"{result.std:6.2f}  best {evaluator.best_return:8.2f}" + ("  stop value reached" if result.stop
+                                                                             else ""))
+    return result

@@ -1,0 +1,84 @@
+"""Env types: building gymnasium envs from the ``env`` config section."""
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Callable, Mapping
+
+import gymnasium as gym
+
+from ding_lite.errors import ConfigError, EnvError
+from ding_lite.registry import ENV, ENV_MANAGER, closest_match
+
+# Keys every env section has, whatever its type (merged under the env type's own ``config``).
+ENV_SECTION_DEFAULTS: dict[str, Any] = dict(
+    type="gymnasium",  # registered env type
+    import_names=[],  # modules imported before the env is built (they register custom env types)
+    collector_env_num=8,  # envs stepped by the collector
+    evaluator_env_num=5,  # envs stepped by the evaluator
+    n_evaluator_episode=5,  # episodes per evaluation, spread over the evaluator envs
+    stop_value=None,  # stop training once the mean eval return reaches this (None: never)
+    manager=dict(),  # env manager section (type and its settings)
+)
+
+
+@ENV.register("gymnasium")
+class GymnasiumEnv:
+    """Factory for any env in gymnasium's registry: ``env=dict(type='gymnasium', env_id='CartPole-v1')``."""
+
+    config: dict[str, Any] = dict(
+        env_id=None,  # gymnasium id, e.g. 'CartPole-v1'
+        kwargs={},  # extra keyword arguments for gymnasium.make
+        max_episode_steps=None,  # override the id's time limit (None: keep gymnasium's)
+    )
+
+    def __new__(cls, cfg: Mapping[str, Any]) -> gym.Env:  # type: ignore[misc]
+        env_id = cfg.get("env_id")
+        check_env_id(env_id)
+        kwargs = dict(cfg.get("kwargs") or {})
+        if cfg.get("max_episode_steps") is not None:
+            kwargs["max_episode_steps"] = int(cfg["max_episode_steps"])
+        return gym.make(env_id, disable_env_checker=True, **kwargs)
+
+    @classmethod
+    def check_config(cls, cfg: Mapping[str, Any]) -> None:
+        """Fail early (before anything is written) on a missing or unknown env id."""
+        check_env_id(cfg.get("env_id"))
+
+
+def check_env_id(env_id: Any) -> None:
+    """Raise a :class:`ConfigError` naming ``env.env_id`` if it is not in gymnasium's registry."""
+    if not env_id:
+        raise ConfigError("env.env_id is required for env type 'gymnasium' (e.g. env_id='CartPole-v1')")
+    if env_id not in gym.registry:
+        hint = closest_match(str(env_id), gym.registry.keys())
+        did_you_mean = f" (did you mean '{hint}'?)" if hint else ""
+        raise ConfigError(f"unknown gymnasium env id env.env_id='{env_id}'{did_you_mean}")
+
+
+def env_fn(env_cfg: Mapping[str, Any]) -> Callable[[], gym.Env]:
+    """A picklable callable that builds one env of the section's type."""
+    return partial(build_env, dict(env_cfg))
+
+
+def build_env(env_cfg: Mapping[str, Any]) -> gym.Env:
+    """Build one env from the ``env`` section; an env constructor that raises is reported with its type."""
+    env_type = ENV.get(env_cfg["type"])
+    try:
+        env = env_type(env_cfg)
+    except (ConfigError, EnvError):
+        raise
+    except Exception as exc:
+        raise EnvError(f"building env type '{env_cfg['type']}' failed: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(env, gym.Env):
+        raise EnvError(f"env type '{env_cfg['type']}' built a {type(env).__name__}, not a gymnasium.Env")
+    return env
+
+
+def build_env_manager(env_cfg: Mapping[str, Any], env_num: int, seed: int | None = None) -> Any:
+    """Build the section's env manager over ``env_num`` envs, seeded with ``seed`` (env i gets seed + i)."""
+    manager_cfg = env_cfg.get("manager") or {}
+    manager_type = ENV_MANAGER.get(manager_cfg.get("type", "base"))
+    manager = manager_type([env_fn(env_cfg) for _ in range(env_num)], manager_cfg)
+    if seed is not None:
+        manager.seed(seed)
+    return manager

@@ -1,0 +1,39 @@
+"""The project's own error classes.
+
+Every error that a user can cause (a bad config, an unknown type, a missing module, a bad checkpoint) is raised as a
+subclass of :class:`DingLiteError`; the CLI prints its message as one line on stderr and exits with code 2.
+"""
+
+
+class DingLiteError(Exception):
+    """Base class of every error caused by user input (config, plugin, checkpoint, env)."""
+
+
+class ConfigError(DingLiteError, ValueError):
+    """A config file or value is wrong: missing, unreadable, unknown key (under strict), or wrong type."""
+
+
+class UnknownTypeError(DingLiteError, KeyError):
+    """A registry has no entry under the requested name."""
+
+    def __str__(self) -> str:  # KeyError would quote the message; show it as written
+        return str(self.args[0]) if self.args else ""
+
+
+class DuplicateRegistrationError(DingLiteError, KeyError):
+    """A different object was registered under a name that is already taken."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class PluginImportError(DingLiteError, ImportError):
+    """A module named in ``import_names`` (or a plugin entry point) cannot be imported."""
+
+
+class CheckpointError(DingLiteError, OSError):
+    """A checkpoint is missing, unreadable, or does not match the policy."""
+
+
+class EnvError(DingLiteError, RuntimeError):
+    """An env cannot be built or keeps failing."""

@@ -1,0 +1,4 @@
+"""Networks: building blocks and registered model templates."""
+from ding_lite.model.templates import VAC, QNet
+
+__all__ = ["QNet", "VAC"]

@@ -1,0 +1,70 @@
+"""Network building blocks: MLP encoders and init helpers."""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import torch
+from torch import nn
+
+from ding_lite.errors import ConfigError
+
+ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU, "gelu": nn.GELU, "silu": nn.SiLU}
+
+
+def flat_size(shape: Any, key: str = "model.obs_shape") -> int:
+    """Number of elements of an int or a shape list; a missing shape is a config error naming ``key``."""
+    if shape is None:
+        raise ConfigError(f"{key} is not set and could not be inferred from the env")
+    if isinstance(shape, int):
+        return shape
+    return int(math.prod(shape))
+
+
+def activation(name: str) -> nn.Module:
+    """The activation module called ``name`` ('relu', 'tanh', 'elu', 'gelu', 'silu')."""
+    if name not in ACTIVATIONS:
+        raise ConfigError(f"unknown activation '{name}'; known: {', '.join(ACTIVATIONS)}")
+    return ACTIVATIONS[name]()
+
+
+def mlp(in_size: int, hidden_sizes: Sequence[int], act: str = "relu", out_size: int | None = None,
+        out_gain: float = 1.0) -> nn.Sequential:
+    """A flattening MLP: Linear+activation per hidden size, then an optional linear output layer.
+
+    Hidden layers get orthogonal init with gain sqrt(2), the output layer ``out_gain`` (Engstrom et al. 2020 show
+    these details matter for PPO).
+    """
+    layers: list[nn.Module] = [nn.Flatten()]
+    size = in_size
+    for h in hidden_sizes:
+        layers += [ortho_init(nn.Linear(size, h), math.sqrt(2)), activation(act)]
+        size = h
+    if out_size is not None:
+        layers.append(ortho_init(nn.Linear(size, out_size), out_gain))
+    return nn.Sequential(*layers)
+
+
+def ortho_init(layer: nn.Linear, gain: float) -> nn.Linear:
+    """Orthogonal weights, zero bias."""
+    nn.init.orthogonal_(layer.weight, gain)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+def last_size(in_size: int, hidden_sizes: Sequence[int]) -> int:
+    """Output size of ``mlp(in_size, hidden_sizes)`` without an output layer."""
+    return hidden_sizes[-1] if len(hidden_sizes) else in_size
+
+
+def count_params(model: nn.Module) -> int:
+    """Number of trainable parameters."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def to_obs_tensor(obs: Any, device: torch.device | str = "cpu") -> torch.Tensor:
+    """A float32 tensor of a numpy observation batch (shares memory on CPU when already float32)."""
+    t = torch.as_tensor(obs)
+    if t.dtype != torch.float32:
+        t = t.float()
+    return t.to(device) if str(device) != "cpu" else t

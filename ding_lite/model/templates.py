@@ -1,0 +1,108 @@
+"""Model templates: Q-network (DQN) and value actor-critic (PPO), registered in MODEL."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import torch
+from torch import nn
+
+from ding_lite.errors import ConfigError
+from ding_lite.model.common import flat_size, last_size, mlp, ortho_init
+from ding_lite.registry import MODEL
+
+
+@MODEL.register("dqn")
+class QNet(nn.Module):
+    """MLP Q-network with an optional dueling head (Wang et al. 2016): ``forward(obs) -> {'logit': Q (B, A)}``."""
+
+    config: dict[str, Any] = dict(
+        type="dqn",
+        obs_shape=None,  # int or list; None: taken from the env's observation space
+        action_shape=None,  # number of discrete actions; None: taken from the env's action space
+        encoder_hidden_size_list=[128, 128, 64],  # MLP encoder widths
+        dueling=True,  # dueling head: Q = V + A - mean(A)
+        activation="relu",
+    )
+
+    def __init__(self, cfg: Mapping[str, Any]) -> None:
+        super().__init__()
+        obs_size = flat_size(cfg["obs_shape"])
+        n_action = flat_size(cfg["action_shape"], "model.action_shape")
+        hidden = list(cfg["encoder_hidden_size_list"])
+        self.dueling = bool(cfg["dueling"])
+        self.encoder = mlp(obs_size, hidden, cfg["activation"])
+        size = last_size(obs_size, hidden)
+        self.advantage = ortho_init(nn.Linear(size, n_action), 1.0)
+        self.value = ortho_init(nn.Linear(size, 1), 1.0) if self.dueling else None
+
+    def forward(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        x = self.encoder(obs)
+        q = self.advantage(x)
+        if self.value is not None:
+            q = self.value(x) + q - q.mean(dim=-1, keepdim=True)
+        return {"logit": q}
+
+
+@MODEL.register("vac")
+class VAC(nn.Module):
+    """Value actor-critic for PPO: a categorical actor (discrete) or a diagonal Gaussian actor (continuous).
+
+    ``compute_actor(obs)`` returns ``{'logit'}`` (discrete) or ``{'mu', 'sigma'}`` (continuous);
+    ``compute_critic(obs)`` returns ``{'value'}``; ``compute_actor_critic`` both.
+    """
+
+    config: dict[str, Any] = dict(
+        type="vac",
+        obs_shape=None,  # int or list; None: from the env
+        action_shape=None,  # number of actions (discrete) or action dim (continuous); None: from the env
+        action_space=None,  # 'discrete' or 'continuous'; None: from the env
+        encoder_hidden_size_list=[64, 64],  # widths of the actor's and the critic's MLPs
+        share_encoder=False,  # one encoder for actor and critic
+        activation="tanh",
+        sigma_type="fixed",  # continuous: 'fixed' (state-independent log-std parameter) or 'conditioned'
+        init_log_std=0.0,  # continuous: initial log standard deviation
+    )
+
+    def __init__(self, cfg: Mapping[str, Any]) -> None:
+        super().__init__()
+        obs_size = flat_size(cfg["obs_shape"])
+        act_size = flat_size(cfg["action_shape"], "model.action_shape")
+        hidden = list(cfg["encoder_hidden_size_list"])
+        self.action_space = cfg["action_space"]
+        if self.action_space not in ("discrete", "continuous"):
+            raise ConfigError(f"model.action_space must be 'discrete' or 'continuous', got {self.action_space!r}")
+        self.sigma_type = cfg["sigma_type"]
+        if self.sigma_type not in ("fixed", "conditioned"):
+            raise ConfigError(f"model.sigma_type must be 'fixed' or 'conditioned', got {self.sigma_type!r}")
+        size = last_size(obs_size, hidden)
+        self.actor_encoder = mlp(obs_size, hidden, cfg["activation"])
+        self.critic_encoder = self.actor_encoder if cfg["share_encoder"] else mlp(obs_size, hidden, cfg["activation"])
+        self.actor_head = ortho_init(nn.Linear(size, act_size), 0.01)
+        self.critic_head = ortho_init(nn.Linear(size, 1), 1.0)
+        if self.action_space == "continuous":
+            if self.sigma_type == "fixed":
+                self.log_std = nn.Parameter(torch.full((act_size,), float(cfg["init_log_std"])))
+            else:
+                self.log_std_head = ortho_init(nn.Linear(size, act_size), 0.01)
+
+    def compute_actor(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        x = self.actor_encoder(obs)
+        out = self.actor_head(x)
+        if self.action_space == "discrete":
+            return {"logit": out}
+        if self.sigma_type == "fixed":
+            log_std = self.log_std.expand_as(out)
+        else:
+            log_std = self.log_std_head(x).clamp(-20.0, 2.0)
+        return {"mu": out, "sigma": log_std.exp()}
+
+    def compute_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {"value": self.critic_head(self.critic_encoder(obs)).squeeze(-1)}
+
+    def compute_actor_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        out = self.compute_actor(obs)
+        out.update(self.compute_critic(obs))
+        return out
+
+    def forward(self, obs: torch.Tensor, mode: str = "compute_actor_critic") -> dict[str, torch.Tensor]:
+        return getattr(self, mode)(obs)

@@ -1,0 +1,211 @@
+"""Policy base class: one object, three modes (learn, collect, eval), as in ARCHITECTURE §6."""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Iterable, Mapping, NamedTuple
+
+import numpy as np
+import torch
+from torch import nn
+
+from ding_lite.errors import CheckpointError
+from ding_lite.registry import MODEL
+from ding_lite.utils.dicts import deep_merge
+
+logger = logging.getLogger("ding_lite")
+
+FIELDS = ("learn", "collect", "eval")
+
+
+class LearnMode(NamedTuple):
+    """What a learner may call."""
+
+    forward: Callable[[dict], dict]
+    state_dict: Callable[[], dict]
+    load_state_dict: Callable[[dict], None]
+    monitor_vars: Callable[[], list]
+
+
+class CollectMode(NamedTuple):
+    """What a collector may call."""
+
+    forward: Callable[..., dict]
+    process_transition: Callable[[dict], dict]
+    get_train_sample: Callable[[dict], dict]
+    reset: Callable[..., None]
+    state_dict: Callable[[], dict]
+    load_state_dict: Callable[[dict], None]
+
+
+class EvalMode(NamedTuple):
+    """What an evaluator may call."""
+
+    forward: Callable[[np.ndarray], dict]
+    reset: Callable[..., None]
+    state_dict: Callable[[], dict]
+    load_state_dict: Callable[[dict], None]
+
+
+class Policy:
+    """Base of every policy.
+
+    A subclass declares its defaults in the class attribute ``config`` (merged up the class chain by
+    :meth:`default_config`), names its model template in :meth:`default_model`, and implements ``_init_learn``,
+    ``_forward_learn``, ``_init_collect``, ``_forward_collect``, ``_get_train_sample``, ``_init_eval`` and
+    ``_forward_eval``. ``_learn_state`` maps names to everything with a ``state_dict`` that a checkpoint must hold.
+
+    Args:
+        cfg: the compiled ``policy`` config section.
+        model: a ready model; by default one is built from ``cfg.model`` (its ``type`` or :meth:`default_model`).
+        enable_field: which modes to initialise.
+    """
+
+    config: dict[str, Any] = dict(
+        type=None,  # registered policy type
+        import_names=[],  # modules imported before the policy is built
+        cuda=False,  # put models and batches on the GPU (falls back to CPU with a warning if there is none)
+        on_policy=False,  # True: train on each fresh collect; False: through a replay buffer
+        model=dict(),  # model section: type (default: the policy's default_model) and the model's settings
+        learn=dict(),
+        collect=dict(),
+        eval=dict(),
+        other=dict(),
+    )
+
+    @classmethod
+    def default_config(cls) -> dict[str, Any]:
+        """The defaults of this policy: every ``config`` up the class chain merged, subclass last."""
+        merged: dict[str, Any] = {}
+        for klass in reversed(cls.__mro__):
+            if "config" in vars(klass):
+                merged = deep_merge(merged, vars(klass)["config"])
+        return merged
+
+    @classmethod
+    def default_model(cls) -> str:
+        """Registered name of the model template this policy builds when ``cfg.model.type`` is not set."""
+        raise NotImplementedError(f"{cls.__name__} must name its model template in default_model()")
+
+    def __init__(self, cfg: Mapping[str, Any], model: nn.Module | None = None,
+                 enable_field: Iterable[str] | None = None) -> None:
+        self.cfg = cfg
+        self.device = torch.device("cpu")
+        if cfg.get("cuda"):
+            if torch.cuda.is_available():
+                self.device = torch.device("cuda")
+            else:
+                logger.warning("policy.cuda=True but CUDA is not available: running on the CPU")
+        if model is None:
+            model_cfg = cfg.get("model") or {}
+            model = MODEL.build(model_cfg.get("type") or self.default_model(), model_cfg)
+        self._model = model.to(self.device)
+        self._learn_state: dict[str, Any] = {"model": self._model}
+        self._enabled = tuple(enable_field or FIELDS)
+        for field in self._enabled:
+            if field not in FIELDS:
+                raise ValueError(f"unknown policy field '{field}', expected some of {FIELDS}")
+            getattr(self, f"_init_{field}")()
+
+    # ---- modes -------------------------------------------------------------------------------------------------
+    @property
+    def learn_mode(self) -> LearnMode:
+        return LearnMode(self._forward_learn, self._state_dict_learn, self._load_state_dict_learn,
+                         self._monitor_vars_learn)
+
+    @property
+    def collect_mode(self) -> CollectMode:
+        return CollectMode(self._forward_collect, self._process_transition, self._get_train_sample,
+                           self._reset_collect, self._state_dict_model, self._load_state_dict_model)
+
+    @property
+    def eval_mode(self) -> EvalMode:
+        return EvalMode(self._forward_eval, self._reset_eval, self._state_dict_model, self._load_state_dict_model)
+
+    # ---- to implement ------------------------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        raise NotImplementedError
+
+    def _init_collect(self) -> None:
+        raise NotImplementedError
+
+    def _init_eval(self) -> None:
+        raise NotImplementedError
+
+    def _forward_learn(self, batch: dict) -> dict:
+        raise NotImplementedError
+
+    def _forward_collect(self, obs: np.ndarray, env_step: int = 0) -> dict:
+        raise NotImplementedError
+
+    def _forward_eval(self, obs: np.ndarray) -> dict:
+        raise NotImplementedError
+
+    def _get_train_sample(self, rollout: dict) -> dict:
+        raise NotImplementedError
+
+    # ---- defaults a subclass may override ----------------------------------------------------------------------
+    def _process_transition(self, policy_output: dict) -> dict:
+        """Columns a step stores besides obs/next_obs/reward/terminated/truncated: by default all forward outputs."""
+        return policy_output
+
+    def _reset_collect(self, env_ids: Any = None) -> None:
+        """Forget per-env collect state (recurrent state, pending n-step windows) of ``env_ids`` (None: all)."""
+
+    def _reset_eval(self, env_ids: Any = None) -> None:
+        """Forget per-env eval state of ``env_ids`` (None: all)."""
+
+    def _monitor_vars_learn(self) -> list[str]:
+        return []
+
+    def _state_dict_learn(self) -> dict[str, Any]:
+        return {name: obj.state_dict() for name, obj in self._learn_state.items()}
+
+    def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
+        missing = [name for name in self._learn_state if name not in state]
+        if missing:
+            raise CheckpointError(f"checkpoint lacks {missing} needed by policy '{self.cfg.get('type')}'")
+        for name, obj in self._learn_state.items():
+            _load_into(obj, state[name], name)
+
+    def _state_dict_model(self) -> dict[str, Any]:
+        return {"model": self._model.state_dict()}
+
+    def _load_state_dict_model(self, state: dict[str, Any]) -> None:
+        if "model" not in state:
+            raise CheckpointError("checkpoint has no 'model' weights")
+        _load_into(self._model, state["model"], "model")
+
+    # ---- helpers -----------------------------------------------------------------------------------------------
+    def obs_tensor(self, obs: Any) -> torch.Tensor:
+        """A float32 tensor of an observation batch on the policy's device."""
+        t = torch.as_tensor(obs)
+        if t.dtype != torch.float32:
+            t = t.float()
+        return t if self.device.type == "cpu" else t.to(self.device)
+
+    def batch_tensors(self, batch: Mapping[str, Any]) -> dict[str, Any]:
+        """Every numpy leaf of ``batch`` as a tensor on the policy's device."""
+        out: dict[str, Any] = {}
+        for k, v in batch.items():
+            if isinstance(v, Mapping):
+                out[k] = self.batch_tensors(v)
+            elif isinstance(v, np.ndarray):
+                t = torch.from_numpy(v)
+                out[k] = t if self.device.type == "cpu" else t.to(self.device, non_blocking=True)
+            else:
+                out[k] = v
+        return out
+
+
+def _load_into(obj: Any, state: Any, name: str) -> None:
+    try:
+        obj.load_state_dict(state)
+    except (RuntimeError, KeyError, ValueError, TypeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CheckpointError(f"checkpoint entry '{name}' does not fit this policy: {first}") from exc
+
+
+def grad_norm_clip(params: Iterable[torch.nn.Parameter], max_norm: float | None) -> None:
+    """Clip the global gradient norm when ``max_norm`` is set."""
+    if max_norm:
+        torch.nn.utils.clip_grad_norm_(params, max_norm)

@@ -1,0 +1,182 @@
+"""Registries: name -> class tables that configs build from by ``type``.
+
+Plugins join a registry with a decorator::
+
+    from ding_lite.registry import POLICY
+
+    @POLICY.register('my_dqn')
+    class MyDQN(DQNPolicy): ...
+
+and a config names the module that holds them in ``import_names`` so it is imported before the section is built.
+Installed packages may also register through the ``ding_lite.plugins`` entry-point group.
+Built-in modules are imported lazily, on the first lookup, so that ``import ding_lite`` stays cheap.
+"""
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.metadata
+from typing import Any, Callable, Iterable, TypeVar
+
+from ding_lite.errors import DuplicateRegistrationError, PluginImportError, UnknownTypeError
+
+T = TypeVar("T")
+
+PLUGIN_GROUP = "ding_lite.plugins"
+
+
+def closest_match(name: str, candidates: Iterable[str]) -> str | None:
+    """Return the candidate closest to ``name`` (difflib ratio >= 0.6), or None."""
+    matches = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+class Registry:
+    """A table of named classes (or factories) of one kind.
+
+    Args:
+        kind: what the entries are, used in messages ("policy", "env", ...).
+        builtin_modules: modules that register the built-in entries; imported on first lookup.
+    """
+
+    def __init__(self, kind: str, builtin_modules: Iterable[str] = ()) -> None:
+        self.kind = kind
+        self._entries: dict[str, Any] = {}
+        self._builtin_modules = tuple(builtin_modules)
+        self._builtins_loaded = False
+
+    def register(self, name: str) -> Callable[[T], T]:
+        """Decorator registering the decorated object under ``name``.
+
+        Re-registering the same object (a module imported twice) is allowed; a different object under a taken name
+        raises :class:`DuplicateRegistrationError`.
+        """
+
+        def decorator(obj: T) -> T:
+            old = self._entries.get(name)
+            if old is not None and not _same_object(old, obj):
+                raise DuplicateRegistrationError(
+                    f"{self.kind} type '{name}' is already registered by {_qualname(old)}; "
+                    f"{_qualname(obj)} cannot take the same name: choose another name"
+                )
+            self._entries[name] = obj
+            return obj
+
+        return decorator
+
+    def get(self, name: str) -> Any:
+        """Return the entry registered as ``name``; an unknown name raises with the known names and the closest."""
+        if name not in self._entries:
+            self._load_builtins()
+        if name not in self._entries:
+            _load_plugins()
+        if name not in self._entries:
+            known = sorted(self._entries)
+            hint = closest_match(str(name), known)
+            did_you_mean = f" (did you mean '{hint}'?)" if hint else ""
+            raise UnknownTypeError(
+                f"unknown {self.kind} type '{name}'{did_you_mean}; known {self.kind} types: {', '.join(known)}. "
+                f"A custom {self.kind} must be registered with @{self.kind.upper()}.register('{name}') in a module "
+                f"listed in the section's import_names"
+            )
+        return self._entries[name]
+
+    def build(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Build the entry registered as ``name`` with the given arguments."""
+        return self.get(name)(*args, **kwargs)
+
+    def names(self) -> list[str]:
+        """All registered names (built-ins included), sorted."""
+        self._load_builtins()
+        return sorted(self._entries)
+
+    def __contains__(self, name: str) -> bool:
+        self._load_builtins()
+        return name in self._entries
+
+    def _load_builtins(self) -> None:
+        if self._builtins_loaded:
+            return
+        self._builtins_loaded = True
+        for module in self._builtin_modules:
+            importlib.import_module(module)
+
+
+def _same_object(a: Any, b: Any) -> bool:
+    # A module executed twice (e.g. as a script and as an import) defines a new class object with the same
+    # qualified name in the same module: that is the same registration, not a clash.
+    return a is b or _definition_site(a) == _definition_site(b)
+
+
+def _definition_site(obj: Any) -> tuple[str, int]:
+    """Where ``obj`` was defined: qualified name and source line (line -1 where it cannot be told)."""
+    line = -1
+    code = getattr(obj, "__code__", None)
+    if code is not None:
+        line = code.co_firstlineno
+    else:
+        try:
+            import inspect
+
+            line = inspect.getsourcelines(obj)[1]
+        except (OSError, TypeError):
+            pass
+    return _qualname(obj), line
+
+
+def _qualname(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
+
+
+_plugins_loaded = False
+
+
+def _load_plugins() -> None:
+    """Import every module advertised in the ``ding_lite.plugins`` entry-point group (once)."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    for entry_point in importlib.metadata.entry_points(group=PLUGIN_GROUP):
+        try:
+            entry_point.load()
+        except Exception as exc:  # a broken plugin must name itself, not crash deep inside
+            raise PluginImportError(
+                f"plugin entry point '{entry_point.name}' ({entry_point.value}) of group {PLUGIN_GROUP} failed to "
+                f"import: {exc}"
+            ) from exc
+
+
+def import_modules(names: Iterable[str] | str | None, section: str = "") -> None:
+    """Import each module in ``names`` (a config section's ``import_names``), naming the section on failure."""
+    if not names:
+        return
+    if isinstance(names, str):
+        names = [names]
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            where = f" listed in {section}.import_names" if section else ""
+            missing = f" (module '{exc.name}' not found)" if exc.name and exc.name != name else ""
+            raise PluginImportError(
+                f"cannot import module '{name}'{where}{missing}: check the module path and that its package is "
+                f"installed or on PYTHONPATH"
+            ) from exc
+        except ImportError as exc:
+            where = f" listed in {section}.import_names" if section else ""
+            raise PluginImportError(f"cannot import module '{name}'{where}: {exc}") from exc
+
+
+POLICY = Registry("policy", ["ding_lite.policy"])
+MODEL = Registry("model", ["ding_lite.model"])
+ENV = Registry("env", ["ding_lite.envs"])
+ENV_MANAGER = Registry("env_manager", ["ding_lite.envs"])
+BUFFER = Registry("buffer", ["ding_lite.data"])
+COLLECTOR = Registry("collector", ["ding_lite.worker"])
+EVALUATOR = Registry("evaluator", ["ding_lite.worker"])
+LEARNER_HOOK = Registry("learner_hook", ["ding_lite.worker"])
+
+ALL_REGISTRIES = {
+    r.kind: r for r in (POLICY, MODEL, ENV, ENV_MANAGER, BUFFER, COLLECTOR, EVALUATOR, LEARNER_HOOK)
+}

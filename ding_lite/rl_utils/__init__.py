@@ -1,0 +1,15 @@
+"""Pure maths of the shipped algorithms: advantage estimation, TD targets and losses."""
+
+from ding_lite.rl_utils.gae import gae
+from ding_lite.rl_utils.ppo import normalize_advantage, ppo_policy_loss, ppo_value_loss
+from ding_lite.rl_utils.td import double_q_target, nstep_return, td_error_loss
+
+__all__ = [
+    "double_q_target",
+    "gae",
+    "normalize_advantage",
+    "nstep_return",
+    "ppo_policy_loss",
+    "ppo_value_loss",
+    "td_error_loss",
+]

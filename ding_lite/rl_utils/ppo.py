@@ -1,0 +1,95 @@
+"""PPO losses (Schulman et al. 2017, "Proximal Policy Optimization Algorithms")."""
+
+from __future__ import annotations
+
+import torch
+
+
+def ppo_policy_loss(
+    logp_new: torch.Tensor,
+    logp_old: torch.Tensor,
+    adv: torch.Tensor,
+    clip_ratio: float,
+    dual_clip: float | None = None,
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Clipped surrogate policy loss, with optional dual clip.
+
+    Args:
+        logp_new: (B,) log π_θ(a|s) under the current policy (carries the gradient).
+        logp_old: (B,) log μ(a|s) under the policy that collected the data.
+        adv: (B,) advantages (already normalised if wanted).
+        clip_ratio: ε, the ratio is clipped to [1 − ε, 1 + ε].
+        dual_clip: c > 1 enables dual clip: for A < 0 the per-sample objective is bounded below by c·A.
+
+    Returns:
+        ``(loss, info)``: scalar ``−mean(objective)``; ``info`` holds detached scalars ``approx_kl``
+        (mean(logp_old − logp_new)) and ``clipfrac`` (fraction of samples with |ratio − 1| > ε).
+    """
+    if dual_clip is not None and dual_clip <= 1.0:
+        raise ValueError(f"dual_clip must be > 1 (or None to disable), got {dual_clip=}")
+    logp_old = logp_old.detach()
+    adv = adv.detach()
+    ratio = torch.exp(logp_new - logp_old)
+    surr1 = ratio * adv
+    surr2 = torch.clamp(ratio, 1.0 - clip_ratio, 1.0 + clip_ratio) * adv
+    # L^CLIP (PPO paper, eq. 7): the pessimistic bound of the clipped and unclipped objectives
+    objective = torch.min(surr1, surr2)
+    if dual_clip is not None:
+        # Ye et al. 2020 (Mastering Complex Control in MOBA Games), eq. 5: for A < 0 a huge ratio would make
+        # min(...) unbounded below; cap it at c·A.
+        objective = torch.where(adv < 0, torch.max(objective, dual_clip * adv), objective)
+    loss = -objective.mean()
+    with torch.no_grad():
+        info = {
+            "approx_kl": (logp_old - logp_new).mean().detach(),
+            "clipfrac": ((ratio - 1.0).abs() > clip_ratio).float().mean().detach(),
+        }
+    return loss, info
+
+
+def ppo_value_loss(
+    value_new: torch.Tensor,
+    value_old: torch.Tensor,
+    return_target: torch.Tensor,
+    clip_ratio: float | None,
+) -> torch.Tensor:
+    """Value loss, optionally clipped around the old value prediction.
+
+    Args:
+        value_new: (B,) V_θ(s) of the current critic (carries the gradient).
+        value_old: (B,) V(s) recorded at collection time.
+        return_target: (B,) value targets (e.g. GAE returns).
+        clip_ratio: ε for value clipping, or ``None`` for the plain loss.
+
+    Returns:
+        Scalar ``0.5·mean((v − R)²)``, or with clipping
+        ``0.5·mean(max((v − R)², (v_old + clip(v − v_old, −ε, ε) − R)²))``.
+    """
+    return_target = return_target.detach()
+    unclipped = (value_new - return_target) ** 2
+    if clip_ratio is None:
+        return 0.5 * unclipped.mean()
+    value_old = value_old.detach()
+    # Value clipping as in OpenAI baselines' PPO2 (see Engstrom et al. 2020, "Implementation Matters", §3)
+    value_clipped = value_old + torch.clamp(value_new - value_old, -clip_ratio, clip_ratio)
+    clipped = (value_clipped - return_target) ** 2
+    return 0.5 * torch.max(unclipped, clipped).mean()
+
+
+def normalize_advantage(adv: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
+    """Normalise advantages to zero mean and unit standard deviation over the (mini)batch.
+
+    Uses torch's default *unbiased* standard deviation (divides by B − 1). A batch of one element has no defined
+    unbiased std, so it is only centred (the result is 0), never NaN.
+
+    Args:
+        adv: (B,) or any shape; statistics are taken over all elements.
+        eps: added to the std to avoid dividing by zero on a constant batch.
+
+    Returns:
+        Tensor of the same shape, ``(adv − mean) / (std + eps)``.
+    """
+    centred = adv - adv.mean()
+    if adv.numel() <= 1:
+        return centred
+    return centred / (adv.std() + eps)

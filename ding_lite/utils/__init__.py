@@ -1,0 +1,1 @@
+"""Utilities: config dict helpers, checkpoint io, logging, seeding."""

@@ -1,0 +1,67 @@
+"""Checkpoint io: atomic writes, ``weights_only=True`` loads, clear errors."""
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from ding_lite.errors import CheckpointError
+
+CKPT_SUFFIX = ".pth.tar"
+
+
+def save_checkpoint(path: str | os.PathLike, state: dict[str, Any]) -> Path:
+    """Write ``state`` to ``path`` atomically: a temp file in the same folder, fsync, then rename over the target.
+
+    A run killed mid-write leaves the previous checkpoint intact, never a truncated file.
+    """
+    import torch
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(state, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict[str, Any]:
+    """Load a checkpoint with ``weights_only=True``; a missing or unreadable file raises :class:`CheckpointError`."""
+    import torch
+
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint not found: {path}")
+    try:
+        state = torch.load(path, map_location=map_location, weights_only=True)
+    except (RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile, EOFError, ValueError, OSError) as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CheckpointError(f"cannot read checkpoint {path}: {first_line} (is it a complete ding_lite checkpoint?)") \
+            from exc
+    if not isinstance(state, dict) or "policy" not in state:
+        raise CheckpointError(f"checkpoint {path} is not a ding_lite checkpoint (no 'policy' entry)")
+    return state
+
+
+def latest_checkpoint(ckpt_dir: str | os.PathLike) -> Path | None:
+    """The ``iteration_N.pth.tar`` with the largest N in ``ckpt_dir`` (None if there is none)."""
+    best: tuple[int, Path] | None = None
+    for p in Path(ckpt_dir).glob(f"iteration_*{CKPT_SUFFIX}"):
+        try:
+            n = int(p.name[len("iteration_"):-len(CKPT_SUFFIX)])
+        except ValueError:
+            continue
+        if best is None or n > best[0]:
+            best = (n, p)
+    return best[1] if best else None

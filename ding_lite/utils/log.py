@@ -1,0 +1,107 @@
+"""Experiment logging: a text log, tensorboardX scalars, console lines (one per eval) and a progress bar."""
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+LOGGER_NAME = "ding_lite"
+
+
+def setup_console_logging(level: int = logging.INFO) -> logging.Logger:
+    """Console handler of the ``ding_lite`` logger: plain ``message`` lines on stderr (idempotent)."""
+    logger = logging.getLogger(LOGGER_NAME)
+    if not any(getattr(h, "_ding_lite_console", False) for h in logger.handlers):
+        handler = _TqdmSafeHandler()
+        handler._ding_lite_console = True  # type: ignore[attr-defined]
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+    logger.setLevel(level)
+    logger.propagate = False
+    return logger
+
+
+class _TqdmSafeHandler(logging.StreamHandler):
+    """Writes through ``tqdm.write`` so that log lines do not tear an active progress bar."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            msg = self.format(record)
+            if "tqdm" in sys.modules:
+                from tqdm import tqdm
+
+                tqdm.write(msg, file=sys.stderr)
+            else:
+                sys.stderr.write(msg + "\n")
+        except Exception:  # logging must never kill a run
+            self.handleError(record)
+
+
+class ExperimentLogger:
+    """Scalars to tensorboardX (``<exp_dir>/log``), text lines to ``<exp_dir>/log/train.log`` and the console.
+
+    Args:
+        exp_dir: experiment folder (None: console only, nothing written).
+        progress_total: env-step budget for the progress bar (None: open-ended).
+        progress: show a tqdm bar on an interactive terminal.
+    """
+
+    def __init__(self, exp_dir: Path | None, progress_total: int | None = None, progress: bool = True) -> None:
+        self.console = setup_console_logging()
+        self._writer: Any = None
+        self._file: Any = None
+        if exp_dir is not None:
+            log_dir = Path(exp_dir) / "log"
+            log_dir.mkdir(parents=True, exist_ok=True)
+            from tensorboardX import SummaryWriter
+
+            self._writer = SummaryWriter(str(log_dir), flush_secs=10)
+            self._file = open(log_dir / "train.log", "a", buffering=1)
+        self._bar: Any = None
+        if progress and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=progress_total, unit="step", dynamic_ncols=True, leave=False)
+        self._bar_step = 0
+
+    def scalar(self, tag: str, value: float, step: int) -> None:
+        """One tensorboard scalar."""
+        if self._writer is not None:
+            self._writer.add_scalar(tag, float(value), step)
+
+    def scalars(self, prefix: str, values: dict[str, Any], step: int) -> None:
+        """Several scalars under ``prefix/``; tensors and numpy scalars are converted here, only when logged."""
+        for k, v in values.items():
+            if getattr(v, "ndim", 0) == 0:
+                self.scalar(f"{prefix}/{k}", float(v), step)
+
+    def info(self, msg: str) -> None:
+        """A line on the console and in the text log."""
+        self.console.info(msg)
+        self.text(msg)
+
+    def text(self, msg: str) -> None:
+        """A line in the text log only."""
+        if self._file is not None:
+            self._file.write(msg + "\n")
+
+    def progress(self, env_step: int, **postfix: Any) -> None:
+        """Move the bar to ``env_step`` and show ``postfix`` (iterations, last eval return)."""
+        if self._bar is None:
+            return
+        self._bar.update(env_step - self._bar_step)
+        self._bar_step = env_step
+        if postfix:
+            self._bar.set_postfix(postfix, refresh=False)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        if self._file is not None:
+            self._file.close()
+            self._file = None

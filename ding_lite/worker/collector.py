@@ -1,0 +1,126 @@
+"""Collectors: step the env manager with the policy's collect mode and turn rollouts into train samples."""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import numpy as np
+
+from ding_lite.data.batch import Batch, concat_batches
+from ding_lite.data.keys import NEXT_OBS, OBS, REWARD, TERMINATED, TRUNCATED
+from ding_lite.envs.env_manager import EpisodeEnd
+from ding_lite.registry import COLLECTOR
+
+
+class _RolloutWriter:
+    """Preallocated time-major (T, N, ...) columns filled one step at a time."""
+
+    def __init__(self, t_len: int) -> None:
+        self.t_len = t_len
+        self.columns: dict[str, np.ndarray] = {}
+
+    def write(self, t: int, name: str, value: np.ndarray) -> None:
+        column = self.columns.get(name)
+        if column is None:
+            value = np.asarray(value)
+            column = self.columns[name] = np.empty((self.t_len,) + value.shape, dtype=value.dtype)
+        column[t] = value
+
+
+@COLLECTOR.register("sample")
+class SampleCollector:
+    """Collects a fixed number of env steps per call across all envs (episodes run on across calls).
+
+    Args:
+        cfg: the ``policy.collect.collector`` section.
+        env_manager: a built env manager (``base`` or ``subprocess``).
+        policy: the policy's ``collect_mode``.
+
+    ``collect(n_sample)`` returns ``(samples, episodes)``: the policy's train samples of ``ceil(n_sample / N) * N``
+    steps, and the episodes that ended meanwhile.
+    """
+
+    config: dict[str, Any] = dict(type="sample")
+
+    def __init__(self, cfg: Mapping[str, Any], env_manager: Any, policy: Any) -> None:
+        self.cfg = cfg
+        self.env = env_manager
+        self.policy = policy
+        self.env_step = 0  # total env steps so far (all envs)
+        self.episode_count = 0
+
+    def collect(self, n_sample: int, train_iter: int = 0) -> tuple[Batch, list[EpisodeEnd]]:
+        """Step the envs ``ceil(n_sample / env_num)`` times; returns ``(samples, finished episodes)``."""
+        rollout, episodes = self.rollout(math.ceil(n_sample / self.env.env_num))
+        return self.policy.get_train_sample(rollout), episodes
+
+    def rollout(self, t_len: int) -> tuple[dict[str, np.ndarray], list[EpisodeEnd]]:
+        """Raw time-major rollout of ``t_len`` steps of every env (the hot loop of collection)."""
+        forward, process, step = self.policy.forward, self.policy.process_transition, self.env.step
+        writer = _RolloutWriter(t_len)
+        write = writer.write
+        obs = self.env.obs
+        episodes: list[EpisodeEnd] = []
+        n_env = self.env.env_num
+        for t in range(t_len):
+            output = forward(obs, env_step=self.env_step)
+            result = step(output["action"])
+            write(t, OBS, obs)
+            write(t, NEXT_OBS, result.next_obs)
+            write(t, REWARD, result.reward)
+            write(t, TERMINATED, result.terminated)
+            write(t, TRUNCATED, result.truncated)
+            for name, value in process(output).items():
+                write(t, name, value)
+            if result.episodes:
+                episodes.extend(result.episodes)
+            obs = result.obs
+            self.env_step += n_env
+        self.episode_count += len(episodes)
+        return writer.columns, episodes
+
+    def reset(self) -> None:
+        """Reset the envs and the policy's per-env collect state."""
+        self.env.reset()
+        self.policy.reset()
+
+    def close(self) -> None:
+        self.env.close()
+
+
+@COLLECTOR.register("episode")
+class EpisodeCollector(SampleCollector):
+    """Collects whole episodes: ``collect(n_episode=k)`` returns the train samples of the next ``k`` episodes that
+    end (each episode's steps go through ``get_train_sample`` as a (T, 1) rollout); unfinished episodes carry over."""
+
+    config: dict[str, Any] = dict(type="episode")
+
+    def __init__(self, cfg: Mapping[str, Any], env_manager: Any, policy: Any) -> None:
+        super().__init__(cfg, env_manager, policy)
+        self._open: list[list[dict[str, np.ndarray]]] = [[] for _ in range(env_manager.env_num)]
+
+    def collect(self, n_sample: int | None = None, train_iter: int = 0,  # type: ignore[override]
+                n_episode: int = 1) -> tuple[Batch, list[EpisodeEnd]]:
+        """Run until ``n_episode`` episodes end; returns their samples (concatenated) and their stats."""
+        samples: list[Batch] = []
+        episodes: list[EpisodeEnd] = []
+        chunk = 64  # steps per rollout call; episodes are cut out of the chunks
+        while len(episodes) < n_episode:
+            rollout, ended = self.rollout(chunk)
+            done = rollout[TERMINATED] | rollout[TRUNCATED]
+            wanted = n_episode - len(episodes)
+            for i in range(self.env.env_num):
+                start = 0
+                for t in np.flatnonzero(done[:, i]):
+                    self._open[i].append({k: v[start:t + 1, i] for k, v in rollout.items()})
+                    if wanted > 0:
+                        wanted -= 1
+                        episode = {k: np.concatenate([p[k] for p in self._open[i]])[:, None] for k in rollout}
+                        samples.append(self.policy.get_train_sample(episode))
+                    self._open[i] = []
+                    start = t + 1
+                if start < chunk:
+                    self._open[i].append({k: v[start:, i] for k, v in rollout.items()})
+            # episodes that ended in this chunk, in the order of their env ids' completion above
+            episodes.extend(sorted(ended, key=lambda e: e.env_id)[: n_episode - len(episodes)])
+        return (concat_batches(samples) if samples else {}), episodes

@@ -1,0 +1,96 @@
+"""Evaluator: exactly ``n_evaluator_episode`` episodes with the policy's eval mode, and the stop decision."""
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping, NamedTuple
+
+import numpy as np
+
+from ding_lite.registry import EVALUATOR
+
+
+class EvalResult(NamedTuple):
+    """Outcome of one evaluation."""
+
+    train_iter: int
+    env_step: int
+    returns: np.ndarray  # (n_episode,) episode returns
+    lengths: np.ndarray  # (n_episode,) episode lengths
+    stop: bool  # mean return reached stop_value
+    improved: bool  # best mean return so far
+    seconds: float
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.returns))
+
+    @property
+    def std(self) -> float:
+        return float(np.std(self.returns))
+
+
+@EVALUATOR.register("interaction")
+class InteractionEvaluator:
+    """Runs exactly ``n_episode`` episodes spread over the eval envs (env i runs its share, extra episodes of an env
+    that is ahead are not counted), with the same seeds every time, so evaluations are comparable.
+
+    Args:
+        cfg: the ``policy.eval.evaluator`` section.
+        env_manager: env manager over ``evaluator_env_num`` envs.
+        policy: the policy's ``eval_mode``.
+        n_episode: episodes per evaluation (``env.n_evaluator_episode``).
+        stop_value: mean return at which training stops (None: never).
+        seed: base seed of the eval envs.
+    """
+
+    config: dict[str, Any] = dict(
+        type="interaction",
+        eval_freq=1000,  # evaluate every this many train iterations
+    )
+
+    def __init__(self, cfg: Mapping[str, Any], env_manager: Any, policy: Any, n_episode: int,
+                 stop_value: float | None = None, seed: int = 0) -> None:
+        if n_episode < 1:
+            raise ValueError(f"env.n_evaluator_episode must be at least 1, got {n_episode}")
+        self.cfg = cfg
+        self.env = env_manager
+        self.policy = policy
+        self.n_episode = n_episode
+        self.stop_value = stop_value
+        self.seed = seed
+        self.eval_freq = int(cfg.get("eval_freq", self.config["eval_freq"]))
+        self.best_return = -np.inf
+        self._last_eval_iter: int | None = None
+
+    def should_eval(self, train_iter: int) -> bool:
+        """True at the first call and whenever ``eval_freq`` iterations passed since the last evaluation."""
+        return self._last_eval_iter is None or train_iter - self._last_eval_iter >= self.eval_freq
+
+    def eval(self, train_iter: int = 0, env_step: int = 0) -> EvalResult:
+        """Run the episodes; returns an :class:`EvalResult` (``stop`` compares the mean with ``stop_value``)."""
+        start = time.perf_counter()
+        self._last_eval_iter = train_iter
+        n_env = self.env.env_num
+        quota = np.array([self.n_episode // n_env + (i < self.n_episode % n_env) for i in range(n_env)])
+        returns: list[float] = []
+        lengths: list[int] = []
+        self.env.seed(self.seed)
+        obs = self.env.reset()
+        self.policy.reset()
+        while quota.any():
+            result = self.env.step(self.policy.forward(obs)["action"])
+            for episode in result.episodes:
+                if quota[episode.env_id] > 0:
+                    quota[episode.env_id] -= 1
+                    returns.append(episode.episode_return)
+                    lengths.append(episode.episode_length)
+            obs = result.obs
+        mean = float(np.mean(returns))
+        improved = mean > self.best_return
+        self.best_return = max(self.best_return, mean)
+        stop = self.stop_value is not None and mean >= self.stop_value
+        return EvalResult(train_iter, env_step, np.asarray(returns), np.asarray(lengths), stop, improved,
+                          time.perf_counter() - start)
+
+    def close(self) -> None:
+        self.env.close()

@@ -1,0 +1,1 @@
+"""Ready configs and small envs, by domain (DI-engine's module layout)."""

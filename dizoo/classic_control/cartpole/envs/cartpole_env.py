@@ -1,0 +1,25 @@
+"""CartPole as a registered env type ``cartpole`` (DI-engine's module path), built on gymnasium's CartPole-v1."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import gymnasium as gym
+
+from ding_lite.registry import ENV
+
+
+@ENV.register("cartpole")
+class CartPoleEnv(gym.Wrapper):
+    """Gymnasium ``CartPole-v1`` (500-step time limit, reported as truncation).
+
+    Config: ``env=dict(type='cartpole', import_names=['dizoo.classic_control.cartpole.envs.cartpole_env'])``.
+    """
+
+    config: dict[str, Any] = dict(
+        max_episode_steps=500,  # time limit; the episode is truncated (bootstrapped), not terminated, there
+    )
+
+    def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
+        cfg = cfg or {}
+        steps = int(cfg.get("max_episode_steps") or 500)
+        super().__init__(gym.make("CartPole-v1", max_episode_steps=steps, disable_env_checker=True))

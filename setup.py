@@ -1,0 +1,25 @@
+"""ding_lite: a light, registry-based reinforcement-learning framework in the style of DI-engine."""
+from setuptools import find_packages, setup
+
+setup(
+    name="ding_lite",
+    version="0.1.0",
+    description="A light, fast, strict registry-based RL framework (DI-engine style configs, Ray scale-out)",
+    long_description=open("README.md").read() if __import__("os").path.exists("README.md") else "",
+    long_description_content_type="text/markdown",
+    packages=find_packages(include=["ding_lite", "ding_lite.*", "dizoo", "dizoo.*"]),
+    python_requires=">=3.10",
+    install_requires=[
+        "torch>=2.1",  # install torch==2.13.0 first where torch is absent (see README)
+        "numpy>=1.24",
+        "gymnasium>=1.0",
+        "easydict>=1.10",
+        "tensorboardX>=2.6",
+        "tqdm>=4.60",
+    ],
+    extras_require={
+        "test": ["pytest>=7", "ruff>=0.5", "mypy>=1.8"],
+        "ray": ["ray[default]>=2.9"],
+    },
+    entry_points={"console_scripts": ["ding_lite=ding_lite.cli:main"]},
+)

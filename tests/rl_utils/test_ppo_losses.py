@@ -1,0 +1,109 @@
+"""Hand-computed checks of ding_lite.rl_utils.ppo."""
+
+import math
+
+import pytest
+import torch
+
+from ding_lite.rl_utils import normalize_advantage, ppo_policy_loss, ppo_value_loss
+
+pytestmark = pytest.mark.unittest
+
+EPS = 0.2
+
+
+def _logp(ratios):
+    """log-probs with logp_old = 0 so that exp(logp_new - logp_old) equals the given ratios."""
+    return torch.log(torch.tensor(ratios)).requires_grad_(True), torch.zeros(len(ratios))
+
+
+@pytest.mark.parametrize(
+    "ratio, adv, objective",
+    [
+        (1.1, 1.0, 1.1),  # A > 0, inside the clip range: min(1.1, 1.1)
+        (1.5, 1.0, 1.2),  # A > 0, above 1+ε: min(1.5, 1.2) = 1.2 (clipped)
+        (0.5, 2.0, 1.0),  # A > 0, below 1-ε: min(1.0, 0.8*2 = 1.6) = 1.0 (unclipped, pessimistic)
+        (0.9, -1.0, -0.9),  # A < 0, inside: min(-0.9, -0.9)
+        (0.5, -1.0, -0.8),  # A < 0, below 1-ε: min(-0.5, -0.8) = -0.8 (clipped)
+        (1.5, -1.0, -1.5),  # A < 0, above 1+ε: min(-1.5, -1.2) = -1.5 (unclipped, pessimistic)
+    ],
+)
+def test_ppo_policy_loss_single_sample(ratio, adv, objective):
+    logp_new, logp_old = _logp([ratio])
+    loss, _ = ppo_policy_loss(logp_new, logp_old, torch.tensor([adv]), clip_ratio=EPS)
+    torch.testing.assert_close(loss, torch.tensor(-objective))
+
+
+def test_ppo_policy_loss_batch_info_and_gradient():
+    ratios = [1.1, 1.5, 0.5, 1.5, 0.5]
+    adv = torch.tensor([1.0, 1.0, -1.0, -1.0, 2.0])
+    logp_new, logp_old = _logp(ratios)
+    loss, info = ppo_policy_loss(logp_new, logp_old, adv, clip_ratio=EPS)
+    # objectives: 1.1, 1.2, -0.8, -1.5, 1.0 -> sum 1.0, mean 0.2, loss -0.2
+    torch.testing.assert_close(loss, torch.tensor(-0.2))
+    # approx_kl = mean(0 - log r) = -(ln1.1 + 2 ln1.5 + 2 ln0.5)/5
+    #           = -(0.0953102 + 0.8109302 - 1.3862944)/5 = 0.0960108
+    torch.testing.assert_close(info["approx_kl"], torch.tensor(0.0960108))
+    # |r - 1| > 0.2 for 1.5, 0.5, 1.5, 0.5 -> 4/5
+    torch.testing.assert_close(info["clipfrac"], torch.tensor(0.8))
+    assert not info["approx_kl"].requires_grad and not info["clipfrac"].requires_grad
+    loss.backward()
+    # d(-r·A/5)/d logp = -r·A/5 on the unclipped samples, 0 on the clipped ones (samples 1 and 2):
+    #   [-1.1/5, 0, 0, 1.5/5, -0.5*2/5] = [-0.22, 0, 0, 0.3, -0.2]
+    torch.testing.assert_close(logp_new.grad, torch.tensor([-0.22, 0.0, 0.0, 0.3, -0.2]))
+
+
+def test_ppo_dual_clip():
+    ratios = [5.0, 2.0, 5.0]
+    adv = torch.tensor([-1.0, -1.0, 1.0])
+    logp_new, logp_old = _logp(ratios)
+    # c = 3:
+    #   sample 0: A<0, min(-5, -1.2) = -5, max(-5, 3*-1 = -3) = -3   (dual clip active)
+    #   sample 1: A<0, min(-2, -1.2) = -2, max(-2, -3) = -2          (dual clip inactive)
+    #   sample 2: A>0, min(5, 1.2) = 1.2                             (dual clip never applies to A>0)
+    #   loss = -(-3 - 2 + 1.2)/3 = 3.8/3 = 1.2666667
+    loss, _ = ppo_policy_loss(logp_new, logp_old, adv, clip_ratio=EPS, dual_clip=3.0)
+    torch.testing.assert_close(loss, torch.tensor(1.2666667))
+    # without dual clip: -(-5 - 2 + 1.2)/3 = 5.8/3 = 1.9333333
+    loss_plain, _ = ppo_policy_loss(logp_new, logp_old, adv, clip_ratio=EPS)
+    torch.testing.assert_close(loss_plain, torch.tensor(1.9333333))
+    loss.backward()
+    # only sample 1 carries gradient: d(-(-r)/3)/d logp = r/3 = 2/3
+    torch.testing.assert_close(logp_new.grad, torch.tensor([0.0, 0.6666667, 0.0]))
+
+
+@pytest.mark.parametrize("bad", [1.0, 0.5])
+def test_ppo_dual_clip_must_exceed_one(bad):
+    logp_new, logp_old = _logp([1.0])
+    with pytest.raises(ValueError, match="dual_clip"):
+        ppo_policy_loss(logp_new, logp_old, torch.tensor([1.0]), clip_ratio=EPS, dual_clip=bad)
+
+
+def test_ppo_value_loss_with_and_without_clip():
+    value_new = torch.tensor([1.5, 0.9], requires_grad=True)
+    value_old = torch.tensor([1.0, 1.0])
+    target = torch.tensor([2.0, 0.0])
+    # sample 0: unclipped (1.5-2)^2 = 0.25; clipped v = 1 + clip(0.5, ±0.2) = 1.2 -> (1.2-2)^2 = 0.64 -> max 0.64
+    # sample 1: unclipped (0.9-0)^2 = 0.81; clipped v = 0.9 (inside) -> 0.81
+    # clipped loss = 0.5 * (0.64 + 0.81)/2 = 0.3625
+    loss = ppo_value_loss(value_new, value_old, target, clip_ratio=EPS)
+    torch.testing.assert_close(loss, torch.tensor(0.3625))
+    loss.backward()
+    # sample 0 takes the clipped branch (constant in v) -> grad 0; sample 1: 0.5*2*(0.9-0)/2 = 0.45
+    torch.testing.assert_close(value_new.grad, torch.tensor([0.0, 0.45]))
+    # no clip: 0.5 * (0.25 + 0.81)/2 = 0.265
+    loss_plain = ppo_value_loss(value_new, value_old, target, clip_ratio=None)
+    torch.testing.assert_close(loss_plain, torch.tensor(0.265))
+
+
+def test_normalize_advantage_unbiased_std():
+    # mean 2.5; unbiased var = (2.25 + 0.25 + 0.25 + 2.25)/3 = 5/3, std = 1.2909944
+    # -> [-1.5, -0.5, 0.5, 1.5] / 1.2909944 = [-1.1618950, -0.3872983, 0.3872983, 1.1618950]
+    out = normalize_advantage(torch.tensor([1.0, 2.0, 3.0, 4.0]))
+    torch.testing.assert_close(out, torch.tensor([-1.1618950, -0.3872983, 0.3872983, 1.1618950]))
+
+
+def test_normalize_advantage_single_and_constant_batch_are_finite():
+    torch.testing.assert_close(normalize_advantage(torch.tensor([5.0])), torch.tensor([0.0]))
+    torch.testing.assert_close(normalize_advantage(torch.tensor([2.0, 2.0, 2.0])), torch.zeros(3))
+    assert math.isfinite(normalize_advantage(torch.tensor([7.0])).item())
