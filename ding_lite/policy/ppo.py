@@ -30,6 +30,8 @@ def action_distribution(actor_out: dict[str, torch.Tensor]) -> torch.distributio
 class PPOPolicy(Policy):
     """On-policy PPO; ``_forward_learn`` runs ``epoch_per_collect`` passes of minibatches over one collect."""
 
+    supports_continuous = True  # the contract test also runs it on a Box action space
+
     config: dict[str, Any] = dict(
         type="ppo",
         on_policy=True,
