@@ -16,7 +16,8 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.metadata
-from typing import Any, Callable, Iterable, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from ding_lite.errors import DuplicateRegistrationError, PluginImportError, UnknownTypeError
 

@@ -3,14 +3,24 @@ values, every key and type checked, ``--set`` overrides applied."""
 from __future__ import annotations
 
 import logging
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from easydict import EasyDict
 
 from ding_lite.config.reader import apply_overrides
 from ding_lite.errors import ConfigError
-from ding_lite.registry import BUFFER, COLLECTOR, ENV, ENV_MANAGER, EVALUATOR, MODEL, POLICY, closest_match, \
-    import_modules
+from ding_lite.registry import (
+    BUFFER,
+    COLLECTOR,
+    ENV,
+    ENV_MANAGER,
+    EVALUATOR,
+    MODEL,
+    POLICY,
+    closest_match,
+    import_modules,
+)
 from ding_lite.utils.dicts import deep_merge, to_plain
 
 logger = logging.getLogger("ding_lite")

@@ -2,15 +2,17 @@
 from __future__ import annotations
 
 import ast
+import os
 import runpy
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ding_lite.errors import ConfigError
 from ding_lite.utils.dicts import to_plain
 
 
-def read_config(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
+def read_config(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run a config file and return ``(main_config, create_config)`` as plain dicts.
 
     Accepted forms: DI-engine's ``main_config`` + ``create_config``, or a unified ``main_config`` whose sections

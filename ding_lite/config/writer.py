@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import math
 import pprint
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ding_lite.utils.dicts import to_plain
 

@@ -1,7 +1,8 @@
 """Columnar batch helpers: a batch is a (possibly nested) dict of arrays with one leading dimension."""
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ def index_batch(batch: Mapping[str, Any], index: Any) -> Batch:
     return map_batch(lambda a: a[index], batch)
 
 
-def concat_batches(batches: list[Mapping[str, Any]]) -> Batch:
+def concat_batches(batches: Sequence[Mapping[str, Any]]) -> Batch:
     """Concatenate batches with the same keys along the leading dimension."""
     if len(batches) == 1:
         return dict(batches[0])

@@ -1,7 +1,8 @@
 """Replay buffers: columnar, preallocated on the first push, FIFO eviction."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 

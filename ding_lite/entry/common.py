@@ -5,8 +5,9 @@ import json
 import logging
 import os
 import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import gymnasium as gym
 from easydict import EasyDict
@@ -26,6 +27,8 @@ def load_config(config: ConfigLike, *, strict: bool = False, overrides: Iterable
     """Compile whatever the caller has: a config file path, DI-engine's ``(main_config, create_config)`` tuple, a
     unified dict, or an already compiled config (returned as is, overrides applied)."""
     overrides = list(overrides)
+    main: Mapping[str, Any]
+    create: Mapping[str, Any]
     if isinstance(config, (str, os.PathLike)):
         main, create = read_config(config)
     elif isinstance(config, tuple):
@@ -105,7 +108,9 @@ def build_env_managers(cfg: EasyDict, seed: int, collect: bool = True, evaluate:
         if collector_env is not None:
             collector_env.close()
         raise
-    probe = collector_env or evaluator_env
+    probe = collector_env if collector_env is not None else evaluator_env
+    if probe is None:
+        raise ValueError("build_env_managers needs collect=True or evaluate=True")
     fill_model_shapes(cfg, probe.observation_space, probe.action_space)
     return collector_env, evaluator_env
 

@@ -4,8 +4,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ding_lite.entry.common import (ConfigLike, build_env_managers, build_evaluator, build_policy, experiment_dir,
-                                    load_config, set_torch_threads)
+from ding_lite.entry.common import (
+    ConfigLike,
+    build_env_managers,
+    build_evaluator,
+    build_policy,
+    experiment_dir,
+    load_config,
+    set_torch_threads,
+)
 from ding_lite.errors import CheckpointError
 from ding_lite.utils.checkpoint import load_checkpoint
 from ding_lite.utils.log import setup_console_logging

@@ -7,9 +7,19 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.data.keys import INDEX, PRIORITY
-from ding_lite.entry.common import (ConfigLike, build_buffer, build_collector, build_env_managers, build_evaluator,
-                                    build_policy, experiment_dir, load_config, prepare_exp_dir, set_torch_threads,
-                                    write_json)
+from ding_lite.entry.common import (
+    ConfigLike,
+    build_buffer,
+    build_collector,
+    build_env_managers,
+    build_evaluator,
+    build_policy,
+    experiment_dir,
+    load_config,
+    prepare_exp_dir,
+    set_torch_threads,
+    write_json,
+)
 from ding_lite.errors import CheckpointError
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
 from ding_lite.utils.log import ExperimentLogger
@@ -95,7 +105,7 @@ class _Parts:
         self.collector_env.close()
         self.evaluator_env.close()
 
-    def __enter__(self) -> "_Parts":
+    def __enter__(self) -> _Parts:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -1,7 +1,8 @@
 """In-process env manager: N gymnasium envs stepped in a loop, results returned as batched arrays."""
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, NamedTuple, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -111,7 +112,7 @@ class BaseEnvManager:
         terminated = np.empty(n, dtype=bool)
         truncated = np.empty(n, dtype=bool)
         finished: list[tuple[int, dict]] = []
-        for i, (env, action) in enumerate(zip(self._envs, action_to_env(actions, self.action_space))):
+        for i, (env, action) in enumerate(zip(self._envs, action_to_env(actions, self.action_space), strict=False)):
             o, r, te, tr, info = env.step(action)
             next_obs[i] = o
             reward[i] = r
@@ -150,7 +151,7 @@ class BaseEnvManager:
         for env in self._envs:
             env.close()
 
-    def __enter__(self) -> "BaseEnvManager":
+    def __enter__(self) -> BaseEnvManager:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -1,8 +1,9 @@
 """Env types: building gymnasium envs from the ``env`` config section."""
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import gymnasium as gym
 
@@ -37,7 +38,7 @@ class GymnasiumEnv:
         kwargs = dict(cfg.get("kwargs") or {})
         if cfg.get("max_episode_steps") is not None:
             kwargs["max_episode_steps"] = int(cfg["max_episode_steps"])
-        return gym.make(env_id, disable_env_checker=True, **kwargs)
+        return gym.make(str(env_id), disable_env_checker=True, **kwargs)
 
     @classmethod
     def check_config(cls, cfg: Mapping[str, Any]) -> None:

@@ -1,7 +1,8 @@
 """Model templates: Q-network (DQN) and value actor-critic (PPO), registered in MODEL."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 from torch import nn

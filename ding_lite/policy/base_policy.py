@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Iterable, Mapping, NamedTuple
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -98,7 +99,7 @@ class Policy:
         if model is None:
             model_cfg = cfg.get("model") or {}
             model = MODEL.build(model_cfg.get("type") or self.default_model(), model_cfg)
-        self._model = model.to(self.device)
+        self._model: Any = model.to(self.device)  # templates add compute_* methods beyond nn.Module
         self._learn_state: dict[str, Any] = {"model": self._model}
         self._enabled = tuple(enable_field or FIELDS)
         for field in self._enabled:

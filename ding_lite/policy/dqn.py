@@ -8,8 +8,19 @@ from typing import Any
 import numpy as np
 import torch
 
-from ding_lite.data.keys import (ACTION, DISCOUNT_N, NEXT_OBS, NEXT_OBS_N, OBS, PRIORITY, REWARD, RETURN_N,
-                                 TERMINATED, TRUNCATED, WEIGHT)
+from ding_lite.data.keys import (
+    ACTION,
+    DISCOUNT_N,
+    NEXT_OBS,
+    NEXT_OBS_N,
+    OBS,
+    PRIORITY,
+    RETURN_N,
+    REWARD,
+    TERMINATED,
+    TRUNCATED,
+    WEIGHT,
+)
 from ding_lite.policy.base_policy import Policy, grad_norm_clip
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.exploration import epsilon_schedule
@@ -96,7 +107,7 @@ class DQNPolicy(Policy):
         theta = learn["target_theta"]
         if theta is not None:  # Polyak / momentum update
             with torch.no_grad():
-                for t, s in zip(self._target_model.parameters(), self._model.parameters()):
+                for t, s in zip(self._target_model.parameters(), self._model.parameters(), strict=False):
                     t.lerp_(s, float(theta))
         elif self._train_steps % int(learn["target_update_freq"]) == 0:
             self._target_model.load_state_dict(self._model.state_dict())

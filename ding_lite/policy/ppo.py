@@ -13,7 +13,6 @@ from ding_lite.registry import POLICY
 from ding_lite.rl_utils.gae import gae
 from ding_lite.rl_utils.ppo import normalize_advantage, ppo_policy_loss, ppo_value_loss
 
-
 # Extra columns kept for ``recompute_adv``: the last step of a rollout, and the number of envs (rows are (t, env)).
 CUT = "cut"
 N_ENV = "n_env"
@@ -111,12 +110,14 @@ class PPOPolicy(Policy):
         truncation (bootstrap from the next observation, no advantage flowing back across it)."""
         n_env = int(data[N_ENV][0])
         shape = (-1, n_env)
-        value = self._denormalized_value(self._model.compute_critic(data[OBS])[VALUE])
-        next_value = self._denormalized_value(self._model.compute_critic(data[NEXT_OBS])[VALUE])
+        value_t = self._denormalized_value(self._model.compute_critic(data[OBS])[VALUE])
+        next_value_t = self._denormalized_value(self._model.compute_critic(data[NEXT_OBS])[VALUE])
         collect = self.cfg["collect"]
-        adv, ret = gae(*(x.reshape(shape).cpu().numpy() for x in (data[REWARD], value, next_value, data[TERMINATED])),
-                       (data[TRUNCATED] | data[CUT]).reshape(shape).cpu().numpy(),
-                       float(collect["discount_factor"]), float(collect["gae_lambda"]))
+        reward, value, next_value, terminated, truncated = (
+            x.reshape(shape).cpu().numpy()
+            for x in (data[REWARD], value_t, next_value_t, data[TERMINATED], data[TRUNCATED] | data[CUT]))
+        adv, ret = gae(reward, value, next_value, terminated, truncated, float(collect["discount_factor"]),
+                       float(collect["gae_lambda"]))
         return torch.from_numpy(adv.reshape(-1)).to(self.device), torch.from_numpy(ret.reshape(-1)).to(self.device)
 
     def _monitor_vars_learn(self) -> list[str]:
@@ -147,7 +148,7 @@ class PPOPolicy(Policy):
                        terminated, rollout[TRUNCATED], float(collect["discount_factor"]), float(collect["gae_lambda"]))
         if self.cfg["learn"]["value_norm"]:
             self._value_stats.update(ret.reshape(-1))
-        keys = (OBS, ACTION, LOGP, VALUE)
+        keys: tuple[str, ...] = (OBS, ACTION, LOGP, VALUE)
         if self.cfg["recompute_adv"]:  # keep what GAE needs again, with the rollout's time structure
             keys += (NEXT_OBS, REWARD, TRUNCATED)
             cut = np.zeros((t_len, n_env), dtype=bool)

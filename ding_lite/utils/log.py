@@ -57,7 +57,7 @@ class ExperimentLogger:
             from tensorboardX import SummaryWriter
 
             self._writer = SummaryWriter(str(log_dir), flush_secs=10)
-            self._file = open(log_dir / "train.log", "a", buffering=1)
+            self._file = open(log_dir / "train.log", "a", buffering=1)  # noqa: SIM115 (closed in close())
         self._bar: Any = None
         if progress and sys.stderr.isatty():
             from tqdm import tqdm

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -118,7 +119,7 @@ class EpisodeCollector(SampleCollector):
                         episode = {k: np.concatenate([p[k] for p in self._open[i]])[:, None] for k in rollout}
                         samples.append(self.policy.get_train_sample(episode))
                     self._open[i] = []
-                    start = t + 1
+                    start = int(t) + 1
                 if start < chunk:
                     self._open[i].append({k: v[start:, i] for k, v in rollout.items()})
             # episodes that ended in this chunk, in the order of their env ids' completion above

@@ -1,8 +1,9 @@
 """Learner: runs the policy's learn mode, counts iterations, and calls hooks (log, checkpoint, load)."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ding_lite.registry import LEARNER_HOOK
 from ding_lite.utils.checkpoint import load_checkpoint, save_checkpoint

@@ -1,7 +1,8 @@
 """CartPole as a registered env type ``cartpole`` (DI-engine's module path), built on gymnasium's CartPole-v1."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import gymnasium as gym
 

@@ -1,7 +1,8 @@
 """Pendulum as a registered env type ``pendulum``, built on gymnasium's Pendulum-v1."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import gymnasium as gym
 
