@@ -44,8 +44,8 @@ class DQNPolicy(Policy):
         nstep=1,  # n of the n-step TD target
         learn=dict(
             update_per_collect=3,  # gradient steps per collect
-            batch_size=64,
-            learning_rate=0.001,
+            batch_size=64,  # samples per gradient step
+            learning_rate=0.001,  # Adam step size
             target_update_freq=100,  # copy the online net to the target net every this many iterations
             target_theta=None,  # if set: momentum target update θ_t ← (1−τ)θ_t + τθ every iteration instead
             loss_type="huber",  # 'huber' or 'mse'
@@ -55,14 +55,14 @@ class DQNPolicy(Policy):
         ),
         collect=dict(
             n_sample=8,  # env steps per collect (rounded up to a multiple of collector_env_num)
-            unroll_len=1,
+            unroll_len=1,  # DI-engine key, not read: samples are single (n-step) transitions
         ),
         eval=dict(),
         other=dict(
             eps=dict(
                 type="exp",  # 'exp' or 'linear'
-                start=0.95,
-                end=0.1,
+                start=0.95,  # ε at env step 0
+                end=0.1,  # final ε
                 decay=10000,  # env steps
             ),
         ),
