@@ -41,16 +41,6 @@ def load_config(config: ConfigLike, *, strict: bool = False, overrides: Iterable
     return compile_config(main, create, strict=strict, overrides=overrides, seed=seed)
 
 
-def set_torch_threads() -> None:
-    """One torch thread by default (``DING_LITE_TORCH_THREADS`` to change): small networks run faster without
-    intra-op parallelism, and collectors and learners do not fight over the cores."""
-    import torch
-
-    threads = int(os.environ.get("DING_LITE_TORCH_THREADS", "1"))
-    if torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
-
-
 def check_env_config(env_cfg: Mapping[str, Any]) -> None:
     """Fail before anything is built or written if the env section cannot work (e.g. an unknown gymnasium id)."""
     env_type = ENV.get(env_cfg["type"])

@@ -14,10 +14,10 @@ from ding_lite.entry.common import (
     build_env_managers,
     build_evaluator,
     build_policy,
+    configure_torch,
     experiment_dir,
     load_config,
     prepare_exp_dir,
-    set_torch_threads,
     write_json,
 )
 from ding_lite.errors import CheckpointError
@@ -57,7 +57,7 @@ def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None 
     exp_dir = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
     ckpt_path = _checkpoint_to_load(exp_dir, resume, load_ckpt)  # checked before anything is written
     set_seed(seed)
-    set_torch_threads()
+    configure_torch()
     with _Parts(cfg, seed) as parts:
         prepare_exp_dir(exp_dir, cfg)
         logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress)
