@@ -9,7 +9,6 @@ from ding_lite.entry.common import (
     build_env_managers,
     build_evaluator,
     build_policy,
-    configure_torch,
     experiment_dir,
     load_config,
 )
@@ -17,6 +16,7 @@ from ding_lite.errors import CheckpointError
 from ding_lite.utils.checkpoint import load_checkpoint
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.utils.seed import set_seed
+from ding_lite.utils.torch_setup import configure_torch
 
 
 def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | None = None,

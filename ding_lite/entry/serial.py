@@ -14,7 +14,6 @@ from ding_lite.entry.common import (
     build_env_managers,
     build_evaluator,
     build_policy,
-    configure_torch,
     experiment_dir,
     load_config,
     prepare_exp_dir,
@@ -24,6 +23,7 @@ from ding_lite.errors import CheckpointError
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
 from ding_lite.utils.log import ExperimentLogger
 from ding_lite.utils.seed import set_seed
+from ding_lite.utils.torch_setup import configure_torch
 from ding_lite.worker.learner import BaseLearner
 
 
