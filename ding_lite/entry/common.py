@@ -13,6 +13,7 @@ import gymnasium as gym
 from easydict import EasyDict
 
 from ding_lite.config import compile_config, read_config, save_config
+from ding_lite.config.compile import CompiledConfig
 from ding_lite.envs.gym_env import build_env_manager
 from ding_lite.errors import ConfigError
 from ding_lite.registry import BUFFER, COLLECTOR, ENV, EVALUATOR, POLICY
@@ -25,8 +26,12 @@ ConfigLike = Any  # a path, a (main, create) tuple, a raw main dict or a compile
 def load_config(config: ConfigLike, *, strict: bool = False, overrides: Iterable[str] = (),
                 seed: int | None = None) -> EasyDict:
     """Compile whatever the caller has: a config file path, DI-engine's ``(main_config, create_config)`` tuple, a
-    unified dict, or an already compiled config (returned as is, overrides applied)."""
+    unified dict, or a :class:`CompiledConfig` (returned as is unless there are overrides)."""
     overrides = list(overrides)
+    if isinstance(config, CompiledConfig) and not overrides:
+        if seed is not None:
+            config.seed = seed
+        return config
     main: Mapping[str, Any]
     create: Mapping[str, Any]
     if isinstance(config, (str, os.PathLike)):
