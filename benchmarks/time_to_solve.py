@@ -44,7 +44,8 @@ def import_seconds(repeats: int = 3) -> float:
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import ding_lite"], check=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        subprocess.run([sys.executable, "-c", "import ding_lite"], check=True,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
