@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import logging
 import os
 import tempfile
@@ -114,9 +115,24 @@ EVAL_SEED_OFFSET = 1000  # eval envs get other seeds than the collector's
 
 
 def experiment_dir(cfg: EasyDict, exp_name: str | None, seed: int, n_seeds: int) -> Path:
-    """``<exp_name>`` for a single seed, ``<exp_name>_seed<N>`` when several seeds run from one command."""
-    name = exp_name or cfg.exp_name
-    return Path(f"{name}_seed{seed}" if n_seeds > 1 else name)
+    """``<exp_name>`` for a single seed; with several seeds from one command, one folder per seed: a trailing
+    ``_seed<K>`` of the name (DI-engine's habit) becomes ``_seed<seed>``, otherwise ``_seed<seed>`` is appended."""
+    name = str(exp_name or cfg.exp_name)
+    if n_seeds > 1:
+        name = re.sub(r"_seed\d+$", "", name) + f"_seed{seed}"
+    return Path(name)
+
+
+def fresh_dir(path: Path) -> Path:
+    """``path`` if it is absent or empty, else the first free ``<path>_<k>`` (an earlier run is never overwritten)."""
+    if not path.exists() or not any(path.iterdir()):
+        return path
+    k = 1
+    while True:
+        candidate = path.with_name(f"{path.name}_{k}")
+        if not candidate.exists() or not any(candidate.iterdir()):
+            return candidate
+        k += 1
 
 
 def write_json(path: Path, data: Mapping[str, Any]) -> None:
