@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import json
-import re
 import logging
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
