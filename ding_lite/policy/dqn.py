@@ -83,11 +83,17 @@ class DQNPolicy(Policy):
     def _forward_learn(self, batch: dict) -> dict:
         learn = self.cfg["learn"]
         data = self.batch_tensors(batch)
-        q = self._model(data[OBS])["logit"]
+        n = len(data[OBS])
+        if learn["double"]:  # one online forward for s and s' (the s' half is only read, never differentiated)
+            q_both = self._model(torch.cat([data[OBS], data[NEXT_OBS_N]]))["logit"]
+            q, q_next_online = q_both[:n], q_both[n:].detach()
+        else:
+            q = self._model(data[OBS])["logit"]
         q_taken = q.gather(1, data[ACTION].long().unsqueeze(1)).squeeze(1)
         with torch.no_grad():
             q_next_target = self._target_model(data[NEXT_OBS_N])["logit"]
-            q_next_online = self._model(data[NEXT_OBS_N])["logit"] if learn["double"] else q_next_target
+            if not learn["double"]:
+                q_next_online = q_next_target
             target = double_q_target(data[RETURN_N], data[DISCOUNT_N], q_next_online, q_next_target)
         weight = data.get(WEIGHT) if self.cfg["priority_IS_weight"] else None
         loss, td_abs = td_error_loss(q_taken, target, weight, learn["loss_type"])
