@@ -124,7 +124,7 @@ class DQNPolicy(Policy):
     # ---- collect -----------------------------------------------------------------------------------------------
     def _init_collect(self) -> None:
         self._eps = epsilon_schedule(self.cfg["other"]["eps"])
-        self._rng = np.random.default_rng(self.cfg.get("seed"))
+        self._rng = np.random.default_rng(torch.initial_seed())  # seeded by set_seed: runs repeat exactly
         self._pending: dict[str, np.ndarray] | None = None  # last steps whose n-step window is still open
 
     @torch.inference_mode()
