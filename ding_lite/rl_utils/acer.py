@@ -64,14 +64,18 @@ def retrace_q_target(
     if value.shape[0] != steps + 1:
         raise ValueError(f"value must have T + 1 = {steps + 1} rows (V of the state after the last step too), "
                          f"got shape {tuple(value.shape)}")
-    not_terminal = 1.0 - terminated.to(value.dtype)
-    trace = rho_taken.clamp(max=1.0) * mask.to(value.dtype)
-    q_ret = torch.empty_like(q_taken)
-    follow = value[steps]  # what the step before a sequence end sees: V(s_T)
-    for t in reversed(range(steps)):
-        q_ret[t] = reward[t] + gamma * not_terminal[t] * follow
-        follow = trace[t] * (q_ret[t] - q_taken[t]) + value[t]
-    return q_ret
+    # Q^ret_t = a_t + b_t·Q^ret_{t+1} with a_t = r_t + γ(1 − term_t)(V_{t+1} − c_{t+1}Q_{t+1}) and
+    # b_t = γ(1 − term_t)c_{t+1}: all but the recursion itself is computed at once
+    trace = torch.zeros_like(value)  # c_0 .. c_T; c_T = 0 ends the trace at V(s_T)
+    trace[1:steps] = rho_taken[1:].clamp(max=1.0) * mask[1:].to(value.dtype)
+    discount = gamma * (1.0 - terminated.to(value.dtype))
+    q_next = torch.cat([q_taken[1:], torch.zeros_like(q_taken[:1])])  # Q(s_{t+1}, a_{t+1}); unused at t = T − 1
+    offset = reward + discount * (value[1:] - trace[1:] * q_next)
+    slope = discount * trace[1:]
+    q_ret = [offset[steps - 1]]
+    for t in range(steps - 2, -1, -1):
+        q_ret.append(torch.addcmul(offset[t], slope[t], q_ret[-1]))
+    return torch.stack(q_ret[::-1])
 
 
 def acer_value_loss(q_taken: torch.Tensor, q_retrace: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

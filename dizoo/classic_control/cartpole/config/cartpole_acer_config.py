@@ -19,8 +19,8 @@ cartpole_acer_config = dict(
         learn=dict(
             update_per_collect=4,
             batch_size=16,
-            learning_rate_actor=0.0005,
-            learning_rate_critic=0.0005,
+            learning_rate_actor=0.001,
+            learning_rate_critic=0.001,
             entropy_weight=0.0,
             discount_factor=0.9,
             c_clip_ratio=10,
@@ -32,7 +32,7 @@ cartpole_acer_config = dict(
             n_sample=16,
             unroll_len=32,
         ),
-        eval=dict(evaluator=dict(eval_freq=200)),
+        eval=dict(evaluator=dict(eval_freq=100)),
         other=dict(replay_buffer=dict(replay_buffer_size=1000)),
     ),
 )
