@@ -132,8 +132,9 @@ class ACERPolicy(Policy):
         grad_norm_clip(self._model.actor.parameters(), learn["grad_clip_value"])
         self._optimizer_actor.step()
         entropy = -(prob * prob.clamp_min(1e-8).log()).sum(-1)
-        out.update(actor_loss=-masked_mean(terms.truncated_surrogate, mask),
-                   bc_loss=-masked_mean(terms.bias_correction_surrogate, mask), entropy=masked_mean(entropy, mask))
+        # losses are the negated surrogates (0 − x, so that a zero surrogate logs 0 rather than −0)
+        out.update(actor_loss=0.0 - masked_mean(terms.truncated_surrogate, mask),
+                   bc_loss=0.0 - masked_mean(terms.bias_correction_surrogate, mask), entropy=masked_mean(entropy, mask))
         return out
 
     @staticmethod
