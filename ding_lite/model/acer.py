@@ -27,7 +27,7 @@ class ACERNet(nn.Module):
         action_shape=None,  # number of discrete actions; None: from the env
         action_space=None,  # must be 'discrete' (None: from the env)
         encoder_hidden_size_list=[64, 64],  # hidden widths of the actor's and of the critic's MLP
-        activation="relu",
+        activation="relu",  # hidden-layer activation: relu, tanh, elu, gelu or silu
     )
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
