@@ -43,7 +43,7 @@ def run_eval(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
     from ding_lite.entry.eval import eval_pipeline
 
     return eval_pipeline(args.config, seed, args.load_ckpt, args.n_episode, strict=args.strict,
-                         overrides=tuple(args.overrides))
+                         overrides=tuple(args.overrides), exp_name=args.exp_name, n_seeds=n_seeds)
 
 
 RUNNERS: dict[str, Callable[[argparse.Namespace, int, int], Any]] = {"serial": run_serial, "eval": run_eval}

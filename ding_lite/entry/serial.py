@@ -59,12 +59,13 @@ def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None 
     set_seed(seed)
     set_torch_threads()
     with _Parts(cfg, seed) as parts:
+        learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type)
+        if ckpt_path is not None:  # a checkpoint that does not fit the policy fails here, before anything is written
+            learner.load_checkpoint(ckpt_path)
         prepare_exp_dir(exp_dir, cfg)
-        logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress)
-        learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, logger, cfg.policy.type)
+        logger = learner.logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress)
         try:
             if ckpt_path is not None:
-                learner.load_checkpoint(ckpt_path)
                 logger.info(f"loaded {ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})")
             result = _train_loop(cfg, parts, learner, logger, max_env_step, max_train_iter)
             result.update(seed=seed, wall_seconds=round(time.perf_counter() - start, 3), exp_dir=str(exp_dir))
