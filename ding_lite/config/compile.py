@@ -113,16 +113,17 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
     parts = dict(
         env=deep_merge(deep_merge(ENV_SECTION_DEFAULTS, getattr(env_cls, "config", {})),
                        {"manager": _with_import_names(ENV_MANAGER.get(manager.get("type", "base")).config)}),
-        policy=deep_merge(policy_defaults, dict(
+        # the policy's own defaults for its parts (e.g. PPO's log interval) win over the parts' generic ones
+        policy=deep_merge(dict(
             model=_with_import_names(model_cls.config),
             learn=dict(learner=BaseLearner.config),
             collect=dict(collector=_with_import_names(COLLECTOR.get(collector.get("type", "sample")).config)),
             eval=dict(evaluator=_with_import_names(EVALUATOR.get(evaluator.get("type", "interaction")).config)),
-        )),
+        ), policy_defaults),
     )
     if not policy_defaults.get("on_policy") or buffer:
         buffer_defaults = _with_import_names(BUFFER.get(buffer.get("type", "uniform")).config)
-        parts["policy"]["other"] = deep_merge(parts["policy"].get("other", {}), {"replay_buffer": buffer_defaults})
+        parts["policy"]["other"] = deep_merge({"replay_buffer": buffer_defaults}, parts["policy"].get("other", {}))
     return deep_merge(TOP_LEVEL_DEFAULTS, parts)
 
 
