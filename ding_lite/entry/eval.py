@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.entry.common import (
+    EVAL_SEED_OFFSET,
     ConfigLike,
     build_env_managers,
     build_evaluator,
@@ -41,7 +42,8 @@ def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | Non
     try:
         policy = build_policy(cfg, enable_field=("eval",))
         policy.eval_mode.load_state_dict(state["policy"])
-        evaluator = build_evaluator(cfg, evaluator_env, policy, seed)
+        # the training run's eval seeds: the best checkpoint's eval return is reproduced exactly
+        evaluator = build_evaluator(cfg, evaluator_env, policy, seed + EVAL_SEED_OFFSET)
         result = evaluator.eval(int(state.get("train_iter", 0)), int(state.get("env_step", 0)))
     finally:
         evaluator_env.close()

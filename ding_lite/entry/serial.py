@@ -8,6 +8,7 @@ from typing import Any
 
 from ding_lite.data.keys import INDEX, PRIORITY
 from ding_lite.entry.common import (
+    EVAL_SEED_OFFSET,
     ConfigLike,
     build_buffer,
     build_collector,
@@ -96,7 +97,7 @@ class _Parts:
         try:
             self.policy = build_policy(cfg)
             self.collector = build_collector(cfg, self.collector_env, self.policy)
-            self.evaluator = build_evaluator(cfg, self.evaluator_env, self.policy, seed + 1000)
+            self.evaluator = build_evaluator(cfg, self.evaluator_env, self.policy, seed + EVAL_SEED_OFFSET)
             self.buffer = None if cfg.policy.on_policy else build_buffer(cfg, seed)
         except BaseException:
             self.close()

@@ -127,10 +127,13 @@ def test_eval_mode_reports_mean_and_std_over_n_episodes(dqn_run) -> None:
     match = re.fullmatch(r"\[eval\] dqn/ckpt/ckpt_best.pth.tar: return (-?[\d.]+) ± ([\d.]+) over 7 episodes", line)
     assert match, line
     assert 0 < float(match[1]) <= 500 and float(match[2]) >= 0
-    # an explicit checkpoint, and the default episode count (env.n_evaluator_episode = 5)
-    final = f"dqn/ckpt/iteration_{json.loads((exp / 'result.json').read_text())['train_iter']}.pth.tar"
-    out = run_cli("-m", "eval", "-c", DQN, "--load-ckpt", final, cwd=cwd)
-    assert out.returncode == 0 and out.stderr.strip().endswith("over 5 episodes"), out.stderr
+    # an explicit checkpoint and the default episode count (env.n_evaluator_episode = 5) on the training run's eval
+    # seeds: the greedy policy of the best checkpoint scores what it scored in training
+    result = json.loads((exp / "result.json").read_text())
+    out = run_cli("-m", "eval", "-c", DQN, "--load-ckpt", "dqn/ckpt/ckpt_best.pth.tar", cwd=cwd)
+    assert out.returncode == 0, out.stderr
+    match = re.search(r"return (-?[\d.]+) ± ([\d.]+) over 5 episodes$", out.stderr.strip())
+    assert match and float(match[1]) == pytest.approx(result["best_eval_return"], abs=0.01), out.stderr
     assert sorted(p.name for p in cwd.iterdir()) == ["dqn"]  # eval writes nothing
 
 
