@@ -52,6 +52,9 @@ def _custom_class_checkpoint(folder: Path) -> str:
 
 
 CASES = {
+    "no -c": (lambda d: ["-s", "0"], "the following arguments are required: -c/--config (see ding_lite --help)"),
+    "unknown mode": (lambda d: ["-m", "seriall", "-c", DQN], "invalid choice: 'seriall'"),
+    "seed not an int": (lambda d: ["-c", DQN, "-s", "zero"], "argument -s/--seed: invalid int value: 'zero'"),
     "missing config file": (lambda d: ["-c", "no_such_config.py"], "config file not found: no_such_config.py"),
     "no main_config": (lambda d: ["-c", _write(d, "cfg.py", "cartpole_config = dict(env=dict())\n")],
                        "defines no main_config dict (it defines cartpole_config)"),
