@@ -125,7 +125,9 @@ class EpisodeCollector(SampleCollector):
         for t, i in zip(*np.nonzero(rollout[TERMINATED] | rollout[TRUNCATED]), strict=True):
             self._open[i].append({k: v[start[i]:t + 1, i] for k, v in rollout.items()})
             episode = {k: np.concatenate([p[k] for p in self._open[i]])[:, None] for k in rollout}
-            self._ready.append((episode, stats[i].pop(0)))
+            end = stats[i].pop(0) if stats[i] else EpisodeEnd(  # a manager may flag an end it did not report
+                int(i), float(episode[REWARD].sum()), len(episode[REWARD]), bool(rollout[TERMINATED][t, i]), {})
+            self._ready.append((episode, end))
             self._open[i] = []
             start[i] = t + 1
         for i in range(self.env.env_num):

@@ -120,3 +120,21 @@ def test_episode_collector_carries_episodes_across_chunks() -> None:
         np.testing.assert_array_equal(policy.rollouts[1]["obs"][:, 0, 1], np.arange(100))
     finally:
         collector.close()
+
+
+def test_episode_collector_fills_in_stats_a_manager_did_not_report() -> None:
+    class SilentManager(BaseEnvManager):
+        """Flags episode ends but reports no EpisodeEnd (as a manager might for an episode cut by a restart)."""
+
+        def step(self, actions):
+            return super().step(actions)._replace(episodes=[])
+
+    policy = RecordingPolicy()
+    manager = SilentManager(counting_env_fns([3], truncate=True))
+    manager.seed(0)
+    collector = EpisodeCollector(dict(type="episode"), manager, policy.mode())
+    try:
+        _, (episode,) = collector.collect(n_episode=1)
+    finally:
+        collector.close()
+    assert (episode.env_id, episode.episode_length, episode.episode_return, episode.terminated) == (0, 3, 4.0, False)
