@@ -118,7 +118,8 @@ class DQNPolicy(Policy):
     # ---- collect -----------------------------------------------------------------------------------------------
     def _init_collect(self) -> None:
         self._eps = epsilon_schedule(self.cfg["other"]["eps"])
-        self._rng = np.random.default_rng(self.cfg.get("seed"))
+        # drawn from torch's RNG, which the pipeline seeds: runs with the same seed explore the same way
+        self._rng = np.random.default_rng(int(torch.randint(0, 2**31 - 1, ()).item()))
         self._pending: dict[str, np.ndarray] | None = None  # last steps whose n-step window is still open
 
     @torch.inference_mode()

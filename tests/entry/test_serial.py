@@ -148,3 +148,16 @@ def test_several_seeds_make_one_folder_each(tmp_path: Path) -> None:
     assert all(r["env_step"] == 256 for r in results)
     first_evals = [line for line in proc.stderr.splitlines() if " iter      0 " in line]
     assert len(first_evals) == 2 and first_evals[0] != first_evals[1]  # the seeds differ
+
+
+@pytest.mark.parametrize("config", [DQN, PPO], ids=["dqn", "ppo"])
+def test_same_seed_same_run(config: str, tmp_path: Path) -> None:
+    from ding_lite.entry.serial import serial_pipeline
+
+    runs = [serial_pipeline(config, seed=1, max_env_step=512, exp_dir=tmp_path / str(i), progress=False,
+                            overrides=("env.stop_value=100000",)) for i in range(2)]
+    for run in runs:
+        del run["wall_seconds"], run["exp_dir"]
+    assert runs[0] == runs[1]
+    curves = [read_scalars(tmp_path / str(i) / "log")["collect/episode_return"] for i in range(2)]
+    assert curves[0] == curves[1]
