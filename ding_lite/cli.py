@@ -4,15 +4,22 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from ding_lite.errors import DingLiteError
 
 MODES = ("serial", "eval")
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """Command-line mistakes are answered in one line too (the full usage is one ``--help`` away)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ding_lite", description="Run a ding_lite experiment from a config file.")
+    parser = _OneLineParser(prog="ding_lite", description="Run a ding_lite experiment from a config file.")
     parser.add_argument("-m", "--mode", default="serial", choices=MODES, help="pipeline to run (default: serial)")
     parser.add_argument("-c", "--config", required=True, help="config file (.py holding main_config)")
     parser.add_argument("-s", "--seed", type=int, action="append", help="seed; repeat for several runs (default 0)")
@@ -43,7 +50,7 @@ def run_eval(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
     from ding_lite.entry.eval import eval_pipeline
 
     return eval_pipeline(args.config, seed, args.load_ckpt, args.n_episode, strict=args.strict,
-                         overrides=tuple(args.overrides))
+                         overrides=tuple(args.overrides), exp_name=args.exp_name, n_seeds=n_seeds)
 
 
 RUNNERS: dict[str, Callable[[argparse.Namespace, int, int], Any]] = {"serial": run_serial, "eval": run_eval}

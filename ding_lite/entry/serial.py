@@ -8,6 +8,7 @@ from typing import Any
 
 from ding_lite.data.keys import INDEX, PRIORITY
 from ding_lite.entry.common import (
+    EVAL_SEED_OFFSET,
     ConfigLike,
     build_buffer,
     build_collector,
@@ -62,14 +63,15 @@ def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None 
     set_seed(seed)
     configure_torch()
     with _Parts(cfg, seed) as parts:
+        learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type)
+        if ckpt_path is not None:  # a checkpoint that does not fit the policy fails here, before anything is written
+            learner.load_checkpoint(ckpt_path)
         prepare_exp_dir(exp_dir, cfg)
-        logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress)
+        logger = learner.logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress)
         if exp_dir != asked_dir:
             logger.info(f"{asked_dir} holds an earlier run: writing to {exp_dir}")
-        learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, logger, cfg.policy.type)
         try:
             if ckpt_path is not None:
-                learner.load_checkpoint(ckpt_path)
                 logger.info(f"loaded {ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})")
             result = _train_loop(cfg, parts, learner, logger, max_env_step, max_train_iter)
             result.update(seed=seed, wall_seconds=round(time.perf_counter() - start, 3), exp_dir=str(exp_dir))
@@ -103,7 +105,7 @@ class _Parts:
         try:
             self.policy = build_policy(cfg)
             self.collector = build_collector(cfg, self.collector_env, self.policy)
-            self.evaluator = build_evaluator(cfg, self.evaluator_env, self.policy, seed + 1000)
+            self.evaluator = build_evaluator(cfg, self.evaluator_env, self.policy, seed + EVAL_SEED_OFFSET)
             self.buffer = None if cfg.policy.on_policy else build_buffer(cfg, seed)
         except BaseException:
             self.close()

@@ -48,6 +48,8 @@ class PPOPolicy(Policy):
             value_norm=False,  # learn values of returns normalised by running statistics
             grad_clip_value=0.5,  # global gradient-norm clip (None: off)
             ignore_done=False,  # treat terminations as truncations
+            # one train iteration is a whole collect (epoch_per_collect passes): log the losses of every one
+            learner=dict(hook=dict(log_show_after_iter=1)),  # log every iteration: one per collect
         ),
         collect=dict(
             n_sample=256,  # env steps per collect (rounded up to a multiple of collector_env_num)
