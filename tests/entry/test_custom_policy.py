@@ -38,7 +38,8 @@ def test_custom_policy_trains_through_the_cli(tmp_path: Path) -> None:
     proc = run_cli("-m", "serial", "-c", "custom_config.py", "--strict", "--max-env-step", "160", cwd=tmp_path,
                    extra_pythonpath=[str(PLUGINS)])
     assert proc.returncode == 0, proc.stderr
-    assert all(line.startswith(("[eval]", "[done]")) for line in proc.stderr.strip().splitlines()), proc.stderr  # no warnings
+    lines = proc.stderr.strip().splitlines()
+    assert all(line.startswith(("[eval]", "[done]")) for line in lines), proc.stderr  # no warnings
     result = json.loads((tmp_path / "custom" / "result.json").read_text())
     assert result["env_step"] == 160 and result["train_iter"] > 0
     # its own setting was known (--strict passed), reached the policy, and its code ran in the learner
