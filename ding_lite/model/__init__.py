@@ -1,4 +1,5 @@
 """Networks: building blocks and registered model templates."""
+from ding_lite.model.ensemble_vac import EnsembleVAC
 from ding_lite.model.templates import VAC, QNet
 
-__all__ = ["QNet", "VAC"]
+__all__ = ["EnsembleVAC", "QNet", "VAC"]

@@ -1,6 +1,7 @@
 """Policies: the base class and one module per algorithm (each registers itself in POLICY)."""
 from ding_lite.policy.base_policy import Policy
 from ding_lite.policy.dqn import DQNPolicy
+from ding_lite.policy.ensemble_ppo import EnsemblePPOPolicy
 from ding_lite.policy.ppo import PPOPolicy
 
-__all__ = ["Policy", "DQNPolicy", "PPOPolicy"]
+__all__ = ["Policy", "DQNPolicy", "EnsemblePPOPolicy", "PPOPolicy"]
