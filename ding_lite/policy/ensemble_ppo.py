@@ -78,7 +78,9 @@ class EnsemblePPOPolicy(PPOPolicy):
             raise ConfigError(f"ensemble_ppo needs an ensemble model (policy.model.type='ensemble_vac'), got "
                               f"{type(self._model).__name__}")
         self._ensemble_size = len(self._model.members)
-        if cfg.get("init_member_ckpts"):
+        # Only a learning policy starts from the PPO checkpoints: eval-only or collect-only copies get the ensemble's
+        # own weights (checkpoint, broadcast) and must not need the PPO files to still exist.
+        if cfg.get("init_member_ckpts") and "learn" in self._enabled:
             self._load_members(list(cfg["init_member_ckpts"]))
 
     @property

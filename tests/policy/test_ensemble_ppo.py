@@ -172,6 +172,8 @@ def test_bad_options_are_config_errors():
 
 
 def test_missing_member_checkpoint_names_the_key(tmp_path):
+    cfg = _cfg("ensemble_ppo", "discrete", init_member_ckpts=[str(tmp_path / "none.pth.tar")],
+               model=dict(obs_shape=4, action_shape=2, action_space="discrete", ensemble_size=1))
     with pytest.raises(CheckpointError, match=r"init_member_ckpts\[0\].*not found"):
-        build_policy(_cfg("ensemble_ppo", "discrete", init_member_ckpts=[str(tmp_path / "none.pth.tar")],
-                          model=dict(obs_shape=4, action_shape=2, action_space="discrete", ensemble_size=1)))
+        build_policy(cfg)
+    build_policy(cfg, enable_field=("eval",))  # only a learning policy starts from the PPO checkpoints
