@@ -2,6 +2,7 @@
 from ding_lite.policy.acer import ACERPolicy
 from ding_lite.policy.base_policy import Policy
 from ding_lite.policy.dqn import DQNPolicy
+from ding_lite.policy.ensemble_ppo import EnsemblePPOPolicy
 from ding_lite.policy.ppo import PPOPolicy
 
-__all__ = ["ACERPolicy", "Policy", "DQNPolicy", "PPOPolicy"]
+__all__ = ["ACERPolicy", "Policy", "DQNPolicy", "EnsemblePPOPolicy", "PPOPolicy"]
