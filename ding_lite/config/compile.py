@@ -87,6 +87,7 @@ def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = N
 
 def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
     """Defaults of every component the user's config names (importing its ``import_names`` first)."""
+    from ding_lite.data.demo import DEMO_SECTION_DEFAULTS
     from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
     from ding_lite.worker.learner import BaseLearner
 
@@ -117,6 +118,7 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
             collect=dict(collector=COLLECTOR.get(collector.get("type", "sample")).config),
             eval=dict(evaluator=EVALUATOR.get(evaluator.get("type", "interaction")).config),
         )),
+        demo=DEMO_SECTION_DEFAULTS,  # settings of ding_lite -m collect_demo
     )
     if not policy_defaults.get("on_policy") or buffer:
         parts["policy"]["other"] = deep_merge(parts["policy"].get("other", {}),

@@ -2,5 +2,6 @@
 from ding_lite.policy.base_policy import Policy
 from ding_lite.policy.dqn import DQNPolicy
 from ding_lite.policy.ppo import PPOPolicy
+from ding_lite.policy.ppo_dapg import PPODAPGPolicy
 
-__all__ = ["Policy", "DQNPolicy", "PPOPolicy"]
+__all__ = ["Policy", "DQNPolicy", "PPOPolicy", "PPODAPGPolicy"]

@@ -77,6 +77,7 @@ class PPOPolicy(Policy):
         for _ in range(int(learn["epoch_per_collect"])):
             if self.cfg["recompute_adv"]:
                 data[ADV], data[RETURN] = self._recompute_adv(data)
+            self._begin_epoch(data)
             for idx in torch.randperm(n, device=self.device).split(int(learn["batch_size"])):
                 for k, v in self._minibatch_step({k: v[idx] for k, v in data.items()}).items():
                     stats.setdefault(k, []).append(v)
@@ -97,12 +98,22 @@ class PPOPolicy(Policy):
         value_loss = ppo_value_loss(out[VALUE], old_value, value_target, learn["value_clip_ratio"])
         entropy = dist.entropy().mean()
         loss = policy_loss + learn["value_weight"] * value_loss - learn["entropy_weight"] * entropy
+        extra_loss, extra_info = self._extra_loss(mb)
+        if extra_loss is not None:
+            loss = loss + extra_loss
         self._optimizer.zero_grad(set_to_none=True)
         loss.backward()
         grad_norm_clip(self._model.parameters(), learn["grad_clip_value"])
         self._optimizer.step()
         return {"total_loss": loss.detach(), "policy_loss": policy_loss.detach(), "value_loss": value_loss.detach(),
-                "entropy": entropy.detach(), **info}
+                "entropy": entropy.detach(), **info, **extra_info}
+
+    def _begin_epoch(self, data: dict[str, torch.Tensor]) -> None:
+        """Hook before each pass over the collect (after any advantage recompute): per-epoch state of a subclass."""
+
+    def _extra_loss(self, mb: dict[str, torch.Tensor]) -> tuple[torch.Tensor | None, dict[str, torch.Tensor]]:
+        """Hook: a term added to this minibatch's loss (None: none) and its detached log scalars."""
+        return None, {}
 
     @torch.no_grad()
     def _recompute_adv(self, data: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
