@@ -170,8 +170,13 @@ def read_demo(path: str | os.PathLike) -> DemoDataset:
         raise ConfigError(f"demo file not found: {path} (make one with: ding_lite -m collect_demo -c CONFIG "
                           f"--load-ckpt CKPT --demo-path {path})")
     try:
-        with np.load(path, allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
+        # our own file handle: np.load(path) leaks its handle when the zip is unreadable
+        with open(path, "rb") as fh:
+            npz = np.load(fh, allow_pickle=False)
+            if not isinstance(npz, np.lib.npyio.NpzFile):
+                raise ValueError("a single .npy array, not an .npz archive")
+            with npz:
+                arrays = {k: npz[k] for k in npz.files}
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"cannot read demo file {path}: {first} (is it a complete file written by "

@@ -83,6 +83,14 @@ def test_corrupt_file_is_a_config_error_naming_it(tmp_path, content):
         read_demo(path)
 
 
+def test_single_npy_array_is_refused(tmp_path):
+    path = tmp_path / "array.npz"
+    with open(path, "wb") as f:
+        np.save(f, np.zeros(3))
+    with pytest.raises(ConfigError, match=r"cannot read demo file .*array\.npz: a single \.npy array"):
+        read_demo(path)
+
+
 def test_truncated_demo_file_is_a_config_error(tmp_path):
     path = write_demo(tmp_path / "demo.npz", _dataset(lengths=(50, 50)))
     data = path.read_bytes()
