@@ -124,3 +124,20 @@ def test_cli_collect_demo(tmp_path, checkpoint):
     assert missing.stderr.strip().splitlines() == [
         "ding_lite: error: no checkpoint given (--load-ckpt) and none found at "
         "cartpole_ppo_seed0/ckpt/ckpt_best.pth.tar"]
+
+
+def test_box_actions_are_stored_clipped_and_seeds_get_their_own_file(tmp_path):
+    config = dict(env=dict(type="gymnasium", env_id="Pendulum-v1", collector_env_num=2, stop_value=-250),
+                  policy=dict(type="ppo", model=dict(init_log_std=1.0)))  # σ = e: many samples beyond ±2
+    cfg = compile_config(config)
+    env = gym.make("Pendulum-v1")
+    fill_model_shapes(cfg, env.observation_space, env.action_space)
+    ckpt = tmp_path / "pendulum.pth.tar"
+    save_checkpoint(ckpt, {"policy": build_policy(cfg).learn_mode.state_dict(), "train_iter": 0, "env_step": 0})
+    summary = collect_demo_pipeline(config, 1, ckpt, 2, tmp_path / "pendulum.npz", n_seeds=3,
+                                    overrides=("demo.policy_mode=collect", "demo.return_threshold=-100000"))
+    assert summary["demo_path"] == str(tmp_path / "pendulum_seed1.npz")
+    demo = read_demo(tmp_path / "pendulum_seed1.npz")
+    assert demo.action.dtype == np.float32 and demo.action.shape == (400, 1)
+    assert demo.action.min() == -2.0 and demo.action.max() == 2.0  # clipped to the bounds, as executed
+    demo.check_fits(env.observation_space, env.action_space)
