@@ -1,4 +1,4 @@
-"""Learning test: PPO-DAPG on CartPole-v1 from the demos of a PPO expert trained here (about 20 s in all)."""
+"""Learning test: PPO-DAPG on CartPole-v1 from the demos of a PPO expert trained here (10-20 s in all)."""
 from __future__ import annotations
 
 import pytest
