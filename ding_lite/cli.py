@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 
 from ding_lite.errors import DingLiteError
 
-MODES = ("serial", "eval")
+MODES = ("serial", "eval", "collect_demo")
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -29,9 +29,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config value, e.g. --set policy.learn.batch_size=128 (repeatable)")
     parser.add_argument("--resume", action="store_true", help="continue from the experiment's latest checkpoint")
-    parser.add_argument("--load-ckpt", default=None, help="checkpoint to start from (serial) or to evaluate (eval)")
+    parser.add_argument("--load-ckpt", default=None,
+                        help="checkpoint to start from (serial), evaluate (eval) or roll out (collect_demo)")
     parser.add_argument("--strict", action="store_true", help="unknown config keys are errors, not warnings")
-    parser.add_argument("--n-episode", type=int, default=None, help="eval: number of episodes")
+    parser.add_argument("--n-episode", type=int, default=None, help="eval, collect_demo: number of episodes")
+    parser.add_argument("--demo-path", default=None, help="collect_demo: output file (default <exp_name>/demo.npz)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return parser
 
@@ -53,7 +55,15 @@ def run_eval(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
                          overrides=tuple(args.overrides), exp_name=args.exp_name, n_seeds=n_seeds)
 
 
-RUNNERS: dict[str, Callable[[argparse.Namespace, int, int], Any]] = {"serial": run_serial, "eval": run_eval}
+def run_collect_demo(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
+    from ding_lite.entry.collect_demo import collect_demo_pipeline
+
+    return collect_demo_pipeline(args.config, seed, args.load_ckpt, args.n_episode, args.demo_path,
+                                 strict=args.strict, overrides=tuple(args.overrides), n_seeds=n_seeds)
+
+
+RUNNERS: dict[str, Callable[[argparse.Namespace, int, int], Any]] = {"serial": run_serial, "eval": run_eval,
+                                                                     "collect_demo": run_collect_demo}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -91,6 +91,7 @@ def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = N
 
 def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
     """Defaults of every component the user's config names (importing its ``import_names`` first)."""
+    from ding_lite.data.demo import DEMO_SECTION_DEFAULTS
     from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
     from ding_lite.worker.learner import BaseLearner
 
@@ -124,6 +125,7 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
             collect=dict(collector=_with_import_names(COLLECTOR.get(collector.get("type", "sample")).config)),
             eval=dict(evaluator=_with_import_names(EVALUATOR.get(evaluator.get("type", "interaction")).config)),
         ), policy_defaults),
+        demo=DEMO_SECTION_DEFAULTS,  # settings of ding_lite -m collect_demo
     )
     if not policy_defaults.get("on_policy") or buffer:
         buffer_defaults = _with_import_names(BUFFER.get(buffer.get("type", "uniform")).config)

@@ -76,7 +76,7 @@ class EnsembleVAC(nn.Module):
         action_space=None,  # 'discrete' or 'continuous'; None: from the env
         ensemble_size=4,  # K, number of member actors
         encoder_hidden_size_list=[64, 64],  # widths of each member's MLP and of the critic's MLP
-        activation="tanh",
+        activation="tanh",  # hidden-layer activation: relu, tanh, elu, gelu or silu
         sigma_type="fixed",  # continuous: 'fixed' (state-independent log-std parameter) or 'conditioned'
         init_log_std=0.0,  # continuous: initial log standard deviation
     )

@@ -4,5 +4,6 @@ from ding_lite.policy.base_policy import Policy
 from ding_lite.policy.dqn import DQNPolicy
 from ding_lite.policy.ensemble_ppo import EnsemblePPOPolicy
 from ding_lite.policy.ppo import PPOPolicy
+from ding_lite.policy.ppo_dapg import PPODAPGPolicy
 
-__all__ = ["ACERPolicy", "Policy", "DQNPolicy", "EnsemblePPOPolicy", "PPOPolicy"]
+__all__ = ["ACERPolicy", "Policy", "DQNPolicy", "EnsemblePPOPolicy", "PPOPolicy", "PPODAPGPolicy"]

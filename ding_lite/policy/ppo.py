@@ -79,6 +79,7 @@ class PPOPolicy(Policy):
         for _ in range(int(learn["epoch_per_collect"])):
             if self.cfg["recompute_adv"]:
                 data[ADV], data[RETURN] = self._recompute_adv(data)
+            self._begin_epoch(data)
             for idx in torch.randperm(n, device=self.device).split(int(learn["batch_size"])):
                 for k, v in self._minibatch_step({k: v[idx] for k, v in data.items()}).items():
                     stats.setdefault(k, []).append(v)
@@ -115,6 +116,9 @@ class PPOPolicy(Policy):
             value_target = self._value_stats.normalize(value_target)
             old_value = self._value_stats.normalize(old_value)
         return ppo_value_loss(value, old_value, value_target, learn["value_clip_ratio"])
+
+    def _begin_epoch(self, data: dict[str, torch.Tensor]) -> None:
+        """Hook before each pass over the collect (after any advantage recompute): per-epoch state of a subclass."""
 
     @torch.no_grad()
     def _recompute_adv(self, data: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
