@@ -155,16 +155,22 @@ def _import_section(section: Mapping[str, Any], where: str) -> None:
 def check_config(user: dict[str, Any], defaults: Mapping[str, Any], *, strict: bool = False) -> None:
     """Check every user key against ``defaults``: unknown keys (warning, or error under ``strict``), wrong types
     (always an error). Integral floats given for int settings (e.g. ``1e4``) are accepted and converted to int in
-    ``user``, so that code reading the compiled config gets the int it expects (``range(8.0)`` would fail)."""
+    ``user``, so that code reading the compiled config gets the int it expects (``range(8.0)`` would fail).
+    Unknown keys are removed from ``user`` after the warning: the compiled config (and ``total_config.py``) holds
+    only settings that some component reads."""
     all_paths = list(_dotted_paths(defaults))
+    unknown: list[tuple[dict[str, Any], str]] = []
     for node, key, path, default, known in _walk(user, defaults, ""):
         if known is not None:  # unknown key at `path`; `known` are the valid sibling keys
             _report_unknown(path, known, all_paths, strict)
+            unknown.append((node, key))
             continue
         value = node[key]
         _check_type(path, value, default)
         if isinstance(value, float) and _expected_type(default) == "int":
             node[key] = int(value)
+    for node, key in unknown:
+        del node[key]
 
 
 def _walk(user: dict[str, Any], defaults: Mapping[str, Any], prefix: str):

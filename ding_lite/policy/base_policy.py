@@ -198,6 +198,19 @@ class Policy:
         return out
 
 
+class StepCounter:
+    """A count of learn steps that checkpoints keep (e.g. for target-network update timing after a resume)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def state_dict(self) -> dict[str, int]:
+        return {"count": self.count}
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        self.count = int(state["count"])
+
+
 def _load_into(obj: Any, state: Any, name: str) -> None:
     try:
         obj.load_state_dict(state)

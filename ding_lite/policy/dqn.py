@@ -21,7 +21,7 @@ from ding_lite.data.keys import (
     TRUNCATED,
     WEIGHT,
 )
-from ding_lite.policy.base_policy import Policy, grad_norm_clip
+from ding_lite.policy.base_policy import Policy, StepCounter, grad_norm_clip
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.exploration import epsilon_schedule
 from ding_lite.rl_utils.td import double_q_target, nstep_return, td_error_loss
@@ -78,7 +78,8 @@ class DQNPolicy(Policy):
         self._optimizer = torch.optim.Adam(self._model.parameters(), lr=learn["learning_rate"])
         self._target_model = copy.deepcopy(self._model).requires_grad_(False)
         self._learn_state.update(target_model=self._target_model, optimizer=self._optimizer)
-        self._train_steps = 0
+        self._train_steps = StepCounter()
+        self._learn_state["train_steps"] = self._train_steps
 
     def _forward_learn(self, batch: dict) -> dict:
         learn = self.cfg["learn"]
@@ -101,7 +102,7 @@ class DQNPolicy(Policy):
         loss.backward()
         grad_norm_clip(self._model.parameters(), learn["grad_clip_value"])
         self._optimizer.step()
-        self._train_steps += 1
+        self._train_steps.count += 1
         self._update_target()
         out = {"loss": loss.detach(), "q_mean": q_taken.detach().mean()}
         if self.cfg["priority"]:
@@ -115,7 +116,7 @@ class DQNPolicy(Policy):
             with torch.no_grad():
                 for t, s in zip(self._target_model.parameters(), self._model.parameters(), strict=False):
                     t.lerp_(s, float(theta))
-        elif self._train_steps % int(learn["target_update_freq"]) == 0:
+        elif self._train_steps.count % int(learn["target_update_freq"]) == 0:
             self._target_model.load_state_dict(self._model.state_dict())
 
     def _monitor_vars_learn(self) -> list[str]:

@@ -98,7 +98,10 @@ class EpisodeCollector(SampleCollector):
     are kept for the next call, so no env's experience is thrown away (taking the first ``k`` by env id instead
     would favour env 0 and waste the other envs' steps)."""
 
-    config: dict[str, Any] = dict(type="episode")
+    config: dict[str, Any] = dict(
+        type="episode",
+        n_episode=1,  # episodes per collect when the caller gives no number (the serial pipeline does not)
+    )
 
     chunk = 64  # steps per rollout call; episodes are cut out of the chunks
 
@@ -108,8 +111,11 @@ class EpisodeCollector(SampleCollector):
         self._ready: list[tuple[dict[str, np.ndarray], EpisodeEnd]] = []  # ended episodes not yet returned
 
     def collect(self, n_sample: int | None = None, train_iter: int = 0,  # type: ignore[override]
-                n_episode: int = 1) -> tuple[Batch, list[EpisodeEnd]]:
-        """Run until ``n_episode`` episodes ended; returns their samples (concatenated) and their stats."""
+                n_episode: int | None = None) -> tuple[Batch, list[EpisodeEnd]]:
+        """Run until ``n_episode`` episodes ended (default: the config's ``n_episode``; ``n_sample`` is ignored);
+        returns their samples (concatenated) and their stats."""
+        if n_episode is None:
+            n_episode = int(self.cfg.get("n_episode", self.config["n_episode"]))
         while len(self._ready) < n_episode:
             self._cut_episodes(*self.rollout(self.chunk))
         taken, self._ready = self._ready[:n_episode], self._ready[n_episode:]

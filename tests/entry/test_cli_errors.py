@@ -89,7 +89,7 @@ CASES = {
     "checkpoint with a pickled class": (lambda d: ["-c", DQN, "--load-ckpt", _custom_class_checkpoint(d)],
                                         "refused by torch.load(weights_only=True): Unsupported global"),
     "checkpoint of another policy": (lambda d: ["-c", DQN, "--load-ckpt", _ppo_checkpoint(d)],
-                                     "checkpoint lacks ['target_model'] needed by policy 'dqn'"),
+                                     "checkpoint lacks ['target_model', 'train_steps'] needed by policy 'dqn'"),
     "resume without checkpoint": (lambda d: ["-c", DQN, "--resume"], "--resume: no iteration_N.pth.tar checkpoint"),
     "eval: missing checkpoint": (lambda d: ["-m", "eval", "-c", DQN, "--load-ckpt", "nope.pth.tar"],
                                  "checkpoint not found: nope.pth.tar"),
