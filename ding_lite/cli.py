@@ -8,7 +8,7 @@ from typing import Any
 
 from ding_lite.errors import DingLiteError
 
-MODES = ("serial", "eval")
+MODES = ("serial", "parallel", "eval")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,6 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--strict", action="store_true", help="unknown config keys are errors, not warnings")
     parser.add_argument("--n-episode", type=int, default=None, help="eval: number of episodes")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--address", default=None, help="parallel: Ray cluster to join, 'auto' or HOST:PORT "
+                        "(default: start a local Ray instance)")
     return parser
 
 
@@ -39,6 +41,16 @@ def run_serial(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
                            load_ckpt=args.load_ckpt, progress=not args.no_progress)
 
 
+def run_parallel(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
+    from ding_lite.entry.common import experiment_dir, load_config
+    from ding_lite.entry.parallel import parallel_pipeline
+
+    cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
+    return parallel_pipeline(cfg, seed, args.max_env_step, args.max_train_iter, address=args.address,
+                             exp_dir=experiment_dir(cfg, args.exp_name, seed, n_seeds), resume=args.resume,
+                             load_ckpt=args.load_ckpt, progress=not args.no_progress)
+
+
 def run_eval(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
     from ding_lite.entry.eval import eval_pipeline
 
@@ -46,7 +58,8 @@ def run_eval(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
                          overrides=tuple(args.overrides))
 
 
-RUNNERS: dict[str, Callable[[argparse.Namespace, int, int], Any]] = {"serial": run_serial, "eval": run_eval}
+RUNNERS: dict[str, Callable[[argparse.Namespace, int, int], Any]] = {"serial": run_serial, "eval": run_eval,
+                                                                     "parallel": run_parallel}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

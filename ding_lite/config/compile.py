@@ -87,6 +87,7 @@ def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = N
 
 def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
     """Defaults of every component the user's config names (importing its ``import_names`` first)."""
+    from ding_lite.entry.parallel import PARALLEL_CONFIG
     from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
     from ding_lite.worker.learner import BaseLearner
 
@@ -109,6 +110,7 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
     collector = _section(_section(policy, "collect", "policy"), "collector", "policy.collect")
     evaluator = _section(_section(policy, "eval", "policy"), "evaluator", "policy.eval")
     parts = dict(
+        parallel=PARALLEL_CONFIG,  # settings of the parallel (Ray) pipeline
         env=deep_merge(deep_merge(ENV_SECTION_DEFAULTS, getattr(env_cls, "config", {})),
                        {"manager": ENV_MANAGER.get(manager.get("type", "base")).config}),
         policy=deep_merge(policy_defaults, dict(

@@ -1,4 +1,5 @@
 """Pipelines: each mode is a Python function the CLI only calls."""
+from ding_lite.entry.parallel import parallel_pipeline
 from ding_lite.entry.serial import serial_pipeline
 
-__all__ = ["serial_pipeline"]
+__all__ = ["serial_pipeline", "parallel_pipeline"]

@@ -55,26 +55,43 @@ def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None 
     start = time.perf_counter()
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
     exp_dir = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
-    ckpt_path = _checkpoint_to_load(exp_dir, resume, load_ckpt)  # checked before anything is written
+    ckpt_path = checkpoint_to_load(exp_dir, resume, load_ckpt)  # checked before anything is written
     set_seed(seed)
     set_torch_threads()
     with _Parts(cfg, seed) as parts:
-        prepare_exp_dir(exp_dir, cfg)
-        logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress)
-        learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, logger, cfg.policy.type)
-        try:
-            if ckpt_path is not None:
-                learner.load_checkpoint(ckpt_path)
-                logger.info(f"loaded {ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})")
-            result = _train_loop(cfg, parts, learner, logger, max_env_step, max_train_iter)
-            result.update(seed=seed, wall_seconds=round(time.perf_counter() - start, 3), exp_dir=str(exp_dir))
-            write_json(exp_dir / "result.json", result)
-        finally:
-            logger.close()
+        return run_training(cfg, parts, exp_dir, ckpt_path, max_env_step, max_train_iter, progress=progress,
+                            seed=seed, start=start)
+
+
+def run_training(cfg: Any, parts: Any, exp_dir: Path, ckpt_path: Path | None, max_env_step: int | None,
+                 max_train_iter: int | None, *, progress: bool, seed: int, start: float) -> dict[str, Any]:
+    """The part every training pipeline shares once its workers are built: experiment folder, logger, learner over
+    ``parts.policy``, optional checkpoint, the train loop, ``result.json``.
+
+    ``parts`` holds ``policy``, ``collector``, ``evaluator``, ``buffer`` (None on-policy), ``attach(learner, logger)``
+    (called once both exist) and ``stats()`` (extra entries of the result). The serial pipeline's parts are local
+    workers; the parallel pipeline's are driver-side stand-ins for Ray actors with the same methods.
+    """
+    prepare_exp_dir(exp_dir, cfg)
+    logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress)
+    learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, logger, cfg.policy.type)
+    try:
+        if ckpt_path is not None:
+            learner.load_checkpoint(ckpt_path)
+            logger.info(f"loaded {ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})")
+        parts.attach(learner, logger)
+        result = _train_loop(cfg, parts, learner, logger, max_env_step, max_train_iter)
+        result.update(parts.stats())
+        result.update(seed=seed, wall_seconds=round(time.perf_counter() - start, 3), exp_dir=str(exp_dir))
+        write_json(exp_dir / "result.json", result)
+    finally:
+        logger.close()
     return result
 
 
-def _checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None) -> Path | None:
+def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None) -> Path | None:
+    """The checkpoint a run starts from (``load_ckpt``, or the latest of ``exp_dir`` with ``resume``), checked to be
+    readable before anything is written; None for a fresh start."""
     if load_ckpt is not None:
         load_checkpoint(load_ckpt)  # raises a clear CheckpointError if missing or unreadable
         return Path(load_ckpt)
@@ -100,6 +117,12 @@ class _Parts:
         except BaseException:
             self.close()
             raise
+
+    def attach(self, learner: BaseLearner, logger: ExperimentLogger) -> None:
+        """Local workers need nothing from the learner or the logger."""
+
+    def stats(self) -> dict[str, Any]:
+        return {}
 
     def close(self) -> None:
         self.collector_env.close()
