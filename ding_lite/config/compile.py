@@ -67,8 +67,12 @@ def unify(main: Mapping[str, Any], create: Mapping[str, Any] | None = None) -> d
     return cfg
 
 
+class CompiledConfig(EasyDict):
+    """A config that went through :func:`compile_config` (pipelines take it as is, without compiling again)."""
+
+
 def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = None, *, strict: bool = False,
-                   overrides: Iterable[str] = (), seed: int | None = None) -> EasyDict:
+                   overrides: Iterable[str] = (), seed: int | None = None) -> CompiledConfig:
     """Return the full config: defaults of every named component ⊕ the user's config ⊕ ``overrides``.
 
     Unknown keys are reported with the nearest known key (a warning, or a :class:`ConfigError` with ``strict``);
@@ -82,7 +86,7 @@ def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = N
             raise ConfigError(f"config has no '{section}' section: main_config needs {section}=dict(...)")
     defaults = component_defaults(user)
     check_config(user, defaults, strict=strict)
-    return EasyDict(deep_merge(defaults, user))
+    return CompiledConfig(deep_merge(defaults, user))
 
 
 def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -13,6 +14,7 @@ import gymnasium as gym
 from easydict import EasyDict
 
 from ding_lite.config import compile_config, read_config, save_config
+from ding_lite.config.compile import CompiledConfig
 from ding_lite.envs.gym_env import build_env, build_env_manager
 from ding_lite.errors import ConfigError
 from ding_lite.registry import BUFFER, COLLECTOR, ENV, EVALUATOR, POLICY, import_modules
@@ -25,8 +27,12 @@ ConfigLike = Any  # a path, a (main, create) tuple, a raw main dict or a compile
 def load_config(config: ConfigLike, *, strict: bool = False, overrides: Iterable[str] = (),
                 seed: int | None = None) -> EasyDict:
     """Compile whatever the caller has: a config file path, DI-engine's ``(main_config, create_config)`` tuple, a
-    unified dict, or an already compiled config (returned as is, overrides applied)."""
+    unified dict, or a :class:`CompiledConfig` (returned as is unless there are overrides)."""
     overrides = list(overrides)
+    if isinstance(config, CompiledConfig) and not overrides:
+        if seed is not None:
+            config.seed = seed
+        return config
     main: Mapping[str, Any]
     create: Mapping[str, Any]
     if isinstance(config, (str, os.PathLike)):
@@ -39,16 +45,6 @@ def load_config(config: ConfigLike, *, strict: bool = False, overrides: Iterable
         raise ConfigError(f"a config must be a file path, a (main_config, create_config) tuple or a dict, got "
                           f"{type(config).__name__}")
     return compile_config(main, create, strict=strict, overrides=overrides, seed=seed)
-
-
-def set_torch_threads() -> None:
-    """One torch thread by default (``DING_LITE_TORCH_THREADS`` to change): small networks run faster without
-    intra-op parallelism, and collectors and learners do not fight over the cores."""
-    import torch
-
-    threads = int(os.environ.get("DING_LITE_TORCH_THREADS", "1"))
-    if torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
 
 
 def check_env_config(env_cfg: Mapping[str, Any]) -> None:
@@ -140,9 +136,24 @@ def import_plugins(cfg: Mapping[str, Any], where: str = "") -> None:
 
 
 def experiment_dir(cfg: EasyDict, exp_name: str | None, seed: int, n_seeds: int) -> Path:
-    """``<exp_name>`` for a single seed, ``<exp_name>_seed<N>`` when several seeds run from one command."""
-    name = exp_name or cfg.exp_name
-    return Path(f"{name}_seed{seed}" if n_seeds > 1 else name)
+    """``<exp_name>`` for a single seed; with several seeds from one command, one folder per seed: a trailing
+    ``_seed<K>`` of the name (DI-engine's habit) becomes ``_seed<seed>``, otherwise ``_seed<seed>`` is appended."""
+    name = str(exp_name or cfg.exp_name)
+    if n_seeds > 1:
+        name = re.sub(r"_seed\d+$", "", name) + f"_seed{seed}"
+    return Path(name)
+
+
+def fresh_dir(path: Path) -> Path:
+    """``path`` if it is absent or empty, else the first free ``<path>_<k>`` (an earlier run is never overwritten)."""
+    if not path.exists() or not any(path.iterdir()):
+        return path
+    k = 1
+    while True:
+        candidate = path.with_name(f"{path.name}_{k}")
+        if not candidate.exists() or not any(candidate.iterdir()):
+            return candidate
+        k += 1
 
 
 def write_json(path: Path, data: Mapping[str, Any]) -> None:

@@ -11,12 +11,12 @@ from ding_lite.entry.common import (
     build_policy,
     experiment_dir,
     load_config,
-    set_torch_threads,
 )
 from ding_lite.errors import CheckpointError
 from ding_lite.utils.checkpoint import load_checkpoint
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.utils.seed import set_seed
+from ding_lite.utils.torch_setup import configure_torch
 
 
 def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | None = None,
@@ -33,7 +33,7 @@ def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | Non
             raise CheckpointError(f"no checkpoint given (--load-ckpt) and none found at {load_ckpt}")
     state = load_checkpoint(load_ckpt)
     set_seed(seed)
-    set_torch_threads()
+    configure_torch()
     if n_episode is not None:
         cfg.env.n_evaluator_episode = int(n_episode)
     _, evaluator_env = build_env_managers(cfg, seed, collect=False)

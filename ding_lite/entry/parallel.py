@@ -32,8 +32,8 @@ from ding_lite.entry.common import (
     build_policy,
     experiment_dir,
     fill_model_shapes_from_env,
+    fresh_dir,
     load_config,
-    set_torch_threads,
 )
 from ding_lite.entry.parallel_actors import CollectorShell, CollectOutput, EvaluatorShell
 from ding_lite.entry.serial import checkpoint_to_load, run_training
@@ -41,6 +41,7 @@ from ding_lite.errors import ConfigError, PluginImportError, WorkerError
 from ding_lite.utils.dicts import to_plain
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.utils.seed import set_seed
+from ding_lite.utils.torch_setup import configure_torch
 from ding_lite.worker.evaluator import EvalResult
 
 # The ``parallel`` section of every config (compile_config merges it in; the serial pipeline ignores it).
@@ -83,15 +84,16 @@ def parallel_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | Non
     start = time.perf_counter()
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
     check_parallel_config(cfg.parallel)
-    exp_dir = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
+    asked_dir = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
+    exp_dir = asked_dir if resume else fresh_dir(asked_dir)
     ckpt_path = checkpoint_to_load(exp_dir, resume, load_ckpt)  # checked before anything is written
     fill_model_shapes_from_env(cfg)  # env errors surface here, before any actor starts
     set_seed(seed)
-    set_torch_threads()
+    configure_torch()
     setup_console_logging()
     with ray_session(ray, address, cfg.parallel.num_cpus), _ParallelParts(ray, cfg, seed) as parts:
         return run_training(cfg, parts, exp_dir, ckpt_path, max_env_step, max_train_iter, progress=progress,
-                            seed=seed, start=start)
+                            seed=seed, start=start, asked_dir=asked_dir)
 
 
 def import_ray() -> Any:

@@ -21,11 +21,11 @@ from ding_lite.entry.common import (
     build_evaluator,
     build_policy,
     import_plugins,
-    set_torch_threads,
 )
 from ding_lite.envs.env_manager import EpisodeEnd
 from ding_lite.envs.gym_env import build_env_manager
 from ding_lite.utils.seed import set_seed
+from ding_lite.utils.torch_setup import configure_torch
 from ding_lite.worker.evaluator import EvalResult
 
 
@@ -48,7 +48,7 @@ class _Shell:
         self.cfg = EasyDict(cfg)
         self.seed = seed
         set_seed(seed)
-        set_torch_threads()
+        configure_torch()
         self.version = -1  # train_iter of the loaded weights (-1: the fresh model's own initialisation)
         self._mode: Any = None  # the policy mode whose state dict the weights fill
 

@@ -15,15 +15,16 @@ from ding_lite.entry.common import (
     build_evaluator,
     build_policy,
     experiment_dir,
+    fresh_dir,
     load_config,
     prepare_exp_dir,
-    set_torch_threads,
     write_json,
 )
 from ding_lite.errors import CheckpointError
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
 from ding_lite.utils.log import ExperimentLogger
 from ding_lite.utils.seed import set_seed
+from ding_lite.utils.torch_setup import configure_torch
 from ding_lite.worker.learner import BaseLearner
 
 
@@ -37,7 +38,8 @@ def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None 
         config: a config file path, DI-engine's ``(main_config, create_config)``, a dict, or a compiled config.
         seed: seed of envs, torch and numpy.
         max_env_step / max_train_iter: budgets (None: unbounded).
-        exp_dir: experiment folder (default: ``cfg.exp_name``).
+        exp_dir: experiment folder (default: ``cfg.exp_name``); if it already holds a run and ``resume`` is off,
+            ``<exp_dir>_1``, ``<exp_dir>_2``, ... is used instead (the result's ``exp_dir`` says which).
         resume: continue from the latest ``<exp_dir>/ckpt/iteration_N.pth.tar`` (train_iter and env_step too).
         load_ckpt: start from this checkpoint's policy weights and counters.
         strict: unknown config keys are errors.
@@ -54,26 +56,31 @@ def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None 
     """
     start = time.perf_counter()
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
-    exp_dir = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
+    asked_dir = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
+    exp_dir = asked_dir if resume else fresh_dir(asked_dir)
     ckpt_path = checkpoint_to_load(exp_dir, resume, load_ckpt)  # checked before anything is written
     set_seed(seed)
-    set_torch_threads()
+    configure_torch()
     with _Parts(cfg, seed) as parts:
         return run_training(cfg, parts, exp_dir, ckpt_path, max_env_step, max_train_iter, progress=progress,
-                            seed=seed, start=start)
+                            seed=seed, start=start, asked_dir=asked_dir)
 
 
 def run_training(cfg: Any, parts: Any, exp_dir: Path, ckpt_path: Path | None, max_env_step: int | None,
-                 max_train_iter: int | None, *, progress: bool, seed: int, start: float) -> dict[str, Any]:
+                 max_train_iter: int | None, *, progress: bool, seed: int, start: float,
+                 asked_dir: Path | None = None) -> dict[str, Any]:
     """The part every training pipeline shares once its workers are built: experiment folder, logger, learner over
     ``parts.policy``, optional checkpoint, the train loop, ``result.json``.
 
     ``parts`` holds ``policy``, ``collector``, ``evaluator``, ``buffer`` (None on-policy), ``attach(learner, logger)``
     (called once both exist) and ``stats()`` (extra entries of the result). The serial pipeline's parts are local
-    workers; the parallel pipeline's are driver-side stand-ins for Ray actors with the same methods.
+    workers; the parallel pipeline's are driver-side stand-ins for Ray actors with the same methods. ``asked_dir`` is
+    the folder the caller asked for, where ``exp_dir`` had to avoid an earlier run.
     """
     prepare_exp_dir(exp_dir, cfg)
     logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress)
+    if asked_dir is not None and exp_dir != asked_dir:
+        logger.info(f"{asked_dir} holds an earlier run: writing to {exp_dir}")
     learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, logger, cfg.policy.type)
     try:
         if ckpt_path is not None:
@@ -84,6 +91,9 @@ def run_training(cfg: Any, parts: Any, exp_dir: Path, ckpt_path: Path | None, ma
         result.update(parts.stats())
         result.update(seed=seed, wall_seconds=round(time.perf_counter() - start, 3), exp_dir=str(exp_dir))
         write_json(exp_dir / "result.json", result)
+        outcome = "stop value reached" if result["stop"] else "budget spent"
+        logger.info(f"[done] {outcome}: env_step {result['env_step']}, train_iter {result['train_iter']}, "
+                    f"{result['wall_seconds']:.1f} s; results in {exp_dir}")
     finally:
         logger.close()
     return result

@@ -22,7 +22,7 @@ class QNet(nn.Module):
         action_shape=None,  # number of discrete actions; None: taken from the env's action space
         encoder_hidden_size_list=[128, 128, 64],  # MLP encoder widths
         dueling=True,  # dueling head: Q = V + A - mean(A)
-        activation="relu",
+        activation="relu",  # hidden-layer activation: relu, tanh, elu, gelu or silu
     )
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
@@ -59,7 +59,7 @@ class VAC(nn.Module):
         action_space=None,  # 'discrete' or 'continuous'; None: from the env
         encoder_hidden_size_list=[64, 64],  # widths of the actor's and the critic's MLPs
         share_encoder=False,  # one encoder for actor and critic
-        activation="tanh",
+        activation="tanh",  # hidden-layer activation: relu, tanh, elu, gelu or silu
         sigma_type="fixed",  # continuous: 'fixed' (state-independent log-std parameter) or 'conditioned'
         init_log_std=0.0,  # continuous: initial log standard deviation
     )

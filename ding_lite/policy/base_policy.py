@@ -67,10 +67,10 @@ class Policy:
         cuda=False,  # put models and batches on the GPU (falls back to CPU with a warning if there is none)
         on_policy=False,  # True: train on each fresh collect; False: through a replay buffer
         model=dict(),  # model section: type (default: the policy's default_model) and the model's settings
-        learn=dict(),
-        collect=dict(),
-        eval=dict(),
-        other=dict(),
+        learn=dict(),  # learn-mode settings; the learner's own under learn.learner
+        collect=dict(),  # collect-mode settings; the collector's own under collect.collector
+        eval=dict(),  # eval-mode settings; the evaluator's own under eval.evaluator
+        other=dict(),  # other settings; the replay buffer's under other.replay_buffer (off-policy)
     )
 
     @classmethod

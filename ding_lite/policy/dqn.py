@@ -44,8 +44,8 @@ class DQNPolicy(Policy):
         nstep=1,  # n of the n-step TD target
         learn=dict(
             update_per_collect=3,  # gradient steps per collect
-            batch_size=64,
-            learning_rate=0.001,
+            batch_size=64,  # samples per gradient step
+            learning_rate=0.001,  # Adam step size
             target_update_freq=100,  # copy the online net to the target net every this many iterations
             target_theta=None,  # if set: momentum target update θ_t ← (1−τ)θ_t + τθ every iteration instead
             loss_type="huber",  # 'huber' or 'mse'
@@ -55,14 +55,14 @@ class DQNPolicy(Policy):
         ),
         collect=dict(
             n_sample=8,  # env steps per collect (rounded up to a multiple of collector_env_num)
-            unroll_len=1,
+            unroll_len=1,  # DI-engine key, not read: samples are single (n-step) transitions
         ),
         eval=dict(),
         other=dict(
             eps=dict(
                 type="exp",  # 'exp' or 'linear'
-                start=0.95,
-                end=0.1,
+                start=0.95,  # ε at env step 0
+                end=0.1,  # final ε
                 decay=10000,  # env steps
             ),
         ),
@@ -83,11 +83,17 @@ class DQNPolicy(Policy):
     def _forward_learn(self, batch: dict) -> dict:
         learn = self.cfg["learn"]
         data = self.batch_tensors(batch)
-        q = self._model(data[OBS])["logit"]
+        n = len(data[OBS])
+        if learn["double"]:  # one online forward for s and s' (the s' half is only read, never differentiated)
+            q_both = self._model(torch.cat([data[OBS], data[NEXT_OBS_N]]))["logit"]
+            q, q_next_online = q_both[:n], q_both[n:].detach()
+        else:
+            q = self._model(data[OBS])["logit"]
         q_taken = q.gather(1, data[ACTION].long().unsqueeze(1)).squeeze(1)
         with torch.no_grad():
             q_next_target = self._target_model(data[NEXT_OBS_N])["logit"]
-            q_next_online = self._model(data[NEXT_OBS_N])["logit"] if learn["double"] else q_next_target
+            if not learn["double"]:
+                q_next_online = q_next_target
             target = double_q_target(data[RETURN_N], data[DISCOUNT_N], q_next_online, q_next_target)
         weight = data.get(WEIGHT) if self.cfg["priority_IS_weight"] else None
         loss, td_abs = td_error_loss(q_taken, target, weight, learn["loss_type"])
@@ -118,7 +124,7 @@ class DQNPolicy(Policy):
     # ---- collect -----------------------------------------------------------------------------------------------
     def _init_collect(self) -> None:
         self._eps = epsilon_schedule(self.cfg["other"]["eps"])
-        self._rng = np.random.default_rng(self.cfg.get("seed"))
+        self._rng = np.random.default_rng(torch.initial_seed())  # seeded by set_seed: runs repeat exactly
         self._pending: dict[str, np.ndarray] | None = None  # last steps whose n-step window is still open
 
     @torch.inference_mode()

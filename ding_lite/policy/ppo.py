@@ -38,7 +38,7 @@ class PPOPolicy(Policy):
         learn=dict(
             epoch_per_collect=10,  # passes over each collect
             batch_size=64,  # minibatch size
-            learning_rate=3e-4,
+            learning_rate=3e-4,  # Adam step size
             value_weight=0.5,  # c_vf
             entropy_weight=0.0,  # c_ent
             clip_ratio=0.2,  # ε of the ratio clip
@@ -51,7 +51,7 @@ class PPOPolicy(Policy):
         ),
         collect=dict(
             n_sample=256,  # env steps per collect (rounded up to a multiple of collector_env_num)
-            unroll_len=1,
+            unroll_len=1,  # DI-engine key, not read: samples are single steps
             discount_factor=0.99,  # γ
             gae_lambda=0.95,  # λ
         ),
