@@ -24,7 +24,7 @@ from ding_lite.entry.common import build_policy, fill_model_shapes_from_env, loa
 from ding_lite.entry.parallel import PARALLEL_CONFIG, check_parallel_config, parallel_pipeline
 from ding_lite.entry.parallel_actors import CollectorShell, EvaluatorShell
 from ding_lite.entry.serial import serial_pipeline
-from ding_lite.errors import ConfigError
+from ding_lite.errors import ConfigError, WorkerError
 from ding_lite.registry import BUFFER
 
 from conftest import DIZOO_CARTPOLE, cli_env, run_cli  # isort: skip (tests/ helpers)
@@ -180,6 +180,16 @@ def test_dead_collector_and_evaluator_are_replaced_and_no_partial_batch_is_kept(
     assert result["buffer_size"] == 8 * len(RecordingBuffer.pushes) == result["env_step"]
 
 
+@pytest.mark.unittest
+def test_an_actor_that_cannot_start_stops_the_run_with_its_error(local_ray, tmp_path, monkeypatch):
+    monkeypatch.setenv("DING_LITE_TEST_DRIVER_PID", str(os.getpid()))  # the env builds here, not in an actor
+    with pytest.raises(WorkerError, match=r"actor failed to start: .*this env builds only in the test driver"):
+        parallel_pipeline(DQN_CONFIG, exp_dir=tmp_path / "run", progress=False,
+                          overrides=("env.type=test_driver_only_cartpole",
+                                     "env.import_names=['tests.entry.parallel_plugin_env']"))
+    assert not (tmp_path / "run").exists()  # stopped before anything was written
+
+
 # ---- CLI with its own Ray --------------------------------------------------------------------------------------
 def _free_port() -> int:
     with socket.socket() as s:
@@ -268,7 +278,7 @@ def test_ctrl_c_stops_an_embedded_run_and_its_ray_instance(tmp_path):
                             text=True, stdin=subprocess.DEVNULL,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        _wait_for_line(proc.stderr, "[eval] iter     40", timeout=180)
+        _wait_for_line(proc.stderr, "[eval] iter      0", timeout=180)
         ray_processes = _descendants(proc.pid)
         assert ray_processes  # the embedded Ray's own processes and the actors
         proc.send_signal(signal.SIGINT)
