@@ -20,7 +20,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -199,21 +199,25 @@ class _ActorFactory:
         self.tag = f"ding_lite-{os.getpid()}-{id(self):x}"  # names: <tag>/collector<slot>-<k>, <tag>/evaluator-<k>
         self.collector_cls = ray.remote(num_cpus=float(par.collector_num_cpus), max_restarts=0)(CollectorShell)
         self.evaluator_cls = ray.remote(num_cpus=float(par.evaluator_num_cpus), max_restarts=0)(EvaluatorShell)
-        self.live: dict[str, Any] = {}
+        self.live: dict[str, Any] = {}  # role ('collector0', ..., 'evaluator') -> actor handle
+        self._restart: dict[str, Callable[[], Any]] = {}  # role -> starts a new actor for it
         self.logger: Any = None
 
     def collector(self, slot: int) -> Any:
+        """Start the collector actor of ``slot`` (the k-th collector started gets seed + k * collector_env_num)."""
         seed = self.seed + self.created * self.env_num
         self.created += 1
-        return self._start(f"collector{slot}", self.collector_cls, seed)
+        return self._start(f"collector{slot}", self.collector_cls, seed, lambda: self.collector(slot))
 
     def evaluator(self) -> Any:
-        return self._start("evaluator", self.evaluator_cls, self.seed)
+        """Start the evaluator actor (the serial pipeline's eval seeds)."""
+        return self._start("evaluator", self.evaluator_cls, self.seed, self.evaluator)
 
-    def _start(self, role: str, cls: Any, seed: int) -> Any:
+    def _start(self, role: str, cls: Any, seed: int, again: Callable[[], Any]) -> Any:
         handle = cls.options(name=f"{self.tag}/{role}-{self.started}").remote(self.cfg, seed)
         self.started += 1
         self.live[role] = handle
+        self._restart[role] = again
         return handle
 
     def wait_ready(self, roles: list[str] | None = None) -> None:
@@ -235,7 +239,7 @@ class _ActorFactory:
             raise WorkerError(f"the {role} actor died and parallel.max_actor_restarts={self.max_restarts} replacements "
                               f"are used up: {_last_line(exc)}") from None
         self.ray.kill(self.live[role])  # it may be unreachable rather than dead: make sure
-        handle = self.collector(int(role[len("collector"):])) if role.startswith("collector") else self.evaluator()
+        handle = self._restart[role]()
         self.wait_ready([role])
         message = (f"[parallel] {role} actor died ({_last_line(exc)}); replaced by a new actor "
                    f"(restart {self.restarts}/{self.max_restarts})")
@@ -249,6 +253,8 @@ class _ActorFactory:
         """Let every actor close its envs (after its running task), then end them."""
         handles = list(self.live.values())
         self.live.clear()
+        if not handles:
+            return
         done = [h.close.remote() for h in handles]
         self.ray.wait(done, num_returns=len(done), timeout=timeout)
         for handle in handles:
@@ -282,7 +288,7 @@ class _RemoteCollectors:
         self.interval = int(cfg.parallel.broadcast_interval)
         n = int(cfg.parallel.n_collectors)
         self.actors = [factory.collector(slot) for slot in range(n)]
-        self.loaded = [-2] * n  # weights version each actor holds (as far as the driver sent it)
+        self.loaded: list[int | None] = [None] * n  # weights version each actor holds (None: not known)
         self.pending: dict[Any, int] = {}  # in-flight collect -> slot
         self.idle = list(range(n))  # off-policy: slots whose last batch was handed out and that wait for new work
         self.env_step = 0
@@ -345,7 +351,7 @@ class _RemoteCollectors:
             return slot, self.ray.get(ready[0])
         except self.ray.exceptions.RayActorError as exc:
             self.actors[slot] = self.factory.replace(f"collector{slot}", exc)
-            self.loaded[slot] = -2
+            self.loaded[slot] = None
             return slot, None
         except self.ray.exceptions.RayTaskError as exc:
             raise _task_error(exc) from None
@@ -389,7 +395,7 @@ class _RemoteEvaluator:
         self.weights = weights
         self.eval_freq = int(cfg.policy.eval.evaluator.eval_freq)
         self.actor = factory.evaluator()
-        self.loaded = -2
+        self.loaded: int | None = None  # weights version the actor holds (None: not known)
         self.best_return = -math.inf  # over the whole run, whatever actor evaluated
         self._last_eval_iter: int | None = None
 
@@ -409,7 +415,7 @@ class _RemoteEvaluator:
                 break
             except self.ray.exceptions.RayActorError as exc:
                 self.actor = self.factory.replace("evaluator", exc)
-                self.loaded = -2
+                self.loaded = None
             except self.ray.exceptions.RayTaskError as exc:
                 raise _task_error(exc) from None
         improved = result.mean > self.best_return
