@@ -140,18 +140,20 @@ def main() -> None:
         for pool in pools.values():
             pool.close()
     serial.close()
-    base = statistics.median(rates["serial collector"])
     cfg = busy_config(args.burn_ms)
     print(f"CartPole stepping {args.burn_ms:g} ms CPU per step, {cfg.env.collector_env_num} envs per collector, "
           f"n_sample {n_sample(cfg)}; {os.cpu_count()} CPUs; median of {args.repeats} x {args.seconds:g} s")
+    # "x serial": median over repeats of the ratio to the serial rate of the same repeat (measured side by side)
     print(f"{'setting':<18} {'env steps/s':>12} {'x serial':>9}   runs")
+    paired = {name: statistics.median(v / s for v, s in zip(values, rates["serial collector"], strict=True))
+              for name, values in rates.items()}
     for name, values in rates.items():
-        median = statistics.median(values)
-        print(f"{name:<18} {median:>12.1f} {median / base:>9.2f}   {' '.join(f'{v:.0f}' for v in values)}")
+        print(f"{name:<18} {statistics.median(values):>12.1f} {paired[name]:>9.2f}   "
+              f"{' '.join(f'{v:.0f}' for v in values)}")
     print(f"weight broadcast, CartPole DQN network ({kbytes:.1f} KiB): put {put_ms:.2f} ms, put + loaded by "
           f"{max(args.actors)} actor(s) {total_ms:.2f} ms (median of {args.broadcasts})")
     key = 2 if 2 in args.actors else max(args.actors)
-    print(f"ratio {statistics.median(rates[f'{key} actor(s)']) / base:.2f}")
+    print(f"ratio {paired[f'{key} actor(s)']:.2f}")
 
 
 if __name__ == "__main__":

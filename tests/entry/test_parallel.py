@@ -141,14 +141,19 @@ class RecordingBuffer(UniformBuffer):
         return super().push(samples)
 
 
-def _kill_when(ray, suffix: str, min_env_steps: int, killed: list[str]) -> None:
-    """Kill this run's actor whose name ends in ``suffix`` once collection passed ``min_env_steps``."""
+def _kill_when(ray, role: str, min_env_steps: int, killed: list[str]) -> None:
+    """Kill the live actor whose name holds ``role`` once the run's collection passed ``min_env_steps`` (as the
+    latest collector0 actor reports it)."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        names = [n for n in ray.util.list_named_actors() if "/collector0-" in n]
-        target = [n for n in ray.util.list_named_actors() if suffix in n]
-        if names and target:
-            steps = ray.get(ray.get_actor(names[0]).env_steps.remote())
+        names = ray.util.list_named_actors()
+        probe = [n for n in names if "/collector0-" in n and n not in killed]
+        target = [n for n in names if role in n and n not in killed]
+        if probe and target:
+            try:
+                steps = ray.get(ray.get_actor(probe[-1]).env_steps.remote())
+            except (ray.exceptions.RayActorError, ValueError):  # replaced meanwhile: ask the next one
+                continue
             if steps >= min_env_steps:
                 ray.kill(ray.get_actor(target[0]))
                 killed.append(target[0])
