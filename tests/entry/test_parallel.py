@@ -186,6 +186,18 @@ def test_dead_collector_and_evaluator_are_replaced_and_no_partial_batch_is_kept(
 
 
 @pytest.mark.unittest
+def test_replacements_are_bounded_by_max_actor_restarts(local_ray, tmp_path):
+    killed: list[str] = []
+    thread = threading.Thread(target=_kill_when, args=(local_ray, "/collector1-", 100, killed), daemon=True)
+    thread.start()
+    with pytest.raises(WorkerError, match=r"collector1 actor died and parallel.max_actor_restarts=0 replacements"):
+        parallel_pipeline(DQN_CONFIG, seed=2, max_env_step=5000, exp_dir=tmp_path, progress=False,
+                          overrides=("env.stop_value=1e9", "parallel.max_actor_restarts=0"))
+    thread.join(timeout=30)
+    assert len(killed) == 1
+
+
+@pytest.mark.unittest
 def test_an_actor_that_cannot_start_stops_the_run_with_its_error(local_ray, tmp_path, monkeypatch):
     monkeypatch.setenv("DING_LITE_TEST_DRIVER_PID", str(os.getpid()))  # the env builds here, not in an actor
     with pytest.raises(WorkerError, match=r"actor failed to start: .*this env builds only in the test driver"):
