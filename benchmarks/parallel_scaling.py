@@ -114,6 +114,37 @@ class ActorCollectors:
         self.factory.close()
 
 
+class Burner:
+    """A Ray actor that only burns CPU: the control for how many cores busy actor processes get on this machine now."""
+
+    def burn(self, ms: float) -> float:
+        end = time.thread_time() + ms / 1000
+        while time.thread_time() < end:
+            pass
+        return ms
+
+
+class CpuCeiling:
+    """``n`` :class:`Burner` actors kept busy with 16 ms tasks (about one collect): cores they obtain together."""
+
+    def __init__(self, ray, n: int) -> None:
+        self.ray = ray
+        self.actors = [ray.remote(num_cpus=0)(Burner).remote() for _ in range(n)]
+        ray.get([a.burn.remote(1) for a in self.actors])
+
+    def cores(self, seconds: float) -> float:
+        start, burned = time.perf_counter(), 0.0
+        pending = {actor.burn.remote(16): actor for actor in self.actors}
+        while time.perf_counter() - start < seconds:
+            ready, _ = self.ray.wait(list(pending), num_returns=1)
+            actor = pending.pop(ready[0])
+            burned += self.ray.get(ready[0])
+            pending[actor.burn.remote(16)] = actor
+        elapsed = time.perf_counter() - start
+        self.ray.wait(list(pending), num_returns=len(pending))
+        return burned / 1000 / elapsed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="measuring window per setting and repeat")
@@ -128,11 +159,14 @@ def main() -> None:
     # Ray's CPU count is bookkeeping: every pool holds its actors for the whole run (idle ones cost nothing).
     with ray_session(ray, None, num_cpus=sum(args.actors)):
         pools = {n: ActorCollectors(ray, busy_config(args.burn_ms, n)) for n in args.actors}
+        ceiling = CpuCeiling(ray, max(args.actors))
         rates: dict[str, list[float]] = {"serial collector": []} | {f"{n} actor(s)": [] for n in args.actors}
+        cores: list[float] = []
         for _ in range(args.repeats):
             rates["serial collector"].append(serial.rate(args.seconds))
             for n, pool in pools.items():
                 rates[f"{n} actor(s)"].append(pool.rate(args.seconds))
+            cores.append(ceiling.cores(args.seconds))
         biggest = pools[max(args.actors)]
         put_ms, total_ms = biggest.broadcast_ms(args.broadcasts)
         model = biggest.weights.policy.collect_mode.state_dict()["model"]
@@ -150,6 +184,8 @@ def main() -> None:
     for name, values in rates.items():
         print(f"{name:<18} {statistics.median(values):>12.1f} {paired[name]:>9.2f}   "
               f"{' '.join(f'{v:.0f}' for v in values)}")
+    print(f"control: {max(args.actors)} Ray actors that only burn CPU got {statistics.median(cores):.2f} cores "
+          f"together (runs {' '.join(f'{c:.2f}' for c in cores)}): the most that many actors can gain here now")
     print(f"weight broadcast, CartPole DQN network ({kbytes:.1f} KiB): put {put_ms:.2f} ms, put + loaded by "
           f"{max(args.actors)} actor(s) {total_ms:.2f} ms (median of {args.broadcasts})")
     key = 2 if 2 in args.actors else max(args.actors)
