@@ -4,15 +4,22 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from ding_lite.errors import DingLiteError
 
-MODES = ("serial", "parallel", "eval")
+MODES = ("serial", "parallel", "eval", "collect_demo")
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """Command-line mistakes are answered in one line too (the full usage is one ``--help`` away)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ding_lite", description="Run a ding_lite experiment from a config file.")
+    parser = _OneLineParser(prog="ding_lite", description="Run a ding_lite experiment from a config file.")
     parser.add_argument("-m", "--mode", default="serial", choices=MODES, help="pipeline to run (default: serial)")
     parser.add_argument("-c", "--config", required=True, help="config file (.py holding main_config)")
     parser.add_argument("-s", "--seed", type=int, action="append", help="seed; repeat for several runs (default 0)")
@@ -22,9 +29,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config value, e.g. --set policy.learn.batch_size=128 (repeatable)")
     parser.add_argument("--resume", action="store_true", help="continue from the experiment's latest checkpoint")
-    parser.add_argument("--load-ckpt", default=None, help="checkpoint to start from (serial) or to evaluate (eval)")
+    parser.add_argument("--load-ckpt", default=None,
+                        help="checkpoint to start from (serial), evaluate (eval) or roll out (collect_demo)")
     parser.add_argument("--strict", action="store_true", help="unknown config keys are errors, not warnings")
-    parser.add_argument("--n-episode", type=int, default=None, help="eval: number of episodes")
+    parser.add_argument("--n-episode", type=int, default=None, help="eval, collect_demo: number of episodes")
+    parser.add_argument("--demo-path", default=None, help="collect_demo: output file (default <exp_name>/demo.npz)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument("--address", default=None, help="parallel: Ray cluster to join, 'auto' or HOST:PORT "
                         "(default: start a local Ray instance)")
@@ -55,10 +64,18 @@ def run_eval(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
     from ding_lite.entry.eval import eval_pipeline
 
     return eval_pipeline(args.config, seed, args.load_ckpt, args.n_episode, strict=args.strict,
-                         overrides=tuple(args.overrides))
+                         overrides=tuple(args.overrides), exp_name=args.exp_name, n_seeds=n_seeds)
+
+
+def run_collect_demo(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
+    from ding_lite.entry.collect_demo import collect_demo_pipeline
+
+    return collect_demo_pipeline(args.config, seed, args.load_ckpt, args.n_episode, args.demo_path,
+                                 strict=args.strict, overrides=tuple(args.overrides), n_seeds=n_seeds)
 
 
 RUNNERS: dict[str, Callable[[argparse.Namespace, int, int], Any]] = {"serial": run_serial, "eval": run_eval,
+                                                                     "collect_demo": run_collect_demo,
                                                                      "parallel": run_parallel}
 
 

@@ -12,8 +12,11 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DIZOO_CARTPOLE = REPO_ROOT / "dizoo" / "classic_control" / "cartpole" / "config"
 DIZOO_PENDULUM = REPO_ROOT / "dizoo" / "classic_control" / "pendulum" / "config"
 
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+# pytest runs with --import-mode=importlib (test files may share names across folders); shared helpers such as
+# fake_envs.py are imported from the tests folder, ding_lite and dizoo from this checkout.
+for path in (REPO_ROOT, REPO_ROOT / "tests"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
 
 
 def cli_env(extra_pythonpath: list[str] | None = None) -> dict[str, str]:
@@ -37,3 +40,14 @@ def run_cli(*args: str, cwd: str | Path, extra_pythonpath: list[str] | None = No
 @pytest.fixture
 def repo_root() -> Path:
     return REPO_ROOT
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """Tests run small networks: one torch thread, as the pipelines use (two threads on two busy cores crawl)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -91,6 +91,7 @@ def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = N
 
 def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
     """Defaults of every component the user's config names (importing its ``import_names`` first)."""
+    from ding_lite.data.demo import DEMO_SECTION_DEFAULTS
     from ding_lite.entry.parallel import PARALLEL_CONFIG
     from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
     from ding_lite.worker.learner import BaseLearner
@@ -112,22 +113,31 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
     buffer = _section(other, "replay_buffer", "policy.other")
     _import_section(buffer, "policy.other.replay_buffer")
     collector = _section(_section(policy, "collect", "policy"), "collector", "policy.collect")
+    _import_section(collector, "policy.collect.collector")
     evaluator = _section(_section(policy, "eval", "policy"), "evaluator", "policy.eval")
+    _import_section(evaluator, "policy.eval.evaluator")
     parts = dict(
         parallel=PARALLEL_CONFIG,  # settings of the parallel (Ray) pipeline
         env=deep_merge(deep_merge(ENV_SECTION_DEFAULTS, getattr(env_cls, "config", {})),
-                       {"manager": ENV_MANAGER.get(manager.get("type", "base")).config}),
-        policy=deep_merge(policy_defaults, dict(
-            model=model_cls.config,
+                       {"manager": _with_import_names(ENV_MANAGER.get(manager.get("type", "base")).config)}),
+        # the policy's own defaults for its parts (e.g. PPO's log interval) win over the parts' generic ones
+        policy=deep_merge(dict(
+            model=_with_import_names(model_cls.config),
             learn=dict(learner=BaseLearner.config),
-            collect=dict(collector=COLLECTOR.get(collector.get("type", "sample")).config),
-            eval=dict(evaluator=EVALUATOR.get(evaluator.get("type", "interaction")).config),
-        )),
+            collect=dict(collector=_with_import_names(COLLECTOR.get(collector.get("type", "sample")).config)),
+            eval=dict(evaluator=_with_import_names(EVALUATOR.get(evaluator.get("type", "interaction")).config)),
+        ), policy_defaults),
+        demo=DEMO_SECTION_DEFAULTS,  # settings of ding_lite -m collect_demo
     )
     if not policy_defaults.get("on_policy") or buffer:
-        parts["policy"]["other"] = deep_merge(parts["policy"].get("other", {}),
-                                              {"replay_buffer": BUFFER.get(buffer.get("type", "uniform")).config})
+        buffer_defaults = _with_import_names(BUFFER.get(buffer.get("type", "uniform")).config)
+        parts["policy"]["other"] = deep_merge({"replay_buffer": buffer_defaults}, parts["policy"].get("other", {}))
     return deep_merge(TOP_LEVEL_DEFAULTS, parts)
+
+
+def _with_import_names(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A component's defaults plus ``import_names``: every section may name modules to import before it is built."""
+    return {**config, "import_names": config.get("import_names", [])}
 
 
 def _section(parent: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any]:
@@ -144,31 +154,36 @@ def _import_section(section: Mapping[str, Any], where: str) -> None:
 
 
 # ---- validation ------------------------------------------------------------------------------------------------
-def check_config(user: Mapping[str, Any], defaults: Mapping[str, Any], *, strict: bool = False) -> None:
+def check_config(user: dict[str, Any], defaults: Mapping[str, Any], *, strict: bool = False) -> None:
     """Check every user key against ``defaults``: unknown keys (warning, or error under ``strict``), wrong types
-    (always an error). Integral floats given for int settings (e.g. ``1e4``) are accepted."""
+    (always an error). Integral floats given for int settings (e.g. ``1e4``) are accepted and converted to int in
+    ``user``, so that code reading the compiled config gets the int it expects (``range(8.0)`` would fail)."""
     all_paths = list(_dotted_paths(defaults))
-    for path, value, default, known in _walk(user, defaults, ""):
+    for node, key, path, default, known in _walk(user, defaults, ""):
         if known is not None:  # unknown key at `path`; `known` are the valid sibling keys
             _report_unknown(path, known, all_paths, strict)
             continue
+        value = node[key]
         _check_type(path, value, default)
+        if isinstance(value, float) and _expected_type(default) == "int":
+            node[key] = int(value)
 
 
-def _walk(user: Mapping[str, Any], defaults: Mapping[str, Any], prefix: str):
+def _walk(user: dict[str, Any], defaults: Mapping[str, Any], prefix: str):
+    """Yield ``(parent, key, dotted path, default, known sibling keys or None)`` for every user leaf."""
     for key, value in user.items():
         path = f"{prefix}{key}"
         if key not in defaults:
-            yield path, value, None, list(defaults)
+            yield user, key, path, None, list(defaults)
             continue
         default = defaults[key]
         if isinstance(default, Mapping) and default:  # a section with known keys: recurse
-            if not isinstance(value, Mapping):
+            if not isinstance(value, dict):
                 raise ConfigError(f"config key '{path}' must be a dict (a section), got {type(value).__name__} "
                                   f"{value!r}")
             yield from _walk(value, default, path + ".")
         else:
-            yield path, value, default, None
+            yield user, key, path, default, None
 
 
 def _check_type(path: str, value: Any, default: Any) -> None:

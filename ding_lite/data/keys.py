@@ -20,3 +20,6 @@ PRIORITY = "priority"
 RETURN_N = "return_n"
 DISCOUNT_N = "discount_n"
 NEXT_OBS_N = "next_obs_n"
+# sequences (ACER): the L steps' observations and the one after the last real step; Q(s, ·) of a critic
+OBS_PLUS_1 = "obs_plus_1"
+Q_VALUE = "q_value"

@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.entry.common import (
+    EVAL_SEED_OFFSET,
     ConfigLike,
     build_env_managers,
     build_evaluator,
@@ -21,14 +22,15 @@ from ding_lite.utils.torch_setup import configure_torch
 
 def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | None = None,
                   n_episode: int | None = None, *, strict: bool = False,
-                  overrides: tuple[str, ...] = ()) -> dict[str, Any]:
+                  overrides: tuple[str, ...] = (), exp_name: str | None = None, n_seeds: int = 1) -> dict[str, Any]:
     """Evaluate a checkpoint's policy (eval mode) over ``n_episode`` episodes (default ``env.n_evaluator_episode``).
 
-    Without ``load_ckpt`` the experiment's ``ckpt/ckpt_best.pth.tar`` is used. Returns mean, std and all returns.
+    Without ``load_ckpt`` the experiment's ``ckpt/ckpt_best.pth.tar`` is used: the folder a serial run with the same
+    ``exp_name`` (default: the config's) and number of seeds wrote. Returns mean, std and all returns.
     """
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
     if load_ckpt is None:
-        load_ckpt = experiment_dir(cfg, None, seed, 1) / "ckpt" / "ckpt_best.pth.tar"
+        load_ckpt = experiment_dir(cfg, exp_name, seed, n_seeds) / "ckpt" / "ckpt_best.pth.tar"
         if not Path(load_ckpt).is_file():
             raise CheckpointError(f"no checkpoint given (--load-ckpt) and none found at {load_ckpt}")
     state = load_checkpoint(load_ckpt)
@@ -40,7 +42,8 @@ def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | Non
     try:
         policy = build_policy(cfg, enable_field=("eval",))
         policy.eval_mode.load_state_dict(state["policy"])
-        evaluator = build_evaluator(cfg, evaluator_env, policy, seed)
+        # the training run's eval seeds: the best checkpoint's eval return is reproduced exactly
+        evaluator = build_evaluator(cfg, evaluator_env, policy, seed + EVAL_SEED_OFFSET)
         result = evaluator.eval(int(state.get("train_iter", 0)), int(state.get("env_step", 0)))
     finally:
         evaluator_env.close()

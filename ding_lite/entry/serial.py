@@ -8,6 +8,7 @@ from typing import Any
 
 from ding_lite.data.keys import INDEX, PRIORITY
 from ding_lite.entry.common import (
+    EVAL_SEED_OFFSET,
     ConfigLike,
     build_buffer,
     build_collector,
@@ -69,22 +70,23 @@ def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None 
 def run_training(cfg: Any, parts: Any, exp_dir: Path, ckpt_path: Path | None, max_env_step: int | None,
                  max_train_iter: int | None, *, progress: bool, seed: int, start: float,
                  asked_dir: Path | None = None) -> dict[str, Any]:
-    """The part every training pipeline shares once its workers are built: experiment folder, logger, learner over
-    ``parts.policy``, optional checkpoint, the train loop, ``result.json``.
+    """The part every training pipeline shares once its workers are built: learner over ``parts.policy``, optional
+    checkpoint, experiment folder, logger, the train loop, ``result.json``.
 
     ``parts`` holds ``policy``, ``collector``, ``evaluator``, ``buffer`` (None on-policy), ``attach(learner, logger)``
     (called once both exist) and ``stats()`` (extra entries of the result). The serial pipeline's parts are local
     workers; the parallel pipeline's are driver-side stand-ins for Ray actors with the same methods. ``asked_dir`` is
     the folder the caller asked for, where ``exp_dir`` had to avoid an earlier run.
     """
+    learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type)
+    if ckpt_path is not None:  # a checkpoint that does not fit the policy fails here, before anything is written
+        learner.load_checkpoint(ckpt_path)
     prepare_exp_dir(exp_dir, cfg)
-    logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress)
+    logger = learner.logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress)
     if asked_dir is not None and exp_dir != asked_dir:
         logger.info(f"{asked_dir} holds an earlier run: writing to {exp_dir}")
-    learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, logger, cfg.policy.type)
     try:
         if ckpt_path is not None:
-            learner.load_checkpoint(ckpt_path)
             logger.info(f"loaded {ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})")
         parts.attach(learner, logger)
         result = _train_loop(cfg, parts, learner, logger, max_env_step, max_train_iter)
@@ -122,7 +124,7 @@ class _Parts:
         try:
             self.policy = build_policy(cfg)
             self.collector = build_collector(cfg, self.collector_env, self.policy)
-            self.evaluator = build_evaluator(cfg, self.evaluator_env, self.policy, seed + 1000)
+            self.evaluator = build_evaluator(cfg, self.evaluator_env, self.policy, seed + EVAL_SEED_OFFSET)
             self.buffer = None if cfg.policy.on_policy else build_buffer(cfg, seed)
         except BaseException:
             self.close()

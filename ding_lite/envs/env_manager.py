@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 import numpy as np
 
+from ding_lite.errors import ConfigError
 from ding_lite.registry import ENV_MANAGER
 
 
@@ -64,7 +65,8 @@ class BaseEnvManager:
 
     def __init__(self, env_fns: Sequence[Callable[[], gym.Env]], cfg: Mapping[str, Any] | None = None) -> None:
         if len(env_fns) == 0:
-            raise ValueError("an env manager needs at least one env (env_num was 0)")
+            raise ConfigError("an env manager needs at least one env (env_num was 0): set env.collector_env_num and "
+                              "env.evaluator_env_num to 1 or more")
         self.cfg = cfg or {}
         self._envs = [fn() for fn in env_fns]
         self.env_num = len(self._envs)

@@ -48,6 +48,8 @@ class PPOPolicy(Policy):
             value_norm=False,  # learn values of returns normalised by running statistics
             grad_clip_value=0.5,  # global gradient-norm clip (None: off)
             ignore_done=False,  # treat terminations as truncations
+            # one train iteration is a whole collect (epoch_per_collect passes): log the losses of every one
+            learner=dict(hook=dict(log_show_after_iter=1)),  # log every iteration: one per collect
         ),
         collect=dict(
             n_sample=256,  # env steps per collect (rounded up to a multiple of collector_env_num)
@@ -77,32 +79,46 @@ class PPOPolicy(Policy):
         for _ in range(int(learn["epoch_per_collect"])):
             if self.cfg["recompute_adv"]:
                 data[ADV], data[RETURN] = self._recompute_adv(data)
+            self._begin_epoch(data)
             for idx in torch.randperm(n, device=self.device).split(int(learn["batch_size"])):
                 for k, v in self._minibatch_step({k: v[idx] for k, v in data.items()}).items():
                     stats.setdefault(k, []).append(v)
         return {k: torch.stack(v).mean() for k, v in stats.items()}
 
     def _minibatch_step(self, mb: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        loss, stats = self._compute_loss(mb)
+        self._optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm_clip(self._model.parameters(), self.cfg["learn"]["grad_clip_value"])
+        self._optimizer.step()
+        return stats
+
+    def _compute_loss(self, mb: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """Loss of one minibatch (carries the gradient) and its detached statistics."""
         learn = self.cfg["learn"]
         out = self._model.compute_actor_critic(mb[OBS])
         dist = action_distribution(out)
         adv = normalize_advantage(mb[ADV]) if learn["adv_norm"] else mb[ADV]
         policy_loss, info = ppo_policy_loss(dist.log_prob(mb[ACTION]), mb[LOGP], adv, learn["clip_ratio"],
                                             learn["dual_clip"])
+        value_loss = self._value_loss(out[VALUE], mb)
+        entropy = dist.entropy().mean()
+        loss = policy_loss + learn["value_weight"] * value_loss - learn["entropy_weight"] * entropy
+        return loss, {"total_loss": loss.detach(), "policy_loss": policy_loss.detach(),
+                      "value_loss": value_loss.detach(), "entropy": entropy.detach(), **info}
+
+    def _value_loss(self, value: torch.Tensor, mb: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Critic loss against the minibatch's returns (both sides normalised under ``value_norm``)."""
+        learn = self.cfg["learn"]
         value_target = mb[RETURN]
         old_value = mb[VALUE]
         if learn["value_norm"]:
             value_target = self._value_stats.normalize(value_target)
             old_value = self._value_stats.normalize(old_value)
-        value_loss = ppo_value_loss(out[VALUE], old_value, value_target, learn["value_clip_ratio"])
-        entropy = dist.entropy().mean()
-        loss = policy_loss + learn["value_weight"] * value_loss - learn["entropy_weight"] * entropy
-        self._optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        grad_norm_clip(self._model.parameters(), learn["grad_clip_value"])
-        self._optimizer.step()
-        return {"total_loss": loss.detach(), "policy_loss": policy_loss.detach(), "value_loss": value_loss.detach(),
-                "entropy": entropy.detach(), **info}
+        return ppo_value_loss(value, old_value, value_target, learn["value_clip_ratio"])
+
+    def _begin_epoch(self, data: dict[str, torch.Tensor]) -> None:
+        """Hook before each pass over the collect (after any advantage recompute): per-epoch state of a subclass."""
 
     @torch.no_grad()
     def _recompute_adv(self, data: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:

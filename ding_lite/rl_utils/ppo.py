@@ -11,6 +11,7 @@ def ppo_policy_loss(
     adv: torch.Tensor,
     clip_ratio: float,
     dual_clip: float | None = None,
+    weight: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Clipped surrogate policy loss, with optional dual clip.
 
@@ -20,6 +21,8 @@ def ppo_policy_loss(
         adv: (B,) advantages (already normalised if wanted).
         clip_ratio: ε, the ratio is clipped to [1 − ε, 1 + ε].
         dual_clip: c > 1 enables dual clip: for A < 0 the per-sample objective is bounded below by c·A.
+        weight: optional (B,) per-sample weights of the objective (constants, e.g. truncated importance weights
+            when the data came from another policy than the one the ratio is taken against).
 
     Returns:
         ``(loss, info)``: scalar ``−mean(objective)``; ``info`` holds detached scalars ``approx_kl``
@@ -38,6 +41,8 @@ def ppo_policy_loss(
         # Ye et al. 2020 (Mastering Complex Control in MOBA Games), eq. 5: for A < 0 a huge ratio would make
         # min(...) unbounded below; cap it at c·A.
         objective = torch.where(adv < 0, torch.max(objective, dual_clip * adv), objective)
+    if weight is not None:
+        objective = objective * weight.detach()
     loss = -objective.mean()
     with torch.no_grad():
         info = {

@@ -46,12 +46,26 @@ def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict[
     try:
         state = torch.load(path, map_location=map_location, weights_only=True)
     except (RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile, EOFError, ValueError, OSError) as exc:
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CheckpointError(f"cannot read checkpoint {path}: {first_line} (is it a complete ding_lite checkpoint?)") \
-            from exc
+        raise CheckpointError(f"cannot read checkpoint {path}: {_load_failure(exc)} (is it a complete ding_lite "
+                              f"checkpoint?)") from exc
     if not isinstance(state, dict) or "policy" not in state:
         raise CheckpointError(f"checkpoint {path} is not a ding_lite checkpoint (no 'policy' entry)")
     return state
+
+
+def _load_failure(exc: BaseException) -> str:
+    """The reason of a failed ``torch.load`` in one short line.
+
+    torch's weights-only refusal is a paragraph that suggests ``weights_only=False``; ding_lite never loads that
+    way (a checkpoint could run code), so only the unpickler's own reason is kept.
+    """
+    text = str(exc).strip()
+    marker = "WeightsUnpickler error:"
+    if marker in text:
+        reason = text.split(marker, 1)[1].strip().splitlines()[0].split(". ")[0].rstrip(".")
+        return f"refused by torch.load(weights_only=True): {reason}"
+    first = text.splitlines()[0].split(". ")[0].rstrip(".") if text else ""
+    return first or type(exc).__name__
 
 
 def latest_checkpoint(ckpt_dir: str | os.PathLike) -> Path | None:

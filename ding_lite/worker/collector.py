@@ -91,37 +91,51 @@ class SampleCollector:
 
 @COLLECTOR.register("episode")
 class EpisodeCollector(SampleCollector):
-    """Collects whole episodes: ``collect(n_episode=k)`` returns the train samples of the next ``k`` episodes that
-    end (each episode's steps go through ``get_train_sample`` as a (T, 1) rollout); unfinished episodes carry over."""
+    """Collects whole episodes: ``collect(n_episode=k)`` returns the train samples of the next ``k`` episodes to end,
+    in the order they ended (each episode's steps go through ``get_train_sample`` as a (T, 1) rollout).
+
+    Envs are stepped in chunks; unfinished episodes carry over, and episodes that ended beyond the ``k`` asked for
+    are kept for the next call, so no env's experience is thrown away (taking the first ``k`` by env id instead
+    would favour env 0 and waste the other envs' steps)."""
 
     config: dict[str, Any] = dict(type="episode")
+
+    chunk = 64  # steps per rollout call; episodes are cut out of the chunks
 
     def __init__(self, cfg: Mapping[str, Any], env_manager: Any, policy: Any) -> None:
         super().__init__(cfg, env_manager, policy)
         self._open: list[list[dict[str, np.ndarray]]] = [[] for _ in range(env_manager.env_num)]
+        self._ready: list[tuple[dict[str, np.ndarray], EpisodeEnd]] = []  # ended episodes not yet returned
 
     def collect(self, n_sample: int | None = None, train_iter: int = 0,  # type: ignore[override]
                 n_episode: int = 1) -> tuple[Batch, list[EpisodeEnd]]:
-        """Run until ``n_episode`` episodes end; returns their samples (concatenated) and their stats."""
-        samples: list[Batch] = []
-        episodes: list[EpisodeEnd] = []
-        chunk = 64  # steps per rollout call; episodes are cut out of the chunks
-        while len(episodes) < n_episode:
-            rollout, ended = self.rollout(chunk)
-            done = rollout[TERMINATED] | rollout[TRUNCATED]
-            wanted = n_episode - len(episodes)
-            for i in range(self.env.env_num):
-                start = 0
-                for t in np.flatnonzero(done[:, i]):
-                    self._open[i].append({k: v[start:t + 1, i] for k, v in rollout.items()})
-                    if wanted > 0:
-                        wanted -= 1
-                        episode = {k: np.concatenate([p[k] for p in self._open[i]])[:, None] for k in rollout}
-                        samples.append(self.policy.get_train_sample(episode))
-                    self._open[i] = []
-                    start = int(t) + 1
-                if start < chunk:
-                    self._open[i].append({k: v[start:, i] for k, v in rollout.items()})
-            # episodes that ended in this chunk, in the order of their env ids' completion above
-            episodes.extend(sorted(ended, key=lambda e: e.env_id)[: n_episode - len(episodes)])
-        return (concat_batches(samples) if samples else {}), episodes
+        """Run until ``n_episode`` episodes ended; returns their samples (concatenated) and their stats."""
+        while len(self._ready) < n_episode:
+            self._cut_episodes(*self.rollout(self.chunk))
+        taken, self._ready = self._ready[:n_episode], self._ready[n_episode:]
+        samples = [self.policy.get_train_sample(episode) for episode, _ in taken]
+        return (concat_batches(samples) if samples else {}), [end for _, end in taken]
+
+    def _cut_episodes(self, rollout: dict[str, np.ndarray], ended: list[EpisodeEnd]) -> None:
+        """Move the episodes that ended in ``rollout`` to ``_ready`` (by end step, then env id); keep the rest open."""
+        stats: list[list[EpisodeEnd]] = [[] for _ in range(self.env.env_num)]
+        for end in ended:  # per env in the order they ended
+            stats[end.env_id].append(end)
+        start = np.zeros(self.env.env_num, dtype=np.int64)
+        for t, i in zip(*np.nonzero(rollout[TERMINATED] | rollout[TRUNCATED]), strict=True):
+            self._open[i].append({k: v[start[i]:t + 1, i] for k, v in rollout.items()})
+            episode = {k: np.concatenate([p[k] for p in self._open[i]])[:, None] for k in rollout}
+            end = stats[i].pop(0) if stats[i] else EpisodeEnd(  # a manager may flag an end it did not report
+                int(i), float(episode[REWARD].sum()), len(episode[REWARD]), bool(rollout[TERMINATED][t, i]), {})
+            self._ready.append((episode, end))
+            self._open[i] = []
+            start[i] = t + 1
+        for i in range(self.env.env_num):
+            if start[i] < len(rollout[REWARD]):
+                self._open[i].append({k: v[start[i]:, i] for k, v in rollout.items()})
+
+    def reset(self) -> None:
+        """Reset the envs and the policy, and forget open and unreturned episodes."""
+        super().reset()
+        self._open = [[] for _ in range(self.env.env_num)]
+        self._ready = []

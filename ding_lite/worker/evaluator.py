@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ding_lite.errors import ConfigError
 from ding_lite.registry import EVALUATOR
 
 
@@ -52,7 +53,7 @@ class InteractionEvaluator:
     def __init__(self, cfg: Mapping[str, Any], env_manager: Any, policy: Any, n_episode: int,
                  stop_value: float | None = None, seed: int = 0) -> None:
         if n_episode < 1:
-            raise ValueError(f"env.n_evaluator_episode must be at least 1, got {n_episode}")
+            raise ConfigError(f"env.n_evaluator_episode must be at least 1, got {n_episode!r}")
         self.cfg = cfg
         self.env = env_manager
         self.policy = policy

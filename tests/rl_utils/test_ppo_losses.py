@@ -107,3 +107,14 @@ def test_normalize_advantage_single_and_constant_batch_are_finite():
     torch.testing.assert_close(normalize_advantage(torch.tensor([5.0])), torch.tensor([0.0]))
     torch.testing.assert_close(normalize_advantage(torch.tensor([2.0, 2.0, 2.0])), torch.zeros(3))
     assert math.isfinite(normalize_advantage(torch.tensor([7.0])).item())
+
+
+def test_ppo_policy_loss_per_sample_weight():
+    # ratios 1.1 and 1.5 with A = 1: objectives 1.1 and 1.2 (clipped); weights (1, 0.5) -> -(1.1 + 0.6)/2 = -0.85
+    logp_new, logp_old = _logp([1.1, 1.5])
+    loss, _ = ppo_policy_loss(logp_new, logp_old, torch.tensor([1.0, 1.0]), clip_ratio=EPS,
+                              weight=torch.tensor([1.0, 0.5]))
+    torch.testing.assert_close(loss, torch.tensor(-0.85))
+    loss.backward()
+    # only sample 0 carries gradient: d(-w·r·A/2)/d logp = -1·1.1/2 = -0.55
+    torch.testing.assert_close(logp_new.grad, torch.tensor([-0.55, 0.0]))

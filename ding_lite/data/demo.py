@@ -1,0 +1,306 @@
+"""Demo datasets: successful episodes of a trained policy, written by ``ding_lite -m collect_demo`` and read back as
+batches (PPO-DAPG, GSL).
+
+File format: one ``.npz`` (a zip of ``.npy`` arrays, read with ``allow_pickle=False``, so a file cannot run code):
+
+- ``obs`` (M, *obs_shape): observations, in the env's dtype;
+- ``action`` (M,) int64 for a discrete action space, (M, *action_shape) float32 for a box (the executed, clipped
+  action);
+- ``reward`` (M,) float32; ``episode_id`` (M,) int64, episode k's steps are contiguous and in time order;
+- ``episode_return`` (K,) float64 and ``episode_length`` (K,) int64, one per kept episode;
+- ``metadata``: a 0-d unicode array holding JSON (format, version, env, policy, checkpoint, counts, success rule).
+
+Writes are atomic (temp file in the target folder, fsync, rename): a killed run never leaves a truncated demo file.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from ding_lite.data.keys import ACTION, OBS, REWARD
+from ding_lite.errors import ConfigError
+
+DEMO_FORMAT = "ding_lite.demo"
+DEMO_VERSION = 1
+EPISODE_ID = "episode_id"
+ARRAY_KEYS = (OBS, ACTION, REWARD, EPISODE_ID, "episode_return", "episode_length")
+
+# The ``demo`` config section: settings of ``ding_lite -m collect_demo`` (merged into every compiled config).
+DEMO_SECTION_DEFAULTS: dict[str, Any] = dict(
+    policy_mode="eval",  # act with the policy's 'eval' mode (greedy / mean action) or its 'collect' mode (sampling)
+    n_episode=20,  # episodes rolled out, spread evenly over the collector envs; only successful ones are kept
+    return_threshold=None,  # an episode succeeds if its return ≥ this (None: env.stop_value)
+    success_key="success",  # final-step info key that, when the env reports it, decides success instead ('': off)
+    demo_path=None,  # output file (None: <exp_name>/demo.npz)
+)
+
+
+@dataclass
+class DemoDataset:
+    """Steps of K successful episodes, columnar over M steps (see the module docstring for the arrays)."""
+
+    obs: np.ndarray
+    action: np.ndarray
+    reward: np.ndarray
+    episode_id: np.ndarray
+    episode_return: np.ndarray
+    episode_length: np.ndarray
+    metadata: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None  # the file it was read from (None: built in memory)
+
+    def __len__(self) -> int:
+        return len(self.obs)
+
+    @property
+    def n_episode(self) -> int:
+        return len(self.episode_return)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Every array by its file key."""
+        return {OBS: self.obs, ACTION: self.action, REWARD: self.reward, EPISODE_ID: self.episode_id,
+                "episode_return": self.episode_return, "episode_length": self.episode_length}
+
+    def batch(self) -> dict[str, np.ndarray]:
+        """The step columns as one batch: ``obs``, ``action``, ``reward``, ``episode_id``."""
+        return {OBS: self.obs, ACTION: self.action, REWARD: self.reward, EPISODE_ID: self.episode_id}
+
+    def iter_batches(self, batch_size: int, seed: int = 0) -> Iterator[dict[str, np.ndarray]]:
+        """Endless shuffled batches of ``batch_size`` steps (see :class:`DemoSampler`)."""
+        sampler = DemoSampler(len(self), batch_size, seed)
+        columns = self.batch()
+        for idx in sampler:
+            rows = idx.numpy()
+            yield {k: v[rows] for k, v in columns.items()}
+
+    def check_fits(self, observation_space: gym.Space, action_space: gym.Space) -> None:
+        """Raise a :class:`ConfigError` naming the file if the observations or actions do not fit the env's spaces."""
+        where = self._where()
+        obs_shape = tuple(observation_space.shape or ())
+        if tuple(self.obs.shape[1:]) != obs_shape:
+            raise ConfigError(f"{where} has observations of shape {tuple(self.obs.shape[1:])}, but the env's are "
+                              f"{obs_shape}: collect demos in this env (ding_lite -m collect_demo with its config)")
+        if isinstance(action_space, gym.spaces.Discrete):
+            n = int(action_space.n)
+            if not np.issubdtype(self.action.dtype, np.integer) or self.action.ndim != 1:
+                raise ConfigError(f"{where} has {self.action.dtype} actions of shape {self.action.shape[1:]}, but the "
+                                  f"env's action space is discrete ({n} actions): collect demos in this env")
+            if len(self.action) and (self.action.min() < 0 or self.action.max() >= n):
+                raise ConfigError(f"{where} has actions in [{self.action.min()}, {self.action.max()}], outside the "
+                                  f"env's {n} discrete actions [0, {n - 1}]: collect demos in this env")
+        elif isinstance(action_space, gym.spaces.Box):
+            shape = tuple(action_space.shape)
+            if not np.issubdtype(self.action.dtype, np.floating) or tuple(self.action.shape[1:]) != shape:
+                raise ConfigError(f"{where} has {self.action.dtype} actions of shape {tuple(self.action.shape[1:])}, "
+                                  f"but the env's action space is a box of shape {shape}: collect demos in this env")
+        else:
+            raise ConfigError(f"{where}: demos support Discrete and Box action spaces, not {action_space}")
+
+    def _where(self) -> str:
+        return f"demo file {self.path}" if self.path is not None else "demo dataset"
+
+
+def model_spaces(model_cfg: Mapping[str, Any]) -> tuple[gym.Space, gym.Space]:
+    """Observation and action spaces implied by a model section (``obs_shape``, ``action_shape``, ``action_space``);
+    bounds are unknown there, so the box spaces are unbounded (only shapes and dtypes are compared)."""
+    def shape(value: Any) -> tuple[int, ...]:
+        return (int(value),) if isinstance(value, int) else tuple(int(v) for v in value)
+
+    obs_space = gym.spaces.Box(-np.inf, np.inf, shape(model_cfg["obs_shape"]), dtype=np.float32)
+    if model_cfg.get("action_space", "discrete") == "continuous":
+        return obs_space, gym.spaces.Box(-np.inf, np.inf, shape(model_cfg["action_shape"]), dtype=np.float32)
+    return obs_space, gym.spaces.Discrete(int(np.prod(shape(model_cfg["action_shape"]))))
+
+
+def episodes_to_dataset(episodes: Sequence[Mapping[str, np.ndarray]], returns: Sequence[float],
+                        metadata: Mapping[str, Any]) -> DemoDataset:
+    """Concatenate per-episode ``obs`` / ``action`` / ``reward`` arrays (each (T_k, ...)) into a dataset."""
+    if not episodes:
+        raise ValueError("a demo dataset needs at least one episode")
+    lengths = np.array([len(e[OBS]) for e in episodes], dtype=np.int64)
+    action = np.concatenate([e[ACTION] for e in episodes])
+    action = action.astype(np.int64) if np.issubdtype(action.dtype, np.integer) else action.astype(np.float32)
+    return DemoDataset(
+        obs=np.concatenate([e[OBS] for e in episodes]),
+        action=action,
+        reward=np.concatenate([e[REWARD] for e in episodes]).astype(np.float32),
+        episode_id=np.repeat(np.arange(len(episodes), dtype=np.int64), lengths),
+        episode_return=np.asarray(returns, dtype=np.float64),
+        episode_length=lengths,
+        metadata={**metadata, "format": DEMO_FORMAT, "version": DEMO_VERSION, "n_episode": len(episodes),
+                  "n_step": int(lengths.sum())},
+    )
+
+
+# ---- file io ---------------------------------------------------------------------------------------------------
+def write_demo(path: str | os.PathLike, dataset: DemoDataset) -> Path:
+    """Write ``dataset`` to ``path`` (.npz) atomically; returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            # allow_pickle=False: an object array (anything but plain numbers and strings) fails here, not on read
+            np.savez_compressed(f, allow_pickle=False, metadata=np.array(json.dumps(dataset.metadata)),
+                                **dataset.arrays())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def read_demo(path: str | os.PathLike) -> DemoDataset:
+    """Read and check a demo file; a missing, corrupt or inconsistent file raises a :class:`ConfigError` naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"demo file not found: {path} (make one with: ding_lite -m collect_demo -c CONFIG "
+                          f"--load-ckpt CKPT --demo-path {path})")
+    try:
+        # our own file handle: np.load(path) leaks its handle when the zip is unreadable
+        with open(path, "rb") as fh:
+            npz = np.load(fh, allow_pickle=False)
+            if not isinstance(npz, np.lib.npyio.NpzFile):
+                raise ValueError("a single .npy array, not an .npz archive")
+            with npz:
+                arrays = {k: npz[k] for k in npz.files}
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"cannot read demo file {path}: {first} (is it a complete file written by "
+                          f"ding_lite -m collect_demo?)") from exc
+    missing = [k for k in (*ARRAY_KEYS, "metadata") if k not in arrays]
+    if missing:
+        raise ConfigError(f"demo file {path} lacks {missing}: it was not written by ding_lite -m collect_demo")
+    try:
+        metadata = json.loads(str(arrays.pop("metadata")))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"demo file {path} has unreadable metadata: {exc}") from exc
+    if not isinstance(metadata, dict) or metadata.get("format") != DEMO_FORMAT:
+        raise ConfigError(f"demo file {path} is not a ding_lite demo file (metadata format "
+                          f"{metadata.get('format') if isinstance(metadata, dict) else metadata!r})")
+    if metadata.get("version") != DEMO_VERSION:
+        raise ConfigError(f"demo file {path} has format version {metadata.get('version')!r}; this ding_lite reads "
+                          f"version {DEMO_VERSION}: collect the demos again")
+    dataset = DemoDataset(**{k: arrays[k] for k in ARRAY_KEYS}, metadata=metadata, path=path)
+    _check_consistent(dataset)
+    return dataset
+
+
+def _check_consistent(ds: DemoDataset) -> None:
+    """Every array agrees with the others and with the metadata counts (catches truncated or edited files)."""
+    where = ds._where()
+    m, k = len(ds.obs), len(ds.episode_return)
+    problems = []
+    if m == 0 or k == 0:
+        problems.append("no steps or no episodes")
+    if ds.obs.ndim < 1 or ds.action.ndim < 1:
+        problems.append("scalar obs or action arrays")
+    if any(len(a) != m for a in (ds.action, ds.reward, ds.episode_id)):
+        problems.append(f"step arrays of different lengths (obs {m}, action {len(ds.action)}, reward "
+                        f"{len(ds.reward)}, episode_id {len(ds.episode_id)})")
+    if len(ds.episode_length) != k:
+        problems.append(f"{k} episode returns but {len(ds.episode_length)} episode lengths")
+    if not problems:
+        ids = ds.episode_id
+        if not np.issubdtype(ids.dtype, np.integer) or ids.min() < 0 or ids.max() >= k or np.any(np.diff(ids) < 0):
+            problems.append(f"episode ids not sorted in [0, {k})")
+        elif not np.array_equal(np.bincount(ids, minlength=k), ds.episode_length):
+            problems.append("episode lengths that do not match the episode ids")
+    if ds.metadata.get("n_step") != m or ds.metadata.get("n_episode") != k:
+        problems.append(f"{m} steps and {k} episodes where its metadata says {ds.metadata.get('n_step')} and "
+                        f"{ds.metadata.get('n_episode')}")
+    if problems:
+        raise ConfigError(f"{where} is inconsistent: {'; '.join(problems)}. Collect the demos again")
+
+
+def read_demos(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> DemoDataset:
+    """Read one demo file or several and concatenate them (episode ids renumbered; metadata lists the sources)."""
+    if isinstance(paths, (str, os.PathLike)):
+        return read_demo(paths)
+    datasets = [read_demo(p) for p in paths]
+    if not datasets:
+        raise ConfigError("no demo file given (an empty list)")
+    if len(datasets) == 1:
+        return datasets[0]
+    first = datasets[0]
+    for ds in datasets[1:]:
+        if ds.obs.shape[1:] != first.obs.shape[1:] or ds.action.shape[1:] != first.action.shape[1:] or \
+                ds.action.dtype.kind != first.action.dtype.kind:
+            raise ConfigError(f"demo files {first.path} and {ds.path} do not match: observations "
+                              f"{first.obs.shape[1:]} vs {ds.obs.shape[1:]}, actions {first.action.dtype}"
+                              f"{first.action.shape[1:]} vs {ds.action.dtype}{ds.action.shape[1:]}")
+    offsets = np.cumsum([0] + [ds.n_episode for ds in datasets[:-1]])
+    return DemoDataset(
+        obs=np.concatenate([ds.obs for ds in datasets]),
+        action=np.concatenate([ds.action for ds in datasets]),
+        reward=np.concatenate([ds.reward for ds in datasets]),
+        episode_id=np.concatenate([ds.episode_id + off for ds, off in zip(datasets, offsets, strict=True)]),
+        episode_return=np.concatenate([ds.episode_return for ds in datasets]),
+        episode_length=np.concatenate([ds.episode_length for ds in datasets]),
+        metadata={"format": DEMO_FORMAT, "version": DEMO_VERSION, "sources": [ds.metadata for ds in datasets],
+                  "n_episode": int(sum(ds.n_episode for ds in datasets)),
+                  "n_step": int(sum(len(ds) for ds in datasets))},
+        path=None,
+    )
+
+
+# ---- batches ---------------------------------------------------------------------------------------------------
+class DemoSampler:
+    """Endless iterator of index batches over ``n`` rows: each pass visits every row once in a fresh random order,
+    and a batch that crosses the end of a pass is completed from the next pass (so with ``n < batch_size`` a batch
+    repeats rows). Its own torch generator keeps it reproducible and checkpointable (``state_dict``).
+
+    Example::
+
+        sampler = DemoSampler(len(dataset), 64, seed=0)
+        idx = next(sampler)  # (64,) int64 tensor of row indices
+    """
+
+    def __init__(self, n: int, batch_size: int, seed: int = 0) -> None:
+        if n < 1:
+            raise ValueError(f"DemoSampler needs at least one row, got {n=}")
+        if batch_size < 1:
+            raise ConfigError(f"demo batch size must be at least 1, got {batch_size}")
+        self.n = int(n)
+        self.batch_size = int(batch_size)
+        self._generator = torch.Generator().manual_seed(int(seed))
+        self._perm = torch.randperm(self.n, generator=self._generator)
+        self._pos = 0
+
+    def __iter__(self) -> DemoSampler:
+        return self
+
+    def __next__(self) -> torch.Tensor:
+        parts, need = [], self.batch_size
+        while need > 0:
+            if self._pos == self.n:  # a pass is done: reshuffle for the next one
+                self._perm = torch.randperm(self.n, generator=self._generator)
+                self._pos = 0
+            take = min(need, self.n - self._pos)
+            parts.append(self._perm[self._pos:self._pos + take])
+            self._pos += take
+            need -= take
+        return parts[0] if len(parts) == 1 else torch.cat(parts)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "generator": self._generator.get_state(), "perm": self._perm.clone(), "pos": self._pos}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        if int(state["n"]) != self.n:
+            raise ValueError(f"demo sampler state is for {state['n']} rows, this dataset has {self.n}")
+        self._generator.set_state(state["generator"])
+        self._perm = state["perm"].clone()
+        self._pos = int(state["pos"])

@@ -1,0 +1,179 @@
+"""Demo collection: roll out a trained policy, keep its successful episodes, write a demo file (data/demo.py)."""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import gymnasium as gym
+import numpy as np
+
+from ding_lite.data.demo import episodes_to_dataset, write_demo
+from ding_lite.data.keys import ACTION, OBS, REWARD
+from ding_lite.entry.common import (
+    ConfigLike,
+    build_env_managers,
+    build_policy,
+    experiment_dir,
+    load_config,
+)
+from ding_lite.envs.env_manager import EpisodeEnd
+from ding_lite.errors import CheckpointError, ConfigError, DingLiteError
+from ding_lite.utils.checkpoint import load_checkpoint
+from ding_lite.utils.log import setup_console_logging
+from ding_lite.utils.seed import set_seed
+from ding_lite.utils.torch_setup import configure_torch
+
+POLICY_MODES = ("eval", "collect")
+
+
+class Episode(NamedTuple):
+    """One finished episode of a demo rollout: its step columns and how it ended."""
+
+    steps: dict[str, np.ndarray]  # obs (T, *obs_shape), action (T, ...), reward (T,)
+    end: EpisodeEnd
+
+
+def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | None = None,
+                          n_episode: int | None = None, demo_path: str | Path | None = None, *,
+                          strict: bool = False, overrides: tuple[str, ...] = (), n_seeds: int = 1) -> dict[str, Any]:
+    """Roll out a checkpoint's policy for ``n_episode`` episodes, keep the successful ones, write a demo file.
+
+    Settings come from the config's ``demo`` section (``policy_mode``, ``n_episode``, ``return_threshold``,
+    ``success_key``, ``demo_path``); the arguments override it. An episode succeeds when its final info holds
+    ``success_key`` and that value is true, or, for an env that does not report it, when its return is at least
+    ``return_threshold`` (default ``env.stop_value``). Episodes are spread evenly over the collector envs (env i runs
+    its share, like the evaluator), so short failed episodes are not over-represented.
+
+    Args:
+        config: config file path, ``(main_config, create_config)``, dict or compiled config: the policy's config.
+        seed: seed of the envs and torch.
+        load_ckpt: checkpoint to roll out (default: ``<exp_name>/ckpt/ckpt_best.pth.tar``).
+        n_episode: episodes to roll out (default ``demo.n_episode``).
+        demo_path: output file (default ``demo.demo_path``, else ``<exp_name>/demo.npz``); with ``n_seeds > 1``,
+            ``_seed<N>`` is added before the suffix.
+
+    Returns:
+        Summary: the file, episodes rolled out and kept, steps kept, returns of the kept episodes.
+
+    Example::
+
+        collect_demo_pipeline('cartpole_ppo_config.py', seed=0, load_ckpt='expert/ckpt/ckpt_best.pth.tar',
+                              n_episode=20, demo_path='expert/demo.npz')
+    """
+    cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
+    demo = cfg.demo
+    mode = demo.policy_mode
+    if mode not in POLICY_MODES:
+        raise ConfigError(f"demo.policy_mode must be one of {POLICY_MODES}, got {mode!r}")
+    n_episode = int(n_episode if n_episode is not None else demo.n_episode)
+    if n_episode < 1:
+        raise ConfigError(f"the number of demo episodes (--n-episode / demo.n_episode) must be at least 1, got "
+                          f"{n_episode}")
+    is_success, rule = success_rule(demo.return_threshold, cfg.env.stop_value, demo.success_key)
+    out = _output_path(cfg, demo_path, seed, n_seeds)
+    ckpt = Path(load_ckpt) if load_ckpt is not None else experiment_dir(cfg, None, seed, 1) / "ckpt" / \
+        "ckpt_best.pth.tar"
+    if load_ckpt is None and not ckpt.is_file():
+        raise CheckpointError(f"no checkpoint given (--load-ckpt) and none found at {ckpt}")
+    state = load_checkpoint(ckpt)
+    set_seed(seed)
+    configure_torch()
+    start = time.perf_counter()
+    env_manager, _ = build_env_managers(cfg, seed, evaluate=False)
+    try:
+        policy = build_policy(cfg, enable_field=(mode,))
+        act = _acting_fn(policy, mode, state)
+        episodes = rollout_episodes(env_manager, act, n_episode)
+    finally:
+        env_manager.close()
+    kept = [e for e in episodes if is_success(e.end)]
+    returns = [e.end.episode_return for e in episodes]
+    if not kept:
+        raise DingLiteError(f"none of the {n_episode} episodes of {ckpt} succeeded ({rule}; returns "
+                            f"{min(returns):.1f} to {max(returns):.1f}): train the policy longer or lower "
+                            f"demo.return_threshold")
+    metadata = dict(
+        env={"type": cfg.env.type, "env_id": cfg.env.get("env_id")},
+        policy=cfg.policy.type, policy_mode=mode, checkpoint=str(ckpt), seed=seed, success_rule=rule,
+        n_episode_rolled_out=n_episode, created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    )
+    dataset = episodes_to_dataset([e.steps for e in kept], [e.end.episode_return for e in kept], metadata)
+    write_demo(out, dataset)
+    summary = {"demo_path": str(out), "checkpoint": str(ckpt), "n_episode_rolled_out": n_episode,
+               "n_episode_kept": len(kept), "n_step": len(dataset),
+               "kept_returns": [float(r) for r in dataset.episode_return], "all_returns": [float(r) for r in returns],
+               "seconds": round(time.perf_counter() - start, 3)}
+    setup_console_logging().info(f"[collect_demo] {out}: kept {len(kept)}/{n_episode} episodes ({rule}), "
+                                 f"{len(dataset)} steps, mean kept return {np.mean(dataset.episode_return):.2f}")
+    return summary
+
+
+def success_rule(return_threshold: float | None, stop_value: float | None,
+                 success_key: str | None) -> tuple[Callable[[EpisodeEnd], bool], str]:
+    """The success test of an episode and its description: ``info[success_key]`` where the env reports it, else
+    return ≥ threshold (``return_threshold``, or ``stop_value`` when that is None)."""
+    threshold = return_threshold if return_threshold is not None else stop_value
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
+        raise ConfigError(f"demo.return_threshold must be a number, got {threshold!r}")
+    if success_key is not None and not isinstance(success_key, str):
+        raise ConfigError(f"demo.success_key must be a string ('' to ignore the env's info), got {success_key!r}")
+    if threshold is None and not success_key:
+        raise ConfigError("no success rule for demos: set demo.return_threshold (or env.stop_value), or "
+                          "demo.success_key to an info key the env reports")
+
+    def is_success(end: EpisodeEnd) -> bool:
+        if success_key and isinstance(end.info, Mapping) and success_key in end.info:
+            return bool(end.info[success_key])
+        return threshold is not None and end.episode_return >= threshold
+
+    parts = ([f"info['{success_key}']"] if success_key else []) + \
+        ([f"return >= {threshold}"] if threshold is not None else [])
+    return is_success, " else ".join(parts)
+
+
+def rollout_episodes(env_manager: Any, act: Callable[[np.ndarray], np.ndarray], n_episode: int) -> list[Episode]:
+    """Run ``n_episode`` episodes (env i runs ``n_episode // N`` plus one of the remainder; later episodes of an env
+    that is ahead are not counted) and return each with its steps. Box actions are stored as executed (clipped)."""
+    n_env = env_manager.env_num
+    quota = np.array([n_episode // n_env + (i < n_episode % n_env) for i in range(n_env)])
+    space = env_manager.action_space
+    obs_steps: list[np.ndarray] = []  # one (N, *obs_shape) array per step: batched over envs
+    action_steps: list[np.ndarray] = []
+    reward_steps: list[np.ndarray] = []
+    start = np.zeros(n_env, dtype=np.int64)  # step at which each env's current episode began
+    spans: list[tuple[int, int, int, EpisodeEnd]] = []  # (env, first step, end step, how it ended)
+    obs = env_manager.reset()
+    t = 0
+    while quota.any():
+        action = np.asarray(act(obs))
+        result = env_manager.step(action)
+        obs_steps.append(np.array(obs, copy=True))  # a manager may reuse its buffers
+        action_steps.append(np.clip(action, space.low, space.high) if isinstance(space, gym.spaces.Box)
+                            else action)
+        reward_steps.append(result.reward)
+        t += 1
+        for end in result.episodes:
+            if quota[end.env_id] > 0:
+                quota[end.env_id] -= 1
+                spans.append((end.env_id, int(start[end.env_id]), t, end))
+            start[end.env_id] = t
+        obs = result.obs
+    obs_tn, action_tn, reward_tn = np.stack(obs_steps), np.stack(action_steps), np.stack(reward_steps)
+    return [Episode({OBS: obs_tn[t0:t1, i], ACTION: action_tn[t0:t1, i], REWARD: reward_tn[t0:t1, i]}, end)
+            for i, t0, t1, end in spans]
+
+
+def _acting_fn(policy: Any, mode: str, state: Mapping[str, Any]) -> Callable[[np.ndarray], np.ndarray]:
+    if mode == "eval":
+        policy.eval_mode.load_state_dict(state["policy"])
+        return lambda obs: policy.eval_mode.forward(obs)[ACTION]
+    policy.collect_mode.load_state_dict(state["policy"])
+    env_step = int(state.get("env_step", 0))  # schedules such as DQN's epsilon continue where training stopped
+    return lambda obs: policy.collect_mode.forward(obs, env_step=env_step)[ACTION]
+
+
+def _output_path(cfg: Any, demo_path: str | Path | None, seed: int, n_seeds: int) -> Path:
+    path = Path(demo_path or cfg.demo.demo_path or experiment_dir(cfg, None, seed, 1) / "demo.npz")
+    return path.with_name(f"{path.stem}_seed{seed}{path.suffix}") if n_seeds > 1 else path

@@ -1,0 +1,127 @@
+"""Ensemble actor-critic for EPPO: K member actors with separate networks and one shared critic."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+from torch import nn
+
+from ding_lite.errors import ConfigError
+from ding_lite.model.common import flat_size, last_size, mlp, ortho_init
+from ding_lite.registry import MODEL
+
+# Parameter-name prefixes of VAC's actor and critic; members and critic below use the same names, so a PPO (VAC)
+# state dict filtered by prefix loads into a member or into the critic as it is.
+ACTOR_PREFIXES = ("actor_encoder.", "actor_head.", "log_std")
+CRITIC_PREFIXES = ("critic_encoder.", "critic_head.")
+
+
+class MemberActor(nn.Module):
+    """One member policy: its own MLP and head (no layer shared with other members or the critic).
+
+    ``forward(obs)`` returns ``{'logit'}`` (discrete) or ``{'mu', 'sigma'}`` (diagonal Gaussian), like VAC's actor.
+    """
+
+    def __init__(self, obs_size: int, act_size: int, cfg: Mapping[str, Any]) -> None:
+        super().__init__()
+        hidden = list(cfg["encoder_hidden_size_list"])
+        size = last_size(obs_size, hidden)
+        self.continuous = cfg["action_space"] == "continuous"
+        self.fixed_sigma = cfg["sigma_type"] == "fixed"
+        self.actor_encoder = mlp(obs_size, hidden, cfg["activation"])
+        self.actor_head = ortho_init(nn.Linear(size, act_size), 0.01)
+        if self.continuous:
+            if self.fixed_sigma:
+                self.log_std = nn.Parameter(torch.full((act_size,), float(cfg["init_log_std"])))
+            else:
+                self.log_std_head = ortho_init(nn.Linear(size, act_size), 0.01)
+
+    def forward(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        x = self.actor_encoder(obs)
+        out = self.actor_head(x)
+        if not self.continuous:
+            return {"logit": out}
+        log_std = self.log_std.expand_as(out) if self.fixed_sigma else self.log_std_head(x).clamp(-20.0, 2.0)
+        return {"mu": out, "sigma": log_std.exp()}
+
+
+class Critic(nn.Module):
+    """The shared state-value network, ``forward(obs) -> (B,) V(s)``."""
+
+    def __init__(self, obs_size: int, cfg: Mapping[str, Any]) -> None:
+        super().__init__()
+        hidden = list(cfg["encoder_hidden_size_list"])
+        self.critic_encoder = mlp(obs_size, hidden, cfg["activation"])
+        self.critic_head = ortho_init(nn.Linear(last_size(obs_size, hidden), 1), 1.0)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.critic_head(self.critic_encoder(obs)).squeeze(-1)
+
+
+@MODEL.register("ensemble_vac")
+class EnsembleVAC(nn.Module):
+    """K member actors and one shared critic (EPPO, Yang et al. 2022).
+
+    ``compute_actor(obs)`` returns the members' outputs stacked on a leading member axis: ``{'logit': (K, B, A)}``
+    or ``{'mu': (K, B, D), 'sigma': (K, B, D)}``; ``compute_critic(obs)`` returns ``{'value': (B,)}``.
+    The buffer ``member_value`` (K,) holds the running member values that ``ensemble_action='value_weighted'``
+    collection weighs members by; as a buffer it travels with the weights (checkpoints, remote collectors).
+    """
+
+    config: dict[str, Any] = dict(
+        type="ensemble_vac",
+        obs_shape=None,  # int or list; None: from the env
+        action_shape=None,  # number of actions (discrete) or action dim (continuous); None: from the env
+        action_space=None,  # 'discrete' or 'continuous'; None: from the env
+        ensemble_size=4,  # K, number of member actors
+        encoder_hidden_size_list=[64, 64],  # widths of each member's MLP and of the critic's MLP
+        activation="tanh",  # hidden-layer activation: relu, tanh, elu, gelu or silu
+        sigma_type="fixed",  # continuous: 'fixed' (state-independent log-std parameter) or 'conditioned'
+        init_log_std=0.0,  # continuous: initial log standard deviation
+    )
+
+    def __init__(self, cfg: Mapping[str, Any]) -> None:
+        super().__init__()
+        obs_size = flat_size(cfg["obs_shape"])
+        act_size = flat_size(cfg["action_shape"], "model.action_shape")
+        if cfg["action_space"] not in ("discrete", "continuous"):
+            raise ConfigError(f"model.action_space must be 'discrete' or 'continuous', got {cfg['action_space']!r}")
+        if cfg["sigma_type"] not in ("fixed", "conditioned"):
+            raise ConfigError(f"model.sigma_type must be 'fixed' or 'conditioned', got {cfg['sigma_type']!r}")
+        k = cfg["ensemble_size"]
+        if not isinstance(k, int) or k < 1:
+            raise ConfigError(f"model.ensemble_size must be an int >= 1, got {k!r}")
+        self.action_space = cfg["action_space"]
+        self.ensemble_size = k
+        self.members = nn.ModuleList(MemberActor(obs_size, act_size, cfg) for _ in range(k))
+        self.critic = Critic(obs_size, cfg)
+        self.register_buffer("member_value", torch.zeros(k))
+
+    def compute_actor(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        outs = [member(obs) for member in self.members]
+        return {key: torch.stack([o[key] for o in outs]) for key in outs[0]}
+
+    def compute_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {"value": self.critic(obs)}
+
+    def compute_actor_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        out = self.compute_actor(obs)
+        out.update(self.compute_critic(obs))
+        return out
+
+    def forward(self, obs: torch.Tensor, mode: str = "compute_actor_critic") -> dict[str, torch.Tensor]:
+        return getattr(self, mode)(obs)
+
+    # ---- building an ensemble from single actor-critics (VAC) --------------------------------------------------
+    def load_member_from_vac(self, k: int, vac_state: Mapping[str, torch.Tensor]) -> None:
+        """Copy the actor of a VAC state dict (e.g. a trained PPO model) into member ``k``."""
+        self.members[k].load_state_dict(_with_prefixes(vac_state, ACTOR_PREFIXES))
+
+    def load_critic_from_vac(self, vac_state: Mapping[str, torch.Tensor]) -> None:
+        """Copy the critic of a VAC state dict into the shared critic."""
+        self.critic.load_state_dict(_with_prefixes(vac_state, CRITIC_PREFIXES))
+
+
+def _with_prefixes(state: Mapping[str, torch.Tensor], prefixes: tuple[str, ...]) -> dict[str, torch.Tensor]:
+    return {name: value for name, value in state.items() if name.startswith(prefixes)}

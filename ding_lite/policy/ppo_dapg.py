@@ -1,0 +1,169 @@
+"""PPO-DAPG: PPO plus the demonstration term of DAPG (Rajeswaran et al. 2018) as adapted in generalist-specialist
+learning (Jia et al., ICML 2022). See docs/ppo_dapg.md and ALGORITHMS.md (PPO-DAPG)."""
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from ding_lite.data.demo import DemoSampler, model_spaces, read_demos
+from ding_lite.data.keys import ADV
+from ding_lite.errors import ConfigError
+from ding_lite.policy.ppo import PPOPolicy, action_distribution
+from ding_lite.registry import POLICY
+from ding_lite.rl_utils.dapg import dapg_decay_coeff, dapg_demo_loss, dapg_demo_weight, max_advantage
+
+DEMO_LOG_KEYS = ("demo_loss", "demo_likelihood", "demo_weight", "max_adv")
+
+
+@POLICY.register("ppo_dapg")
+class PPODAPGPolicy(PPOPolicy):
+    """PPO whose policy loss gets −w·mean(π(a_demo|s_demo)) on every ``demo_freq``-th minibatch.
+
+    Per epoch, w = ``demo_coeff``·max(max_adv, 0) with max_adv the largest raw GAE advantage of the collect
+    (detached), or with ``demo_decay`` the original DAPG weight λ0·λ1^k·max(max_adv, 0), k the number of updates
+    (``learn_mode.forward`` calls) so far. Demo minibatches of ``demo_batch_size`` come from an endlessly cycling,
+    shuffled sampler over the demo files. Only the actor sees demos: the value loss uses on-policy data alone.
+    With ``demo_path=None`` there is no demo term and the policy trains exactly as PPO.
+    """
+
+    config: dict[str, Any] = dict(
+        type="ppo_dapg",
+        learn=dict(
+            demo_path=None,  # demo file or list of files from `ding_lite -m collect_demo` (None: no demo term)
+            demo_freq=4,  # add the demo term on every demo_freq-th policy minibatch
+            demo_coeff=0.5,  # c in w = c·max(max_adv, 0)
+            demo_batch_size=64,  # demo samples per demo minibatch
+            demo_decay=False,  # original DAPG weight λ0·λ1^k·max(max_adv, 0) (k = update iteration) instead of c
+            demo_lambda0=0.1,  # λ0 of the decay
+            demo_lambda1=0.95,  # λ1 of the decay
+            demo_log_likelihood=False,  # mean log π(a|s) instead of mean π(a|s) (for continuous actions)
+        ),
+    )
+
+    # ---- learn -------------------------------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        super()._init_learn()
+        learn = self.cfg["learn"]
+        _check_settings(learn)
+        self._dapg = DAPGState()
+        self._learn_state["dapg"] = self._dapg
+        self._demo_obs: torch.Tensor | None = None
+        self._demo_action: torch.Tensor | None = None
+        paths = demo_paths(learn["demo_path"])
+        if paths:
+            dataset = read_demos(paths)
+            dataset.check_fits(*model_spaces(self.cfg["model"]))
+            self._demo_obs = self.obs_tensor(dataset.obs)
+            self._demo_action = torch.as_tensor(dataset.action).to(self.device)
+            # seeded from the pipeline's torch seed without drawing from the global RNG, so that the on-policy
+            # minibatches are those PPO would use (demo_coeff=0 reproduces PPO exactly)
+            self._dapg.sampler = DemoSampler(len(dataset), int(learn["demo_batch_size"]), torch.initial_seed())
+        self._epoch_max_adv: list[torch.Tensor] = []
+        self._weight = torch.zeros(())
+
+    @property
+    def has_demos(self) -> bool:
+        """True when demo files were loaded (the demo term is active)."""
+        return self._demo_obs is not None
+
+    def _forward_learn(self, batch: dict) -> dict:
+        self._epoch_max_adv = []
+        log = super()._forward_learn(batch)
+        zero = torch.zeros((), device=self.device)
+        max_adv = torch.stack(self._epoch_max_adv)
+        log["max_adv"] = max_adv.mean()
+        log["demo_weight"] = dapg_demo_weight(max_adv, self._coeff()).mean() if self.has_demos else zero
+        log.setdefault("demo_loss", zero)  # no demo minibatch in this update (or no demos)
+        log.setdefault("demo_likelihood", zero)
+        self._dapg.update_iter += 1  # k of the DAPG decay counts updates
+        return log
+
+    def _coeff(self) -> float:
+        learn = self.cfg["learn"]
+        if learn["demo_decay"]:
+            return dapg_decay_coeff(learn["demo_lambda0"], learn["demo_lambda1"], self._dapg.update_iter)
+        return float(learn["demo_coeff"])
+
+    def _begin_epoch(self, data: dict[str, torch.Tensor]) -> None:
+        # raw advantages of the whole collect, before any per-minibatch normalisation (GSL's choice)
+        max_adv = max_advantage(data[ADV])
+        self._epoch_max_adv.append(max_adv)
+        self._weight = dapg_demo_weight(max_adv, self._coeff())
+
+    def _compute_loss(self, mb: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """PPO's loss plus, on every ``demo_freq``-th minibatch, the demo term."""
+        loss, stats = super()._compute_loss(mb)
+        demo = self._demo_loss()
+        if demo is None:
+            return loss, stats
+        loss = loss + demo[0]
+        return loss, {**stats, **demo[1], "total_loss": loss.detach()}
+
+    def _demo_loss(self) -> tuple[torch.Tensor, dict[str, torch.Tensor]] | None:
+        if self._demo_obs is None or self._demo_action is None or self._dapg.sampler is None:
+            return None
+        self._dapg.minibatch += 1
+        if self._dapg.minibatch % int(self.cfg["learn"]["demo_freq"]):
+            return None
+        idx = next(self._dapg.sampler).to(self.device)
+        # actor only: the critic never sees demo states, so the value function trains on on-policy data alone
+        dist = action_distribution(self._model.compute_actor(self._demo_obs[idx]))
+        loss, likelihood = dapg_demo_loss(dist.log_prob(self._demo_action[idx]), self._weight,
+                                          bool(self.cfg["learn"]["demo_log_likelihood"]))
+        return loss, {"demo_loss": loss.detach(), "demo_likelihood": likelihood}
+
+    def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
+        if "dapg" not in state:  # a PPO checkpoint (e.g. GSL phase I): the demo schedule starts from scratch
+            state = {**state, "dapg": DAPGState().state_dict()}
+        super()._load_state_dict_learn(state)
+
+    def _monitor_vars_learn(self) -> list[str]:
+        return super()._monitor_vars_learn() + list(DEMO_LOG_KEYS)
+
+
+class DAPGState:
+    """Counters of the demo schedule kept in checkpoints: updates so far (k of the decay), policy minibatches so far
+    (for ``demo_freq``) and the demo sampler's position and RNG."""
+
+    def __init__(self) -> None:
+        self.update_iter = 0
+        self.minibatch = 0
+        self.sampler: DemoSampler | None = None
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"update_iter": self.update_iter, "minibatch": self.minibatch,
+                "sampler": self.sampler.state_dict() if self.sampler is not None else {}}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.update_iter = int(state["update_iter"])
+        self.minibatch = int(state["minibatch"])
+        sampler_state = state.get("sampler") or {}
+        # a checkpoint taken with other demo files (or none) keeps this run's fresh sampler
+        if self.sampler is not None and sampler_state and int(sampler_state["n"]) == self.sampler.n:
+            self.sampler.load_state_dict(sampler_state)
+
+
+def demo_paths(value: Any) -> list[str]:
+    """``policy.learn.demo_path`` as a list of paths (None or [] : no demos); other types are a config error."""
+    if value is None:
+        return []
+    if isinstance(value, (str, os.PathLike)):
+        return [os.fspath(value)]
+    if isinstance(value, (list, tuple)) and all(isinstance(v, (str, os.PathLike)) for v in value):
+        return [os.fspath(v) for v in value]
+    raise ConfigError(f"policy.learn.demo_path must be a file path or a list of paths, got {value!r}")
+
+
+def _check_settings(learn: Mapping[str, Any]) -> None:
+    for key in ("demo_freq", "demo_batch_size"):
+        if int(learn[key]) < 1:
+            raise ConfigError(f"policy.learn.{key} must be at least 1, got {learn[key]!r}")
+    for key in ("demo_coeff", "demo_lambda0"):
+        if float(learn[key]) < 0:
+            raise ConfigError(f"policy.learn.{key} must be ≥ 0 (a negative weight pushes the policy away from the "
+                              f"demos), got {learn[key]!r}")
+    if not 0.0 <= float(learn["demo_lambda1"]) <= 1.0:
+        raise ConfigError(f"policy.learn.demo_lambda1 must be in [0, 1], got {learn['demo_lambda1']!r}")

@@ -1,0 +1,55 @@
+"""Ensemble PPO (EPPO, 4 members) on CartPole-v1. Run: ding_lite -m serial -c cartpole_eppo_config.py -s 0"""
+from easydict import EasyDict
+
+cartpole_eppo_config = dict(
+    exp_name="cartpole_eppo_seed0",
+    env=dict(
+        collector_env_num=8,
+        evaluator_env_num=5,
+        n_evaluator_episode=5,
+        stop_value=195,
+    ),
+    policy=dict(
+        cuda=False,
+        model=dict(
+            obs_shape=4,
+            action_shape=2,
+            action_space="discrete",
+            ensemble_size=4,
+            encoder_hidden_size_list=[64, 64],
+        ),
+        learn=dict(
+            epoch_per_collect=10,
+            batch_size=64,
+            learning_rate=3e-4,
+            value_weight=0.5,
+            entropy_weight=0.01,
+            center_policy_coef=1.0,
+            sub_policy_coef=0.5,
+            diverse_coef=0.01,
+            clip_ratio=0.2,
+            adv_norm=True,
+        ),
+        collect=dict(
+            n_sample=256,
+            discount_factor=0.99,
+            gae_lambda=0.95,
+            ensemble_action="mixture",
+        ),
+        eval=dict(evaluator=dict(eval_freq=2)),
+    ),
+)
+cartpole_eppo_config = EasyDict(cartpole_eppo_config)
+main_config = cartpole_eppo_config
+cartpole_eppo_create_config = dict(
+    env=dict(type="cartpole", import_names=["dizoo.classic_control.cartpole.envs.cartpole_env"]),
+    env_manager=dict(type="base"),
+    policy=dict(type="ensemble_ppo"),
+)
+cartpole_eppo_create_config = EasyDict(cartpole_eppo_create_config)
+create_config = cartpole_eppo_create_config
+
+if __name__ == "__main__":
+    from ding_lite.entry import serial_pipeline
+
+    serial_pipeline((main_config, create_config), seed=0)

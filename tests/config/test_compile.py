@@ -1,0 +1,221 @@
+"""Config compilation (ding_lite/config/compile.py): both file forms, defaults merged, validation, overrides."""
+from __future__ import annotations
+
+import logging
+
+import pytest
+from conftest import DIZOO_CARTPOLE
+
+from ding_lite.config import compile_config, read_config, unify
+from ding_lite.errors import ConfigError, UnknownTypeError
+
+pytestmark = pytest.mark.unittest
+
+ENV = dict(type="gymnasium", env_id="CartPole-v1")
+
+
+@pytest.fixture
+def warnings_log(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch):
+    """Warning records of the ``ding_lite`` logger, caught on the logger itself (its console handler turns
+    propagation off once a run has set it up in this process)."""
+    logger = logging.getLogger("ding_lite")
+    monkeypatch.setattr(logger, "propagate", False)  # each record once, whatever earlier tests did
+    logger.addHandler(caplog.handler)
+    yield caplog
+    logger.removeHandler(caplog.handler)
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_dizoo_main_and_create_form(warnings_log) -> None:
+    main, create = read_config(DIZOO_CARTPOLE / "cartpole_dqn_config.py")
+    cfg = compile_config(main, create)
+    assert not _warnings(warnings_log)
+    # create_config sections land where the compiled config keeps them
+    assert cfg.env.type == "cartpole"
+    assert cfg.env.import_names == ["dizoo.classic_control.cartpole.envs.cartpole_env"]
+    assert cfg.env.manager.type == "base"
+    assert cfg.policy.type == "dqn"
+    # the user's values win ...
+    assert cfg.policy.learn.update_per_collect == 5 and cfg.env.stop_value == 195
+    assert cfg.policy.other.replay_buffer.replay_buffer_size == 20000
+    assert cfg.policy.eval.evaluator.eval_freq == 40
+    # ... over the defaults of every component, merged in below them
+    assert cfg.policy.learn.double is True and cfg.policy.learn.loss_type == "huber"
+    assert cfg.policy.other.replay_buffer.type == "uniform"
+    assert cfg.policy.collect.collector.type == "sample"
+    assert cfg.policy.eval.evaluator.type == "interaction"
+    assert cfg.policy.learn.learner.hook.save_ckpt_after_iter == 10000
+    assert cfg.policy.model.type == "dqn" and cfg.policy.model.activation == "relu"
+    assert cfg.env.max_episode_steps == 500  # the cartpole env type's own default
+    assert cfg.policy.learn.batch_size == 64 and cfg.seed == 0
+
+
+def test_unified_form_compiles_like_main_plus_create() -> None:
+    main, create = read_config(DIZOO_CARTPOLE / "cartpole_dqn_config.py")
+    unified = dict(main)
+    unified["env"] = dict(main["env"], type="cartpole", import_names=create["env"]["import_names"])
+    unified["env_manager"] = dict(type="base")  # create-style section at the top level of a unified config
+    unified["policy"] = dict(main["policy"], type="dqn")
+    assert compile_config(unified) == compile_config(main, create)
+
+
+def test_create_sections_fold_into_their_places() -> None:
+    create = dict(env=dict(type="gymnasium"), policy=dict(type="dqn"), model=dict(dueling=False),
+                  replay_buffer=dict(type="uniform", replay_buffer_size=77), collector=dict(type="episode"),
+                  evaluator=dict(type="interaction"), learner=dict(hook=dict(save_ckpt_after_iter=5)))
+    folded = unify(dict(env=dict(env_id="CartPole-v1"), policy=dict()), create)
+    assert folded["policy"]["model"] == {"dueling": False}
+    assert folded["policy"]["other"]["replay_buffer"] == {"type": "uniform", "replay_buffer_size": 77}
+    assert folded["policy"]["collect"]["collector"] == {"type": "episode"}
+    assert folded["policy"]["learn"]["learner"]["hook"] == {"save_ckpt_after_iter": 5}
+    cfg = compile_config(dict(env=dict(env_id="CartPole-v1"), policy=dict()), create)
+    assert cfg.policy.other.replay_buffer.replay_buffer_size == 77
+    assert cfg.policy.collect.collector.type == "episode"
+
+
+def test_unknown_create_section_suggests_nearest() -> None:
+    with pytest.raises(ConfigError, match=r"unknown create_config section 'replay_bufer' \(did you mean "
+                                          r"'replay_buffer'\?\)"):
+        unify(dict(env=dict(), policy=dict()), dict(replay_bufer=dict(type="uniform")))
+
+
+def test_defaults_are_deep_merged_under_the_user_config() -> None:
+    cfg = compile_config(dict(env=ENV, policy=dict(type="dqn", learn=dict(batch_size=32),
+                                                   other=dict(eps=dict(decay=500)))))
+    assert cfg.policy.learn.batch_size == 32
+    assert cfg.policy.learn.learning_rate == 0.001 and cfg.policy.learn.target_update_freq == 100  # siblings kept
+    assert cfg.policy.other.eps == dict(type="exp", start=0.95, end=0.1, decay=500)  # one level deeper too
+    assert cfg.env.collector_env_num == 8 and cfg.env.env_id == "CartPole-v1"
+    ppo = compile_config(dict(env=ENV, policy=dict(type="ppo")))
+    assert ppo.policy.learn.clip_ratio == 0.2 and ppo.policy.collect.gae_lambda == 0.95
+    assert "replay_buffer" not in ppo.policy.other  # on-policy: no buffer unless asked for
+
+
+def test_unknown_key_warns_with_nearest_key(warnings_log) -> None:
+    cfg = compile_config(dict(env=ENV, policy=dict(type="dqn", learn=dict(batch_sise=32))))
+    (message,) = _warnings(warnings_log)
+    assert "unknown config key 'policy.learn.batch_sise' (did you mean 'policy.learn.batch_size'?)" in message
+    assert "--strict" in message
+    assert cfg.policy.learn.batch_size == 64  # the misspelled key did not set anything
+
+
+def test_key_in_the_wrong_section_suggests_where_it_lives(warnings_log) -> None:
+    compile_config(dict(env=ENV, policy=dict(type="dqn", learn=dict(discount_factor=0.9))))
+    (message,) = _warnings(warnings_log)
+    assert "'policy.learn.discount_factor' (did you mean 'policy.discount_factor'?)" in message
+
+
+def test_unknown_key_is_an_error_under_strict() -> None:
+    with pytest.raises(ConfigError, match=r"unknown config key 'env.colector_env_num' \(did you mean "
+                                          r"'env.collector_env_num'\?\)"):
+        compile_config(dict(env=dict(ENV, colector_env_num=4), policy=dict(type="dqn")), strict=True)
+
+
+def test_import_names_is_known_in_every_section(warnings_log) -> None:
+    main = dict(env=dict(ENV, import_names=[], manager=dict(import_names=[])),
+                policy=dict(type="dqn", import_names=[], model=dict(import_names=[]),
+                            collect=dict(collector=dict(import_names=[])), eval=dict(evaluator=dict(import_names=[])),
+                            other=dict(replay_buffer=dict(import_names=[]))))
+    compile_config(main, strict=True)
+    assert not _warnings(warnings_log)
+
+
+@pytest.mark.parametrize("path,value,expected", [
+    ("policy.learn.batch_size", "64", "an int, got str '64'"),
+    ("policy.learn.batch_size", 64.5, "an int, got float 64.5"),
+    ("policy.learn.learning_rate", "fast", "a number, got str 'fast'"),
+    ("policy.learn.double", 1, "a bool, got int 1"),
+    ("policy.learn.loss_type", 2, "a string, got int 2"),
+    ("policy.model.encoder_hidden_size_list", 64, "a list, got int 64"),
+    ("policy.learn", 5, "a dict (a section), got int 5"),
+])
+def test_wrong_type_names_the_dotted_path(path: str, value, expected: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        compile_config(dict(env=ENV, policy=dict(type="dqn")), overrides=[f"{path}={value!r}"])
+    assert f"config key '{path}' must be {expected}" in str(info.value)
+
+
+def test_int_accepted_for_float_and_integral_float_for_int() -> None:
+    policy = dict(type="dqn", learn=dict(learning_rate=1, batch_size=1e2),
+                  other=dict(replay_buffer=dict(replay_buffer_size=1e4)))
+    cfg = compile_config(dict(env=dict(ENV, collector_env_num=4.0), policy=policy))
+    assert cfg.policy.learn.learning_rate == 1
+    # 1e4 for an int setting becomes the int code expects (range(), array sizes)
+    assert cfg.policy.other.replay_buffer.replay_buffer_size == 10000
+    assert type(cfg.policy.other.replay_buffer.replay_buffer_size) is int
+    assert type(cfg.policy.learn.batch_size) is int and type(cfg.env.collector_env_num) is int
+
+
+def test_missing_policy_section_or_type() -> None:
+    with pytest.raises(ConfigError, match="config has no 'policy' section"):
+        compile_config(dict(env=ENV))
+    with pytest.raises(ConfigError, match=r"policy.type is not set: name a registered policy \(known: .*dqn"):
+        compile_config(dict(env=ENV, policy=dict()))
+
+
+def test_unknown_types_name_the_nearest() -> None:
+    with pytest.raises(UnknownTypeError, match="unknown policy type 'ppp' \\(did you mean 'ppo'\\?\\)"):
+        compile_config(dict(env=ENV, policy=dict(type="ppp")))
+    with pytest.raises(UnknownTypeError, match="unknown env type 'gymnasum' \\(did you mean 'gymnasium'\\?\\)"):
+        compile_config(dict(env=dict(ENV, type="gymnasum"), policy=dict(type="dqn")))
+
+
+def test_set_overrides_parse_literals_and_strings(warnings_log) -> None:
+    cfg = compile_config(dict(env=ENV, policy=dict(type="dqn")), overrides=[
+        "policy.learn.batch_size=128",  # int
+        "policy.learn.learning_rate=5e-4",  # float
+        "policy.learn.double=False",  # bool
+        "policy.model.encoder_hidden_size_list=[32, 16]",  # list
+        "policy.learn.target_theta=0.01",  # None default: any value
+        "env.env_id=Acrobot-v1",  # a bare word stays a string
+        "policy.learn.loss_type='mse'",  # quoted string
+        "exp_name=runs/a=b",  # only the first '=' splits
+        "policy.learn.batch_size=256",  # the last override wins
+    ])
+    assert cfg.policy.learn.batch_size == 256 and cfg.policy.learn.learning_rate == 5e-4
+    assert cfg.policy.learn.double is False and cfg.policy.model.encoder_hidden_size_list == [32, 16]
+    assert cfg.policy.learn.target_theta == 0.01
+    assert cfg.env.env_id == "Acrobot-v1" and cfg.policy.learn.loss_type == "mse" and cfg.exp_name == "runs/a=b"
+    assert not _warnings(warnings_log)
+
+
+def test_set_creates_new_nested_keys(warnings_log) -> None:
+    cfg = compile_config(dict(env=ENV, policy=dict(type="dqn")), overrides=[
+        "policy.learn.learner.hook.save_ckpt_after_iter=7",  # a section the user config did not have
+        "policy.other.replay_buffer.replay_buffer_size=99",
+    ])
+    assert cfg.policy.learn.learner.hook.save_ckpt_after_iter == 7
+    assert cfg.policy.learn.learner.hook.save_ckpt_after_run is True  # defaults still merged around it
+    assert cfg.policy.other.replay_buffer.replay_buffer_size == 99
+    assert not _warnings(warnings_log)
+    cfg = compile_config(dict(env=ENV, policy=dict(type="dqn")), overrides=["policy.brand.new.key=1"])
+    assert cfg.policy.brand.new.key == 1  # kept, but reported
+    assert any("unknown config key 'policy.brand'" in m for m in _warnings(warnings_log))
+
+
+def test_set_errors() -> None:
+    with pytest.raises(ConfigError, match="--set expects KEY=VALUE"):
+        compile_config(dict(env=ENV, policy=dict(type="dqn")), overrides=["policy.learn.batch_size"])
+    with pytest.raises(ConfigError, match="'policy.type' is a value, not a section"):
+        compile_config(dict(env=ENV, policy=dict(type="dqn")), overrides=["policy.type.x=1"])
+    with pytest.raises(ConfigError, match="is not a dotted path"):
+        compile_config(dict(env=ENV, policy=dict(type="dqn")), overrides=["policy..x=1"])
+
+
+def test_seed_argument_sets_the_seed() -> None:
+    assert compile_config(dict(env=ENV, policy=dict(type="dqn")), seed=7).seed == 7
+
+
+def test_policy_defaults_for_its_parts_win_over_the_parts_defaults() -> None:
+    # PPO trains once per collect, so its own default logs every iteration; the learner's generic default is 100
+    ppo = compile_config(dict(env=ENV, policy=dict(type="ppo")))
+    dqn = compile_config(dict(env=ENV, policy=dict(type="dqn")))
+    assert ppo.policy.learn.learner.hook.log_show_after_iter == 1
+    assert dqn.policy.learn.learner.hook.log_show_after_iter == 100
+    assert ppo.policy.learn.learner.hook.save_ckpt_after_iter == 10000  # the rest of the learner defaults stay
+    user = compile_config(dict(env=ENV, policy=dict(type="ppo", learn=dict(learner=dict(hook=dict(
+        log_show_after_iter=5))))))
+    assert user.policy.learn.learner.hook.log_show_after_iter == 5  # and the user's value wins over both

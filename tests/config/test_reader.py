@@ -1,0 +1,64 @@
+"""Reading config files (ding_lite/config/reader.py): both forms, and one clear error per kind of bad file."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import DIZOO_CARTPOLE
+
+from ding_lite.config import parse_override, read_config
+from ding_lite.errors import ConfigError
+
+pytestmark = pytest.mark.unittest
+
+
+def test_reads_dizoo_main_and_create_as_plain_dicts() -> None:
+    main, create = read_config(DIZOO_CARTPOLE / "cartpole_ppo_config.py")
+    assert type(main) is dict and type(main["policy"]) is dict  # EasyDicts become plain dicts
+    assert main["policy"]["collect"]["n_sample"] == 256
+    assert create["policy"] == {"type": "ppo"} and create["env"]["type"] == "cartpole"
+
+
+def test_unified_file_and_main_block_not_run(tmp_path: Path) -> None:
+    path = tmp_path / "cfg.py"
+    path.write_text("main_config = dict(env=dict(type='gymnasium', env_id='CartPole-v1'), policy=dict(type='dqn'))\n"
+                    "if __name__ == '__main__':\n    raise SystemExit('the main block must not run')\n")
+    main, create = read_config(path)
+    assert main["policy"] == {"type": "dqn"} and create == {}
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="config file not found: .*nope.py"):
+        read_config(tmp_path / "nope.py")
+
+
+def test_file_without_main_config_lists_what_it_defines(tmp_path: Path) -> None:
+    path = tmp_path / "cfg.py"
+    path.write_text("cartpole_dqn_config = dict(env=dict())\n")
+    with pytest.raises(ConfigError, match=r"defines no main_config dict \(it defines cartpole_dqn_config\)"):
+        read_config(path)
+
+
+@pytest.mark.parametrize("source,match", [
+    ("main_config = dict(\n", "has a syntax error at line"),
+    ("import no_such_module_xyz\n", "failed to run: ModuleNotFoundError"),
+    ("main_config = dict(env=dict(), policy=dict())\ncreate_config = [1]\n", "create_config must be a dict, got list"),
+])
+def test_bad_files(tmp_path: Path, source: str, match: str) -> None:
+    path = tmp_path / "cfg.py"
+    path.write_text(source)
+    with pytest.raises(ConfigError, match=match):
+        read_config(path)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("a.b=1", (["a", "b"], 1)),
+    ("a=1e4", (["a"], 1e4)),
+    ("a=None", (["a"], None)),
+    ("a=true", (["a"], "true")),  # not a Python literal: kept as the string
+    ("a='x y'", (["a"], "x y")),
+    ("a=(1, 2)", (["a"], (1, 2))),
+    ("a.b.c= spaced ", (["a", "b", "c"], "spaced")),
+])
+def test_parse_override(text: str, expected) -> None:
+    assert parse_override(text) == expected

@@ -1,0 +1,221 @@
+"""Demo files: round trip, checks on corrupt or mismatched files, atomic writes, the cycling sampler."""
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+from ding_lite.data import demo as demo_module
+from ding_lite.data.demo import (
+    DemoSampler,
+    episodes_to_dataset,
+    model_spaces,
+    read_demo,
+    read_demos,
+    write_demo,
+)
+from ding_lite.errors import ConfigError
+
+pytestmark = pytest.mark.unittest
+
+CARTPOLE_OBS = gym.spaces.Box(-np.inf, np.inf, (4,), dtype=np.float32)
+CARTPOLE_ACT = gym.spaces.Discrete(2)
+
+
+def _dataset(lengths=(3, 2), obs_dim=4, discrete=True, seed=0):
+    rng = np.random.default_rng(seed)
+    episodes = []
+    for n in lengths:
+        action = rng.integers(0, 2, n) if discrete else rng.normal(size=(n, 1)).astype(np.float32)
+        episodes.append({"obs": rng.normal(size=(n, obs_dim)).astype(np.float32), "action": action,
+                         "reward": np.ones(n, dtype=np.float32)})
+    return episodes_to_dataset(episodes, [float(n) for n in lengths], {"policy": "ppo", "checkpoint": "x.pth.tar"})
+
+
+def test_round_trip_keeps_every_array_and_the_metadata(tmp_path):
+    ds = _dataset()
+    path = write_demo(tmp_path / "d" / "demo.npz", ds)
+    back = read_demo(path)
+    for key, value in ds.arrays().items():
+        got = getattr(back, key)
+        np.testing.assert_array_equal(got, value)
+        assert got.dtype == value.dtype, key
+    assert back.metadata == ds.metadata
+    assert back.metadata["n_episode"] == 2 and back.metadata["n_step"] == 5
+    np.testing.assert_array_equal(back.episode_id, [0, 0, 0, 1, 1])
+    np.testing.assert_array_equal(back.episode_length, [3, 2])
+    assert back.action.dtype == np.int64 and back.path == path
+    assert not list(tmp_path.glob("d/.*")), "a temp file was left behind"
+
+
+def test_continuous_round_trip(tmp_path):
+    ds = _dataset(discrete=False, obs_dim=3)
+    back = read_demo(write_demo(tmp_path / "demo.npz", ds))
+    assert back.action.dtype == np.float32 and back.action.shape == (5, 1)
+    back.check_fits(gym.spaces.Box(-1, 1, (3,)), gym.spaces.Box(-2, 2, (1,)))
+
+
+def test_batches_cover_every_step_once_per_pass():
+    ds = _dataset(lengths=(4, 4))
+    batches = ds.iter_batches(batch_size=4, seed=1)
+    first_pass = [next(batches) for _ in range(2)]
+    obs = np.concatenate([b["obs"] for b in first_pass])
+    assert sorted(map(tuple, obs.tolist())) == sorted(map(tuple, ds.obs.tolist()))
+    for b in first_pass:  # rows stay aligned across columns
+        for o, a in zip(b["obs"], b["action"], strict=True):
+            row = np.flatnonzero((ds.obs == o).all(axis=1))[0]
+            assert ds.action[row] == a
+
+
+def test_missing_file_names_it_and_the_fix(tmp_path):
+    with pytest.raises(ConfigError, match=r"demo file not found: .*nope\.npz.*collect_demo"):
+        read_demo(tmp_path / "nope.npz")
+
+
+@pytest.mark.parametrize("content", [b"", b"not a zip at all", b"PK\x03\x04 truncated"])
+def test_corrupt_file_is_a_config_error_naming_it(tmp_path, content):
+    path = tmp_path / "bad.npz"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError, match=r"demo file .*bad\.npz"):
+        read_demo(path)
+
+
+def test_single_npy_array_is_refused(tmp_path):
+    path = tmp_path / "array.npz"
+    with open(path, "wb") as f:
+        np.save(f, np.zeros(3))
+    with pytest.raises(ConfigError, match=r"cannot read demo file .*array\.npz: a single \.npy array"):
+        read_demo(path)
+
+
+def test_truncated_demo_file_is_a_config_error(tmp_path):
+    path = write_demo(tmp_path / "demo.npz", _dataset(lengths=(50, 50)))
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ConfigError, match=r"demo file .*demo\.npz"):
+        read_demo(path)
+
+
+def test_pickled_arrays_are_refused(tmp_path):
+    path = tmp_path / "evil.npz"
+    np.savez(path, obs=np.array([object()], dtype=object))
+    with pytest.raises(ConfigError, match=r"cannot read demo file .*evil\.npz"):
+        read_demo(path)
+
+
+def test_file_without_demo_arrays_is_refused(tmp_path):
+    path = tmp_path / "other.npz"
+    np.savez(path, x=np.zeros(3))
+    with pytest.raises(ConfigError, match=r"demo file .*other\.npz lacks"):
+        read_demo(path)
+
+
+def _rewrite(path, **changes):
+    with np.load(path) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    arrays.update(changes)
+    np.savez(path, **arrays)
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(episode_length=np.array([2, 2])), "episode lengths that do not match"),
+    (dict(action=np.zeros(4, dtype=np.int64)), "step arrays of different lengths"),
+    (dict(episode_id=np.array([0, 1, 0, 1, 1])), "episode ids not sorted"),
+    (dict(metadata=np.array("{not json")), "unreadable metadata"),
+    (dict(metadata=np.array(json.dumps({"format": "other"}))), "not a ding_lite demo file"),
+    (dict(metadata=np.array(json.dumps({"format": "ding_lite.demo", "version": 99}))), "format version 99"),
+])
+def test_inconsistent_file_is_refused(tmp_path, change, message):
+    path = write_demo(tmp_path / "demo.npz", _dataset())
+    _rewrite(path, **change)
+    with pytest.raises(ConfigError, match=message):
+        read_demo(path)
+
+
+def test_mismatched_observation_shape_names_the_file(tmp_path):
+    path = write_demo(tmp_path / "pendulum.npz", _dataset(obs_dim=3))
+    with pytest.raises(ConfigError, match=r"demo file .*pendulum\.npz has observations of shape \(3,\), but the env's "
+                                          r"are \(4,\)"):
+        read_demo(path).check_fits(CARTPOLE_OBS, CARTPOLE_ACT)
+
+
+def test_mismatched_actions_name_the_file(tmp_path):
+    continuous = read_demo(write_demo(tmp_path / "cont.npz", _dataset(discrete=False)))
+    with pytest.raises(ConfigError, match=r"cont\.npz has float32 actions .* discrete \(2 actions\)"):
+        continuous.check_fits(CARTPOLE_OBS, CARTPOLE_ACT)
+    discrete = read_demo(write_demo(tmp_path / "disc.npz", _dataset()))
+    with pytest.raises(ConfigError, match=r"disc\.npz has int64 actions .* box of shape \(1,\)"):
+        discrete.check_fits(CARTPOLE_OBS, gym.spaces.Box(-1, 1, (1,)))
+    with pytest.raises(ConfigError, match=r"disc\.npz has actions in \[0, 1\], outside the env's 1 discrete"):
+        discrete.check_fits(CARTPOLE_OBS, gym.spaces.Discrete(1))
+
+
+def test_model_spaces_from_a_model_section():
+    obs, act = model_spaces({"obs_shape": 4, "action_shape": 2, "action_space": "discrete"})
+    assert obs.shape == (4,) and act == gym.spaces.Discrete(2)
+    obs, act = model_spaces({"obs_shape": [3], "action_shape": 1, "action_space": "continuous"})
+    assert obs.shape == (3,) and isinstance(act, gym.spaces.Box) and act.shape == (1,)
+
+
+def test_several_files_concatenate_with_renumbered_episodes(tmp_path):
+    a = write_demo(tmp_path / "a.npz", _dataset(lengths=(2, 1), seed=1))
+    b = write_demo(tmp_path / "b.npz", _dataset(lengths=(3,), seed=2))
+    both = read_demos([a, str(b)])
+    assert len(both) == 6 and both.n_episode == 3
+    np.testing.assert_array_equal(both.episode_id, [0, 0, 1, 2, 2, 2])
+    np.testing.assert_array_equal(both.obs[3:], read_demo(b).obs)
+    assert [s["n_step"] for s in both.metadata["sources"]] == [3, 3]
+    other = write_demo(tmp_path / "c.npz", _dataset(obs_dim=3))
+    with pytest.raises(ConfigError, match=r"a\.npz and .*c\.npz do not match"):
+        read_demos([a, other])
+
+
+def test_failed_write_keeps_the_previous_file(tmp_path, monkeypatch):
+    path = write_demo(tmp_path / "demo.npz", _dataset(lengths=(2,)))
+    before = path.read_bytes()
+
+    def broken(f, **arrays):
+        f.write(b"PK partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(demo_module.np, "savez_compressed", broken)
+    with pytest.raises(OSError, match="disk full"):
+        write_demo(path, _dataset(lengths=(5,)))
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.npz"]
+
+
+def test_sampler_cycles_through_shuffled_passes():
+    sampler = DemoSampler(5, 2, seed=0)
+    seen = torch.cat([next(sampler) for _ in range(5)])  # 10 indices = exactly two passes
+    assert sorted(seen[:5].tolist()) == [0, 1, 2, 3, 4]  # a batch crossing the pass end is completed
+    assert sorted(seen[5:].tolist()) == [0, 1, 2, 3, 4]
+
+
+def test_sampler_is_endless_with_fewer_rows_than_a_batch():
+    sampler = DemoSampler(3, 8, seed=0)
+    for _ in range(4):
+        idx = next(sampler)
+        assert idx.shape == (8,) and idx.min() >= 0 and idx.max() <= 2
+
+
+def test_sampler_state_round_trip_continues_the_same_sequence():
+    a = DemoSampler(7, 3, seed=4)
+    next(a)
+    state = a.state_dict()
+    expected = [next(a).tolist() for _ in range(6)]
+    b = DemoSampler(7, 3, seed=99)
+    b.load_state_dict(state)
+    assert [next(b).tolist() for _ in range(6)] == expected
+    with pytest.raises(ValueError, match="for 7 rows"):
+        DemoSampler(8, 3).load_state_dict(state)
+
+
+def test_sampler_rejects_bad_sizes():
+    with pytest.raises(ConfigError, match="at least 1, got 0"):
+        DemoSampler(5, 0)
+    with pytest.raises(ValueError, match="n=0"):
+        DemoSampler(0, 4)

@@ -1,0 +1,132 @@
+"""Bad input to the CLI: each is answered by ONE line on stderr, exit code 2, and nothing written to disk."""
+from __future__ import annotations
+
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import DIZOO_CARTPOLE, run_cli
+
+from ding_lite.config import compile_config
+from ding_lite.entry.common import build_policy
+from ding_lite.utils.checkpoint import save_checkpoint
+
+pytestmark = pytest.mark.unittest
+
+DQN = str(DIZOO_CARTPOLE / "cartpole_dqn_config.py")
+
+
+class NotAllowed:
+    """A class a weights-only load must refuse; unpickling it would run ``__reduce__``'s call."""
+
+    def __reduce__(self):
+        return (Path.touch, (Path("unpickled_marker"),))
+
+
+def _write(folder: Path, name: str, text: str) -> str:
+    (folder / name).write_text(textwrap.dedent(text))
+    return name
+
+
+def _ppo_checkpoint(folder: Path) -> str:
+    cfg = compile_config(dict(env=dict(type="gymnasium", env_id="CartPole-v1"), policy=dict(type="ppo")),
+                         overrides=["policy.model.obs_shape=4", "policy.model.action_shape=2",
+                                    "policy.model.action_space='discrete'"])
+    policy = build_policy(cfg)
+    save_checkpoint(folder / "ppo.pth.tar", {"policy": policy.learn_mode.state_dict(), "train_iter": 1,
+                                             "env_step": 8})
+    return "ppo.pth.tar"
+
+
+def _truncated_checkpoint(folder: Path) -> str:
+    data = (folder / _ppo_checkpoint(folder)).read_bytes()
+    (folder / "truncated.pth.tar").write_bytes(data[: len(data) // 2])  # what a non-atomic write could leave
+    return "truncated.pth.tar"
+
+
+def _custom_class_checkpoint(folder: Path) -> str:
+    torch.save({"policy": {"model": NotAllowed()}}, folder / "custom.pth.tar")
+    return "custom.pth.tar"
+
+
+CASES = {
+    "no -c": (lambda d: ["-s", "0"], "the following arguments are required: -c/--config (see ding_lite --help)"),
+    "unknown mode": (lambda d: ["-m", "seriall", "-c", DQN], "invalid choice: 'seriall'"),
+    "seed not an int": (lambda d: ["-c", DQN, "-s", "zero"], "argument -s/--seed: invalid int value: 'zero'"),
+    "missing config file": (lambda d: ["-c", "no_such_config.py"], "config file not found: no_such_config.py"),
+    "no main_config": (lambda d: ["-c", _write(d, "cfg.py", "cartpole_config = dict(env=dict())\n")],
+                       "defines no main_config dict (it defines cartpole_config)"),
+    "no policy section": (lambda d: ["-c", _write(d, "cfg.py", """
+        main_config = dict(env=dict(type='gymnasium', env_id='CartPole-v1'))
+        """)], "config has no 'policy' section"),
+    "no policy type": (lambda d: ["-c", _write(d, "cfg.py", """
+        main_config = dict(env=dict(type='gymnasium', env_id='CartPole-v1'), policy=dict())
+        """)], "policy.type is not set: name a registered policy (known: "),
+    "unknown policy type": (lambda d: ["-c", _write(d, "cfg.py", """
+        main_config = dict(env=dict(type='gymnasium', env_id='CartPole-v1'), policy=dict())
+        create_config = dict(policy=dict(type='dqnn'))
+        """)], "unknown policy type 'dqnn' (did you mean 'dqn'?); known policy types: "),
+    "unknown env type": (lambda d: ["-c", DQN, "--set", "env.type=cartpol"],
+                         "unknown env type 'cartpol' (did you mean 'cartpole'?)"),
+    "unknown gymnasium id": (lambda d: ["-c", DQN, "--set", "env.type=gymnasium", "--set", "env.env_id=CartPol-v1"],
+                             "unknown gymnasium env id env.env_id='CartPol-v1' (did you mean 'CartPole-v1'?)"),
+    "misspelled key under --strict": (lambda d: ["-c", DQN, "--strict", "--set", "policy.learn.batch_sise=32"],
+                                      "unknown config key 'policy.learn.batch_sise' (did you mean "
+                                      "'policy.learn.batch_size'?)"),
+    "wrong value type": (lambda d: ["-c", DQN, "--set", "policy.learn.learning_rate=fast"],
+                         "config key 'policy.learn.learning_rate' must be a number, got str 'fast'"),
+    "bad --set": (lambda d: ["-c", DQN, "--set", "policy.learn.batch_size"], "--set expects KEY=VALUE"),
+    "missing import_names module": (lambda d: ["-c", DQN, "--set", "policy.import_names=['no_such_plugin_xyz']"],
+                                    "cannot import module 'no_such_plugin_xyz' listed in policy.import_names"),
+    "no envs": (lambda d: ["-c", DQN, "--set", "env.collector_env_num=0"], "needs at least one env"),
+    "missing checkpoint": (lambda d: ["-c", DQN, "--load-ckpt", "nope.pth.tar"], "checkpoint not found: nope.pth.tar"),
+    "corrupt checkpoint": (lambda d: ["-c", DQN, "--load-ckpt", _write(d, "bad.pth.tar", "not a checkpoint")],
+                           "cannot read checkpoint bad.pth.tar: refused by torch.load(weights_only=True)"),
+    "truncated checkpoint": (lambda d: ["-c", DQN, "--load-ckpt", _truncated_checkpoint(d)],
+                             "cannot read checkpoint truncated.pth.tar"),
+    "checkpoint with a pickled class": (lambda d: ["-c", DQN, "--load-ckpt", _custom_class_checkpoint(d)],
+                                        "refused by torch.load(weights_only=True): Unsupported global"),
+    "checkpoint of another policy": (lambda d: ["-c", DQN, "--load-ckpt", _ppo_checkpoint(d)],
+                                     "checkpoint lacks ['target_model'] needed by policy 'dqn'"),
+    "resume without checkpoint": (lambda d: ["-c", DQN, "--resume"], "--resume: no iteration_N.pth.tar checkpoint"),
+    "eval: missing checkpoint": (lambda d: ["-m", "eval", "-c", DQN, "--load-ckpt", "nope.pth.tar"],
+                                 "checkpoint not found: nope.pth.tar"),
+    "eval: corrupt checkpoint": (lambda d: ["-m", "eval", "-c", DQN, "--load-ckpt", _truncated_checkpoint(d)],
+                                 "cannot read checkpoint truncated.pth.tar"),
+    "eval: no checkpoint in the experiment": (lambda d: ["-m", "eval", "-c", DQN],
+                                              "no checkpoint given (--load-ckpt) and none found at "
+                                              "exp/ckpt/ckpt_best.pth.tar"),
+}
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, list[str], object]]:
+    """Every case run once, a few at a time (each CLI start imports torch: run them side by side)."""
+
+    folders = {case: tmp_path_factory.mktemp("cli_error") for case in CASES}  # mktemp is not thread-safe
+
+    def run(case: str) -> tuple[Path, list[str], object]:
+        folder = folders[case]
+        args = CASES[case][0](folder)
+        before = sorted(p.name for p in folder.iterdir())
+        return folder, before, run_cli(*args, "--exp-name", "exp", cwd=folder, timeout=300)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return dict(zip(CASES, pool.map(run, CASES), strict=True))
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bad_input_one_line_exit_2_nothing_written(case: str, outcomes) -> None:
+    folder, before, proc = outcomes[case]
+    expected = CASES[case][1]
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2, proc.stderr
+    assert len(lines) == 1, f"expected one line on stderr, got:\n{proc.stderr}"
+    assert lines[0].startswith("ding_lite: error: "), lines[0]
+    assert expected in lines[0], lines[0]
+    assert proc.stdout == ""
+    assert sorted(p.name for p in folder.iterdir()) == before, "something was written"
+    assert not (folder / "exp").exists()
+    assert not (folder / "unpickled_marker").exists()  # a refused pickle never ran its code

@@ -1,0 +1,143 @@
+"""collect_demo: the success filter, per-env episode quotas, stored steps that replay in the env, the CLI mode."""
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from conftest import DIZOO_CARTPOLE, run_cli
+
+from ding_lite.config import compile_config
+from ding_lite.data.demo import read_demo
+from ding_lite.entry.collect_demo import collect_demo_pipeline, rollout_episodes, success_rule
+from ding_lite.entry.common import build_policy, fill_model_shapes
+from ding_lite.envs.env_manager import BaseEnvManager, EpisodeEnd
+from ding_lite.errors import ConfigError, DingLiteError
+from ding_lite.utils.checkpoint import save_checkpoint
+
+pytestmark = pytest.mark.unittest
+
+CONFIG = dict(env=dict(type="gymnasium", env_id="CartPole-v1", collector_env_num=3, stop_value=195),
+              policy=dict(type="ppo"))
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    """An untrained PPO policy's checkpoint: its CartPole episodes last from about 10 to 60 steps."""
+    cfg = compile_config(CONFIG)
+    env = gym.make("CartPole-v1")
+    fill_model_shapes(cfg, env.observation_space, env.action_space)
+    policy = build_policy(cfg)
+    path = tmp_path_factory.mktemp("ckpt") / "ckpt.pth.tar"
+    save_checkpoint(path, {"policy": policy.learn_mode.state_dict(), "train_iter": 0, "env_step": 0})
+    return path
+
+
+def _end(ret, info=None):
+    return EpisodeEnd(0, ret, int(ret), True, info or {})
+
+
+def test_success_rule_return_threshold_and_info():
+    ok, rule = success_rule(100.0, 195, "success")
+    assert rule == "info['success'] else return >= 100.0"
+    assert ok(_end(150.0)) and ok(_end(100.0)) and not ok(_end(99.9))
+    # an env that reports success decides by it, whatever the return
+    assert not ok(_end(500.0, {"success": False}))
+    assert ok(_end(3.0, {"success": True}))
+    default, rule = success_rule(None, 195, "")  # threshold falls back to env.stop_value; info ignored
+    assert rule == "return >= 195" and not default(_end(194.0, {"success": True}))
+    only_info, _ = success_rule(None, None, "success")
+    assert only_info(_end(1.0, {"success": True})) and not only_info(_end(1e6))
+
+
+def test_success_rule_errors():
+    with pytest.raises(ConfigError, match="no success rule"):
+        success_rule(None, None, "")
+    with pytest.raises(ConfigError, match="demo.return_threshold must be a number, got 'high'"):
+        success_rule("high", None, "success")
+
+
+def test_success_filter_drops_failed_episodes(tmp_path, checkpoint):
+    everything = collect_demo_pipeline(CONFIG, 0, checkpoint, 9, tmp_path / "all.npz",
+                                       overrides=("demo.return_threshold=0",))
+    returns = np.array(everything["all_returns"])
+    assert len(returns) == 9 and everything["n_episode_kept"] == 9
+    threshold = float(np.median(returns))
+    filtered = collect_demo_pipeline(CONFIG, 0, checkpoint, 9, tmp_path / "some.npz",
+                                     overrides=(f"demo.return_threshold={threshold}",))
+    assert filtered["all_returns"] == everything["all_returns"]  # same seed, same episodes
+    kept = returns[returns >= threshold]
+    assert 0 < len(kept) < 9
+    demo = read_demo(tmp_path / "some.npz")
+    assert demo.n_episode == len(kept) and (demo.episode_return >= threshold).all()
+    np.testing.assert_array_equal(np.sort(demo.episode_return), np.sort(kept))
+    assert len(demo) == int(kept.sum())  # CartPole: one reward per step
+    assert demo.metadata["n_episode_rolled_out"] == 9 and demo.metadata["policy"] == "ppo"
+    assert demo.metadata["checkpoint"] == str(checkpoint) and demo.metadata["policy_mode"] == "eval"
+
+
+def test_no_successful_episode_is_an_error_and_writes_nothing(tmp_path, checkpoint):
+    with pytest.raises(DingLiteError, match=r"none of the 3 episodes .* succeeded .*demo.return_threshold"):
+        collect_demo_pipeline(CONFIG, 0, checkpoint, 3, tmp_path / "none.npz",
+                              overrides=("demo.return_threshold=100000",))
+    assert not list(tmp_path.iterdir())
+
+
+def test_collect_mode_and_bad_settings(tmp_path, checkpoint):
+    summary = collect_demo_pipeline(CONFIG, 1, checkpoint, 2, tmp_path / "c.npz",
+                                    overrides=("demo.policy_mode=collect", "demo.return_threshold=0"))
+    assert summary["n_episode_kept"] == 2 and read_demo(tmp_path / "c.npz").metadata["policy_mode"] == "collect"
+    with pytest.raises(ConfigError, match="demo.policy_mode must be one of"):
+        collect_demo_pipeline(CONFIG, 0, checkpoint, 2, tmp_path / "x.npz", overrides=("demo.policy_mode=greedy",))
+    with pytest.raises(ConfigError, match="must be at least 1, got 0"):
+        collect_demo_pipeline(CONFIG, 0, checkpoint, 0, tmp_path / "x.npz")
+
+
+def test_episodes_are_spread_over_envs_and_replay_exactly():
+    envs = BaseEnvManager([lambda: gym.make("CartPole-v1") for _ in range(3)])
+    envs.seed(10)
+    rng = np.random.default_rng(0)
+    episodes = rollout_episodes(envs, lambda obs: rng.integers(0, 2, len(obs)), 7)
+    envs.close()
+    assert [sum(e.end.env_id == i for e in episodes) for i in range(3)] == [3, 2, 2]
+    for e in episodes:
+        assert len(e.steps["obs"]) == len(e.steps["action"]) == e.end.episode_length
+        assert e.steps["reward"].sum() == e.end.episode_return
+    # the first episode of env 0 replays step for step in a fresh env with its seed (obs aligned with actions)
+    first = next(e for e in episodes if e.end.env_id == 0)
+    env = gym.make("CartPole-v1")
+    obs, _ = env.reset(seed=10)
+    for o, a in zip(first.steps["obs"], first.steps["action"], strict=True):
+        np.testing.assert_array_equal(o, obs)
+        obs, *_ = env.step(int(a))
+
+
+def test_cli_collect_demo(tmp_path, checkpoint):
+    out = tmp_path / "cli_demo.npz"
+    cfg = DIZOO_CARTPOLE / "cartpole_ppo_config.py"
+    done = run_cli("-m", "collect_demo", "-c", str(cfg), "--load-ckpt", str(checkpoint), "--n-episode", "4",
+                   "--demo-path", str(out), "--set", "demo.return_threshold=0", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "kept 4/4 episodes" in done.stderr and "warning" not in done.stderr.lower()
+    assert read_demo(out).n_episode == 4
+    missing = run_cli("-m", "collect_demo", "-c", str(cfg), "--n-episode", "4", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert missing.stderr.strip().splitlines() == [
+        "ding_lite: error: no checkpoint given (--load-ckpt) and none found at "
+        "cartpole_ppo_seed0/ckpt/ckpt_best.pth.tar"]
+
+
+def test_box_actions_are_stored_clipped_and_seeds_get_their_own_file(tmp_path):
+    config = dict(env=dict(type="gymnasium", env_id="Pendulum-v1", collector_env_num=2, stop_value=-250),
+                  policy=dict(type="ppo", model=dict(init_log_std=1.0)))  # σ = e: many samples beyond ±2
+    cfg = compile_config(config)
+    env = gym.make("Pendulum-v1")
+    fill_model_shapes(cfg, env.observation_space, env.action_space)
+    ckpt = tmp_path / "pendulum.pth.tar"
+    save_checkpoint(ckpt, {"policy": build_policy(cfg).learn_mode.state_dict(), "train_iter": 0, "env_step": 0})
+    summary = collect_demo_pipeline(config, 1, ckpt, 2, tmp_path / "pendulum.npz", n_seeds=3,
+                                    overrides=("demo.policy_mode=collect", "demo.return_threshold=-100000"))
+    assert summary["demo_path"] == str(tmp_path / "pendulum_seed1.npz")
+    demo = read_demo(tmp_path / "pendulum_seed1.npz")
+    assert demo.action.dtype == np.float32 and demo.action.shape == (400, 1)
+    assert demo.action.min() == -2.0 and demo.action.max() == 2.0  # clipped to the bounds, as executed
+    demo.check_fits(env.observation_space, env.action_space)

@@ -1,0 +1,153 @@
+"""ACER policy: collected sequences, masks, the average policy network, and config errors."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from ding_lite.config import compile_config
+from ding_lite.data.keys import ACTION, LOGIT, MASK, OBS_PLUS_1, REWARD, TERMINATED
+from ding_lite.entry.common import build_buffer, build_collector, build_env_managers, build_policy
+from ding_lite.errors import ConfigError
+
+pytestmark = pytest.mark.unittest
+
+L = 5  # unroll_len of these tests
+
+
+def _cfg(**learn):
+    cfg = compile_config(dict(
+        env=dict(type="gymnasium", env_id="CartPole-v1", collector_env_num=2, evaluator_env_num=1),
+        policy=dict(type="acer", model=dict(obs_shape=4, action_shape=2, action_space="discrete",
+                                            encoder_hidden_size_list=[16]),
+                    learn=dict(batch_size=4, **learn), collect=dict(unroll_len=L))))
+    return cfg
+
+
+def _batch(seed: int = 0) -> dict:
+    """Two sequences: the first terminates at step 1 (steps 2.. are padding), the second has L real steps."""
+    rng = np.random.default_rng(seed)
+    mask = np.ones((2, L), bool)
+    mask[0, 2:] = False
+    terminated = np.zeros((2, L), bool)
+    terminated[0, 1] = True
+    batch = {
+        OBS_PLUS_1: rng.normal(size=(2, L + 1, 4)).astype(np.float32),
+        ACTION: rng.integers(0, 2, size=(2, L)),
+        LOGIT: rng.normal(size=(2, L, 2)).astype(np.float32),
+        REWARD: np.ones((2, L), np.float32),
+        TERMINATED: terminated,
+        MASK: mask,
+    }
+    batch[OBS_PLUS_1][0, 3:] = 0.0  # padding as the cutter writes it: zeros after the bootstrap obs (row 2)
+    for k in (ACTION, LOGIT, REWARD, TERMINATED):
+        batch[k][0, 2:] = 0
+    return batch
+
+
+def test_collect_stores_behaviour_logits_in_sequences_of_unroll_len():
+    torch.manual_seed(0)
+    cfg = _cfg()
+    collector_env, evaluator_env = build_env_managers(cfg, seed=0)
+    try:
+        policy = build_policy(cfg)
+        collector = build_collector(cfg, collector_env, policy)
+        samples, _ = collector.collect(n_sample=40)  # 20 steps of 2 envs: CartPole episodes end, sequences close
+        k = len(samples[MASK])
+        assert k >= 2
+        assert samples[OBS_PLUS_1].shape == (k, L + 1, 4) and samples[LOGIT].shape == (k, L, 2)
+        assert samples[ACTION].shape == samples[REWARD].shape == samples[TERMINATED].shape == (k, L)
+        # the stored logits are the actor's full output at each real step's observation
+        real = samples[MASK]
+        with torch.no_grad():
+            logit = policy._model.compute_actor(torch.from_numpy(samples[OBS_PLUS_1][:, :L][real]))[LOGIT]
+        np.testing.assert_allclose(samples[LOGIT][real], logit.numpy(), rtol=1e-5, atol=1e-6)
+        # a sequence never goes on after its episode's end: nothing real follows a terminal step
+        after_terminal = np.cumsum(samples[TERMINATED], axis=1) - samples[TERMINATED] > 0
+        assert not (after_terminal & real).any()
+        # the buffer keeps one sequence per sample
+        buffer = build_buffer(cfg, seed=0)
+        buffer.push(samples)
+        assert len(buffer) == k
+        assert buffer.sample(3)[LOGIT].shape == (3, L, 2)
+    finally:
+        collector_env.close()
+        evaluator_env.close()
+
+
+def test_steps_after_a_terminal_carry_no_loss():
+    torch.manual_seed(0)
+    policy = build_policy(_cfg(), enable_field=["learn"])
+    twin = copy.deepcopy(policy)
+    clean = _batch()
+    noisy = copy.deepcopy(clean)  # same real steps, garbage on every padding entry of sequence 0
+    rng = np.random.default_rng(1)
+    noisy[OBS_PLUS_1][0, 3:] = rng.normal(size=(L - 2, 4)) * 10
+    noisy[LOGIT][0, 2:] = rng.normal(size=(L - 2, 2)) * 10
+    noisy[ACTION][0, 2:] = 1
+    noisy[REWARD][0, 2:] = 100.0
+    noisy[TERMINATED][0, 3] = True
+    before = [p.clone() for p in policy._model.parameters()]
+    log_clean = policy.learn_mode.forward(clean)
+    log_noisy = twin.learn_mode.forward(noisy)
+    for name in log_clean:
+        torch.testing.assert_close(log_clean[name], log_noisy[name], msg=name)
+    for (name, p), q in zip(policy._model.named_parameters(), twin._model.parameters(), strict=True):
+        torch.testing.assert_close(p, q, msg=name)
+    assert any(not torch.equal(p, b) for p, b in zip(policy._model.parameters(), before, strict=True))
+
+
+def test_average_network_moves_by_the_ema_rule_and_gets_no_gradient():
+    torch.manual_seed(0)
+    tau = 0.25
+    policy = build_policy(_cfg(target_theta=tau), enable_field=["learn"])
+    avg_before = [p.clone() for p in policy._avg_actor.parameters()]
+    actor_before = [p.clone() for p in policy._model.actor.parameters()]
+    policy.learn_mode.forward(_batch())
+    actor_after = list(policy._model.actor.parameters())
+    assert any(not torch.equal(a, b) for a, b in zip(actor_before, actor_after, strict=True))
+    for avg, old, new in zip(policy._avg_actor.parameters(), avg_before, actor_after, strict=True):
+        torch.testing.assert_close(avg, (1 - tau) * old + tau * new.detach())
+        assert not avg.requires_grad and avg.grad is None
+    optimised = {id(p) for opt in (policy._optimizer_actor, policy._optimizer_critic)
+                 for group in opt.param_groups for p in group["params"]}
+    assert not optimised & {id(p) for p in policy._avg_actor.parameters()}
+    # actor and critic are optimised separately, each over its own network only
+    assert {id(p) for g in policy._optimizer_actor.param_groups for p in g["params"]} == \
+        {id(p) for p in policy._model.actor.parameters()}
+
+
+def test_trust_region_projects_only_the_actor_step():
+    torch.manual_seed(0)
+    tight = build_policy(_cfg(trust_region_value=1e-6, target_theta=0.5), enable_field=["learn"])
+    free = build_policy(_cfg(trust_region=False, target_theta=0.5), enable_field=["learn"])
+    free._model.load_state_dict(tight._model.state_dict())
+    free._avg_actor.load_state_dict(tight._avg_actor.state_dict())
+    # first step: π = π_avg, so k = π − π_avg = 0 and nothing is projected
+    log = tight.learn_mode.forward(_batch())
+    free.learn_mode.forward(_batch())
+    assert float(log["trust_region_active"]) == 0.0 and float(log["kl_div"]) == 0.0
+    for p, q in zip(tight._model.parameters(), free._model.parameters(), strict=True):
+        torch.testing.assert_close(p, q)
+    # second step: π has left π_avg, a tiny δ makes the projection act on the actor only
+    log = tight.learn_mode.forward(_batch(1))
+    free.learn_mode.forward(_batch(1))
+    assert float(log["trust_region_active"]) > 0 and float(log["kl_div"]) > 0
+    assert "trust_region_active" not in free.learn_mode.monitor_vars()
+    for p, q in zip(tight._model.critic.parameters(), free._model.critic.parameters(), strict=True):
+        torch.testing.assert_close(p, q)  # the critic's gradient is never projected
+    assert any(not torch.equal(p, q) for p, q in zip(tight._model.actor.parameters(), free._model.actor.parameters(),
+                                                     strict=True))
+
+
+def test_config_errors_name_the_setting():
+    with pytest.raises(ConfigError, match="trust_region_value must be > 0, got 0"):
+        build_policy(_cfg(trust_region_value=0.0), enable_field=["learn"])
+    with pytest.raises(ConfigError, match="target_theta must be in \\[0, 1\\], got 2"):
+        build_policy(_cfg(target_theta=2.0), enable_field=["learn"])
+    cfg = _cfg()
+    cfg.policy.model.action_space = "continuous"
+    with pytest.raises(ConfigError, match="discrete action space"):
+        build_policy(cfg)

@@ -1,0 +1,119 @@
+"""PPO policy (ding_lite/policy/ppo.py): GAE samples that bootstrap truncations from the final observation,
+unclipped continuous actions in the samples while the env gets clipped ones, and a learn step."""
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from fake_envs import RecordActions
+from torch import nn
+
+from ding_lite.config import compile_config
+from ding_lite.data.keys import ACTION, ADV, LOGP, NEXT_OBS, OBS, RETURN, REWARD, TERMINATED, TRUNCATED, VALUE
+from ding_lite.entry.common import build_collector, build_policy
+from ding_lite.envs import BaseEnvManager
+from ding_lite.policy.ppo import action_distribution
+from ding_lite.registry import POLICY
+
+pytestmark = pytest.mark.unittest
+
+
+class ObsIsValue(nn.Module):
+    """A critic whose value is the observation itself: V(s) = s[0]."""
+
+    def compute_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {"value": obs[:, 0].clone()}
+
+
+def _ppo_cfg(*overrides: str, env_id: str = "CartPole-v1"):
+    return compile_config(dict(env=dict(type="gymnasium", env_id=env_id), policy=dict(type="ppo")),
+                          overrides=list(overrides))
+
+
+def _rollout() -> dict:
+    # env 0: truncated at t=1 with final obs 10; t=2 starts a new episode from the reset obs 0.5.
+    # env 1: terminated at t=2.
+    obs = np.array([[1, 4], [2, 5], [0.5, 6]], dtype=np.float32)
+    next_obs = np.array([[2, 5], [10, 6], [3, 7]], dtype=np.float32)
+    terminated = np.array([[0, 0], [0, 0], [0, 1]], dtype=bool)
+    truncated = np.array([[0, 0], [1, 0], [0, 0]], dtype=bool)
+    return {OBS: obs[..., None], NEXT_OBS: next_obs[..., None], REWARD: np.ones((3, 2), np.float32),
+            TERMINATED: terminated, TRUNCATED: truncated, ACTION: np.zeros((3, 2), np.int64),
+            LOGP: np.full((3, 2), -0.7, np.float32), VALUE: obs}
+
+
+@pytest.mark.parametrize("recompute_adv", [False, True])
+def test_train_sample_bootstraps_truncation_from_the_final_obs(recompute_adv: bool) -> None:
+    cfg = _ppo_cfg("policy.collect.discount_factor=0.5", "policy.collect.gae_lambda=0.5",
+                   f"policy.recompute_adv={recompute_adv}")
+    policy = POLICY.get("ppo")(cfg.policy, model=ObsIsValue(), enable_field=("collect",))
+    sample = policy.collect_mode.get_train_sample(_rollout())
+    # γ = λ = 0.5, V(s) = s. env 0: δ2 = 1 + .5·3 − .5 = 2;  δ1 = 1 + .5·V(final obs 10) − 2 = 4 (truncation:
+    # bootstrap from the final obs, not the reset obs 0.5), no advantage flows back across the episode end: A1 = 4;
+    # δ0 = 1 + .5·2 − 1 = 1, A0 = 1 + .25·4 = 2.
+    # env 1: δ2 = 1 − 6 = −5 (terminal: no bootstrap); δ1 = 1 + 3 − 5 = −1, A1 = −1 + .25·(−5) = −2.25;
+    # δ0 = 1 + 2.5 − 4 = −.5, A0 = −.5 + .25·(−2.25) = −1.0625.  Rows are time-major: (t0 e0, t0 e1, t1 e0, ...).
+    np.testing.assert_allclose(sample[ADV], [2, -1.0625, 4, -2.25, 2, -5])
+    np.testing.assert_allclose(sample[RETURN], [3, 2.9375, 6, 2.75, 2.5, 1])
+    np.testing.assert_array_equal(sample[OBS][:, 0], [1, 4, 2, 5, 0.5, 6])
+    np.testing.assert_array_equal(sample[LOGP], np.full(6, -0.7, np.float32))
+    if recompute_adv:  # the learner's recomputation with the same critic agrees, rollout cut included
+        adv, ret = policy._recompute_adv(policy.batch_tensors(sample))
+        np.testing.assert_allclose(adv.numpy(), sample[ADV])
+        np.testing.assert_allclose(ret.numpy(), sample[RETURN])
+
+
+def test_rollout_cut_bootstraps_from_the_next_obs() -> None:
+    cfg = _ppo_cfg("policy.collect.discount_factor=0.5", "policy.collect.gae_lambda=1.0")
+    policy = POLICY.get("ppo")(cfg.policy, model=ObsIsValue(), enable_field=("collect",))
+    rollout = _rollout()
+    last = {k: v[2:] for k, v in rollout.items()}  # a one-step rollout: its end is a cut, not an episode end
+    last[TERMINATED] = np.zeros((1, 2), dtype=bool)
+    sample = policy.collect_mode.get_train_sample(last)
+    np.testing.assert_allclose(sample[ADV], [1 + 0.5 * 3 - 0.5, 1 + 0.5 * 7 - 6])
+
+
+def test_continuous_actions_stored_unclipped_env_gets_clipped() -> None:
+    cfg = _ppo_cfg("policy.model.obs_shape=3", "policy.model.action_shape=1", "policy.model.action_space='continuous'",
+                   "policy.model.init_log_std=1.5", "env.collector_env_num=2", env_id="Pendulum-v1")
+    torch.manual_seed(0)
+    policy = build_policy(cfg)
+    recorders = [RecordActions(gym.make("Pendulum-v1")) for _ in range(2)]
+    manager = BaseEnvManager([lambda r=r: r for r in recorders])
+    manager.seed(0)
+    collector = build_collector(cfg, manager, policy)
+    try:
+        samples, _ = collector.collect(n_sample=64)
+    finally:
+        collector.close()
+    actions = samples[ACTION]  # (64, 1), time-major rows: env = row % 2
+    assert actions.shape == (64, 1)
+    assert (np.abs(actions) > 2).any(), "σ = e^1.5 should sample beyond Pendulum's bounds [-2, 2]"
+    sent = np.stack([np.stack(r.actions) for r in recorders], axis=1).reshape(64, 1)
+    np.testing.assert_allclose(sent, np.clip(actions, -2, 2))
+    assert np.abs(sent).max() <= 2
+    # the stored log-probabilities are those of the unclipped samples
+    dist = action_distribution(policy._model.compute_actor(torch.as_tensor(samples[OBS])))
+    np.testing.assert_allclose(dist.log_prob(torch.as_tensor(actions)).detach().numpy(), samples[LOGP], rtol=1e-5,
+                               atol=1e-5)
+
+
+def test_learn_runs_epochs_of_minibatches_and_changes_the_policy() -> None:
+    cfg = _ppo_cfg("policy.model.obs_shape=4", "policy.model.action_shape=2", "policy.model.action_space='discrete'",
+                   "policy.learn.epoch_per_collect=3", "policy.learn.batch_size=16")
+    torch.manual_seed(0)
+    policy = build_policy(cfg)
+    calls = []
+    step = policy._minibatch_step
+    policy._minibatch_step = lambda mb: calls.append(len(mb[OBS])) or step(mb)
+    rng = np.random.default_rng(0)
+    batch = {OBS: rng.normal(size=(40, 4)).astype(np.float32), ACTION: rng.integers(0, 2, 40),
+             LOGP: np.full(40, np.log(0.5), np.float32), VALUE: np.zeros(40, np.float32),
+             ADV: rng.normal(size=40).astype(np.float32), RETURN: rng.normal(size=40).astype(np.float32)}
+    before = [p.detach().clone() for p in policy._model.parameters()]
+    out = policy.learn_mode.forward(batch)
+    assert calls == [16, 16, 8] * 3  # epoch_per_collect passes of shuffled minibatches
+    assert set(policy.learn_mode.monitor_vars()) <= set(out)
+    assert all(v.ndim == 0 and torch.isfinite(v) for v in out.values())
+    assert any(not torch.equal(a, b) for a, b in zip(before, policy._model.parameters(), strict=True))

@@ -1,0 +1,178 @@
+"""Registry behaviour (ding_lite/registry.py): unknown types, duplicate names, re-imports, import_names, plugins."""
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ding_lite import registry
+from ding_lite.config import compile_config
+from ding_lite.errors import DuplicateRegistrationError, PluginImportError, UnknownTypeError
+from ding_lite.registry import POLICY, Registry, closest_match, import_modules
+
+pytestmark = pytest.mark.unittest
+
+
+@pytest.fixture
+def plugin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A folder on sys.path holding a registry module and plugin modules written by the test (removed after)."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = set(sys.modules)
+    (tmp_path / "reg_holder_mod.py").write_text("from ding_lite.registry import Registry\n"
+                                                "WIDGET = Registry('widget')\n")
+    yield tmp_path
+    for name in set(sys.modules) - before:
+        if name.startswith(("reg_holder_mod", "widget_plugin", "broken_plugin")):
+            del sys.modules[name]
+
+
+def _write_widget_plugin(folder: Path, module: str, name: str = "gear") -> None:
+    (folder / f"{module}.py").write_text(textwrap.dedent(f"""
+        from reg_holder_mod import WIDGET
+
+        @WIDGET.register({name!r})
+        class Gear:
+            pass
+    """))
+
+
+def test_unknown_type_lists_known_and_closest() -> None:
+    reg = Registry("widget")
+
+    @reg.register("alpha")
+    class Alpha:
+        pass
+
+    @reg.register("beta")
+    class Beta:
+        pass
+
+    with pytest.raises(UnknownTypeError) as info:
+        reg.get("alpah")
+    message = str(info.value)
+    assert "unknown widget type 'alpah'" in message
+    assert "did you mean 'alpha'?" in message
+    assert "known widget types: alpha, beta" in message
+    assert "@WIDGET.register('alpah')" in message and "import_names" in message  # says the fix
+    with pytest.raises(UnknownTypeError) as info:  # nothing close: no suggestion, still the list
+        reg.get("zzzzzz")
+    assert "did you mean" not in str(info.value) and "alpha, beta" in str(info.value)
+
+
+def test_unknown_builtin_policy_suggests_nearest() -> None:
+    with pytest.raises(UnknownTypeError, match=r"unknown policy type 'dqnn' \(did you mean 'dqn'\?\)") as info:
+        POLICY.get("dqnn")
+    assert "ppo" in str(info.value)
+
+
+def test_closest_match() -> None:
+    assert closest_match("CartPole-v2", ["CartPole-v1", "Pendulum-v1"]) == "CartPole-v1"
+    assert closest_match("xyz", ["CartPole-v1"]) is None
+
+
+def test_different_object_under_taken_name_is_an_error() -> None:
+    reg = Registry("widget")
+
+    @reg.register("gear")
+    class Gear:
+        pass
+
+    class OtherGear:
+        pass
+
+    with pytest.raises(DuplicateRegistrationError) as info:
+        reg.register("gear")(OtherGear)
+    message = str(info.value)
+    assert "widget type 'gear' is already registered" in message
+    assert "Gear" in message and "OtherGear" in message and "choose another name" in message
+    assert reg.get("gear") is Gear  # the first registration stays
+
+
+def test_same_object_twice_is_fine() -> None:
+    reg = Registry("widget")
+
+    def factory() -> int:
+        return 1
+
+    reg.register("f")(factory)
+    reg.register("f")(factory)
+    assert reg.get("f") is factory and reg.names() == ["f"]
+
+
+def test_reimporting_a_module_is_not_an_error(plugin_dir: Path) -> None:
+    _write_widget_plugin(plugin_dir, "widget_plugin_a")
+    module = importlib.import_module("widget_plugin_a")
+    first = module.Gear
+    reloaded = importlib.reload(module)  # executes the module again: a new class object, same definition site
+    holder = importlib.import_module("reg_holder_mod")
+    assert reloaded.Gear is not first
+    assert holder.WIDGET.get("gear") is reloaded.Gear
+
+
+def test_same_name_from_another_module_is_an_error(plugin_dir: Path) -> None:
+    _write_widget_plugin(plugin_dir, "widget_plugin_a")
+    _write_widget_plugin(plugin_dir, "widget_plugin_b")
+    importlib.import_module("widget_plugin_a")
+    with pytest.raises(DuplicateRegistrationError, match="widget_plugin_a.Gear.*widget_plugin_b.Gear"):
+        importlib.import_module("widget_plugin_b")
+
+
+def test_import_names_missing_module_names_the_section() -> None:
+    with pytest.raises(PluginImportError) as info:
+        import_modules(["no_such_module_xyz"], "policy")
+    message = str(info.value)
+    assert "cannot import module 'no_such_module_xyz' listed in policy.import_names" in message
+    assert "PYTHONPATH" in message
+
+
+def test_import_names_module_with_missing_dependency(plugin_dir: Path) -> None:
+    (plugin_dir / "broken_plugin_dep.py").write_text("import no_such_dependency_xyz\n")
+    with pytest.raises(PluginImportError, match=r"'broken_plugin_dep' listed in env.import_names "
+                                                r"\(module 'no_such_dependency_xyz' not found\)"):
+        import_modules("broken_plugin_dep", "env")
+
+
+def test_import_names_imported_before_the_section_is_built(plugin_dir: Path) -> None:
+    with pytest.raises(PluginImportError, match="listed in policy.import_names"):
+        compile_config(dict(env=dict(type="gymnasium", env_id="CartPole-v1"),
+                            policy=dict(type="dqn", import_names=["no_such_module_xyz"])))
+    with pytest.raises(PluginImportError, match="listed in env.import_names"):
+        compile_config(dict(env=dict(type="gymnasium", env_id="CartPole-v1", import_names=["no_such_module_xyz"]),
+                            policy=dict(type="dqn")))
+
+
+def _fake_entry_points(monkeypatch: pytest.MonkeyPatch, *eps: importlib.metadata.EntryPoint) -> list:
+    calls: list = []
+
+    def entry_points(**kwargs):
+        calls.append(kwargs)
+        return [ep for ep in eps if ep.group == kwargs.get("group")]
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+    monkeypatch.setattr(registry, "_plugins_loaded", False)
+    return calls
+
+
+def test_entry_point_plugins_register_on_first_miss(plugin_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write_widget_plugin(plugin_dir, "widget_plugin_ep", name="ep_gear")
+    calls = _fake_entry_points(monkeypatch, importlib.metadata.EntryPoint(
+        name="my_widgets", value="widget_plugin_ep", group=registry.PLUGIN_GROUP))
+    holder = importlib.import_module("reg_holder_mod")
+    assert "widget_plugin_ep" not in sys.modules
+    gear = holder.WIDGET.get("ep_gear")
+    assert gear.__module__ == "widget_plugin_ep"
+    assert calls == [{"group": "ding_lite.plugins"}]
+    with pytest.raises(UnknownTypeError):  # plugins are scanned once, not on every miss
+        holder.WIDGET.get("still_unknown")
+    assert len(calls) == 1
+
+
+def test_broken_entry_point_plugin_names_itself(plugin_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_entry_points(monkeypatch, importlib.metadata.EntryPoint(
+        name="bad_plugin", value="broken_plugin_missing_xyz", group=registry.PLUGIN_GROUP))
+    with pytest.raises(PluginImportError, match="plugin entry point 'bad_plugin' \\(broken_plugin_missing_xyz\\)"):
+        Registry("widget").get("anything")

@@ -1,0 +1,140 @@
+"""Sample and episode collectors (ding_lite/worker/collector.py): rollout shapes, env-step accounting, episodes."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from fake_envs import counting_env_fns
+
+from ding_lite.data.batch import flatten_time
+from ding_lite.envs import BaseEnvManager
+from ding_lite.worker import EpisodeCollector, SampleCollector
+
+pytestmark = pytest.mark.unittest
+
+
+class RecordingPolicy:
+    """Collect mode acting ``t % 2`` (t: the step within the episode, obs[:, 1]); records what it is given."""
+
+    def __init__(self) -> None:
+        self.env_steps: list[int] = []
+        self.rollouts: list[dict] = []
+
+    def forward(self, obs: np.ndarray, env_step: int = 0) -> dict:
+        self.env_steps.append(env_step)
+        return {"action": (obs[:, 1] % 2).astype(np.int64), "logit": obs[:, 0] * 10, "unused": np.zeros(len(obs))}
+
+    def process_transition(self, output: dict) -> dict:
+        return {"action": output["action"], "tag": output["logit"]}
+
+    def get_train_sample(self, rollout: dict) -> dict:
+        self.rollouts.append(rollout)
+        return flatten_time(rollout)
+
+    def mode(self) -> SimpleNamespace:
+        return SimpleNamespace(forward=self.forward, process_transition=self.process_transition,
+                               get_train_sample=self.get_train_sample, reset=lambda env_ids=None: None)
+
+
+def test_sample_collector_shapes_env_steps_and_continuity() -> None:
+    policy = RecordingPolicy()
+    manager = BaseEnvManager(counting_env_fns([2, 3, 4]))
+    manager.seed(0)
+    collector = SampleCollector(dict(type="sample"), manager, policy.mode())
+    try:
+        samples, episodes = collector.collect(n_sample=10)  # ceil(10 / 3) = 4 steps of 3 envs
+        (rollout,) = policy.rollouts
+        assert collector.env_step == 12 and policy.env_steps == [0, 3, 6, 9]
+        assert set(rollout) == {"obs", "next_obs", "reward", "terminated", "truncated", "action", "tag"}
+        assert rollout["obs"].shape == rollout["next_obs"].shape == (4, 3, 2)
+        for key in ("reward", "terminated", "truncated", "action", "tag"):
+            assert rollout[key].shape == (4, 3), key
+        assert samples["obs"].shape == (12, 2) and samples["reward"].shape == (12,)
+        np.testing.assert_array_equal(rollout["obs"][:, 0, 1], [0, 1, 0, 1])  # env 0: 2-step then 3-step episode
+        np.testing.assert_array_equal(rollout["action"], rollout["obs"][:, :, 1] % 2)
+        np.testing.assert_array_equal(rollout["reward"], 1 + rollout["action"])
+        np.testing.assert_array_equal(rollout["tag"], rollout["obs"][:, :, 0] * 10)
+        np.testing.assert_array_equal(rollout["terminated"], [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]])
+        # next_obs[t] is obs[t+1] except where the episode ended (there obs[t+1] is the reset observation)
+        same = (rollout["next_obs"][:-1] == rollout["obs"][1:]).all(axis=-1)
+        np.testing.assert_array_equal(same, ~rollout["terminated"][:-1])
+        # ended: env 0 (2 steps: 1 + 2), env 1 (3 steps: 1 + 2 + 1), env 2 (4 steps: 1 + 2 + 1 + 2)
+        assert [(e.env_id, e.episode_length, e.episode_return) for e in episodes] == [(0, 2, 3.0), (1, 3, 4.0),
+                                                                                     (2, 4, 6.0)]
+        assert collector.episode_count == 3
+
+        # the env state after the call: env 2 just ended its episode, so it holds its reset observation
+        np.testing.assert_array_equal(manager.obs, [[1, 2], [101, 1], [201, 0]])
+        collector.collect(n_sample=7)  # 3 more steps: episodes run on across calls
+        second = policy.rollouts[1]
+        assert collector.env_step == 21 and policy.env_steps[4:] == [12, 15, 18]
+        np.testing.assert_array_equal(second["obs"][0], [[1, 2], [101, 1], [201, 0]])
+    finally:
+        collector.close()
+
+
+def test_episode_collector_returns_exactly_k_whole_episodes() -> None:
+    policy = RecordingPolicy()
+    manager = BaseEnvManager(counting_env_fns([2, 3]))
+    manager.seed(0)
+    collector = EpisodeCollector(dict(type="episode"), manager, policy.mode())
+    try:
+        samples, episodes = collector.collect(n_episode=3)
+        assert len(episodes) == 3 and len(policy.rollouts) == 3
+        lengths = [len(r["reward"]) for r in policy.rollouts]
+        assert lengths == [e.episode_length for e in episodes]
+        assert len(samples["reward"]) == sum(lengths)
+        for rollout, episode in zip(policy.rollouts, episodes, strict=True):
+            assert rollout["obs"].shape == (episode.episode_length, 1, 2)  # one episode as a (T, 1) rollout
+            np.testing.assert_array_equal(rollout["obs"][:, 0, 1], np.arange(episode.episode_length))
+            assert rollout["terminated"][-1, 0] and not rollout["terminated"][:-1].any()  # whole, ends at its end
+            assert rollout["reward"].sum() == episode.episode_return
+            np.testing.assert_array_equal(rollout["obs"][:, 0, 0], rollout["obs"][0, 0, 0])  # one episode only
+        assert collector.env_step == 64 * 2  # one chunk of 64 steps of both envs
+        # the first three to end, in the order they ended: env 0 at step 2, env 1 at 3, env 0 at 5
+        assert [(e.env_id, e.episode_length) for e in episodes] == [(0, 2), (1, 3), (0, 3)]
+        # the chunk's later episodes are not thrown away: the next call returns them (env 1 at 7, env 0 at 9)
+        _, episodes = collector.collect(n_episode=2)
+        assert [(e.env_id, e.episode_length) for e in episodes] == [(1, 4), (0, 4)]
+        assert collector.env_step == 64 * 2
+    finally:
+        collector.close()
+
+
+def test_episode_collector_carries_episodes_across_chunks() -> None:
+    policy = RecordingPolicy()
+    manager = BaseEnvManager(counting_env_fns([70, 100]))
+    manager.seed(0)
+    collector = EpisodeCollector(dict(type="episode"), manager, policy.mode())
+    try:
+        samples, episodes = collector.collect(n_episode=1)
+        (episode,) = episodes
+        (rollout,) = policy.rollouts
+        assert (episode.env_id, episode.episode_length) == (0, 70)
+        np.testing.assert_array_equal(rollout["obs"][:, 0, 1], np.arange(70))  # pieces of 2 chunks, in order
+        assert rollout["reward"].sum() == episode.episode_return == 70 + 35
+        assert collector.env_step == 2 * 64 * 2
+        samples, episodes = collector.collect(n_episode=1)  # env 1's 100-step episode, started in the first call
+        assert [(e.env_id, e.episode_length) for e in episodes] == [(1, 100)]
+        np.testing.assert_array_equal(policy.rollouts[1]["obs"][:, 0, 1], np.arange(100))
+    finally:
+        collector.close()
+
+
+def test_episode_collector_fills_in_stats_a_manager_did_not_report() -> None:
+    class SilentManager(BaseEnvManager):
+        """Flags episode ends but reports no EpisodeEnd (as a manager might for an episode cut by a restart)."""
+
+        def step(self, actions):
+            return super().step(actions)._replace(episodes=[])
+
+    policy = RecordingPolicy()
+    manager = SilentManager(counting_env_fns([3], truncate=True))
+    manager.seed(0)
+    collector = EpisodeCollector(dict(type="episode"), manager, policy.mode())
+    try:
+        _, (episode,) = collector.collect(n_episode=1)
+    finally:
+        collector.close()
+    assert (episode.env_id, episode.episode_length, episode.episode_return, episode.terminated) == (0, 3, 4.0, False)
