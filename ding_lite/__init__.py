@@ -11,6 +11,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "serial_pipeline": "ding_lite.entry.serial",
+    "parallel_pipeline": "ding_lite.entry.parallel",
     "eval_pipeline": "ding_lite.entry.eval",
     "compile_config": "ding_lite.config",
     "read_config": "ding_lite.config",

@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 
 from ding_lite.errors import DingLiteError
 
-MODES = ("serial", "eval", "collect_demo")
+MODES = ("serial", "parallel", "eval", "collect_demo")
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -35,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--n-episode", type=int, default=None, help="eval, collect_demo: number of episodes")
     parser.add_argument("--demo-path", default=None, help="collect_demo: output file (default <exp_name>/demo.npz)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--address", default=None, help="parallel: Ray cluster to join, 'auto' or HOST:PORT "
+                        "(default: start a local Ray instance)")
     return parser
 
 
@@ -46,6 +48,16 @@ def run_serial(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
     return serial_pipeline(cfg, seed, args.max_env_step, args.max_train_iter,
                            exp_dir=experiment_dir(cfg, args.exp_name, seed, n_seeds), resume=args.resume,
                            load_ckpt=args.load_ckpt, progress=not args.no_progress)
+
+
+def run_parallel(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
+    from ding_lite.entry.common import experiment_dir, load_config
+    from ding_lite.entry.parallel import parallel_pipeline
+
+    cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
+    return parallel_pipeline(cfg, seed, args.max_env_step, args.max_train_iter, address=args.address,
+                             exp_dir=experiment_dir(cfg, args.exp_name, seed, n_seeds), resume=args.resume,
+                             load_ckpt=args.load_ckpt, progress=not args.no_progress)
 
 
 def run_eval(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
@@ -63,7 +75,8 @@ def run_collect_demo(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
 
 
 RUNNERS: dict[str, Callable[[argparse.Namespace, int, int], Any]] = {"serial": run_serial, "eval": run_eval,
-                                                                     "collect_demo": run_collect_demo}
+                                                                     "collect_demo": run_collect_demo,
+                                                                     "parallel": run_parallel}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

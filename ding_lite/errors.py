@@ -37,3 +37,7 @@ class CheckpointError(DingLiteError, OSError):
 
 class EnvError(DingLiteError, RuntimeError):
     """An env cannot be built or keeps failing."""
+
+
+class WorkerError(DingLiteError, RuntimeError):
+    """A remote worker (Ray actor) cannot start, or keeps dying beyond the configured number of replacements."""

@@ -160,6 +160,11 @@ def render() -> str:
                  f"(`ENV_SECTION_DEFAULTS` in {_source_link(gym_env)}):\n\n"
                  + table(gym_env.ENV_SECTION_DEFAULTS, source_comments(gym_env, "ENV_SECTION_DEFAULTS"), "env.")
                  + "\n")
+    from ding_lite.entry import parallel
+
+    parts.append("## Parallel section\n\nSettings of the Ray pipeline (`-m parallel`, see [ray.md](ray.md)); the "
+                 f"serial pipeline ignores them (`PARALLEL_CONFIG` in {_source_link(parallel)}):\n\n"
+                 + table(parallel.PARALLEL_CONFIG, source_comments(parallel, "PARALLEL_CONFIG"), "parallel.") + "\n")
     parts.append("## Env types\n\nKeys an env type adds to the `env` section (`env.type`).\n")
     for name in ENV.names():
         cls = ENV.get(name)

@@ -92,6 +92,7 @@ def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = N
 def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
     """Defaults of every component the user's config names (importing its ``import_names`` first)."""
     from ding_lite.data.demo import DEMO_SECTION_DEFAULTS
+    from ding_lite.entry.parallel import PARALLEL_CONFIG
     from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
     from ding_lite.worker.learner import BaseLearner
 
@@ -116,6 +117,7 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
     evaluator = _section(_section(policy, "eval", "policy"), "evaluator", "policy.eval")
     _import_section(evaluator, "policy.eval.evaluator")
     parts = dict(
+        parallel=PARALLEL_CONFIG,  # settings of the parallel (Ray) pipeline
         env=deep_merge(deep_merge(ENV_SECTION_DEFAULTS, getattr(env_cls, "config", {})),
                        {"manager": _with_import_names(ENV_MANAGER.get(manager.get("type", "base")).config)}),
         # the policy's own defaults for its parts (e.g. PPO's log interval) win over the parts' generic ones

@@ -15,9 +15,9 @@ from easydict import EasyDict
 
 from ding_lite.config import compile_config, read_config, save_config
 from ding_lite.config.compile import CompiledConfig
-from ding_lite.envs.gym_env import build_env_manager
+from ding_lite.envs.gym_env import build_env, build_env_manager
 from ding_lite.errors import ConfigError
-from ding_lite.registry import BUFFER, COLLECTOR, ENV, EVALUATOR, POLICY
+from ding_lite.registry import BUFFER, COLLECTOR, ENV, EVALUATOR, POLICY, import_modules
 
 logger = logging.getLogger("ding_lite")
 
@@ -112,6 +112,27 @@ def build_env_managers(cfg: EasyDict, seed: int, collect: bool = True, evaluate:
 
 
 EVAL_SEED_OFFSET = 1000  # eval envs get other seeds than the collector's
+
+
+def fill_model_shapes_from_env(cfg: EasyDict) -> None:
+    """Check the env section and fill the model shapes from one probe env (closed again), for a process that builds
+    no env manager itself (the parallel pipeline's driver)."""
+    check_env_config(cfg.env)
+    env = build_env(cfg.env)
+    try:
+        fill_model_shapes(cfg, env.observation_space, env.action_space)
+    finally:
+        env.close()
+
+
+def import_plugins(cfg: Mapping[str, Any], where: str = "") -> None:
+    """Import the modules of every ``import_names`` in a compiled config, so that a fresh process (a Ray actor) knows
+    every custom type the config names."""
+    for key, value in cfg.items():
+        if key == "import_names":
+            import_modules(value, where or "config")
+        elif isinstance(value, Mapping):
+            import_plugins(value, f"{where}.{key}" if where else str(key))
 
 
 def experiment_dir(cfg: EasyDict, exp_name: str | None, seed: int, n_seeds: int) -> Path:

@@ -59,32 +59,51 @@ def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None 
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
     asked_dir = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
     exp_dir = asked_dir if resume else fresh_dir(asked_dir)
-    ckpt_path = _checkpoint_to_load(exp_dir, resume, load_ckpt)  # checked before anything is written
+    ckpt_path = checkpoint_to_load(exp_dir, resume, load_ckpt)  # checked before anything is written
     set_seed(seed)
     configure_torch()
     with _Parts(cfg, seed) as parts:
-        learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type)
-        if ckpt_path is not None:  # a checkpoint that does not fit the policy fails here, before anything is written
-            learner.load_checkpoint(ckpt_path)
-        prepare_exp_dir(exp_dir, cfg)
-        logger = learner.logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress)
-        if exp_dir != asked_dir:
-            logger.info(f"{asked_dir} holds an earlier run: writing to {exp_dir}")
-        try:
-            if ckpt_path is not None:
-                logger.info(f"loaded {ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})")
-            result = _train_loop(cfg, parts, learner, logger, max_env_step, max_train_iter)
-            result.update(seed=seed, wall_seconds=round(time.perf_counter() - start, 3), exp_dir=str(exp_dir))
-            write_json(exp_dir / "result.json", result)
-            outcome = "stop value reached" if result["stop"] else "budget spent"
-            logger.info(f"[done] {outcome}: env_step {result['env_step']}, train_iter {result['train_iter']}, "
-                        f"{result['wall_seconds']:.1f} s; results in {exp_dir}")
-        finally:
-            logger.close()
+        return run_training(cfg, parts, exp_dir, ckpt_path, max_env_step, max_train_iter, progress=progress,
+                            seed=seed, start=start, asked_dir=asked_dir)
+
+
+def run_training(cfg: Any, parts: Any, exp_dir: Path, ckpt_path: Path | None, max_env_step: int | None,
+                 max_train_iter: int | None, *, progress: bool, seed: int, start: float,
+                 asked_dir: Path | None = None) -> dict[str, Any]:
+    """The part every training pipeline shares once its workers are built: learner over ``parts.policy``, optional
+    checkpoint, experiment folder, logger, the train loop, ``result.json``.
+
+    ``parts`` holds ``policy``, ``collector``, ``evaluator``, ``buffer`` (None on-policy), ``attach(learner, logger)``
+    (called once both exist) and ``stats()`` (extra entries of the result). The serial pipeline's parts are local
+    workers; the parallel pipeline's are driver-side stand-ins for Ray actors with the same methods. ``asked_dir`` is
+    the folder the caller asked for, where ``exp_dir`` had to avoid an earlier run.
+    """
+    learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type)
+    if ckpt_path is not None:  # a checkpoint that does not fit the policy fails here, before anything is written
+        learner.load_checkpoint(ckpt_path)
+    prepare_exp_dir(exp_dir, cfg)
+    logger = learner.logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress)
+    if asked_dir is not None and exp_dir != asked_dir:
+        logger.info(f"{asked_dir} holds an earlier run: writing to {exp_dir}")
+    try:
+        if ckpt_path is not None:
+            logger.info(f"loaded {ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})")
+        parts.attach(learner, logger)
+        result = _train_loop(cfg, parts, learner, logger, max_env_step, max_train_iter)
+        result.update(parts.stats())
+        result.update(seed=seed, wall_seconds=round(time.perf_counter() - start, 3), exp_dir=str(exp_dir))
+        write_json(exp_dir / "result.json", result)
+        outcome = "stop value reached" if result["stop"] else "budget spent"
+        logger.info(f"[done] {outcome}: env_step {result['env_step']}, train_iter {result['train_iter']}, "
+                    f"{result['wall_seconds']:.1f} s; results in {exp_dir}")
+    finally:
+        logger.close()
     return result
 
 
-def _checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None) -> Path | None:
+def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None) -> Path | None:
+    """The checkpoint a run starts from (``load_ckpt``, or the latest of ``exp_dir`` with ``resume``), checked to be
+    readable before anything is written; None for a fresh start."""
     if load_ckpt is not None:
         load_checkpoint(load_ckpt)  # raises a clear CheckpointError if missing or unreadable
         return Path(load_ckpt)
@@ -110,6 +129,12 @@ class _Parts:
         except BaseException:
             self.close()
             raise
+
+    def attach(self, learner: BaseLearner, logger: ExperimentLogger) -> None:
+        """Local workers need nothing from the learner or the logger."""
+
+    def stats(self) -> dict[str, Any]:
+        return {}
 
     def close(self) -> None:
         self.collector_env.close()

@@ -1,0 +1,127 @@
+"""Actor shells of the parallel pipeline: what one Ray actor runs in its own process.
+
+A shell builds its own env manager, policy (only the mode it needs) and plain worker (the registered collector or
+evaluator, built exactly as the serial pipeline builds them) from the compiled config it receives: the config travels,
+models never do. Shells are plain classes, usable and testable without Ray; ``ding_lite.entry.parallel`` wraps them
+with ``ray.remote``. New weights arrive as the state dict Ray resolves from the one copy the driver put in the object
+store, and only when their version differs from the one already loaded.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from easydict import EasyDict
+
+from ding_lite.data.batch import Batch
+from ding_lite.entry.common import (
+    EVAL_SEED_OFFSET,
+    build_collector,
+    build_evaluator,
+    build_policy,
+    import_plugins,
+)
+from ding_lite.envs.env_manager import EpisodeEnd
+from ding_lite.envs.gym_env import build_env_manager
+from ding_lite.utils.seed import set_seed
+from ding_lite.utils.torch_setup import configure_torch
+from ding_lite.worker.evaluator import EvalResult
+
+
+class CollectOutput(NamedTuple):
+    """One collect of one collector actor, returned to the driver as a single object (whole or not at all)."""
+
+    samples: Batch  # the policy's train samples
+    episodes: list[EpisodeEnd]  # episodes that ended during the collect
+    env_steps: int  # env steps taken, all envs of the actor together
+    seconds: float  # wall time of the collect inside the actor
+    weights_version: int  # learner train_iter of the weights the samples were collected with
+    load_seconds: float  # time spent loading new weights before collecting (0.0 when none arrived)
+
+
+class _Shell:
+    """Common part: plugins imported, process seeded, one torch thread, versioned weight loading."""
+
+    def __init__(self, cfg: Mapping[str, Any], seed: int) -> None:
+        import_plugins(cfg)  # the config's custom types must be registered in this fresh process too
+        self.cfg = EasyDict(cfg)
+        self.seed = seed
+        set_seed(seed)
+        configure_torch()
+        self.version = -1  # train_iter of the loaded weights (-1: the fresh model's own initialisation)
+        self._mode: Any = None  # the policy mode whose state dict the weights fill
+
+    def load_weights(self, weights: Mapping[str, Any] | None, version: int) -> float:
+        """Load ``weights`` (a collect/eval-mode state dict) as ``version``; returns the seconds it took. ``None``
+        means the driver knows this actor already holds ``version``."""
+        if weights is None:
+            if version != self.version:
+                raise RuntimeError(f"actor holds weights version {self.version}, driver assumed {version}")
+            return 0.0
+        start = time.perf_counter()
+        self._mode.load_state_dict(weights)
+        self.version = version
+        return time.perf_counter() - start
+
+    def ready(self) -> bool:
+        """Answers once the actor is built (the driver waits on it to surface start-up errors)."""
+        return True
+
+
+class CollectorShell(_Shell):
+    """A collector actor: env manager over ``env.collector_env_num`` envs seeded from ``seed``, the policy's collect
+    mode, and the configured collector (``policy.collect.collector.type``)."""
+
+    def __init__(self, cfg: Mapping[str, Any], seed: int) -> None:
+        super().__init__(cfg, seed)
+        self.env = build_env_manager(self.cfg.env, self.cfg.env.collector_env_num, seed)
+        try:
+            policy = build_policy(self.cfg, enable_field=["collect"])
+            self._mode = policy.collect_mode
+            self.collector = build_collector(self.cfg, self.env, policy)
+        except BaseException:
+            self.env.close()
+            raise
+
+    def collect(self, weights: Mapping[str, Any] | None, version: int, n_sample: int, train_iter: int,
+                env_step: int) -> CollectOutput:
+        """Load ``weights`` if new, then collect ``n_sample`` steps. ``env_step`` is the run's global count: the
+        exploration schedule (e.g. DQN's ε) follows the whole run, not this actor's share of it."""
+        load_seconds = self.load_weights(weights, version)
+        start = time.perf_counter()
+        self.collector.env_step = env_step
+        samples, episodes = self.collector.collect(n_sample, train_iter)
+        return CollectOutput(samples, episodes, self.collector.env_step - env_step, time.perf_counter() - start,
+                             self.version, load_seconds)
+
+    def env_steps(self) -> int:
+        """Global env step reached by this actor's last collect (for monitoring)."""
+        return int(self.collector.env_step)
+
+    def close(self) -> None:
+        self.collector.close()
+
+
+class EvaluatorShell(_Shell):
+    """The evaluator actor: env manager over ``env.evaluator_env_num`` envs and the configured evaluator with the
+    policy's eval mode, seeded as in the serial pipeline so that evaluations of both modes are comparable."""
+
+    def __init__(self, cfg: Mapping[str, Any], seed: int) -> None:
+        super().__init__(cfg, seed)
+        self.env = build_env_manager(self.cfg.env, self.cfg.env.evaluator_env_num, seed + EVAL_SEED_OFFSET)
+        try:
+            policy = build_policy(self.cfg, enable_field=["eval"])
+            self._mode = policy.eval_mode
+            self.evaluator = build_evaluator(self.cfg, self.env, policy, seed + EVAL_SEED_OFFSET)
+        except BaseException:
+            self.env.close()
+            raise
+
+    def eval(self, weights: Mapping[str, Any] | None, version: int, train_iter: int, env_step: int) -> EvalResult:
+        """Load ``weights`` if new and run one evaluation."""
+        self.load_weights(weights, version)
+        return self.evaluator.eval(train_iter, env_step)
+
+    def close(self) -> None:
+        self.evaluator.close()

@@ -1,0 +1,312 @@
+"""Parallel pipeline (ding_lite/entry/parallel.py and parallel_actors.py): actor shells without Ray, config section,
+Ray missing, learning on a shared local Ray, a dead collector and evaluator replaced mid-run, joining a separate Ray
+head via --address, Ctrl-C of an embedded run. Ray starts slowly, so the in-process runs share one local instance."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ding_lite.data.buffer import UniformBuffer
+from ding_lite.entry.common import build_policy, fill_model_shapes_from_env, load_config
+from ding_lite.entry.parallel import PARALLEL_CONFIG, check_parallel_config, parallel_pipeline
+from ding_lite.entry.parallel_actors import CollectorShell, EvaluatorShell
+from ding_lite.entry.serial import serial_pipeline
+from ding_lite.errors import ConfigError, WorkerError
+from ding_lite.registry import BUFFER
+from ding_lite.utils.log import setup_console_logging
+
+from conftest import DIZOO_CARTPOLE, cli_env, run_cli  # isort: skip (tests/ helpers)
+
+DQN_CONFIG = DIZOO_CARTPOLE / "cartpole_dqn_config.py"
+PPO_CONFIG = DIZOO_CARTPOLE / "cartpole_ppo_config.py"
+
+
+# ---- without Ray -----------------------------------------------------------------------------------------------
+@pytest.mark.unittest
+def test_parallel_section_is_declared_and_checked(capsys):
+    cfg = load_config(DQN_CONFIG)
+    assert dict(cfg.parallel) == PARALLEL_CONFIG  # every config carries the section, defaults as declared
+    cfg = load_config(DQN_CONFIG, overrides=["parallel.n_collectors=3"])
+    assert cfg.parallel.n_collectors == 3
+    with pytest.raises(ConfigError, match="parallel.n_collectors"):
+        load_config(DQN_CONFIG, overrides=["parallel.n_collectors='two'"])
+    setup_console_logging()  # warnings go to stderr, whatever other tests did to the logger
+    load_config(DQN_CONFIG, overrides=["parallel.n_collector=3"])
+    assert "did you mean 'parallel.n_collectors'" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match=r"parallel.n_collectors must be at least 1, got 0"):
+        check_parallel_config({**PARALLEL_CONFIG, "n_collectors": 0})
+    with pytest.raises(ConfigError, match=r"parallel.max_actor_restarts"):
+        check_parallel_config({**PARALLEL_CONFIG, "max_actor_restarts": -1})
+
+
+@pytest.mark.unittest
+def test_actor_shells_build_from_the_config_and_load_versioned_weights():
+    cfg = load_config(DQN_CONFIG, seed=3)
+    fill_model_shapes_from_env(cfg)
+    learner_policy = build_policy(cfg, enable_field=["learn"])
+    weights = learner_policy.collect_mode.state_dict()
+    collector = CollectorShell(cfg, seed=3)
+    try:
+        out = collector.collect(weights, 7, n_sample=16, train_iter=7, env_step=500)
+        assert out.weights_version == 7 and out.env_steps == 16 and len(out.samples["obs"]) == 16
+        assert out.load_seconds > 0 and out.seconds > 0
+        assert collector.env_steps() == 516  # the run's global count goes on from what the driver sent
+        again = collector.collect(None, 7, n_sample=8, train_iter=9, env_step=516)  # same version: nothing sent
+        assert again.load_seconds == 0.0 and again.weights_version == 7
+        with pytest.raises(RuntimeError, match="driver assumed 8"):
+            collector.collect(None, 8, n_sample=8, train_iter=9, env_step=524)
+        for name, value in collector._mode.state_dict()["model"].items():
+            assert np.array_equal(value.numpy(), weights["model"][name].numpy())
+    finally:
+        collector.close()
+    evaluator = EvaluatorShell(cfg, seed=3)
+    try:
+        result = evaluator.eval(weights, 7, train_iter=7, env_step=516)
+        assert len(result.returns) == cfg.env.n_evaluator_episode and result.train_iter == 7
+        assert np.array_equal(evaluator.eval(None, 7, 7, 516).returns, result.returns)  # same seeds every time
+    finally:
+        evaluator.close()
+
+
+@pytest.mark.unittest
+def test_parallel_mode_without_ray_says_how_to_install_it(tmp_path):
+    fake = tmp_path / "no_ray" / "ray"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError(\"No module named 'ray'\")\n")
+    proc = run_cli("-m", "parallel", "-c", str(DQN_CONFIG), cwd=tmp_path, extra_pythonpath=[str(fake.parent)])
+    assert proc.returncode == 2, proc.stderr
+    assert "needs Ray" in proc.stderr and "pip install -e '.[ray]'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+# ---- one local Ray for the in-process runs ---------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def local_ray():
+    ray = pytest.importorskip("ray")
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = cli_env()["PYTHONPATH"]  # actor processes import this checkout
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level=logging.ERROR)
+    yield ray
+    ray.shutdown()
+    if old is None:
+        os.environ.pop("PYTHONPATH", None)
+    else:
+        os.environ["PYTHONPATH"] = old
+
+
+@pytest.mark.algotest
+@pytest.mark.parametrize("config", [DQN_CONFIG, PPO_CONFIG], ids=["dqn", "ppo"])
+def test_dizoo_cartpole_config_solves_unchanged_in_serial_and_parallel(local_ray, config, tmp_path):
+    serial = serial_pipeline(config, seed=0, max_env_step=30_000, exp_dir=tmp_path / "serial", progress=False)
+    parallel = parallel_pipeline(config, seed=0, max_env_step=30_000, exp_dir=tmp_path / "parallel", progress=False)
+    assert serial["stop"] and serial["eval_return"] >= 195, serial
+    assert parallel["stop"] and parallel["eval_return"] >= 195, parallel
+    assert parallel["n_collectors"] == 2 and parallel["actor_restarts"] == 0
+    assert all(speed > 0 for speed in parallel["collector_env_steps_per_second"])
+    assert parallel["weight_broadcasts"] >= 1 and parallel["broadcast_ms_mean"] > 0
+    if "ppo" in config.name:  # synchronous rounds: every sample comes from the learner's current weights
+        assert parallel["policy_lag_max"] == 0
+        assert parallel["batches_received"] == 2 * parallel["train_iter"]
+    else:  # asynchronous: batches arrive from older weights, and every batch is accounted
+        assert parallel["policy_lag_max"] > 0
+        assert parallel["buffer_size"] == parallel["env_step"]
+    # the same file compiles to the same config in both modes
+    assert (tmp_path / "serial" / "total_config.py").read_text() == \
+        (tmp_path / "parallel" / "total_config.py").read_text()
+    assert json.loads((tmp_path / "parallel" / "result.json").read_text())["mode"] == "parallel"
+    assert list((tmp_path / "parallel" / "log").glob("events.out.tfevents.*"))
+
+
+@BUFFER.register("test_recording")
+class RecordingBuffer(UniformBuffer):
+    """Uniform buffer that records the row count of every column of every push."""
+
+    pushes: list[dict[str, int]] = []
+
+    def push(self, samples):
+        RecordingBuffer.pushes.append({k: len(v) for k, v in samples.items()})
+        return super().push(samples)
+
+
+def _kill_when(ray, role: str, min_env_steps: int, killed: list[str]) -> None:
+    """Kill the live actor whose name holds ``role`` once the run's collection passed ``min_env_steps`` (as the
+    latest collector0 actor reports it)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        names = ray.util.list_named_actors()
+        probe = [n for n in names if "/collector0-" in n and n not in killed]
+        target = [n for n in names if role in n and n not in killed]
+        if probe and target:
+            try:
+                steps = ray.get(ray.get_actor(probe[-1]).env_steps.remote())
+            except (ray.exceptions.RayActorError, ValueError):  # replaced meanwhile: ask the next one
+                continue
+            if steps >= min_env_steps:
+                ray.kill(ray.get_actor(target[0]))
+                killed.append(target[0])
+                return
+        time.sleep(0.05)
+
+
+@pytest.mark.unittest
+def test_dead_collector_and_evaluator_are_replaced_and_no_partial_batch_is_kept(local_ray, tmp_path):
+    RecordingBuffer.pushes.clear()
+    killed: list[str] = []
+
+    def killer() -> None:
+        _kill_when(local_ray, "/collector0-", 300, killed)
+        _kill_when(local_ray, "/evaluator-", 600, killed)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    result = parallel_pipeline(DQN_CONFIG, seed=1, max_env_step=1500, exp_dir=tmp_path, progress=False,
+                               overrides=("env.stop_value=1e9", "policy.other.replay_buffer.type=test_recording"))
+    thread.join(timeout=30)
+    assert len(killed) == 2, killed
+    assert result["actor_restarts"] == 2 and result["env_step"] >= 1500
+    log_text = (tmp_path / "log" / "train.log").read_text()
+    assert "collector0 actor died" in log_text and "evaluator actor died" in log_text
+    assert log_text.count("replaced by a new actor") == 2
+    # every push is one whole batch: n_sample=8 steps of 8 envs, all columns the same length; nothing else went in
+    assert RecordingBuffer.pushes and all(set(p.values()) == {8} for p in RecordingBuffer.pushes)
+    assert result["buffer_size"] == 8 * len(RecordingBuffer.pushes) == result["env_step"]
+
+
+@pytest.mark.unittest
+def test_replacements_are_bounded_by_max_actor_restarts(local_ray, tmp_path):
+    killed: list[str] = []
+    thread = threading.Thread(target=_kill_when, args=(local_ray, "/collector1-", 100, killed), daemon=True)
+    thread.start()
+    with pytest.raises(WorkerError, match=r"collector1 actor died and parallel.max_actor_restarts=0 replacements"):
+        parallel_pipeline(DQN_CONFIG, seed=2, max_env_step=5000, exp_dir=tmp_path, progress=False,
+                          overrides=("env.stop_value=1e9", "parallel.max_actor_restarts=0"))
+    thread.join(timeout=30)
+    assert len(killed) == 1
+
+
+@pytest.mark.unittest
+def test_an_actor_that_cannot_start_stops_the_run_with_its_error(local_ray, tmp_path, monkeypatch):
+    monkeypatch.setenv("DING_LITE_TEST_DRIVER_PID", str(os.getpid()))  # the env builds here, not in an actor
+    with pytest.raises(WorkerError, match=r"actor failed to start: .*this env builds only in the test driver"):
+        parallel_pipeline(DQN_CONFIG, exp_dir=tmp_path / "run", progress=False,
+                          overrides=("env.type=test_driver_only_cartpole",
+                                     "env.import_names=['tests.entry.parallel_plugin_env']"))
+    assert not (tmp_path / "run").exists()  # stopped before anything was written
+
+
+# ---- CLI with its own Ray --------------------------------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.unittest
+def test_parallel_run_joins_a_separate_ray_head_via_address(tmp_path):
+    pytest.importorskip("ray")
+    port = _free_port()
+    # Ray >= 2.59 turns token authentication on for `ray start` when a token exists: give the head and the driver
+    # one fresh test token (not the user's ~/.ray one), and stop the head without the 30 s drain.
+    env = cli_env()
+    env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32), RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0",
+               RAY_USAGE_STATS_ENABLED="0")
+    ray_cli = Path(sys.executable).with_name("ray")
+    head = subprocess.Popen([str(ray_cli) if ray_cli.exists() else "ray", "start", "--head", "--block",
+                             "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus", "2",
+                             "--include-dashboard", "false", "--disable-usage-stats"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        _wait_for_line(head.stdout, "Ray runtime started", timeout=120)
+        proc = subprocess.run([sys.executable, "-m", "ding_lite", "-m", "parallel", "-c", str(DQN_CONFIG),
+                               "--address", f"127.0.0.1:{port}", "--max-env-step", "200", "--set",
+                               "env.stop_value=1e9", "--exp-name", "run", "--no-progress"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        result = json.loads((tmp_path / "run" / "result.json").read_text())
+        assert result["ray_address"].endswith(f":{port}") and result["env_step"] >= 200
+        assert "warning" not in proc.stderr.lower(), proc.stderr
+    finally:
+        head.send_signal(signal.SIGTERM)  # `ray start --block` stops the processes it started, no one else's
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            head.kill()
+            head.wait()
+
+
+def _wait_for_line(stream: Any, text: str, timeout: float) -> list[str]:
+    """Read a child's output ``stream`` until a line holds ``text`` (it is read on after); returns the lines read."""
+    lines: list[str] = []
+    done = threading.Event()
+
+    def read() -> None:
+        for line in stream:
+            lines.append(line)
+            if text in line:
+                done.set()
+        done.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    if not done.wait(timeout) or not any(text in line for line in lines):
+        raise AssertionError(f"no line with {text!r} within {timeout}s: {''.join(lines)[-3000:]}")
+    return lines
+
+
+def _descendants(pid: int) -> set[int]:
+    """Pids of every living descendant of ``pid`` (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+@pytest.mark.unittest
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find the Ray processes")
+def test_ctrl_c_stops_an_embedded_run_and_its_ray_instance(tmp_path):
+    pytest.importorskip("ray")
+    cmd = [sys.executable, "-m", "ding_lite", "-m", "parallel", "-c", str(DQN_CONFIG), "--set", "env.stop_value=1e9",
+           "--exp-name", "run", "--no-progress"]
+    # SIGINT as a terminal's Ctrl-C sends it; the child gets Python's handler even if pytest runs with SIGINT ignored
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, stdin=subprocess.DEVNULL,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        _wait_for_line(proc.stderr, "[eval] iter      0", timeout=180)
+        ray_processes = _descendants(proc.pid)
+        assert ray_processes  # the embedded Ray's own processes and the actors
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in ray_processes):
+        time.sleep(0.2)
+    alive = [pid for pid in ray_processes if Path(f"/proc/{pid}").exists()]
+    assert not alive, f"Ray processes left running after Ctrl-C: {alive}"
+    assert (tmp_path / "run" / "log" / "train.log").exists()
