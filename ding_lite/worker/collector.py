@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ding_lite.data.batch import Batch, concat_batches
-from ding_lite.data.keys import NEXT_OBS, OBS, REWARD, TERMINATED, TRUNCATED
+from ding_lite.data.batch import Batch, concat_batches, cut_interrupted
+from ding_lite.data.keys import ACTION, INTERRUPTED, NEXT_OBS, OBS, REWARD, TERMINATED, TRUNCATED
 from ding_lite.envs.env_manager import EpisodeEnd
 from ding_lite.registry import COLLECTOR
 
@@ -27,6 +27,14 @@ class _RolloutWriter:
             column = self.columns[name] = np.empty((self.t_len,) + value.shape, dtype=value.dtype)
         column[t] = value
 
+    def interrupt(self, t: int, interrupted: np.ndarray) -> None:
+        """Flag step ``t``'s placeholder rows (``StepResult.interrupted``) in an ``interrupted`` column, made on the
+        first interruption, so rollouts without faults carry none."""
+        column = self.columns.get(INTERRUPTED)
+        if column is None:
+            column = self.columns[INTERRUPTED] = np.zeros((self.t_len,) + interrupted.shape, dtype=bool)
+        column[t] = interrupted
+
 
 @COLLECTOR.register("sample")
 class SampleCollector:
@@ -39,6 +47,11 @@ class SampleCollector:
 
     ``collect(n_sample)`` returns ``(samples, episodes)``: the policy's train samples of ``ceil(n_sample / N) * N``
     steps, and the episodes that ended meanwhile.
+
+    Where the env manager restarted a failed env, the rollout carries an ``interrupted`` (T, N) column marking the
+    placeholder rows; ``collect`` marks the step before each (same episode) truncated and ``get_train_sample`` drops
+    the placeholder rows (see :func:`ding_lite.data.batch.cut_interrupted`). Rollouts without faults have no such
+    column.
     """
 
     config: dict[str, Any] = dict(type="sample")
@@ -53,6 +66,8 @@ class SampleCollector:
     def collect(self, n_sample: int, train_iter: int = 0) -> tuple[Batch, list[EpisodeEnd]]:
         """Step the envs ``ceil(n_sample / env_num)`` times; returns ``(samples, finished episodes)``."""
         rollout, episodes = self.rollout(math.ceil(n_sample / self.env.env_num))
+        if INTERRUPTED in rollout:  # an episode cut by a worker failure ends, truncated, at its last real step
+            rollout[TRUNCATED] = cut_interrupted(rollout[TRUNCATED], rollout[TERMINATED], rollout[INTERRUPTED])
         return self.policy.get_train_sample(rollout), episodes
 
     def rollout(self, t_len: int) -> tuple[dict[str, np.ndarray], list[EpisodeEnd]]:
@@ -65,7 +80,7 @@ class SampleCollector:
         n_env = self.env.env_num
         for t in range(t_len):
             output = forward(obs, env_step=self.env_step)
-            result = step(output["action"])
+            result = step(output[ACTION])
             write(t, OBS, obs)
             write(t, NEXT_OBS, result.next_obs)
             write(t, REWARD, result.reward)
@@ -75,6 +90,8 @@ class SampleCollector:
                 write(t, name, value)
             if result.episodes:
                 episodes.extend(result.episodes)
+            if result.interrupted is not None:  # an env worker failed and was restarted (subprocess manager)
+                writer.interrupt(t, result.interrupted)
             obs = result.obs
             self.env_step += n_env
         self.episode_count += len(episodes)
@@ -92,7 +109,8 @@ class SampleCollector:
 @COLLECTOR.register("episode")
 class EpisodeCollector(SampleCollector):
     """Collects whole episodes: ``collect(n_episode=k)`` returns the train samples of the next ``k`` episodes that
-    end (each episode's steps go through ``get_train_sample`` as a (T, 1) rollout); unfinished episodes carry over."""
+    end (each episode's steps go through ``get_train_sample`` as a (T, 1) rollout); unfinished episodes carry over.
+    An episode cut by an env worker failure (``interrupted``) never ended: it is dropped whole."""
 
     config: dict[str, Any] = dict(type="episode")
 
@@ -109,12 +127,13 @@ class EpisodeCollector(SampleCollector):
         while len(episodes) < n_episode:
             rollout, ended = self.rollout(chunk)
             done = rollout[TERMINATED] | rollout[TRUNCATED]
+            interrupted = rollout.pop(INTERRUPTED, np.zeros_like(done))
             wanted = n_episode - len(episodes)
             for i in range(self.env.env_num):
                 start = 0
                 for t in np.flatnonzero(done[:, i]):
                     self._open[i].append({k: v[start:t + 1, i] for k, v in rollout.items()})
-                    if wanted > 0:
+                    if wanted > 0 and not interrupted[t, i]:  # a cut episode's placeholder row: drop the episode
                         wanted -= 1
                         episode = {k: np.concatenate([p[k] for p in self._open[i]])[:, None] for k in rollout}
                         samples.append(self.policy.get_train_sample(episode))
