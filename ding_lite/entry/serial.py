@@ -119,6 +119,7 @@ def _train_loop(cfg: Any, parts: _Parts, learner: BaseLearner, logger: Experimen
     n_sample = cfg.policy.collect.n_sample or cfg.env.collector_env_num
     learner.call_hooks("before_run")
     last_eval = None
+    restarts_logged = 0
     tick = (time.perf_counter(), collector.env_step)
     while True:
         if evaluator.should_eval(learner.train_iter):
@@ -131,6 +132,9 @@ def _train_loop(cfg: Any, parts: _Parts, learner: BaseLearner, logger: Experimen
                 last_eval = _evaluate(evaluator, learner, logger, collector.env_step, tick)
             break
         samples, episodes = collector.collect(n_sample, learner.train_iter)
+        if _env_restarts(parts) != restarts_logged:
+            restarts_logged = _env_restarts(parts)
+            logger.scalar("env/restarts", restarts_logged, collector.env_step)
         if episodes:
             logger.scalar("collect/episode_return", sum(e.episode_return for e in episodes) / len(episodes),
                           collector.env_step)
@@ -141,6 +145,10 @@ def _train_loop(cfg: Any, parts: _Parts, learner: BaseLearner, logger: Experimen
         logger.progress(collector.env_step, iter=learner.train_iter,
                         eval=None if last_eval is None else round(last_eval.mean, 1))
     learner.call_hooks("after_run")
+    restarts = _env_restarts(parts)
+    if restarts:
+        logger.info(f"env worker restarts: {restarts} (collector {parts.collector_env.restart_count}, evaluator "
+                    f"{parts.evaluator_env.restart_count})")
     return {
         "stop": bool(last_eval.stop),
         "env_step": collector.env_step,
@@ -149,7 +157,13 @@ def _train_loop(cfg: Any, parts: _Parts, learner: BaseLearner, logger: Experimen
         "eval_return_std": last_eval.std,
         "best_eval_return": float(evaluator.best_return),
         "stop_value": cfg.env.stop_value,
+        "env_restarts": restarts,
     }
+
+
+def _env_restarts(parts: _Parts) -> int:
+    """Env worker restarts of both env managers (see docs/env_managers.md)."""
+    return sum(getattr(env, "restart_count", 0) for env in (parts.collector_env, parts.evaluator_env))
 
 
 def _train_off_policy(cfg: Any, buffer: Any, samples: dict, learner: BaseLearner, env_step: int) -> None:

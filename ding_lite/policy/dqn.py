@@ -120,7 +120,9 @@ class DQNPolicy(Policy):
     # ---- collect -----------------------------------------------------------------------------------------------
     def _init_collect(self) -> None:
         self._eps = epsilon_schedule(self.cfg["other"]["eps"])
-        self._rng = np.random.default_rng(self.cfg.get("seed"))
+        # ε-greedy draws: seeded like torch (set_seed) unless the policy section names its own seed, so runs repeat
+        seed = self.cfg.get("seed")
+        self._rng = np.random.default_rng(torch.initial_seed() if seed is None else seed)
         self._pending: dict[str, np.ndarray] | None = None  # last steps whose n-step window is still open
 
     @torch.inference_mode()
