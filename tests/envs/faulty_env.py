@@ -88,6 +88,7 @@ def faulty_env_cfg(mode: str | None, token_dir: Any = None, *, manager: dict | N
                    **env_settings: Any) -> dict[str, Any]:
     """An ``env`` section for :class:`FaultyEnv` (``env_settings`` among its ``config``) under the subprocess manager
     with small timeouts (``manager`` overrides them)."""
+    settings = dict(type="subprocess", step_timeout=1.0, reset_timeout=5.0, max_retry=3)
     return dict(type="faulty", import_names=["faulty_env"], mode=mode,
                 token_dir=None if token_dir is None else str(token_dir), **env_settings,
-                manager={**dict(type="subprocess", step_timeout=1.0, reset_timeout=5.0, max_retry=3), **(manager or {})})
+                manager={**settings, **(manager or {})})

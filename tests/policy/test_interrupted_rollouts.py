@@ -42,8 +42,8 @@ def policy_of(policy_type: str, **policy_cfg):
 
 def rollout(t_len: int, n_env: int, interrupted_at: tuple[int, int] | None) -> dict:
     """A (T, N) rollout with obs[t, n] = [t, n, 0, 0] and rewards t + 1; the placeholder row's obs is marked
-    [.., .., MARK, 0], so any use of it shows. ``next_obs`` of row t is obs[t + 1] (of the placeholder: the last real obs, as the manager
-    gives)."""
+    [.., .., MARK, 0], so any use of it shows. ``next_obs`` of row t is obs[t + 1] (of the placeholder: the last
+    real obs, as the manager gives)."""
     obs = np.zeros((t_len + 1, n_env, 4), dtype=np.float32)
     obs[..., 0] = np.arange(t_len + 1)[:, None]
     obs[..., 1] = np.arange(n_env)[None, :]
