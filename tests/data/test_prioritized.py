@@ -13,9 +13,13 @@ pytestmark = pytest.mark.unittest
 
 
 def assert_tree_consistent(tree: SumTree) -> None:
-    """Every inner node is the sum of its two children (so the root is the sum of all leaves)."""
-    inner = np.arange(1, tree.n)
-    np.testing.assert_array_equal(tree.tree[inner], tree.tree[2 * inner] + tree.tree[2 * inner + 1])  # exactly
+    """Every inner node is exactly the sum of its children (padding stays 0), so the top sums all leaves."""
+    k = tree.fanout
+    for child, parent in zip(tree.levels[:-1], tree.levels[1:], strict=True):
+        groups = len(child) // k
+        np.testing.assert_array_equal(parent[:groups], child.reshape(-1, k).sum(axis=1))
+        assert not parent[groups:].any()
+    assert not tree.levels[0][tree.n:].any()
     np.testing.assert_allclose(tree.total, tree.leaves.astype(np.float64).sum(), rtol=1e-6)
 
 
@@ -31,23 +35,27 @@ def push(buf: PrioritizedBuffer, values, priority=None) -> np.ndarray:
 
 
 # ---- sum-tree ----------------------------------------------------------------------------------------------------
-def test_sum_tree_power_of_two_hand_case() -> None:
-    tree = SumTree(4)
+def test_sum_tree_binary_hand_case() -> None:
+    tree = SumTree(4, fanout=2)
     tree.set(np.array([0, 1, 2, 3]), np.array([1.0, 2.0, 3.0, 4.0]))
     assert tree.total == 10.0
-    np.testing.assert_array_equal(tree.tree[1:4], [10.0, 3.0, 7.0])  # root, (0 + 1), (2 + 3)
-    # cumulative bounds in slot order: [0, 1) -> 0, [1, 3) -> 1, [3, 6) -> 2, [6, 10) -> 3
+    np.testing.assert_array_equal(tree.levels[1], [3.0, 7.0])  # (0 + 1), (2 + 3)
+    # cumulative bounds: [0, 1) -> 0, [1, 3) -> 1, [3, 6) -> 2, [6, 10) -> 3
     np.testing.assert_array_equal(tree.find(np.array([0.0, 0.99, 1.0, 2.99, 3.0, 5.99, 6.0, 9.99])),
                                   [0, 0, 1, 1, 2, 2, 3, 3])
 
 
-def test_sum_tree_three_leaves_hand_case() -> None:
-    # n = 3: node 1 = node 2 + node 3, node 2 = leaves 1 and 2 (nodes 4, 5), node 3 = leaf 0. Tree order: 1, 2, 0.
-    tree = SumTree(3)
-    tree.set(np.array([0, 1, 2]), np.array([1.0, 2.0, 3.0]))
-    np.testing.assert_array_equal(tree.tree[1:], [6.0, 5.0, 1.0, 2.0, 3.0])
-    # leaf 1 covers [0, 2), leaf 2 [2, 5), leaf 0 [5, 6)
-    np.testing.assert_array_equal(tree.find(np.array([0.0, 1.99, 2.0, 4.99, 5.0, 5.99])), [1, 1, 2, 2, 0, 0])
+def test_sum_tree_padded_hand_case() -> None:
+    # 5 leaves, fanout 2: leaves padded to 6, level 1 = 3 pair sums padded to 4, top = 2 sums
+    tree = SumTree(5, fanout=2)
+    tree.set(np.array([4, 0, 2]), np.array([5.0, 1.0, 3.0]))
+    tree.set(np.array([1, 3]), np.array([2.0, 4.0]))
+    np.testing.assert_array_equal(tree.levels[0], [1.0, 2.0, 3.0, 4.0, 5.0, 0.0])
+    np.testing.assert_array_equal(tree.levels[1], [3.0, 7.0, 5.0, 0.0])
+    np.testing.assert_array_equal(tree.levels[2], [10.0, 5.0])
+    # [0, 1) -> 0, [1, 3) -> 1, [3, 6) -> 2, [6, 10) -> 3, [10, 15) -> 4
+    np.testing.assert_array_equal(tree.find(np.array([0.5, 1.0, 5.99, 6.0, 9.99, 10.0, 14.99])),
+                                  [0, 1, 2, 3, 3, 4, 4])
 
 
 def test_sum_tree_one_leaf() -> None:
@@ -57,21 +65,29 @@ def test_sum_tree_one_leaf() -> None:
     np.testing.assert_array_equal(tree.find(np.array([0.0, 2.4])), [0, 0])
 
 
-@pytest.mark.parametrize("n", [2, 3, 5, 7, 8, 100, 1000])
-def test_sum_tree_random_updates_match_brute_force(n: int) -> None:
+@pytest.mark.parametrize("n,fanout", [(2, 2), (3, 2), (7, 2), (8, 2), (100, 3), (1000, 32), (40000, 32)])
+def test_sum_tree_random_updates_match_brute_force(n: int, fanout: int) -> None:
     rng = np.random.default_rng(n)
-    tree = SumTree(n)
-    expected = np.zeros(n)
-    for _ in range(50):
-        leaves = rng.integers(0, n, size=rng.integers(1, 2 * n + 1))  # with repeats: last write wins
-        values = rng.random(len(leaves)) * 10
+    tree = SumTree(n, fanout)
+    expected = np.zeros(n, dtype=np.float32)
+    for _ in range(30):
+        leaves = rng.integers(0, n, size=rng.integers(1, min(2 * n, 500) + 1))  # with repeats: last write wins
+        values = (rng.random(len(leaves)) * 10).astype(np.float32)
+        values[rng.random(len(values)) < 0.2] = 0.0
         tree.set(leaves, values)
-        expected[leaves] = values
-        np.testing.assert_array_equal(tree.leaves, expected.astype(np.float32))
+        for leaf, value in zip(leaves, values, strict=True):
+            expected[leaf] = value
+        np.testing.assert_array_equal(tree.leaves, expected)
         assert_tree_consistent(tree)
-    # find() lands on the leaf whose interval (in tree order) holds the mass: check against the leaf's own bounds
-    mass = rng.random(2000) * tree.total
+    # find() agrees with a search of the leaves' cumulative sums (away from the interval edges)
+    bounds = np.cumsum(expected.astype(np.float64))
+    mass = rng.random(5000) * tree.total
+    leaf = np.searchsorted(bounds, mass, side="right")
+    lower = np.where(leaf > 0, bounds[np.maximum(leaf - 1, 0)], 0.0)
+    away = np.minimum(mass - lower, bounds[np.minimum(leaf, n - 1)] - mass) > 1e-3 * tree.total / n
     found = tree.find(mass)
+    np.testing.assert_array_equal(found[away], leaf[away])
+    assert away.mean() > 0.9
     assert (expected[found] > 0).all()
 
 
