@@ -176,8 +176,9 @@ class SubprocessEnvManager(EnvManager):
     config: dict[str, Any] = dict(
         type="subprocess",
         context=None,  # multiprocessing start method: 'fork', 'spawn' or 'forkserver' (None: 'fork' where available)
-        step_timeout=60.0,  # seconds a step (and, separately, the reset after an episode end) may take (None: no limit)
-        reset_timeout=60.0,  # seconds a reset, or starting a replacement worker, may take (None: no limit)
+        step_timeout=60.0,  # seconds an env step may take before its worker counts as hung (None: no limit)
+        reset_timeout=60.0,  # seconds a reset may take: reset(), the auto reset after an episode end, and a
+        # replacement worker's start plus first reset (None: no limit)
         max_retry=5,  # worker restarts allowed per env over the run; the next failure stops it with an EnvError
     )
 
@@ -250,6 +251,7 @@ class SubprocessEnvManager(EnvManager):
         """Step every env (in parallel) with its action; finished envs are reset by their workers.
 
         A failed worker is restarted before this returns; its row is flagged in ``StepResult.interrupted``."""
+        self._check_open()
         last_obs = self._obs if self._obs is not None else self.reset()
         failed: dict[int, str] = {}
         for i, action in enumerate(action_to_env(actions, self.action_space)):
