@@ -68,6 +68,27 @@ def run(manager_cls: type, n_env: int, n_step: int, burn_s: float) -> float:
         return n_env * n_step / (time.perf_counter() - start)
 
 
+def _burn(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+def free_cores(n: int, seconds: float = 0.3) -> float:
+    """How many cores ``n`` CPU-bound processes get right now: n * CPU seconds each / wall seconds (other jobs on a
+    shared machine lower it; the speed-up above cannot exceed it)."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    start = time.perf_counter()
+    procs = [ctx.Process(target=_burn, args=(seconds,)) for _ in range(n)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    return n * seconds / (time.perf_counter() - start)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--envs", type=int, default=2, help="envs (= worker processes of the subprocess manager)")
@@ -77,7 +98,9 @@ def main() -> None:
     args = parser.parse_args()
     burn_s = args.burn_ms / 1000
     runs: dict[str, list[float]] = {"base": [], "subprocess": []}
+    cores: list[float] = []
     for _ in range(args.repeats):  # alternate, so that machine noise hits both alike
+        cores.append(free_cores(args.envs))
         runs["base"].append(run(BaseEnvManager, args.envs, args.steps, burn_s))
         runs["subprocess"].append(run(SubprocessEnvManager, args.envs, args.steps, burn_s))
     base = statistics.median(runs["base"])
@@ -86,6 +109,7 @@ def main() -> None:
     for name, values in runs.items():
         median = statistics.median(values)
         print(f"{name:<12}{median:>22,.0f}{median / base:>10.2f}")
+    print(f"cores available to {args.envs} busy processes meanwhile (median): {statistics.median(cores):.2f}")
     print(f"ratio {statistics.median(runs['subprocess']) / base:.2f}")
 
 

@@ -253,8 +253,11 @@ class SubprocessEnvManager(EnvManager):
         A failed worker is restarted before this returns; its row is flagged in ``StepResult.interrupted``."""
         self._check_open()
         last_obs = self._obs if self._obs is not None else self.reset()
+        env_actions = action_to_env(actions, self.action_space)
+        if len(env_actions) != self.env_num:  # else the envs without an action would look hung
+            raise ValueError(f"step() got {len(env_actions)} actions for {self.env_num} envs")
         failed: dict[int, str] = {}
-        for i, action in enumerate(action_to_env(actions, self.action_space)):
+        for i, action in enumerate(env_actions):
             self._send(i, _STEP, action, failed)
         ended = self._gather_steps(failed)
         finished = self._gather_resets(ended, failed)

@@ -139,6 +139,8 @@ def test_interface_and_close() -> None:
         assert_same(kept, list(result[:5]))
         pids = env.worker_pids()
         assert len(pids) == 2 and all(not process_gone(p) for p in pids)
+        with pytest.raises(ValueError, match="step\\(\\) got 3 actions for 2 envs"):
+            env.step(np.array([0, 1, 0]))
     assert env.closed
     env.close()  # idempotent
     assert wait_gone(pids) == []
