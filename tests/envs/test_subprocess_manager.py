@@ -196,3 +196,30 @@ def test_no_orphan_workers(how: str, repo_root) -> None:
         assert proc.returncode == expected_rc[how], proc.stderr
     # an orphaned worker notices its parent is gone within _PARENT_CHECK_S; the others are ended before exit
     assert wait_gone(pids, timeout=5.0) == []
+
+
+def test_ctrl_c_on_a_training_run_leaves_no_worker(tmp_path, repo_root) -> None:
+    """Ctrl-C in a terminal signals the whole process group, workers included: the run stops with the CLI's
+    'interrupted' line and every worker is gone."""
+    from conftest import cli_env
+
+    config = repo_root / "dizoo" / "classic_control" / "cartpole" / "config" / "cartpole_ppo_config.py"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ding_lite", "-m", "serial", "-c", str(config), "--exp-name", str(tmp_path / "exp"),
+         "--set", "env.manager.type=subprocess", "--set", "env.stop_value=100000", "--max-env-step", "10000000"],
+        cwd=str(tmp_path), env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True)  # its own process group, as a terminal's foreground job
+    try:
+        for line in proc.stdout:  # training is under way once the first evaluation is printed
+            if line.startswith("[eval]"):
+                break
+        workers = [int(p) for p in subprocess.run(["ps", "-o", "pid=", "--ppid", str(proc.pid)],
+                                                  capture_output=True, text=True).stdout.split()]
+        assert len(workers) == 8 + 5  # collector_env_num + evaluator_env_num
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "ding_lite: interrupted" in out, out[-2000:]
+    assert wait_gone(workers) == []
