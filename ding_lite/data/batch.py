@@ -56,3 +56,20 @@ def to_tensor(batch: Mapping[str, Any], device: Any = "cpu") -> dict[str, Any]:
         return a
 
     return map_batch(convert, batch)
+
+
+def cut_interrupted(truncated: np.ndarray, terminated: np.ndarray, interrupted: np.ndarray | None) -> np.ndarray:
+    """Truncation flags of a time-major (T, N) rollout with every interrupted episode cut before its placeholder row.
+
+    An env manager that restarts a failed worker flags that step's row ``interrupted`` (see ``StepResult``): it is
+    no transition. The row before it, if it belongs to the same episode (not terminated), becomes the episode's
+    truncated last step, so returns bootstrap from its real next observation; the placeholder row is truncated as
+    well, so nothing flows across it. Consumers then drop the rows where ``interrupted`` is True.
+
+    Returns ``truncated`` itself when nothing was interrupted, else a new array.
+    """
+    if interrupted is None or not interrupted.any():
+        return truncated
+    cut = truncated | interrupted
+    cut[:-1] |= interrupted[1:] & ~terminated[:-1]
+    return cut

@@ -50,10 +50,12 @@ class UniformBuffer:
             return np.empty(0, dtype=np.int64)
         if self._data is None:
             self._data = map_batch(lambda a: np.empty((self.capacity,) + np.shape(a)[1:], np.asarray(a).dtype), samples)
+        first = 0
         if n > self.capacity:  # only the newest capacity samples can survive
-            samples = map_batch(lambda a: a[n - self.capacity:], samples)
-            n = self.capacity
-        slots = (self._next + np.arange(n)) % self.capacity
+            first = n - self.capacity
+            samples = map_batch(lambda a: a[first:], samples)
+        # the k-th sample ever pushed goes to slot k % capacity, also when a push is larger than the buffer
+        slots = (self._next + np.arange(first, n)) % self.capacity
         _write(self._data, slots, samples)
         self._next = int((self._next + n) % self.capacity)
         self._size = min(self._size + n, self.capacity)

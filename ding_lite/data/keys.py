@@ -16,6 +16,7 @@ MASK = "mask"
 WEIGHT = "weight"
 INDEX = "index"
 PRIORITY = "priority"
+INTERRUPTED = "interrupted"  # (T, N) bool: placeholder row of an episode cut by an env worker failure
 # n-step TD pieces stored by DQN's get_train_sample
 RETURN_N = "return_n"
 DISCOUNT_N = "discount_n"

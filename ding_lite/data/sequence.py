@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ding_lite.data.batch import Batch
-from ding_lite.data.keys import MASK, NEXT_OBS, OBS, OBS_PLUS_1, TERMINATED, TRUNCATED
+from ding_lite.data.keys import INTERRUPTED, MASK, NEXT_OBS, OBS, OBS_PLUS_1, TERMINATED, TRUNCATED
 
 
 class SequenceCutter:
@@ -17,6 +17,8 @@ class SequenceCutter:
     episode ends (terminated or truncated); a shorter sequence is padded with zeros and ``mask`` marks its real
     steps. Steps of a sequence still open at the end of a rollout wait in a per-env tail and are completed by the
     next rollout, so no sequence is cut short by the collector's rollout length and no sequence mixes episodes.
+    Rows flagged ``interrupted`` (placeholders of an episode cut by an env worker failure) are skipped, and the
+    open sequence of their env ends there as truncated.
 
     Output (K closed sequences): every key of ``keys`` as (K, L, ...); ``obs_plus_1`` (K, L + 1, ...): the
     observations of the real steps followed by the next observation of the last real step (the state to bootstrap
@@ -52,18 +54,29 @@ class SequenceCutter:
         steps, n_env = rollout[TERMINATED].shape
         self._allocate(rollout, n_env)
         done = np.logical_or(rollout[TERMINATED], rollout[TRUNCATED])
+        interrupted = rollout.get(INTERRUPTED)
         envs = np.arange(n_env)
         length = self._length
         closed: list[Batch] = []
         for t in range(steps):  # vectorised over envs; one write per column and step
+            live = envs
+            if interrupted is not None and interrupted[t].any():
+                # a placeholder row of an episode cut by an env worker failure is no step: the open sequence ends
+                # (truncated, bootstrapping from its last real next observation) and the row is skipped
+                cut = np.flatnonzero(interrupted[t] & (length > 0))
+                if len(cut):
+                    closed.append(self._close(cut))
+                    length[cut] = 0
+                live = np.flatnonzero(~interrupted[t])
+            rows = length[live]
             for k in self.keys:
-                self._open[k][length, envs] = rollout[k][t]
-            self._open[OBS_PLUS_1][length, envs] = rollout[OBS][t]
+                self._open[k][rows, live] = rollout[k][t, live]
+            self._open[OBS_PLUS_1][rows, live] = rollout[OBS][t, live]
             # the next observation lands in the following row; the next step overwrites it with the same obs,
             # unless this step closes the sequence, where it stays as the bootstrap state
-            self._open[OBS_PLUS_1][length + 1, envs] = rollout[NEXT_OBS][t]
-            length += 1
-            close = np.flatnonzero(done[t] | (length == self.unroll_len))
+            self._open[OBS_PLUS_1][rows + 1, live] = rollout[NEXT_OBS][t, live]
+            length[live] += 1
+            close = live[done[t, live] | (length[live] == self.unroll_len)]
             if len(close):
                 closed.append(self._close(close))
                 length[close] = 0

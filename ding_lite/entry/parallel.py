@@ -451,6 +451,11 @@ class _ParallelParts:
                     f"actors ({float(par.collector_num_cpus):g} CPU each) and 1 evaluator actor; "
                     f"{'synchronous on-policy rounds' if self.cfg.policy.on_policy else 'asynchronous off-policy'}")
 
+    def env_restarts(self) -> dict[str, int]:
+        """Env worker restarts happen inside the actors' own env managers, which log them there; the driver holds
+        no env manager to count."""
+        return {}
+
     def stats(self) -> dict[str, Any]:
         return {
             "mode": "parallel",

@@ -136,6 +136,11 @@ class _Parts:
     def stats(self) -> dict[str, Any]:
         return {}
 
+    def env_restarts(self) -> dict[str, int]:
+        """Env worker restarts per env manager (only the ``subprocess`` manager restarts workers)."""
+        return {name: getattr(env, "restart_count", 0)
+                for name, env in (("collector", self.collector_env), ("evaluator", self.evaluator_env))}
+
     def close(self) -> None:
         self.collector_env.close()
         self.evaluator_env.close()
@@ -154,6 +159,7 @@ def _train_loop(cfg: Any, parts: _Parts, learner: BaseLearner, logger: Experimen
     n_sample = cfg.policy.collect.n_sample or cfg.env.collector_env_num
     learner.call_hooks("before_run")
     last_eval = None
+    restarts_logged = 0
     tick = (time.perf_counter(), collector.env_step)
     while True:
         if evaluator.should_eval(learner.train_iter):
@@ -166,6 +172,9 @@ def _train_loop(cfg: Any, parts: _Parts, learner: BaseLearner, logger: Experimen
                 last_eval = _evaluate(evaluator, learner, logger, collector.env_step, tick)
             break
         samples, episodes = collector.collect(n_sample, learner.train_iter)
+        if sum(parts.env_restarts().values()) != restarts_logged:
+            restarts_logged = sum(parts.env_restarts().values())
+            logger.scalar("env/restarts", restarts_logged, collector.env_step)
         if episodes:
             logger.scalar("collect/episode_return", sum(e.episode_return for e in episodes) / len(episodes),
                           collector.env_step)
@@ -176,6 +185,11 @@ def _train_loop(cfg: Any, parts: _Parts, learner: BaseLearner, logger: Experimen
         logger.progress(collector.env_step, iter=learner.train_iter,
                         eval=None if last_eval is None else round(last_eval.mean, 1))
     learner.call_hooks("after_run")
+    per_manager = parts.env_restarts()
+    restarts = sum(per_manager.values())
+    if restarts:
+        logger.info("env worker restarts: " + f"{restarts} (" + ", ".join(f"{k} {v}" for k, v in per_manager.items())
+                    + ")")
     return {
         "stop": bool(last_eval.stop),
         "env_step": collector.env_step,
@@ -184,6 +198,7 @@ def _train_loop(cfg: Any, parts: _Parts, learner: BaseLearner, logger: Experimen
         "eval_return_std": last_eval.std,
         "best_eval_return": float(evaluator.best_return),
         "stop_value": cfg.env.stop_value,
+        "env_restarts": restarts,
     }
 
 

@@ -1,4 +1,5 @@
-"""In-process env manager: N gymnasium envs stepped in a loop, results returned as batched arrays."""
+"""Env managers: N gymnasium envs stepped as one batch. ``EnvManager`` holds what every manager shares (seeding,
+episode statistics, the auto-reset bookkeeping, closing); ``base`` steps the envs in this process."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
@@ -26,6 +27,12 @@ class StepResult(NamedTuple):
 
     ``obs`` is what to act on next: for an env whose episode just ended it is already the reset observation, and the
     episode's final observation is in ``next_obs`` (needed to bootstrap a truncated episode).
+
+    ``interrupted`` is None unless an env's worker failed during this step (see ``subprocess``): then it is an (N,)
+    bool array and each interrupted env's row is a placeholder, not a transition: ``next_obs`` is the last real
+    observation (the one the action was chosen on), reward 0, ``terminated`` False, ``truncated`` True, and ``obs``
+    the first observation of the env's next episode. The cut episode is not in ``episodes``. Consumers drop the row
+    and treat the env's previous step as the (truncated) end of its episode; see docs/env_managers.md.
     """
 
     obs: np.ndarray  # (N, *obs_shape) next observation to act on (reset obs where an episode ended)
@@ -34,6 +41,7 @@ class StepResult(NamedTuple):
     terminated: np.ndarray  # (N,) bool
     truncated: np.ndarray  # (N,) bool
     episodes: list[EpisodeEnd]  # episodes that ended in this step
+    interrupted: np.ndarray | None = None  # (N,) bool where a worker failed in this step, else None
 
 
 def action_to_env(actions: np.ndarray, space: gym.Space) -> list[Any]:
@@ -47,8 +55,112 @@ def action_to_env(actions: np.ndarray, space: gym.Space) -> list[Any]:
     return list(actions)
 
 
+class EnvManager:
+    """What every env manager shares: seeding, the current batched observation, per-env episode return and length,
+    auto-reset bookkeeping after a step, and closing (idempotent, also as a context manager).
+
+    A subclass builds its envs, calls ``super().__init__`` with the spaces, and implements :meth:`reset`,
+    :meth:`step` (ending in :meth:`_finish_step`), :meth:`_reset_one` and :meth:`_close`.
+    """
+
+    config: dict[str, Any] = dict(type=None)
+
+    def __init__(self, env_num: int, observation_space: gym.Space, action_space: gym.Space,
+                 cfg: Mapping[str, Any] | None = None) -> None:
+        self.cfg = cfg or {}
+        self.env_num = env_num
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self._seed: int | None = None  # seed of the next reset() (consumed by it)
+        self._obs: np.ndarray | None = None
+        self._ep_return = np.zeros(env_num, dtype=np.float64)
+        self._ep_length = np.zeros(env_num, dtype=np.int64)
+        self.closed = False
+
+    @property
+    def restart_count(self) -> int:
+        """Env restarts after worker failures so far (always 0 for managers that cannot restart)."""
+        return 0
+
+    def seed(self, seed: int) -> None:
+        """Seed env ``i`` with ``seed + i`` at the next :meth:`reset`."""
+        self._seed = seed
+
+    def _take_seeds(self) -> list[int | None]:
+        """Seeds of the reset being done now (env i: seed + i, or None), consuming the pending seed: later resets
+        continue each env's own RNG stream."""
+        seed, self._seed = self._seed, None
+        return [None if seed is None else seed + i for i in range(self.env_num)]
+
+    @property
+    def obs(self) -> np.ndarray:
+        """The current batched observation (reset first if needed)."""
+        if self._obs is None:
+            return self.reset()
+        return self._obs
+
+    def reset(self) -> np.ndarray:
+        """Reset every env; returns the batched first observation (N, *obs_shape)."""
+        raise NotImplementedError
+
+    def step(self, actions: np.ndarray) -> StepResult:
+        """Step every env with its action; finished envs are reset. Returns a :class:`StepResult`."""
+        raise NotImplementedError
+
+    def _reset_one(self, i: int) -> np.ndarray:
+        """First observation of env ``i``'s next episode (after its episode ended or was interrupted)."""
+        raise NotImplementedError
+
+    def _close(self) -> None:
+        raise NotImplementedError
+
+    def _start_episodes(self, obs: np.ndarray) -> np.ndarray:
+        """Bookkeeping of a full reset: ``obs`` becomes the current observation, all episode stats restart."""
+        self._obs = obs
+        self._ep_return[:] = 0.0
+        self._ep_length[:] = 0
+        return obs
+
+    def _finish_step(self, next_obs: np.ndarray, reward: np.ndarray, terminated: np.ndarray,
+                     truncated: np.ndarray, finished: list[tuple[int, dict]],
+                     interrupted: np.ndarray | None = None) -> StepResult:
+        """Update episode stats, report finished episodes, and put each finished or interrupted env's reset
+        observation into the next ``obs``. ``finished`` lists ``(env index, final info)`` of ended episodes."""
+        self._ep_return += reward
+        self._ep_length += 1
+        obs = next_obs
+        episodes: list[EpisodeEnd] = []
+        if finished or interrupted is not None:
+            obs = next_obs.copy()
+            for i, info in finished:
+                episodes.append(EpisodeEnd(i, float(self._ep_return[i]), int(self._ep_length[i]),
+                                           bool(terminated[i]), info))
+            restarted = [i for i, _ in finished]
+            if interrupted is not None:  # the cut episode is dropped from the stats, not reported as ended
+                restarted += np.flatnonzero(interrupted).tolist()
+            for i in restarted:
+                obs[i] = self._reset_one(i)
+                self._ep_return[i] = 0.0
+                self._ep_length[i] = 0
+        self._obs = obs
+        return StepResult(obs, next_obs, reward, terminated, truncated, episodes, interrupted)
+
+    def close(self) -> None:
+        """Close every env (idempotent)."""
+        if self.closed:
+            return
+        self.closed = True
+        self._close()
+
+    def __enter__(self) -> EnvManager:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
 @ENV_MANAGER.register("base")
-class BaseEnvManager:
+class BaseEnvManager(EnvManager):
     """Steps N envs in this process and batches their results.
 
     Finished envs are reset automatically; the final observation is kept in ``StepResult.next_obs``. Running episode
@@ -67,94 +179,41 @@ class BaseEnvManager:
         if len(env_fns) == 0:
             raise ConfigError("an env manager needs at least one env (env_num was 0): set env.collector_env_num and "
                               "env.evaluator_env_num to 1 or more")
-        self.cfg = cfg or {}
         self._envs = [fn() for fn in env_fns]
-        self.env_num = len(self._envs)
-        self.observation_space = self._envs[0].observation_space
-        self.action_space = self._envs[0].action_space
-        self._seed: int | None = None
-        self._obs: np.ndarray | None = None
-        self._ep_return = np.zeros(self.env_num, dtype=np.float64)
-        self._ep_length = np.zeros(self.env_num, dtype=np.int64)
-        self.closed = False
-
-    def seed(self, seed: int) -> None:
-        """Seed env ``i`` with ``seed + i`` at the next :meth:`reset`."""
-        self._seed = seed
-
-    @property
-    def obs(self) -> np.ndarray:
-        """The current batched observation (reset first if needed)."""
-        if self._obs is None:
-            return self.reset()
-        return self._obs
+        super().__init__(len(self._envs), self._envs[0].observation_space, self._envs[0].action_space, cfg)
+        self._env_steps = [env.step for env in self._envs]
 
     def reset(self) -> np.ndarray:
         """Reset every env; returns the batched first observation (N, *obs_shape)."""
         first = []
-        for i, env in enumerate(self._envs):
-            seed = None if self._seed is None else self._seed + i
+        for env, seed in zip(self._envs, self._take_seeds(), strict=True):
             if seed is not None:
                 env.action_space.seed(seed)
             obs, _ = env.reset(seed=seed)
             first.append(obs)
-        self._seed = None  # later resets continue each env's own RNG stream
-        self._obs = np.stack(first)
-        self._ep_return[:] = 0.0
-        self._ep_length[:] = 0
-        return self._obs
+        return self._start_episodes(np.stack(first))
 
     def step(self, actions: np.ndarray) -> StepResult:
         """Step every env with its action; finished envs are reset. Returns a :class:`StepResult`."""
         if self._obs is None:
             self.reset()
-        n = self.env_num
-        next_obs = np.empty_like(self._obs)
-        reward = np.empty(n, dtype=np.float32)
-        terminated = np.empty(n, dtype=bool)
-        truncated = np.empty(n, dtype=bool)
+        results = [env_step(a) for env_step, a in zip(self._env_steps, action_to_env(actions, self.action_space),
+                                                      strict=True)]
+        # one C-level conversion per column (np.array of a tuple is cheaper than np.stack, and than N row writes)
+        obs_list, reward_list, term_list, trunc_list, _ = zip(*results, strict=True)
+        next_obs = np.array(obs_list)
+        reward = np.array(reward_list, dtype=np.float32)
+        terminated = np.array(term_list, dtype=bool)
+        truncated = np.array(trunc_list, dtype=bool)
         finished: list[tuple[int, dict]] = []
-        for i, (env, action) in enumerate(zip(self._envs, action_to_env(actions, self.action_space), strict=False)):
-            o, r, te, tr, info = env.step(action)
-            next_obs[i] = o
-            reward[i] = r
-            terminated[i] = te
-            truncated[i] = tr
-            if te or tr:
-                finished.append((i, info))
+        if any(term_list) or any(trunc_list):
+            finished = [(i, r[4]) for i, r in enumerate(results) if r[2] or r[3]]
         return self._finish_step(next_obs, reward, terminated, truncated, finished)
-
-    def _finish_step(self, next_obs: np.ndarray, reward: np.ndarray, terminated: np.ndarray,
-                     truncated: np.ndarray, finished: list[tuple[int, dict]]) -> StepResult:
-        self._ep_return += reward
-        self._ep_length += 1
-        obs = next_obs
-        episodes: list[EpisodeEnd] = []
-        if finished:
-            obs = next_obs.copy()
-            for i, info in finished:
-                episodes.append(EpisodeEnd(i, float(self._ep_return[i]), int(self._ep_length[i]),
-                                           bool(terminated[i]), info))
-                obs[i] = self._reset_one(i)
-                self._ep_return[i] = 0.0
-                self._ep_length[i] = 0
-        self._obs = obs
-        return StepResult(obs, next_obs, reward, terminated, truncated, episodes)
 
     def _reset_one(self, i: int) -> np.ndarray:
         obs, _ = self._envs[i].reset()
         return obs
 
-    def close(self) -> None:
-        """Close every env (idempotent)."""
-        if self.closed:
-            return
-        self.closed = True
+    def _close(self) -> None:
         for env in self._envs:
             env.close()
-
-    def __enter__(self) -> BaseEnvManager:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()

@@ -8,7 +8,7 @@ from typing import Any
 import gymnasium as gym
 
 from ding_lite.errors import ConfigError, EnvError
-from ding_lite.registry import ENV, ENV_MANAGER, closest_match
+from ding_lite.registry import ENV, ENV_MANAGER, closest_match, import_modules
 
 # Keys every env section has, whatever its type (merged under the env type's own ``config``).
 ENV_SECTION_DEFAULTS: dict[str, Any] = dict(
@@ -63,6 +63,7 @@ def env_fn(env_cfg: Mapping[str, Any]) -> Callable[[], gym.Env]:
 
 def build_env(env_cfg: Mapping[str, Any]) -> gym.Env:
     """Build one env from the ``env`` section; an env constructor that raises is reported with its type."""
+    import_modules(env_cfg.get("import_names"), "env")  # a spawned worker process starts with empty registries
     env_type = ENV.get(env_cfg["type"])
     try:
         env = env_type(env_cfg)

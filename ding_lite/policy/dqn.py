@@ -8,9 +8,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from ding_lite.data.batch import cut_interrupted
 from ding_lite.data.keys import (
     ACTION,
     DISCOUNT_N,
+    INTERRUPTED,
     NEXT_OBS,
     NEXT_OBS_N,
     OBS,
@@ -27,7 +29,7 @@ from ding_lite.rl_utils.exploration import epsilon_schedule
 from ding_lite.rl_utils.td import double_q_target, nstep_return, td_error_loss
 
 # Columns a step keeps until its n-step window is complete.
-_STEP_KEYS = (OBS, ACTION, REWARD, TERMINATED, TRUNCATED, NEXT_OBS)
+_STEP_KEYS = (OBS, ACTION, REWARD, TERMINATED, TRUNCATED, NEXT_OBS, INTERRUPTED)
 
 
 @POLICY.register("dqn")
@@ -147,17 +149,22 @@ class DQNPolicy(Policy):
         """n-step samples of a (T, N) rollout. Steps whose window reaches past the rollout while their episode goes
         on are kept back and emitted with the next rollout, so every sample gets its full n steps."""
         nstep = int(self.cfg["nstep"])
-        steps = {k: rollout[k] for k in _STEP_KEYS}
+        steps = {k: rollout[k] for k in _STEP_KEYS if k in rollout}
+        if INTERRUPTED not in steps:  # only rollouts with an env worker failure carry the column
+            steps[INTERRUPTED] = np.zeros(rollout[REWARD].shape, dtype=bool)
         if self._pending is not None:
             steps = {k: np.concatenate([self._pending[k], steps[k]]) for k in _STEP_KEYS}
+        # An episode cut by a worker failure ends, truncated, at its last real step; its placeholder row is dropped.
+        truncated = cut_interrupted(steps[TRUNCATED], steps[TERMINATED], steps[INTERRUPTED])
         terminated = steps[TERMINATED] & (not self.cfg["learn"]["ignore_done"])
-        ret, discount, last = nstep_return(steps[REWARD], terminated, steps[TRUNCATED],
-                                           float(self.cfg["discount_factor"]), nstep)
+        ret, discount, last = nstep_return(steps[REWARD], terminated, truncated, float(self.cfg["discount_factor"]),
+                                           nstep)
         # The last n-1 rows may lack future steps: keep them and process them again with the next rollout.
         hold = max(len(ret) - (nstep - 1), 0)
         self._pending = {k: v[hold:] for k, v in steps.items()} if nstep > 1 else None
         ready = np.zeros(ret.shape, dtype=bool)
         ready[:hold] = True
+        ready &= ~steps[INTERRUPTED]
         t_idx, n_idx = np.nonzero(ready)
         return {
             OBS: steps[OBS][t_idx, n_idx],

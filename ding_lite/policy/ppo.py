@@ -7,7 +7,20 @@ import numpy as np
 import torch
 from torch.distributions import Categorical, Independent, Normal
 
-from ding_lite.data.keys import ACTION, ADV, LOGP, NEXT_OBS, OBS, RETURN, REWARD, TERMINATED, TRUNCATED, VALUE
+from ding_lite.data.batch import cut_interrupted
+from ding_lite.data.keys import (
+    ACTION,
+    ADV,
+    INTERRUPTED,
+    LOGP,
+    NEXT_OBS,
+    OBS,
+    RETURN,
+    REWARD,
+    TERMINATED,
+    TRUNCATED,
+    VALUE,
+)
 from ding_lite.policy.base_policy import Policy, grad_norm_clip
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.gae import gae
@@ -76,11 +89,15 @@ class PPOPolicy(Policy):
         data = self.batch_tensors(batch)
         n = len(data[OBS])
         stats: dict[str, list[torch.Tensor]] = {}
+        # rows kept only for recompute_adv's (T, N) layout: placeholders of episodes cut by an env worker failure
+        rows = torch.arange(n, device=self.device)
+        if INTERRUPTED in data:
+            rows = rows[~data[INTERRUPTED]]
         for _ in range(int(learn["epoch_per_collect"])):
             if self.cfg["recompute_adv"]:
                 data[ADV], data[RETURN] = self._recompute_adv(data)
             self._begin_epoch(data)
-            for idx in torch.randperm(n, device=self.device).split(int(learn["batch_size"])):
+            for idx in rows[torch.randperm(len(rows), device=self.device)].split(int(learn["batch_size"])):
                 for k, v in self._minibatch_step({k: v[idx] for k, v in data.items()}).items():
                     stats.setdefault(k, []).append(v)
         return {k: torch.stack(v).mean() for k, v in stats.items()}
@@ -154,14 +171,16 @@ class PPOPolicy(Policy):
 
     @torch.inference_mode()
     def _get_train_sample(self, rollout: dict) -> dict:
-        """GAE over the (T, N) rollout; V of each step's next observation (the final one at an episode end)."""
+        """GAE over the (T, N) rollout; V of each step's next observation (the final one at an episode end). An
+        episode cut by an env worker failure ends, truncated, at its last real step (see ``cut_interrupted``)."""
         collect = self.cfg["collect"]
         t_len, n_env = rollout[REWARD].shape
         next_obs = rollout[NEXT_OBS].reshape((t_len * n_env,) + rollout[NEXT_OBS].shape[2:])
         next_value = self._denormalized_value(self._model.compute_critic(self.obs_tensor(next_obs))[VALUE])
         terminated = rollout[TERMINATED] & (not self.cfg["learn"]["ignore_done"])
+        truncated = cut_interrupted(rollout[TRUNCATED], rollout[TERMINATED], rollout.get(INTERRUPTED))
         adv, ret = gae(rollout[REWARD], rollout[VALUE], next_value.cpu().numpy().reshape(t_len, n_env),
-                       terminated, rollout[TRUNCATED], float(collect["discount_factor"]), float(collect["gae_lambda"]))
+                       terminated, truncated, float(collect["discount_factor"]), float(collect["gae_lambda"]))
         if self.cfg["learn"]["value_norm"]:
             self._value_stats.update(ret.reshape(-1))
         keys: tuple[str, ...] = (OBS, ACTION, LOGP, VALUE)
@@ -169,11 +188,18 @@ class PPOPolicy(Policy):
             keys += (NEXT_OBS, REWARD, TRUNCATED)
             cut = np.zeros((t_len, n_env), dtype=bool)
             cut[-1] = True
-            rollout = {**rollout, TERMINATED: terminated, CUT: cut, N_ENV: np.full((t_len, n_env), n_env)}
+            rollout = {**rollout, TERMINATED: terminated, TRUNCATED: truncated, CUT: cut,
+                       N_ENV: np.full((t_len, n_env), n_env)}
             keys += (TERMINATED, CUT, N_ENV)
         flat = {k: rollout[k].reshape((t_len * n_env,) + rollout[k].shape[2:]) for k in keys}
         flat[ADV] = adv.reshape(-1)
         flat[RETURN] = ret.reshape(-1)
+        if INTERRUPTED in rollout:  # placeholder rows of episodes cut by an env worker failure are no transitions
+            interrupted = rollout[INTERRUPTED].reshape(-1)
+            if self.cfg["recompute_adv"]:  # keep the (T, N) layout; _forward_learn skips these rows
+                flat[INTERRUPTED] = interrupted
+            else:
+                flat = {k: v[~interrupted] for k, v in flat.items()}
         return flat
 
     def _denormalized_value(self, value: torch.Tensor) -> torch.Tensor:

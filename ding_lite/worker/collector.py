@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ding_lite.data.batch import Batch, concat_batches
-from ding_lite.data.keys import NEXT_OBS, OBS, REWARD, TERMINATED, TRUNCATED
+from ding_lite.data.batch import Batch, concat_batches, cut_interrupted
+from ding_lite.data.keys import ACTION, INTERRUPTED, NEXT_OBS, OBS, REWARD, TERMINATED, TRUNCATED
 from ding_lite.envs.env_manager import EpisodeEnd
 from ding_lite.registry import COLLECTOR
 
@@ -27,6 +27,14 @@ class _RolloutWriter:
             column = self.columns[name] = np.empty((self.t_len,) + value.shape, dtype=value.dtype)
         column[t] = value
 
+    def interrupt(self, t: int, interrupted: np.ndarray) -> None:
+        """Flag step ``t``'s placeholder rows (``StepResult.interrupted``) in an ``interrupted`` column, made on the
+        first interruption, so rollouts without faults carry none."""
+        column = self.columns.get(INTERRUPTED)
+        if column is None:
+            column = self.columns[INTERRUPTED] = np.zeros((self.t_len,) + interrupted.shape, dtype=bool)
+        column[t] = interrupted
+
 
 @COLLECTOR.register("sample")
 class SampleCollector:
@@ -39,6 +47,11 @@ class SampleCollector:
 
     ``collect(n_sample)`` returns ``(samples, episodes)``: the policy's train samples of ``ceil(n_sample / N) * N``
     steps, and the episodes that ended meanwhile.
+
+    Where the env manager restarted a failed env, the rollout carries an ``interrupted`` (T, N) column marking the
+    placeholder rows; ``collect`` marks the step before each (same episode) truncated and ``get_train_sample`` drops
+    the placeholder rows (see :func:`ding_lite.data.batch.cut_interrupted`). Rollouts without faults have no such
+    column.
     """
 
     config: dict[str, Any] = dict(type="sample")
@@ -53,6 +66,8 @@ class SampleCollector:
     def collect(self, n_sample: int, train_iter: int = 0) -> tuple[Batch, list[EpisodeEnd]]:
         """Step the envs ``ceil(n_sample / env_num)`` times; returns ``(samples, finished episodes)``."""
         rollout, episodes = self.rollout(math.ceil(n_sample / self.env.env_num))
+        if INTERRUPTED in rollout:  # an episode cut by a worker failure ends, truncated, at its last real step
+            rollout[TRUNCATED] = cut_interrupted(rollout[TRUNCATED], rollout[TERMINATED], rollout[INTERRUPTED])
         return self.policy.get_train_sample(rollout), episodes
 
     def rollout(self, t_len: int) -> tuple[dict[str, np.ndarray], list[EpisodeEnd]]:
@@ -65,7 +80,7 @@ class SampleCollector:
         n_env = self.env.env_num
         for t in range(t_len):
             output = forward(obs, env_step=self.env_step)
-            result = step(output["action"])
+            result = step(output[ACTION])
             write(t, OBS, obs)
             write(t, NEXT_OBS, result.next_obs)
             write(t, REWARD, result.reward)
@@ -75,6 +90,8 @@ class SampleCollector:
                 write(t, name, value)
             if result.episodes:
                 episodes.extend(result.episodes)
+            if result.interrupted is not None:  # an env worker failed and was restarted (subprocess manager)
+                writer.interrupt(t, result.interrupted)
             obs = result.obs
             self.env_step += n_env
         self.episode_count += len(episodes)
@@ -96,7 +113,8 @@ class EpisodeCollector(SampleCollector):
 
     Envs are stepped in chunks; unfinished episodes carry over, and episodes that ended beyond the ``k`` asked for
     are kept for the next call, so no env's experience is thrown away (taking the first ``k`` by env id instead
-    would favour env 0 and waste the other envs' steps)."""
+    would favour env 0 and waste the other envs' steps). An episode cut by an env worker failure (``interrupted``)
+    never ended: it is dropped whole."""
 
     config: dict[str, Any] = dict(
         type="episode",
@@ -128,7 +146,12 @@ class EpisodeCollector(SampleCollector):
         for end in ended:  # per env in the order they ended
             stats[end.env_id].append(end)
         start = np.zeros(self.env.env_num, dtype=np.int64)
+        interrupted = rollout.pop(INTERRUPTED, None)
         for t, i in zip(*np.nonzero(rollout[TERMINATED] | rollout[TRUNCATED]), strict=True):
+            if interrupted is not None and interrupted[t, i]:  # a cut episode's placeholder row: drop the episode
+                self._open[i] = []
+                start[i] = t + 1
+                continue
             self._open[i].append({k: v[start[i]:t + 1, i] for k, v in rollout.items()})
             episode = {k: np.concatenate([p[k] for p in self._open[i]])[:, None] for k in rollout}
             end = stats[i].pop(0) if stats[i] else EpisodeEnd(  # a manager may flag an end it did not report

@@ -35,7 +35,8 @@ def test_push_more_than_capacity_keeps_the_newest() -> None:
     buf = UniformBuffer(dict(replay_buffer_size=5), seed=0)
     buf.push(_samples([0]))
     slots = buf.push(_samples(np.arange(10, 22)))  # 12 samples into a ring of 5
-    np.testing.assert_array_equal(slots, [1, 2, 3, 4, 0])
+    # sample k ever pushed goes to slot k % 5: the surviving samples 17..21 are samples 8..12
+    np.testing.assert_array_equal(slots, [3, 4, 0, 1, 2])
     assert len(buf) == 5
     assert sorted(buf._data["reward"].tolist()) == [17, 18, 19, 20, 21]
 

@@ -1,0 +1,402 @@
+"""Subprocess env manager: one worker process per env, observations through shared memory, and workers that fail
+(raise, die, hang) are restarted so that the run goes on.
+
+Protocol, main -> worker (pickled through a pipe): ``(STEP, action)``, ``(RESET, seed)``, ``(CLOSE, None)``.
+Worker -> main (raw bytes): ``b""`` = done and written to shared memory; a pickled ``(DONE, info)`` = the step ended
+an episode (an empty message follows once the worker has reset its env); a pickled ``(ERROR, text)`` = the env
+raised (the worker exits after it). A worker that dies closes its pipe (EOF); one that does not answer by the
+deadline counts as hung and is killed.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import multiprocessing as mp
+import os
+import pickle
+import signal
+import sys
+import time
+import traceback
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory
+
+from ding_lite.envs.env_manager import EnvManager, StepResult, action_to_env
+from ding_lite.errors import ConfigError, EnvError
+from ding_lite.registry import ENV_MANAGER
+
+logger = logging.getLogger("ding_lite")
+
+_STEP, _RESET, _CLOSE = 0, 1, 2  # commands
+_DONE, _ERROR = "done", "error"  # replies besides the empty "ok"
+_PARENT_CHECK_S = 0.5  # an idle worker checks this often whether the main process still exists
+_CLOSE_WAIT_S = 2.0  # close(): how long workers get to exit on their own before they are killed
+_SHAREABLE = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
+
+
+class _WorkerFailure(Exception):
+    """A worker raised, died or hung; ``args[0]`` says which, in words."""
+
+
+class _SharedArrays:
+    """The shared memory of all workers: obs to act on, obs after a step, reward, terminated, truncated."""
+
+    def __init__(self, space: gym.Space, n: int, ctx: Any) -> None:
+        self.n, self.space = n, space
+        self.obs = create_shared_memory(space, n, ctx)
+        self.next_obs = create_shared_memory(space, n, ctx)
+        self.reward = ctx.RawArray(ctypes.c_float, n)
+        self.terminated = ctx.RawArray(ctypes.c_bool, n)
+        self.truncated = ctx.RawArray(ctypes.c_bool, n)
+
+    def views(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Numpy views (no copies) of the five arrays, each (N, ...)."""
+        return (read_from_shared_memory(self.space, self.obs, self.n),  # type: ignore[return-value]
+                read_from_shared_memory(self.space, self.next_obs, self.n),
+                np.frombuffer(self.reward, dtype=np.float32), np.frombuffer(self.terminated, dtype=bool),
+                np.frombuffer(self.truncated, dtype=bool))
+
+
+def _worker_main(index: int, env_fn: Callable[[], gym.Env], conn: Any, shared: _SharedArrays,
+                 parent_pid: int) -> None:
+    """Body of a worker process: build the env, then serve commands until CLOSE or until the main process is gone.
+    Anything the env raises is sent back as ``(ERROR, text, traceback)`` and ends the worker."""
+    # Ctrl-C reaches the whole process group: the main process alone decides, and closes the workers itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    doing = ["building the env"]  # what the worker is at, for the error text
+    env = None
+    try:
+        env = env_fn()
+        _serve(index, env, conn, shared.views(), parent_pid, doing)
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        return  # the main process closed our pipe: nobody is listening
+    except BaseException as exc:  # noqa: BLE001 (whatever the env raises is reported, then the worker ends)
+        reply = (_ERROR, f"{doing[0]} raised {type(exc).__name__}: {exc}", traceback.format_exc())
+        with contextlib.suppress(OSError, pickle.PicklingError):
+            conn.send_bytes(pickle.dumps(reply, pickle.HIGHEST_PROTOCOL))
+    finally:
+        if env is not None:
+            with contextlib.suppress(Exception):  # a failing close must not hide the real failure
+                env.close()
+
+
+def _serve(index: int, env: gym.Env, conn: Any, views: tuple[np.ndarray, ...], parent_pid: int,
+           doing: list[str]) -> None:
+    """The command loop of a worker: results go to row ``index`` of the shared arrays, a short reply to the pipe."""
+    obs, next_obs, reward, terminated, truncated = views
+    while True:
+        if not conn.poll(_PARENT_CHECK_S):
+            if os.getppid() != parent_pid:  # orphaned (the main process was killed): leave
+                return
+            continue
+        cmd, arg = conn.recv()
+        if cmd == _STEP:
+            doing[0] = "step"
+            o, r, te, tr, info = env.step(arg)
+            next_obs[index], reward[index], terminated[index], truncated[index] = o, r, te, tr
+            if te or tr:
+                conn.send_bytes(pickle.dumps((_DONE, info), pickle.HIGHEST_PROTOCOL))
+                doing[0] = "reset"
+                obs[index] = env.reset()[0]
+            conn.send_bytes(b"")
+        elif cmd == _RESET:
+            doing[0] = "reset"
+            if arg is not None:
+                env.action_space.seed(arg)
+            obs[index] = env.reset(seed=arg)[0]
+            conn.send_bytes(b"")
+        else:
+            return
+
+
+class _Worker:
+    """Main-process handle of one worker: its process and our end of its pipe."""
+
+    def __init__(self, process: Any, conn: Any) -> None:
+        self.process, self.conn = process, conn
+
+    def stop(self, timeout: float = 0.0) -> None:
+        """Kill the process (after ``timeout`` s to exit on its own), reap it, close the pipe."""
+        self.process.join(timeout)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.conn.close()
+
+    def cause_of_death(self) -> str:
+        """``died (...)`` with the exit code or signal, once the process has ended."""
+        self.process.join(1.0)
+        code = self.process.exitcode
+        if code is None:
+            return "closed its pipe"
+        if code < 0:
+            try:
+                return f"died (killed by {signal.Signals(-code).name})"
+            except ValueError:
+                return f"died (killed by signal {-code})"
+        return f"died (exit code {code})"
+
+
+def _shutdown(workers: list[_Worker | None]) -> None:
+    """Ask every worker to close, give them ``_CLOSE_WAIT_S`` together, then kill what is left and reap all."""
+    for w in workers:
+        if w is not None:
+            with contextlib.suppress(OSError):
+                w.conn.send((_CLOSE, None))
+    deadline = time.monotonic() + _CLOSE_WAIT_S
+    for w in workers:
+        if w is not None:
+            w.stop(max(0.0, deadline - time.monotonic()))
+    workers[:] = [None] * len(workers)
+
+
+@ENV_MANAGER.register("subprocess")
+class SubprocessEnvManager(EnvManager):
+    """Each env in its own worker process; observations come back through shared memory; same batched interface,
+    auto reset and episode stats as ``base`` (and the same trajectories for the same seeds).
+
+    A worker that raises, dies, or does not answer within ``step_timeout`` / ``reset_timeout`` is killed, a new one
+    is started and its env reset (seeded from the manager's seed and the restart number, so runs stay reproducible).
+    The episode it was in is cut: the step's row is flagged in ``StepResult.interrupted`` (a placeholder, truncated,
+    never terminated) and the episode is not reported as ended. Restarts are counted (``restart_count``,
+    ``restarts`` per env) and logged; once an env has been restarted ``max_retry`` times, its next failure raises an
+    :class:`EnvError` naming the env, the cause and the setting.
+
+    Args:
+        env_fns: one picklable callable per env, each returning a ``gymnasium.Env``.
+        cfg: the ``env.manager`` config section.
+    """
+
+    config: dict[str, Any] = dict(
+        type="subprocess",
+        context=None,  # multiprocessing start method: 'fork', 'spawn' or 'forkserver' (None: 'fork' where available)
+        step_timeout=60.0,  # seconds an env step may take before its worker counts as hung (None: no limit)
+        reset_timeout=60.0,  # seconds a reset may take: reset(), the auto reset after an episode end, and a
+        # replacement worker's start plus first reset (None: no limit)
+        max_retry=5,  # worker restarts allowed per env over the run; the next failure stops it with an EnvError
+    )
+
+    def __init__(self, env_fns: Sequence[Callable[[], gym.Env]], cfg: Mapping[str, Any] | None = None) -> None:
+        if len(env_fns) == 0:
+            raise ValueError("an env manager needs at least one env (env_num was 0)")
+        settings = {**self.config, **(cfg or {})}
+        self.step_timeout = _timeout(settings, "step_timeout")
+        self.reset_timeout = _timeout(settings, "reset_timeout")
+        self.max_retry = int(settings["max_retry"])
+        if self.max_retry < 0:
+            raise ConfigError(f"env.manager.max_retry must be >= 0, got {self.max_retry}")
+        self._ctx: Any = mp.get_context(_start_method(settings.get("context")))
+        probe = env_fns[0]()  # the spaces, read in this process (as gymnasium's AsyncVectorEnv does)
+        try:
+            observation_space, action_space = probe.observation_space, probe.action_space
+        finally:
+            probe.close()
+        if not isinstance(observation_space, _SHAREABLE):
+            raise EnvError(f"env manager 'subprocess' shares observations as fixed-shape arrays; the env's observation "
+                           f"space {observation_space} is not one (use env.manager.type='base')")
+        super().__init__(len(env_fns), observation_space, action_space, cfg)
+        self._env_fns = list(env_fns)
+        self._shared = _SharedArrays(observation_space, self.env_num, self._ctx)
+        self._obs_view, self._next_obs_view, self._reward_view, self._term_view, self._trunc_view = \
+            self._shared.views()
+        self.restarts = np.zeros(self.env_num, dtype=np.int64)  # restarts per env
+        self._last_seed: int | None = None  # seed of the last seeded reset (restarted envs derive theirs from it)
+        self._workers: list[_Worker | None] = [None] * self.env_num
+        # Workers are ended at interpreter exit or when the manager is collected, even if close() is never called.
+        self._finalizer = weakref.finalize(self, _shutdown, self._workers)
+        try:
+            for i in range(self.env_num):
+                self._start(i)
+        except BaseException:
+            self.close()
+            raise
+
+    # ---- public interface --------------------------------------------------------------------------------------
+    @property
+    def restart_count(self) -> int:
+        """Worker restarts so far, all envs together."""
+        return int(self.restarts.sum())
+
+    def worker_pids(self) -> list[int]:
+        """Process ids of the current workers (for monitoring and tests)."""
+        return [w.process.pid for w in self._workers if w is not None]
+
+    def reset(self) -> np.ndarray:
+        """Reset every env (in parallel); returns the batched first observation (N, *obs_shape)."""
+        self._check_open()
+        seeds = self._take_seeds()
+        if seeds[0] is not None:
+            self._last_seed = seeds[0]
+        failed: dict[int, str] = {}
+        for i, seed in enumerate(seeds):
+            self._send(i, _RESET, seed, failed)
+        deadline = _deadline(self.reset_timeout)
+        for i in range(self.env_num):
+            if i not in failed:
+                try:
+                    self._receive(i, deadline, "reset")
+                except _WorkerFailure as exc:
+                    failed[i] = str(exc)
+        for i, cause in failed.items():
+            self._restart(i, cause)
+        return self._start_episodes(self._obs_view.copy())
+
+    def step(self, actions: np.ndarray) -> StepResult:
+        """Step every env (in parallel) with its action; finished envs are reset by their workers.
+
+        A failed worker is restarted before this returns; its row is flagged in ``StepResult.interrupted``."""
+        self._check_open()
+        last_obs = self._obs if self._obs is not None else self.reset()
+        env_actions = action_to_env(actions, self.action_space)
+        if len(env_actions) != self.env_num:  # else the envs without an action would look hung
+            raise ValueError(f"step() got {len(env_actions)} actions for {self.env_num} envs")
+        failed: dict[int, str] = {}
+        for i, action in enumerate(env_actions):
+            self._send(i, _STEP, action, failed)
+        ended = self._gather_steps(failed)
+        finished = self._gather_resets(ended, failed)
+        next_obs = self._next_obs_view.copy()
+        reward = self._reward_view.copy()
+        terminated = self._term_view.copy()
+        truncated = self._trunc_view.copy()
+        interrupted = None
+        if failed:
+            interrupted = np.zeros(self.env_num, dtype=bool)
+            ended_ok = {i for i, _ in finished}
+            for i, cause in failed.items():
+                if i not in ended_ok:  # the step itself failed: a placeholder row, episode cut
+                    interrupted[i] = True
+                    next_obs[i], reward[i], terminated[i], truncated[i] = last_obs[i], 0.0, False, True
+                self._restart(i, cause)
+            if not interrupted.any():
+                interrupted = None
+        return self._finish_step(next_obs, reward, terminated, truncated, finished, interrupted)
+
+    # ---- step pieces -------------------------------------------------------------------------------------------
+    def _gather_steps(self, failed: dict[int, str]) -> list[tuple[int, dict]]:
+        """Wait for every stepped worker; returns ``(i, info)`` of envs whose episode ended (their reset follows)."""
+        deadline = _deadline(self.step_timeout)
+        ended: list[tuple[int, dict]] = []
+        for i in range(self.env_num):
+            if i in failed:
+                continue
+            try:
+                msg = self._receive(i, deadline, "step")
+            except _WorkerFailure as exc:
+                failed[i] = str(exc)
+                continue
+            if msg:
+                ended.append((i, msg[1]))
+        return ended
+
+    def _gather_resets(self, ended: list[tuple[int, dict]], failed: dict[int, str]) -> list[tuple[int, dict]]:
+        """Wait for the automatic resets after episode ends. The ended episodes are real either way; an env whose
+        reset fails gets a new worker (``failed``) for its next episode."""
+        deadline = _deadline(self.reset_timeout)
+        for i, _ in ended:
+            try:
+                self._receive(i, deadline, "reset")
+            except _WorkerFailure as exc:
+                failed[i] = str(exc)
+        return ended
+
+    # ---- worker life -------------------------------------------------------------------------------------------
+    def _start(self, i: int) -> None:
+        parent_conn, child_conn = self._ctx.Pipe()
+        process = self._ctx.Process(target=_worker_main, name=f"ding_lite-env-{i}", daemon=True,
+                                    args=(i, self._env_fns[i], child_conn, self._shared, os.getpid()))
+        process.start()
+        child_conn.close()  # only the worker holds its end: its death then shows as EOF on ours
+        self._workers[i] = _Worker(process, parent_conn)
+
+    def _restart(self, i: int, cause: str) -> None:
+        """Replace env ``i``'s worker and reset its env, retrying while ``max_retry`` allows."""
+        while True:
+            if self.restarts[i] >= self.max_retry:
+                self.close()
+                raise EnvError(f"env {i} failed after {self.restarts[i]} restart(s): {cause}. Fix the env, or allow "
+                               f"more restarts with env.manager.max_retry (now {self.max_retry})")
+            self.restarts[i] += 1
+            logger.warning("warning: env %d %s; restarting its worker (restart %d of max_retry=%d)", i, cause,
+                           self.restarts[i], self.max_retry)
+            worker = self._workers[i]
+            if worker is not None:
+                worker.stop()
+            self._workers[i] = None
+            self._start(i)
+            seed = None
+            if self._last_seed is not None:  # reproducible but different from the lost env's seed
+                seed = int(np.random.SeedSequence([self._last_seed + i, int(self.restarts[i])]).generate_state(1)[0])
+            try:
+                self._send(i, _RESET, seed)
+                self._receive(i, _deadline(self.reset_timeout), "reset")
+                return
+            except _WorkerFailure as exc:
+                cause = str(exc)
+
+    def _send(self, i: int, cmd: int, arg: Any, failed: dict[int, str] | None = None) -> None:
+        worker = self._workers[i]
+        assert worker is not None
+        try:
+            worker.conn.send((cmd, arg))
+        except OSError as exc:  # broken pipe: the worker is gone
+            if failed is None:
+                raise _WorkerFailure(worker.cause_of_death()) from exc
+            failed[i] = worker.cause_of_death()
+
+    def _receive(self, i: int, deadline: float | None, what: str) -> Any:
+        """The worker's next reply (``b""`` or a decoded ``(DONE, info)``), or :class:`_WorkerFailure`."""
+        worker = self._workers[i]
+        assert worker is not None
+        try:
+            if not worker.conn.poll(None if deadline is None else max(0.0, deadline - time.monotonic())):
+                limit = self.step_timeout if what == "step" else self.reset_timeout
+                raise _WorkerFailure(f"hung: no answer to {what} within {what}_timeout={limit:g} s")
+            msg = worker.conn.recv_bytes()
+        except (EOFError, OSError) as exc:
+            raise _WorkerFailure(worker.cause_of_death()) from exc
+        if not msg:
+            return msg
+        reply = pickle.loads(msg)
+        if reply[0] == _ERROR:
+            logger.debug("env %d worker traceback:\n%s", i, reply[2])
+            raise _WorkerFailure(reply[1])
+        return reply
+
+    def _reset_one(self, i: int) -> np.ndarray:
+        return self._obs_view[i]  # the worker (or its replacement) already reset the env and wrote this row
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise EnvError("this subprocess env manager is closed: build a new one")
+
+    def _close(self) -> None:
+        self._finalizer()
+
+
+def _timeout(settings: Mapping[str, Any], key: str) -> float | None:
+    value = settings.get(key)
+    if value is None:
+        return None
+    if float(value) <= 0:
+        raise ConfigError(f"env.manager.{key} must be a positive number of seconds or None, got {value!r}")
+    return float(value)
+
+
+def _deadline(timeout: float | None) -> float | None:
+    return None if timeout is None else time.monotonic() + timeout
+
+
+def _start_method(name: str | None) -> str:
+    methods = mp.get_all_start_methods()
+    if name is None:
+        return "fork" if "fork" in methods and sys.platform != "darwin" else "spawn"
+    if name not in methods:
+        raise ConfigError(f"env.manager.context={name!r} is not a start method here; use one of {methods}")
+    return name
