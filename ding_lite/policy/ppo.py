@@ -93,6 +93,8 @@ class PPOPolicy(Policy):
         rows = torch.arange(n, device=self.device)
         if INTERRUPTED in data:
             rows = rows[~data[INTERRUPTED]]
+        if learn["value_norm"]:  # the learner owns the return statistics; collectors get them with the weights
+            self._value_stats.update(batch[RETURN][rows.cpu().numpy()])
         for _ in range(int(learn["epoch_per_collect"])):
             if self.cfg["recompute_adv"]:
                 data[ADV], data[RETURN] = self._recompute_adv(data)
@@ -181,8 +183,6 @@ class PPOPolicy(Policy):
         truncated = cut_interrupted(rollout[TRUNCATED], rollout[TERMINATED], rollout.get(INTERRUPTED))
         adv, ret = gae(rollout[REWARD], rollout[VALUE], next_value.cpu().numpy().reshape(t_len, n_env),
                        terminated, truncated, float(collect["discount_factor"]), float(collect["gae_lambda"]))
-        if self.cfg["learn"]["value_norm"]:
-            self._value_stats.update(ret.reshape(-1))
         keys: tuple[str, ...] = (OBS, ACTION, LOGP, VALUE)
         if self.cfg["recompute_adv"]:  # keep what GAE needs again, with the rollout's time structure
             keys += (NEXT_OBS, REWARD, TRUNCATED)
@@ -202,12 +202,22 @@ class PPOPolicy(Policy):
                 flat = {k: v[~interrupted] for k, v in flat.items()}
         return flat
 
+    def _state_dict_model(self) -> dict[str, Any]:
+        """Weights plus the value-normalisation statistics (collect mode needs both to compute GAE)."""
+        return {**super()._state_dict_model(), "value_stats": self._value_stats.state_dict()}
+
+    def _load_state_dict_model(self, state: dict[str, Any]) -> None:
+        super()._load_state_dict_model(state)
+        if "value_stats" in state:
+            self._value_stats.load_state_dict(state["value_stats"])
+
     def _denormalized_value(self, value: torch.Tensor) -> torch.Tensor:
         return self._value_stats.denormalize(value) if self.cfg["learn"]["value_norm"] else value
 
     # ---- eval --------------------------------------------------------------------------------------------------
     def _init_eval(self) -> None:
-        pass
+        if not hasattr(self, "_value_stats"):  # part of the model state an eval-only policy loads
+            self._value_stats = RunningMeanStd()
 
     @torch.inference_mode()
     def _forward_eval(self, obs: np.ndarray) -> dict:

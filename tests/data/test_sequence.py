@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ding_lite.data.keys import ACTION, MASK, NEXT_OBS, OBS, OBS_PLUS_1, REWARD, TERMINATED, TRUNCATED
+from ding_lite.data.keys import ACTION, INTERRUPTED, MASK, NEXT_OBS, OBS, OBS_PLUS_1, REWARD, TERMINATED, TRUNCATED
 from ding_lite.data.sequence import SequenceCutter
 
 pytestmark = pytest.mark.unittest
@@ -66,3 +66,21 @@ def test_no_closed_sequence_gives_empty_arrays_and_env_count_is_checked():
     assert len(cut(_rollout(obs=[[0]], next_obs=[[1]], action=[[0]], reward=[[1]], terminated=[[1]]))[MASK]) == 1
     with pytest.raises(ValueError, match="unroll_len=0"):
         SequenceCutter(0, KEYS)
+
+
+def test_interrupted_rows_are_skipped_and_close_the_open_sequence_as_truncated():
+    cut = SequenceCutter(3, KEYS)
+    # Env 0 runs 2 steps in rollout 1 (open sequence of 2); env 1 runs 2 steps too.
+    assert len(cut(_rollout(obs=[[0, 10], [1, 11]], next_obs=[[1, 11], [2, 12]], action=[[0, 0], [1, 1]],
+                            reward=[[1, 1], [2, 2]]))[MASK]) == 0
+    # Rollout 2: env 0's worker failed at t=0: that row is a placeholder (flagged interrupted, marked truncated).
+    rollout = _rollout(obs=[[2, 12], [50, 13]], next_obs=[[2, 13], [51, 14]], action=[[1, 0], [0, 1]],
+                       reward=[[0, 3], [4, 5]], truncated=[[1, 0], [0, 0]])
+    rollout[INTERRUPTED] = np.array([[True, False], [False, False]])
+    out = cut(rollout)
+    # closed: env 0's open 2 steps, ended at its last real step (bootstrap from its next obs 2, no placeholder);
+    # then env 1 (full at t=0). Env 0's new episode (obs 50) stays open.
+    np.testing.assert_array_equal(out[OBS_PLUS_1][..., 0], [[0, 1, 2, 0], [10, 11, 12, 13]])
+    np.testing.assert_array_equal(out[REWARD], [[1, 2, 0], [1, 2, 3]])
+    np.testing.assert_array_equal(out[MASK], [[True, True, False], [True, True, True]])
+    assert not out[TERMINATED].any()

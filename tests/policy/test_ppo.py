@@ -117,3 +117,23 @@ def test_learn_runs_epochs_of_minibatches_and_changes_the_policy() -> None:
     assert set(policy.learn_mode.monitor_vars()) <= set(out)
     assert all(v.ndim == 0 and torch.isfinite(v) for v in out.values())
     assert any(not torch.equal(a, b) for a, b in zip(before, policy._model.parameters(), strict=True))
+
+
+def test_value_norm_statistics_belong_to_the_learner_and_travel_with_the_weights() -> None:
+    """Under value_norm the learn step updates the return statistics; the collect-mode state dict (what the parallel
+    pipeline broadcasts) carries them, so a separate collector denormalises values exactly like the learner."""
+    cfg = _ppo_cfg("policy.learn.value_norm=True", "policy.learn.epoch_per_collect=1")
+    cfg.policy.model.update(obs_shape=4, action_shape=2, action_space="discrete")
+    learner = build_policy(cfg)
+    collector = build_policy(cfg, enable_field=("collect",))
+    n = 32
+    batch = {OBS: np.random.default_rng(0).normal(size=(n, 4)).astype(np.float32), ACTION: np.zeros(n, np.int64),
+             LOGP: np.full(n, -0.7, np.float32), VALUE: np.zeros(n, np.float32), ADV: np.ones(n, np.float32),
+             RETURN: np.full(n, 50.0, np.float32)}
+    learner.learn_mode.forward(batch)
+    assert learner._value_stats.mean == pytest.approx(50.0, rel=1e-3)  # updated by the learn step
+    assert collector._value_stats.mean == 0.0  # a collector's statistics only change by loading
+    collector.collect_mode.load_state_dict(learner.collect_mode.state_dict())
+    obs = batch[OBS][:5]
+    np.testing.assert_allclose(collector.collect_mode.forward(obs)[VALUE], learner.collect_mode.forward(obs)[VALUE],
+                               rtol=1e-6)
