@@ -86,7 +86,7 @@ def parallel_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | Non
     check_parallel_config(cfg.parallel)
     asked_dir = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
     exp_dir = asked_dir if resume else fresh_dir(asked_dir)
-    ckpt_path = checkpoint_to_load(exp_dir, resume, load_ckpt)  # checked before anything is written
+    ckpt_path = checkpoint_to_load(exp_dir, resume, load_ckpt, cfg)  # checked before anything is written
     fill_model_shapes_from_env(cfg)  # env errors surface here, before any actor starts
     set_seed(seed)
     configure_torch()

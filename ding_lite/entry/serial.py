@@ -21,7 +21,7 @@ from ding_lite.entry.common import (
     prepare_exp_dir,
     write_json,
 )
-from ding_lite.errors import CheckpointError
+from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
 from ding_lite.utils.log import ExperimentLogger
 from ding_lite.utils.seed import set_seed
@@ -59,7 +59,7 @@ def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None 
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
     asked_dir = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
     exp_dir = asked_dir if resume else fresh_dir(asked_dir)
-    ckpt_path = checkpoint_to_load(exp_dir, resume, load_ckpt)  # checked before anything is written
+    ckpt_path = checkpoint_to_load(exp_dir, resume, load_ckpt, cfg)  # checked before anything is written
     set_seed(seed)
     configure_torch()
     with _Parts(cfg, seed) as parts:
@@ -81,6 +81,7 @@ def run_training(cfg: Any, parts: Any, exp_dir: Path, ckpt_path: Path | None, ma
     learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type)
     if ckpt_path is not None:  # a checkpoint that does not fit the policy fails here, before anything is written
         learner.load_checkpoint(ckpt_path)
+        parts.evaluator.best_return = learner.best_eval_return  # ckpt_best is replaced only by a better policy
     prepare_exp_dir(exp_dir, cfg)
     logger = learner.logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress)
     if asked_dir is not None and exp_dir != asked_dir:
@@ -101,9 +102,16 @@ def run_training(cfg: Any, parts: Any, exp_dir: Path, ckpt_path: Path | None, ma
     return result
 
 
-def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None) -> Path | None:
-    """The checkpoint a run starts from (``load_ckpt``, or the latest of ``exp_dir`` with ``resume``), checked to be
-    readable before anything is written; None for a fresh start."""
+def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None,
+                       cfg: Any = None) -> Path | None:
+    """The checkpoint a run starts from, checked to be readable before anything is written; None for a fresh start.
+
+    ``load_ckpt`` (``--load-ckpt``) first; else with ``resume`` the latest of ``exp_dir``; else the config's
+    ``policy.learn.learner.hook.load_ckpt_before_run``."""
+    if load_ckpt is not None and resume:
+        raise ConfigError("--resume and --load-ckpt both name a checkpoint to start from: give only one")
+    if load_ckpt is None and not resume and cfg is not None:
+        load_ckpt = cfg.policy.learn.learner.hook.get("load_ckpt_before_run") or None
     if load_ckpt is not None:
         load_checkpoint(load_ckpt)  # raises a clear CheckpointError if missing or unreadable
         return Path(load_ckpt)
@@ -222,6 +230,7 @@ def _budget_spent(env_step: int, train_iter: int, max_env_step: int | None, max_
 def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, env_step: int,
               tick: tuple[float, int]) -> Any:
     result = evaluator.eval(learner.train_iter, env_step)
+    learner.best_eval_return = float(evaluator.best_return)
     if result.improved:
         learner.save_checkpoint("ckpt_best")
     elapsed = time.perf_counter() - tick[0]

@@ -1,6 +1,7 @@
 """Learner: runs the policy's learn mode, counts iterations, and calls hooks (log, checkpoint, load)."""
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,8 @@ class BaseLearner:
         self.logger = logger
         self.train_iter = 0
         self.env_step = 0
+        self.best_eval_return = -math.inf  # kept in checkpoints: a resumed run keeps ckpt_best's bar
+        self.loaded_from: Path | None = None  # the checkpoint this learner started from, if any
         self.last_log: dict[str, Any] = {}
         self._hooks: dict[str, list[Any]] = {p: [] for p in POSITIONS}
         for name, value in (cfg.get("hook") or {}).items():
@@ -63,7 +66,7 @@ class BaseLearner:
 
     def checkpoint_state(self) -> dict[str, Any]:
         return {"policy": self.policy.state_dict(), "train_iter": self.train_iter, "env_step": self.env_step,
-                "policy_type": self.policy_type}
+                "best_eval_return": self.best_eval_return, "policy_type": self.policy_type}
 
     def save_checkpoint(self, name: str) -> Path | None:
         """Write ``<exp_dir>/ckpt/<name>.pth.tar`` atomically (nothing without an experiment folder)."""
@@ -72,16 +75,22 @@ class BaseLearner:
         return save_checkpoint(self.ckpt_dir / f"{name}.pth.tar", self.checkpoint_state())
 
     def load_checkpoint(self, path: str | Path) -> None:
-        """Restore policy state, ``train_iter`` and ``env_step`` from a checkpoint."""
+        """Restore policy state, ``train_iter``, ``env_step`` and the best eval return from a checkpoint."""
         state = load_checkpoint(path)
         self.policy.load_state_dict(state["policy"])
         self.train_iter = int(state.get("train_iter", 0))
         self.env_step = int(state.get("env_step", 0))
+        self.best_eval_return = float(state.get("best_eval_return", -math.inf))
+        self.loaded_from = Path(path)
 
 
 @LEARNER_HOOK.register("load_ckpt_before_run")
 class LoadCkptHook:
-    """Loads the configured checkpoint before the run ('' disables)."""
+    """Loads the configured checkpoint before the run ('' disables), unless the learner already started from one.
+
+    The pipelines pass this path on as their start checkpoint (checked before anything is written; ``--resume`` and
+    ``--load-ckpt`` take precedence), so there the hook finds the learner loaded and does nothing; it serves code that
+    drives a learner directly."""
 
     position = "before_run"
 
@@ -89,7 +98,7 @@ class LoadCkptHook:
         self.path = path
 
     def __call__(self, learner: BaseLearner) -> None:
-        if self.path:
+        if self.path and learner.loaded_from is None:
             learner.load_checkpoint(self.path)
 
 

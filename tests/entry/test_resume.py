@@ -62,3 +62,43 @@ def test_resume_after_sigkill_continues_from_the_checkpoint(tmp_path: Path) -> N
     assert result["env_step"] > env_step
     assert load_checkpoint(exp / "ckpt" / f"iteration_{train_iter + 10}.pth.tar")["env_step"] == result["env_step"]
     assert f"loaded exp/ckpt/{latest.name}" in (exp / "log" / "train.log").read_text()
+
+
+def test_checkpoints_keep_the_best_eval_return_and_a_resumed_run_keeps_its_bar(tmp_path: Path) -> None:
+    """ckpt_best is replaced only by a policy better than every earlier one, across a resume too."""
+    from ding_lite.entry.serial import serial_pipeline
+
+    overrides = ("policy.learn.learner.hook.save_ckpt_after_iter=40", "policy.eval.evaluator.eval_freq=40",
+                 "env.stop_value=100000")
+    first = serial_pipeline(DQN, seed=0, max_train_iter=120, exp_dir=tmp_path / "exp", overrides=overrides,
+                            progress=False)
+    state = load_checkpoint(latest_checkpoint(tmp_path / "exp" / "ckpt"))
+    assert state["best_eval_return"] == pytest.approx(first["best_eval_return"])
+    best_before = load_checkpoint(tmp_path / "exp" / "ckpt" / "ckpt_best.pth.tar")["best_eval_return"]
+    second = serial_pipeline(DQN, seed=0, max_train_iter=160, exp_dir=tmp_path / "exp", resume=True,
+                             overrides=overrides, progress=False)
+    assert second["best_eval_return"] >= first["best_eval_return"]
+    best_after = load_checkpoint(tmp_path / "exp" / "ckpt" / "ckpt_best.pth.tar")["best_eval_return"]
+    assert best_after >= best_before
+
+
+def test_resume_and_load_ckpt_together_are_refused(tmp_path: Path) -> None:
+    proc = run_cli("-m", "serial", "-c", DQN, "--resume", "--load-ckpt", "x.pth.tar", "--exp-name", "exp",
+                   cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("ding_lite: error: --resume and --load-ckpt both name a checkpoint to start from: "
+                                   "give only one")
+    assert not (tmp_path / "exp").exists()
+
+
+def test_config_load_ckpt_before_run_is_the_start_checkpoint(tmp_path: Path) -> None:
+    from ding_lite.entry.serial import serial_pipeline
+
+    serial_pipeline(DQN, seed=0, max_train_iter=30, exp_dir=tmp_path / "a", progress=False,
+                    overrides=("env.stop_value=100000",))
+    ckpt = latest_checkpoint(tmp_path / "a" / "ckpt")
+    result = serial_pipeline(DQN, seed=0, max_train_iter=35, exp_dir=tmp_path / "b", progress=False,
+                             overrides=("env.stop_value=100000",
+                                        f"policy.learn.learner.hook.load_ckpt_before_run='{ckpt}'"))
+    assert result["train_iter"] == 35  # continued from the checkpoint's 30 iterations
+    assert "loaded" in (tmp_path / "b" / "log" / "train.log").read_text()
