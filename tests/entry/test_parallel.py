@@ -131,6 +131,16 @@ def test_dizoo_cartpole_config_solves_unchanged_in_serial_and_parallel(local_ray
     assert list((tmp_path / "parallel" / "log").glob("events.out.tfevents.*"))
 
 
+@pytest.mark.unittest
+@pytest.mark.parametrize("name", ["cartpole_acer_config.py", "cartpole_eppo_config.py"])
+def test_other_dizoo_cartpole_configs_run_unchanged_in_parallel(local_ray, name, tmp_path):
+    """The remaining CartPole configs (DQN and PPO above) also run as they are under -m parallel (tiny budget)."""
+    config = DQN_CONFIG.parent / name
+    result = parallel_pipeline(config, seed=0, max_env_step=1024, exp_dir=tmp_path / "parallel", progress=False)
+    assert result["mode"] == "parallel" and result["n_collectors"] == 2
+    assert result["train_iter"] > 0 or result["stop"], result
+
+
 @BUFFER.register("test_recording")
 class RecordingBuffer(UniformBuffer):
     """Uniform buffer that records the row count of every column of every push."""
