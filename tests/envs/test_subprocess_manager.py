@@ -210,12 +210,19 @@ def test_ctrl_c_on_a_training_run_leaves_no_worker(tmp_path, repo_root) -> None:
         cwd=str(tmp_path), env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         start_new_session=True)  # its own process group, as a terminal's foreground job
     try:
+        seen = []
         for line in proc.stdout:  # training is under way once the first evaluation is printed
+            seen.append(line)
             if line.startswith("[eval]"):
                 break
-        workers = [int(p) for p in subprocess.run(["ps", "-o", "pid=", "--ppid", str(proc.pid)],
-                                                  capture_output=True, text=True).stdout.split()]
-        assert len(workers) == 8 + 5  # collector_env_num + evaluator_env_num
+        assert seen and seen[-1].startswith("[eval]"), "".join(seen)[-2000:]
+        workers: list[int] = []
+        deadline = time.monotonic() + 10
+        while len(workers) < 8 + 5 and time.monotonic() < deadline:  # collector_env_num + evaluator_env_num
+            workers = [int(p) for p in subprocess.run(["ps", "-o", "pid=", "--ppid", str(proc.pid)],
+                                                      capture_output=True, text=True).stdout.split()]
+            time.sleep(0.05)
+        assert len(workers) == 8 + 5, (workers, "".join(seen)[-2000:])
         os.killpg(proc.pid, signal.SIGINT)
         out, _ = proc.communicate(timeout=60)
     finally:
