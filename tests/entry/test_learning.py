@@ -1,4 +1,5 @@
-"""Learning: the dizoo CartPole configs of DQN and PPO reach the stop value 195 for seeds 0, 1, 2.
+"""Learning: the dizoo CartPole configs of DQN and PPO reach the stop value 195 for seeds 0, 1, 2; PPO reaches -250 on
+Pendulum-v1 for seeds 0, 1, 2.
 
 Each run prints its env steps and wall seconds (``pytest -s -m algotest tests/entry/test_learning.py`` shows them).
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import DIZOO_CARTPOLE
+from conftest import DIZOO_CARTPOLE, DIZOO_PENDULUM
 
 from ding_lite.entry.serial import serial_pipeline
 
@@ -28,3 +29,14 @@ def test_cartpole_reaches_195(algo: str, seed: int, tmp_path: Path, record_prope
     record_property("wall_seconds", result["wall_seconds"])
     assert result["stop"] is True, line
     assert result["eval_return"] >= 195, line
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_pendulum_ppo_reaches_minus_250(seed: int, tmp_path: Path) -> None:
+    """Continuous PPO (diagonal Gaussian) on Pendulum-v1: about 40-50k env steps, 10-20 s per seed here."""
+    result = serial_pipeline(DIZOO_PENDULUM / "pendulum_ppo_config.py", seed=seed, max_env_step=150_000,
+                             exp_dir=tmp_path / "exp", progress=False)
+    line = (f"ppo Pendulum-v1 seed {seed}: eval {result['eval_return']:.1f} after {result['env_step']} env steps, "
+            f"{result['wall_seconds']:.2f} s")
+    print(line)
+    assert result["stop"] is True and result["eval_return"] >= -250, line
