@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -80,7 +82,22 @@ RUNNERS: dict[str, Callable[[argparse.Namespace, int, int], Any]] = {"serial": r
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``ding_lite`` command; returns the exit code (2 on bad input)."""
+    """Entry point of the ``ding_lite`` command; returns the exit code (2 on bad input).
+
+    Run as the command (``argv`` None), a successful run ends the process at once after flushing: every file, env
+    worker, writer thread and Ray instance is closed by then, and interpreter teardown with torch loaded would add
+    about 0.7 s of nothing. Errors and in-process calls (``argv`` given) return normally.
+    """
+    code = _run(argv)
+    if code == 0 and argv is None and not os.environ.get("DING_LITE_SLOW_EXIT"):
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    return code
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     seeds = args.seed or [0]
     try:
