@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from ding_lite.data.keys import ACTION, LOGIT, MASK, OBS_PLUS_1, REWARD, TERMINATED
 from ding_lite.data.sequence import SequenceCutter
 from ding_lite.errors import ConfigError
-from ding_lite.policy.base_policy import Policy, grad_norm_clip
+from ding_lite.policy.base_policy import Policy, adam, grad_norm_clip
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.acer import (
     acer_policy_gradient,
@@ -74,8 +74,8 @@ class ACERPolicy(Policy):
                 raise ConfigError(f"policy.learn.{key} must be > 0, got {learn[key]!r}")
         if not 0.0 <= float(learn["target_theta"]) <= 1.0:
             raise ConfigError(f"policy.learn.target_theta must be in [0, 1], got {learn['target_theta']!r}")
-        self._optimizer_actor = torch.optim.Adam(self._model.actor.parameters(), lr=learn["learning_rate_actor"])
-        self._optimizer_critic = torch.optim.Adam(self._model.critic.parameters(), lr=learn["learning_rate_critic"])
+        self._optimizer_actor = adam(self._model.actor.parameters(), lr=learn["learning_rate_actor"])
+        self._optimizer_critic = adam(self._model.critic.parameters(), lr=learn["learning_rate_critic"])
         # The average policy network: an exponential moving average of the actor, never trained by gradients.
         self._avg_actor = copy.deepcopy(self._model.actor).requires_grad_(False)
         self._learn_state.update(avg_actor=self._avg_actor, optimizer_actor=self._optimizer_actor,

@@ -23,7 +23,7 @@ from ding_lite.data.keys import (
     TRUNCATED,
     WEIGHT,
 )
-from ding_lite.policy.base_policy import Policy, StepCounter, grad_norm_clip
+from ding_lite.policy.base_policy import Policy, StepCounter, adam, grad_norm_clip
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.exploration import epsilon_schedule
 from ding_lite.rl_utils.td import double_q_target, nstep_return, td_error_loss
@@ -77,7 +77,7 @@ class DQNPolicy(Policy):
     # ---- learn -------------------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
         learn = self.cfg["learn"]
-        self._optimizer = torch.optim.Adam(self._model.parameters(), lr=learn["learning_rate"])
+        self._optimizer = adam(self._model.parameters(), lr=learn["learning_rate"])
         self._target_model = copy.deepcopy(self._model).requires_grad_(False)
         self._learn_state.update(target_model=self._target_model, optimizer=self._optimizer)
         self._train_steps = StepCounter()

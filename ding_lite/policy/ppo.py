@@ -21,7 +21,7 @@ from ding_lite.data.keys import (
     TRUNCATED,
     VALUE,
 )
-from ding_lite.policy.base_policy import Policy, grad_norm_clip
+from ding_lite.policy.base_policy import Policy, adam, grad_norm_clip
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.gae import gae
 from ding_lite.rl_utils.ppo import normalize_advantage, ppo_policy_loss, ppo_value_loss
@@ -79,7 +79,7 @@ class PPOPolicy(Policy):
 
     # ---- learn -------------------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
-        self._optimizer = torch.optim.Adam(self._model.parameters(), lr=self.cfg["learn"]["learning_rate"], eps=1e-5)
+        self._optimizer = adam(self._model.parameters(), lr=self.cfg["learn"]["learning_rate"], eps=1e-5)
         self._learn_state["optimizer"] = self._optimizer
         self._value_stats = RunningMeanStd()
         self._learn_state["value_stats"] = self._value_stats
