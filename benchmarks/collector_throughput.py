@@ -22,8 +22,9 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from ding_lite.config import compile_config  # noqa: E402
-from ding_lite.entry.common import build_collector, build_env_managers, build_policy, set_torch_threads  # noqa: E402
+from ding_lite.entry.common import build_collector, build_env_managers, build_policy  # noqa: E402
 from ding_lite.model.templates import QNet  # noqa: E402
+from ding_lite.utils.torch_setup import configure_torch  # noqa: E402
 
 N_ENV = 8
 EPS = 0.1  # epsilon of both sides (the collector's schedule is set flat at this value)
@@ -95,7 +96,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--manager", default="base", help="env manager of the collector side")
     args = parser.parse_args()
-    set_torch_threads()
+    configure_torch()
     torch.manual_seed(0)
     model = QNet(QNet.config | dict(obs_shape=4, action_shape=2))
     runs: dict[str, list[float]] = {"plain loop": [], "collector.rollout": [], "collector.collect": []}
