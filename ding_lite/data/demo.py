@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import zipfile
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
@@ -30,6 +29,7 @@ import torch
 
 from ding_lite.data.keys import ACTION, OBS, REWARD
 from ding_lite.errors import ConfigError
+from ding_lite.utils.atomic import atomic_write
 
 DEMO_FORMAT = "ding_lite.demo"
 DEMO_VERSION = 1
@@ -145,22 +145,9 @@ def episodes_to_dataset(episodes: Sequence[Mapping[str, np.ndarray]], returns: S
 # ---- file io ---------------------------------------------------------------------------------------------------
 def write_demo(path: str | os.PathLike, dataset: DemoDataset) -> Path:
     """Write ``dataset`` to ``path`` (.npz) atomically; returns the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            # allow_pickle=False: an object array (anything but plain numbers and strings) fails here, not on read
-            np.savez_compressed(f, allow_pickle=False, metadata=np.array(json.dumps(dataset.metadata)),
-                                **dataset.arrays())
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    # allow_pickle=False: an object array (anything but plain numbers and strings) fails here, not on read
+    return atomic_write(path, lambda f: np.savez_compressed(
+        f, allow_pickle=False, metadata=np.array(json.dumps(dataset.metadata)), **dataset.arrays()))
 
 
 def read_demo(path: str | os.PathLike) -> DemoDataset:

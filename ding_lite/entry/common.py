@@ -5,7 +5,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from ding_lite.config.compile import CompiledConfig
 from ding_lite.envs.gym_env import build_env, build_env_manager
 from ding_lite.errors import ConfigError
 from ding_lite.registry import BUFFER, COLLECTOR, ENV, EVALUATOR, POLICY, import_modules
+from ding_lite.utils.atomic import atomic_write
 
 logger = logging.getLogger("ding_lite")
 
@@ -158,12 +158,7 @@ def fresh_dir(path: Path) -> Path:
 
 def write_json(path: Path, data: Mapping[str, Any]) -> None:
     """Write JSON atomically (temp file + rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
+    atomic_write(path, lambda f: f.write((json.dumps(data, indent=2) + "\n").encode()))
 
 
 def prepare_exp_dir(exp_dir: Path, cfg: EasyDict) -> None:

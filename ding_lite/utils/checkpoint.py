@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import os
 import pickle
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
 
 from ding_lite.errors import CheckpointError
+from ding_lite.utils.atomic import atomic_write
 
 CKPT_SUFFIX = ".pth.tar"
 
@@ -20,20 +20,7 @@ def save_checkpoint(path: str | os.PathLike, state: dict[str, Any]) -> Path:
     """
     import torch
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(state, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    return atomic_write(path, lambda f: torch.save(state, f))
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict[str, Any]:
