@@ -101,11 +101,11 @@ class EnvManager:
 
     def reset(self) -> np.ndarray:
         """Reset every env; returns the batched first observation (N, *obs_shape)."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement reset")
 
     def step(self, actions: np.ndarray) -> StepResult:
         """Step every env with its action; finished envs are reset. Returns a :class:`StepResult`."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement step")
 
     def _reset_one(self, i: int) -> np.ndarray:
         """First observation of env ``i``'s next episode (after its episode ended or was interrupted)."""

@@ -124,25 +124,32 @@ class Policy:
 
     # ---- to implement ------------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
-        raise NotImplementedError
+        """Build what learning needs (optimisers, target networks) and register it in ``_learn_state``."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _init_learn")
 
     def _init_collect(self) -> None:
-        raise NotImplementedError
+        """Build what collection needs (exploration schedules, RNGs, per-env state)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _init_collect")
 
     def _init_eval(self) -> None:
-        raise NotImplementedError
+        """Build what evaluation needs (often nothing)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _init_eval")
 
     def _forward_learn(self, batch: dict) -> dict:
-        raise NotImplementedError
+        """One learn step on a batch (dict of arrays); returns a dict of scalars (and explicit fields)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _forward_learn")
 
     def _forward_collect(self, obs: np.ndarray, env_step: int = 0) -> dict:
-        raise NotImplementedError
+        """Actions for a batch of observations (N, ...), plus columns to store (e.g. logp, value)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _forward_collect")
 
     def _forward_eval(self, obs: np.ndarray) -> dict:
-        raise NotImplementedError
+        """Greedy actions for a batch of observations: ``{'action': (N, ...)}``."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _forward_eval")
 
     def _get_train_sample(self, rollout: dict) -> dict:
-        raise NotImplementedError
+        """Turn a time-major (T, N) rollout into train samples (dict of arrays)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _get_train_sample")
 
     # ---- defaults a subclass may override ----------------------------------------------------------------------
     def _process_transition(self, policy_output: dict) -> dict:
