@@ -109,10 +109,11 @@ class EnvManager:
 
     def _reset_one(self, i: int) -> np.ndarray:
         """First observation of env ``i``'s next episode (after its episode ended or was interrupted)."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement _reset_one")
 
     def _close(self) -> None:
-        raise NotImplementedError
+        """Release the envs (called once by :meth:`close`)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _close")
 
     def _start_episodes(self, obs: np.ndarray) -> np.ndarray:
         """Bookkeeping of a full reset: ``obs`` becomes the current observation, all episode stats restart."""
