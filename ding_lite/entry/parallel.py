@@ -30,18 +30,13 @@ from ding_lite.entry.common import (
     ConfigLike,
     build_buffer,
     build_policy,
-    experiment_dir,
     fill_model_shapes_from_env,
-    fresh_dir,
-    load_config,
 )
 from ding_lite.entry.parallel_actors import CollectorShell, CollectOutput, EvaluatorShell
-from ding_lite.entry.serial import checkpoint_to_load, run_training
+from ding_lite.entry.serial import run_training, start_run
 from ding_lite.errors import ConfigError, PluginImportError, WorkerError
 from ding_lite.utils.dicts import to_plain
 from ding_lite.utils.log import setup_console_logging
-from ding_lite.utils.seed import set_seed
-from ding_lite.utils.torch_setup import configure_torch
 from ding_lite.worker.evaluator import EvalResult
 
 # The ``parallel`` section of every config (compile_config merges it in; the serial pipeline ignores it).
@@ -82,18 +77,14 @@ def parallel_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | Non
     """
     ray = import_ray()
     start = time.perf_counter()
-    cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
+    run = start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides)
+    cfg = run.cfg
     check_parallel_config(cfg.parallel)
-    asked_dir = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
-    exp_dir = asked_dir if resume else fresh_dir(asked_dir)
-    ckpt_path = checkpoint_to_load(exp_dir, resume, load_ckpt, cfg)  # checked before anything is written
     fill_model_shapes_from_env(cfg)  # env errors surface here, before any actor starts
-    set_seed(seed)
-    configure_torch()
     setup_console_logging()
     with ray_session(ray, address, cfg.parallel.num_cpus), _ParallelParts(ray, cfg, seed) as parts:
-        return run_training(cfg, parts, exp_dir, ckpt_path, max_env_step, max_train_iter, progress=progress,
-                            seed=seed, start=start, asked_dir=asked_dir)
+        return run_training(cfg, parts, run.exp_dir, run.ckpt_path, max_env_step, max_train_iter, progress=progress,
+                            seed=seed, start=start, asked_dir=run.asked_dir)
 
 
 def import_ray() -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ding_lite.data.keys import INDEX, PRIORITY
 from ding_lite.entry.common import (
@@ -56,15 +56,32 @@ def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None 
         serial_pipeline('dizoo/classic_control/cartpole/config/cartpole_dqn_config.py', seed=0)
     """
     start = time.perf_counter()
+    run = start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides)
+    with _Parts(run.cfg, seed) as parts:
+        return run_training(run.cfg, parts, run.exp_dir, run.ckpt_path, max_env_step, max_train_iter,
+                            progress=progress, seed=seed, start=start, asked_dir=run.asked_dir)
+
+
+class RunStart(NamedTuple):
+    """What a training pipeline settles before it builds anything: config, folders, start checkpoint."""
+
+    cfg: Any
+    exp_dir: Path  # where this run writes
+    asked_dir: Path  # where the caller asked it to write (exp_dir differs if that folder holds an earlier run)
+    ckpt_path: Path | None
+
+
+def start_run(config: ConfigLike, seed: int, exp_dir: str | Path | None, resume: bool,
+              load_ckpt: str | Path | None, strict: bool, overrides: tuple[str, ...]) -> RunStart:
+    """Compile the config, choose the experiment folder, check the start checkpoint (all before anything is
+    written), then seed and set torch up. Shared by the serial and parallel pipelines."""
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
     asked_dir = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
-    exp_dir = asked_dir if resume else fresh_dir(asked_dir)
-    ckpt_path = checkpoint_to_load(exp_dir, resume, load_ckpt, cfg)  # checked before anything is written
+    chosen_dir = asked_dir if resume else fresh_dir(asked_dir)
+    ckpt_path = checkpoint_to_load(chosen_dir, resume, load_ckpt, cfg)
     set_seed(seed)
     configure_torch()
-    with _Parts(cfg, seed) as parts:
-        return run_training(cfg, parts, exp_dir, ckpt_path, max_env_step, max_train_iter, progress=progress,
-                            seed=seed, start=start, asked_dir=asked_dir)
+    return RunStart(cfg, chosen_dir, asked_dir, ckpt_path)
 
 
 def run_training(cfg: Any, parts: Any, exp_dir: Path, ckpt_path: Path | None, max_env_step: int | None,

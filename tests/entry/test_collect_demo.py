@@ -4,6 +4,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+import torch
 from conftest import DIZOO_CARTPOLE, run_cli
 
 from ding_lite.config import compile_config
@@ -26,6 +27,7 @@ def checkpoint(tmp_path_factory):
     cfg = compile_config(CONFIG)
     env = gym.make("CartPole-v1")
     fill_model_shapes(cfg, env.observation_space, env.action_space)
+    torch.manual_seed(0)  # the same weights whatever ran before (some inits act alike in every episode)
     policy = build_policy(cfg)
     path = tmp_path_factory.mktemp("ckpt") / "ckpt.pth.tar"
     save_checkpoint(path, {"policy": policy.learn_mode.state_dict(), "train_iter": 0, "env_step": 0})
