@@ -208,7 +208,7 @@ def _train_loop(cfg: Any, parts: _Parts, learner: BaseLearner, logger: Experimen
         else:
             _train_off_policy(cfg, buffer, samples, learner, collector.env_step)
         logger.progress(collector.env_step, iter=learner.train_iter,
-                        eval=None if last_eval is None else round(last_eval.mean, 1))
+                        eval=None if last_eval is None else last_eval.mean)
     learner.call_hooks("after_run")
     per_manager = parts.env_restarts()
     restarts = sum(per_manager.values())

@@ -87,13 +87,15 @@ class ExperimentLogger:
             self._file.write(msg + "\n")
 
     def progress(self, env_step: int, **postfix: Any) -> None:
-        """Move the bar to ``env_step`` and show ``postfix`` (iterations, last eval return)."""
+        """Move the bar to ``env_step`` and show ``postfix`` (iterations, last eval return); None values are left
+        out, floats shown with one decimal (tqdm would round them to 3 significant digits)."""
         if self._bar is None:
             return
         self._bar.update(env_step - self._bar_step)
         self._bar_step = env_step
-        if postfix:
-            self._bar.set_postfix(postfix, refresh=False)
+        shown = {k: f"{v:.1f}" if isinstance(v, float) else v for k, v in postfix.items() if v is not None}
+        if shown:
+            self._bar.set_postfix(shown, refresh=False)
 
     def close(self) -> None:
         if self._bar is not None:
