@@ -73,3 +73,17 @@ def cut_interrupted(truncated: np.ndarray, terminated: np.ndarray, interrupted: 
     cut = truncated | interrupted
     cut[:-1] |= interrupted[1:] & ~terminated[:-1]
     return cut
+
+
+def episode_ends(terminated: np.ndarray, truncated: np.ndarray, interrupted: np.ndarray | None,
+                 ignore_done: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(terminated, truncated)`` of a (T, N) rollout as return targets must see them.
+
+    Episodes cut by an env worker failure end, truncated, at their last real step (:func:`cut_interrupted`). With
+    ``ignore_done`` a termination counts as a truncation: the target bootstraps through it, but the episode still
+    ends there, so no return or advantage flows across into the next episode.
+    """
+    truncated = cut_interrupted(truncated, terminated, interrupted)
+    if ignore_done:
+        return np.zeros_like(terminated), truncated | terminated
+    return terminated, truncated

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ding_lite.data.batch import cut_interrupted
+from ding_lite.data.batch import episode_ends
 from ding_lite.data.keys import (
     ACTION,
     DISCOUNT_N,
@@ -155,8 +155,8 @@ class DQNPolicy(Policy):
         if self._pending is not None:
             steps = {k: np.concatenate([self._pending[k], steps[k]]) for k in _STEP_KEYS}
         # An episode cut by a worker failure ends, truncated, at its last real step; its placeholder row is dropped.
-        truncated = cut_interrupted(steps[TRUNCATED], steps[TERMINATED], steps[INTERRUPTED])
-        terminated = steps[TERMINATED] & (not self.cfg["learn"]["ignore_done"])
+        terminated, truncated = episode_ends(steps[TERMINATED], steps[TRUNCATED], steps[INTERRUPTED],
+                                             bool(self.cfg["learn"]["ignore_done"]))
         ret, discount, last = nstep_return(steps[REWARD], terminated, truncated, float(self.cfg["discount_factor"]),
                                            nstep)
         # The last n-1 rows may lack future steps: keep them and process them again with the next rollout.

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 from torch.distributions import Categorical, Independent, Normal
 
-from ding_lite.data.batch import cut_interrupted
+from ding_lite.data.batch import episode_ends
 from ding_lite.data.keys import (
     ACTION,
     ADV,
@@ -179,8 +179,8 @@ class PPOPolicy(Policy):
         t_len, n_env = rollout[REWARD].shape
         next_obs = rollout[NEXT_OBS].reshape((t_len * n_env,) + rollout[NEXT_OBS].shape[2:])
         next_value = self._denormalized_value(self._model.compute_critic(self.obs_tensor(next_obs))[VALUE])
-        terminated = rollout[TERMINATED] & (not self.cfg["learn"]["ignore_done"])
-        truncated = cut_interrupted(rollout[TRUNCATED], rollout[TERMINATED], rollout.get(INTERRUPTED))
+        terminated, truncated = episode_ends(rollout[TERMINATED], rollout[TRUNCATED], rollout.get(INTERRUPTED),
+                                             bool(self.cfg["learn"]["ignore_done"]))
         adv, ret = gae(rollout[REWARD], rollout[VALUE], next_value.cpu().numpy().reshape(t_len, n_env),
                        terminated, truncated, float(collect["discount_factor"]), float(collect["gae_lambda"]))
         keys: tuple[str, ...] = (OBS, ACTION, LOGP, VALUE)
