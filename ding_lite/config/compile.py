@@ -86,7 +86,35 @@ def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = N
             raise ConfigError(f"config has no '{section}' section: main_config needs {section}=dict(...)")
     defaults = component_defaults(user)
     check_config(user, defaults, strict=strict)
-    return CompiledConfig(deep_merge(defaults, user))
+    cfg = CompiledConfig(deep_merge(defaults, user))
+    check_ranges(cfg)
+    return cfg
+
+
+# Counts that must be at least 1 wherever a component declares them (a 0 would divide by zero, split into empty
+# minibatches, or train nothing, deep inside a run).
+POSITIVE_INTS = (
+    "env.collector_env_num", "env.evaluator_env_num", "env.n_evaluator_episode",
+    "policy.nstep", "policy.learn.batch_size", "policy.learn.update_per_collect", "policy.learn.epoch_per_collect",
+    "policy.learn.target_update_freq", "policy.collect.n_sample", "policy.collect.unroll_len",
+    "policy.eval.evaluator.eval_freq", "policy.other.replay_buffer.replay_buffer_size",
+)
+
+
+def check_ranges(cfg: Mapping[str, Any]) -> None:
+    """Counts below 1 and a replay buffer smaller than one batch are :class:`ConfigError`\\s naming the key."""
+    for path in POSITIVE_INTS:
+        node: Any = cfg
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, Mapping) else None
+        if node is not None and node < 1:
+            raise ConfigError(f"config key '{path}' must be at least 1, got {node!r}")
+    policy = cfg["policy"]
+    size = policy.get("other", {}).get("replay_buffer", {}).get("replay_buffer_size")
+    batch = policy.get("learn", {}).get("batch_size")
+    if not policy.get("on_policy") and size is not None and batch is not None and size < batch:
+        raise ConfigError(f"policy.other.replay_buffer.replay_buffer_size={size} is smaller than "
+                          f"policy.learn.batch_size={batch}: the buffer could never serve a batch")
 
 
 def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
