@@ -217,7 +217,8 @@ class PrioritizedBuffer(UniformBuffer):
         self._min_leaf = None
 
     def state_dict(self) -> dict[str, Any]:
-        """Counters only, like the uniform buffer (the samples refill after a resume), plus the annealing state."""
+        """Counters for inspection, like the uniform buffer's, plus the annealing state. Buffers are not part of
+        checkpoints: after a resume the samples refill and β anneals again from ``beta0``."""
         return {**super().state_dict(), "sample_calls": self._sample_calls, "max_priority": self._max_priority,
                 "pushed": self._pushed}
 
