@@ -98,7 +98,8 @@ class PPOPolicy(Policy):
         for _ in range(int(learn["epoch_per_collect"])):
             if self.cfg["recompute_adv"]:
                 data[ADV], data[RETURN] = self._recompute_adv(data)
-            self._begin_epoch(data)
+            # per-epoch statistics of a subclass (e.g. DAPG's max advantage) see real transitions only
+            self._begin_epoch(data if len(rows) == n else {k: v[rows] for k, v in data.items()})
             for idx in rows[torch.randperm(len(rows), device=self.device)].split(int(learn["batch_size"])):
                 for k, v in self._minibatch_step({k: v[idx] for k, v in data.items()}).items():
                     stats.setdefault(k, []).append(v)

@@ -9,7 +9,7 @@ import torch
 
 from ding_lite.config import compile_config
 from ding_lite.data.demo import episodes_to_dataset, write_demo
-from ding_lite.data.keys import ACTION, ADV, LOGP, OBS, RETURN, VALUE
+from ding_lite.data.keys import ACTION, ADV, INTERRUPTED, LOGP, OBS, RETURN, VALUE
 from ding_lite.entry.common import build_policy, fill_model_shapes
 from ding_lite.errors import ConfigError
 from ding_lite.policy.ppo import action_distribution
@@ -191,3 +191,13 @@ def test_demo_file_of_another_env_is_refused(tmp_path):
     path = _demo_file(tmp_path / "pendulum_obs.npz", obs_dim=3)
     with pytest.raises(ConfigError, match=r"demo file .*pendulum_obs\.npz has observations of shape \(3,\)"):
         _policy(demo_path=[str(path)])
+
+
+def test_max_advantage_ignores_placeholder_rows_of_interrupted_episodes() -> None:
+    """A placeholder row (episode cut by an env worker failure, kept only for recompute_adv's layout) is no
+    transition: it neither trains nor sets the per-epoch max advantage that weights the demo term."""
+    policy = _policy()
+    batch = _batch(policy, [0.5, 1.5, -1.0, 0.2, 99.0, 0.3, 0.1, 0.4])
+    batch[INTERRUPTED] = np.array([False, False, False, False, True, False, False, False])
+    log = _learn(policy, batch)
+    assert float(log["max_adv"]) == pytest.approx(1.5)
