@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -69,3 +69,35 @@ def to_obs_tensor(obs: Any, device: torch.device | str = "cpu") -> torch.Tensor:
     if t.dtype != torch.float32:
         t = t.float()
     return t.to(device) if str(device) != "cpu" else t
+
+
+# ---- actor heads shared by the actor-critic templates (VAC, the EPPO members) ----------------------------------
+def actor_settings(cfg: Mapping[str, Any]) -> tuple[bool, bool]:
+    """``(continuous, fixed_sigma)`` of a model section, checked: ``action_space`` is 'discrete' or 'continuous',
+    ``sigma_type`` 'fixed' (state-independent log-std) or 'conditioned' (a log-std head)."""
+    if cfg["action_space"] not in ("discrete", "continuous"):
+        raise ConfigError(f"model.action_space must be 'discrete' or 'continuous', got {cfg['action_space']!r}")
+    if cfg["sigma_type"] not in ("fixed", "conditioned"):
+        raise ConfigError(f"model.sigma_type must be 'fixed' or 'conditioned', got {cfg['sigma_type']!r}")
+    return cfg["action_space"] == "continuous", cfg["sigma_type"] == "fixed"
+
+
+def add_log_std(module: nn.Module, size: int, act_size: int, cfg: Mapping[str, Any]) -> None:
+    """Give a continuous actor its scale: ``module.log_std`` (fixed) or ``module.log_std_head`` (conditioned)."""
+    continuous, fixed = actor_settings(cfg)
+    if not continuous:
+        return
+    if fixed:
+        module.log_std = nn.Parameter(torch.full((act_size,), float(cfg["init_log_std"])))
+    else:
+        module.log_std_head = ortho_init(nn.Linear(size, act_size), 0.01)
+
+
+def actor_output(module: Any, features: torch.Tensor, continuous: bool,
+                 fixed_sigma: bool) -> dict[str, torch.Tensor]:
+    """``{'logit'}`` or ``{'mu', 'sigma'}`` from ``module.actor_head`` (and its log-std part) on ``features``."""
+    out = module.actor_head(features)
+    if not continuous:
+        return {"logit": out}
+    log_std = module.log_std.expand_as(out) if fixed_sigma else module.log_std_head(features).clamp(-20.0, 2.0)
+    return {"mu": out, "sigma": log_std.exp()}

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from ding_lite.errors import ConfigError
-from ding_lite.model.common import flat_size, last_size, mlp, ortho_init
+from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, last_size, mlp, ortho_init
 from ding_lite.registry import MODEL
 
 # Parameter-name prefixes of VAC's actor and critic; members and critic below use the same names, so a PPO (VAC)
@@ -27,23 +27,13 @@ class MemberActor(nn.Module):
         super().__init__()
         hidden = list(cfg["encoder_hidden_size_list"])
         size = last_size(obs_size, hidden)
-        self.continuous = cfg["action_space"] == "continuous"
-        self.fixed_sigma = cfg["sigma_type"] == "fixed"
+        self.continuous, self.fixed_sigma = actor_settings(cfg)
         self.actor_encoder = mlp(obs_size, hidden, cfg["activation"])
         self.actor_head = ortho_init(nn.Linear(size, act_size), 0.01)
-        if self.continuous:
-            if self.fixed_sigma:
-                self.log_std = nn.Parameter(torch.full((act_size,), float(cfg["init_log_std"])))
-            else:
-                self.log_std_head = ortho_init(nn.Linear(size, act_size), 0.01)
+        add_log_std(self, size, act_size, cfg)
 
     def forward(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        x = self.actor_encoder(obs)
-        out = self.actor_head(x)
-        if not self.continuous:
-            return {"logit": out}
-        log_std = self.log_std.expand_as(out) if self.fixed_sigma else self.log_std_head(x).clamp(-20.0, 2.0)
-        return {"mu": out, "sigma": log_std.exp()}
+        return actor_output(self, self.actor_encoder(obs), self.continuous, self.fixed_sigma)
 
 
 class Critic(nn.Module):
@@ -85,10 +75,7 @@ class EnsembleVAC(nn.Module):
         super().__init__()
         obs_size = flat_size(cfg["obs_shape"])
         act_size = flat_size(cfg["action_shape"], "model.action_shape")
-        if cfg["action_space"] not in ("discrete", "continuous"):
-            raise ConfigError(f"model.action_space must be 'discrete' or 'continuous', got {cfg['action_space']!r}")
-        if cfg["sigma_type"] not in ("fixed", "conditioned"):
-            raise ConfigError(f"model.sigma_type must be 'fixed' or 'conditioned', got {cfg['sigma_type']!r}")
+        actor_settings(cfg)  # checked once here, before K members are built
         k = cfg["ensemble_size"]
         if not isinstance(k, int) or k < 1:
             raise ConfigError(f"model.ensemble_size must be an int >= 1, got {k!r}")

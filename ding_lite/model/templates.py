@@ -7,8 +7,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ding_lite.errors import ConfigError
-from ding_lite.model.common import flat_size, last_size, mlp, ortho_init
+from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, last_size, mlp, ortho_init
 from ding_lite.registry import MODEL
 
 
@@ -69,33 +68,17 @@ class VAC(nn.Module):
         obs_size = flat_size(cfg["obs_shape"])
         act_size = flat_size(cfg["action_shape"], "model.action_shape")
         hidden = list(cfg["encoder_hidden_size_list"])
+        self.continuous, self.fixed_sigma = actor_settings(cfg)
         self.action_space = cfg["action_space"]
-        if self.action_space not in ("discrete", "continuous"):
-            raise ConfigError(f"model.action_space must be 'discrete' or 'continuous', got {self.action_space!r}")
-        self.sigma_type = cfg["sigma_type"]
-        if self.sigma_type not in ("fixed", "conditioned"):
-            raise ConfigError(f"model.sigma_type must be 'fixed' or 'conditioned', got {self.sigma_type!r}")
         size = last_size(obs_size, hidden)
         self.actor_encoder = mlp(obs_size, hidden, cfg["activation"])
         self.critic_encoder = self.actor_encoder if cfg["share_encoder"] else mlp(obs_size, hidden, cfg["activation"])
         self.actor_head = ortho_init(nn.Linear(size, act_size), 0.01)
         self.critic_head = ortho_init(nn.Linear(size, 1), 1.0)
-        if self.action_space == "continuous":
-            if self.sigma_type == "fixed":
-                self.log_std = nn.Parameter(torch.full((act_size,), float(cfg["init_log_std"])))
-            else:
-                self.log_std_head = ortho_init(nn.Linear(size, act_size), 0.01)
+        add_log_std(self, size, act_size, cfg)
 
     def compute_actor(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        x = self.actor_encoder(obs)
-        out = self.actor_head(x)
-        if self.action_space == "discrete":
-            return {"logit": out}
-        if self.sigma_type == "fixed":
-            log_std = self.log_std.expand_as(out)
-        else:
-            log_std = self.log_std_head(x).clamp(-20.0, 2.0)
-        return {"mu": out, "sigma": log_std.exp()}
+        return actor_output(self, self.actor_encoder(obs), self.continuous, self.fixed_sigma)
 
     def compute_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         return {"value": self.critic_head(self.critic_encoder(obs)).squeeze(-1)}
