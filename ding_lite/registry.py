@@ -177,6 +177,7 @@ BUFFER = Registry("buffer", ["ding_lite.data"])
 COLLECTOR = Registry("collector", ["ding_lite.worker"])
 EVALUATOR = Registry("evaluator", ["ding_lite.worker"])
 LEARNER_HOOK = Registry("learner_hook", ["ding_lite.worker"])
+OPPONENT = Registry("opponent", ["ding_lite.league"])  # scripted self-play opponents (baselines)
 
 ALL_REGISTRIES = {
     r.kind: r for r in (POLICY, MODEL, ENV, ENV_MANAGER, BUFFER, COLLECTOR, EVALUATOR, LEARNER_HOOK)
