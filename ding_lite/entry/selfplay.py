@@ -41,7 +41,7 @@ def selfplay_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | Non
     Example::
 
         from ding_lite.entry.selfplay import selfplay_pipeline
-        selfplay_pipeline('dizoo/snake/config/snake_arena_dqn_config.py', seed=0, max_env_step=20000)
+        selfplay_pipeline('dizoo/board_games/snake/config/snake_arena_dqn_config.py', seed=0, max_env_step=20000)
     """
     start = time.perf_counter()
     run = start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides)

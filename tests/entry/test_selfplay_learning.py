@@ -9,7 +9,7 @@ from ding_lite.entry.selfplay import selfplay_pipeline
 
 pytestmark = pytest.mark.algotest
 
-SNAKE = str(REPO_ROOT / "dizoo" / "snake" / "config" / "snake_arena_dqn_config.py")
+SNAKE = str(REPO_ROOT / "dizoo" / "board_games" / "snake" / "config" / "snake_arena_dqn_config.py")
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ding_lite.registry import OPPONENT
-from dizoo.snake.envs.snake_arena import DANGER_SELF, FOOD_SIDE
+from dizoo.board_games.snake.envs.snake_arena import DANGER_SELF, FOOD_SIDE
 
 
 @OPPONENT.register("snake_heuristic")

@@ -1,16 +1,16 @@
-"""DQN learner against three snakes of its own opponent pool in the 4-snake arena (11x11).
-Run: ding_lite -m selfplay -c dizoo/snake/config/snake_arena_dqn_config.py -s 0"""
+"""DQN learner against one snake of its own opponent pool (1v1) on the 11x11 arena.
+Run: ding_lite -m selfplay -c dizoo/board_games/snake/config/snake_1v1_dqn_config.py -s 0"""
 main_config = dict(
-    exp_name="snake_arena_dqn_seed0",
+    exp_name="snake_1v1_dqn_seed0",
     env=dict(
         type="pettingzoo",
-        import_names=["dizoo.snake.envs.heuristic"],
-        import_path="dizoo.snake.envs.snake_arena:snake_arena",
-        kwargs=dict(n_snakes=4, size=11, n_food=3, max_steps=100),
+        import_names=["dizoo.board_games.snake.envs.heuristic"],
+        import_path="dizoo.board_games.snake.envs.snake_arena:snake_arena",
+        kwargs=dict(n_snakes=2, size=11, n_food=3, max_steps=100),
         collector_env_num=8,
         evaluator_env_num=8,
         n_evaluator_episode=48,
-        stop_value=None,
+        stop_value=0.95,  # win rate against three scripted snakes (the first eval opponent)
         manager=dict(type="base"),
     ),
     policy=dict(
@@ -27,12 +27,12 @@ main_config = dict(
         ),
     ),
     league=dict(
-        seats=["learner", "pool", "pool", "pool"],
+        seats=["learner", "pool"],
         snapshot_freq=4000,
         capacity=6,
         strategy="pfsp",
         p_latest=0.3,
-        eval_opponents=["random", "snake_heuristic"],
+        eval_opponents=["snake_heuristic", "random"],
         eval_latest=1,
     ),
 )

@@ -174,5 +174,5 @@ class SnakeArenaEnv(ParallelEnv):
 
 
 def snake_arena(**kwargs: Any) -> SnakeArenaEnv:
-    """The arena as ``env.import_path='dizoo.snake.envs.snake_arena:snake_arena'`` builds it."""
+    """The arena as ``env.import_path='dizoo.board_games.snake.envs.snake_arena:snake_arena'`` builds it."""
     return SnakeArenaEnv(**kwargs)
