@@ -20,6 +20,7 @@ setup(
     extras_require={
         "test": ["pytest>=7", "ruff>=0.5", "mypy>=1.8"],
         "ray": ["ray[default]>=2.9"],
+        "pettingzoo": ["pettingzoo>=1.24"],  # multi-agent games and -m selfplay
     },
     entry_points={"console_scripts": ["ding_lite=ding_lite.cli:main"]},
 )

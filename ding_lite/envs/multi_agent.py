@@ -227,8 +227,10 @@ def import_object(path: str, key: str = "env.import_path") -> Any:
 
 def seat_game(game: Any, end_when_out: Sequence[int] = (), name: str = "game") -> _SeatedBase:
     """Pack a PettingZoo ParallelEnv or AECEnv (see the module docstring)."""
-    from pettingzoo.utils.env import AECEnv, ParallelEnv
-
+    try:
+        from pettingzoo.utils.env import AECEnv, ParallelEnv
+    except ImportError as exc:
+        raise ConfigError("env type 'pettingzoo' needs PettingZoo: pip install 'ding_lite[pettingzoo]'") from exc
     if isinstance(game, ParallelEnv):
         return SeatedParallelEnv(game, end_when_out, name)
     if isinstance(game, AECEnv):

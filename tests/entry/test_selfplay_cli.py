@@ -11,6 +11,7 @@ import torch
 from conftest import REPO_ROOT, run_cli
 
 pytestmark = pytest.mark.unittest
+pytest.importorskip("pettingzoo")
 
 TESTS = str(REPO_ROOT / "tests")
 

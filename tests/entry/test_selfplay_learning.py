@@ -8,6 +8,7 @@ from conftest import REPO_ROOT
 from ding_lite.entry.selfplay import selfplay_pipeline
 
 pytestmark = pytest.mark.algotest
+pytest.importorskip("pettingzoo")
 
 SNAKE = str(REPO_ROOT / "dizoo" / "board_games" / "snake" / "config" / "snake_arena_dqn_config.py")
 

@@ -14,6 +14,7 @@ from ding_lite.league.opponents import FrozenPolicy, PlayerSet
 from ding_lite.worker.learner import BaseLearner
 
 pytestmark = pytest.mark.unittest
+pytest.importorskip("pettingzoo")
 
 
 def _cfg(seats, manager="base", n_env=2, **game):
