@@ -62,7 +62,7 @@ def build(folder: Path, opponents: str, manager: str) -> SelfPlayParts:
 def speed(opponents: str, steps: int) -> tuple[float, float]:
     """Env steps/s of collection and forward calls per step."""
     with tempfile.TemporaryDirectory() as tmp, build(Path(tmp), opponents, "base") as parts:
-        collector = parts.collector._collector
+        collector = parts.collector.inner
         collector.rollout(20)  # warm up
         calls = parts.players.forward_calls
         start = time.perf_counter()
@@ -74,7 +74,7 @@ def speed(opponents: str, steps: int) -> tuple[float, float]:
 def peak_memory_child(opponents: str, steps: int) -> None:
     """Run in a child: collect with 16 subprocess envs; print peak RSS (MiB) of this process plus its workers."""
     with tempfile.TemporaryDirectory() as tmp, build(Path(tmp), opponents, "subprocess") as parts:
-        parts.collector._collector.rollout(steps // N_ENV)
+        parts.collector.inner.rollout(steps // N_ENV)
         workers = parts.collector_env.inner.worker_pids()
         worker_kib = sum(_vm_hwm_kib(pid) for pid in workers)
         own_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

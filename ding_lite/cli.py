@@ -55,11 +55,13 @@ def run_serial(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
 def run_parallel(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
     from ding_lite.entry.common import experiment_dir, load_config
     from ding_lite.entry.parallel import parallel_pipeline
+    from ding_lite.entry.parallel_selfplay import is_selfplay_config, parallel_selfplay_pipeline
 
     cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
-    return parallel_pipeline(cfg, seed, args.max_env_step, args.max_train_iter, address=args.address,
-                             exp_dir=experiment_dir(cfg, args.exp_name, seed, n_seeds), resume=args.resume,
-                             load_ckpt=args.load_ckpt, progress=not args.no_progress)
+    pipeline = parallel_selfplay_pipeline if is_selfplay_config(cfg) else parallel_pipeline  # a game: self-play
+    return pipeline(cfg, seed, args.max_env_step, args.max_train_iter, address=args.address,
+                    exp_dir=experiment_dir(cfg, args.exp_name, seed, n_seeds), resume=args.resume,
+                    load_ckpt=args.load_ckpt, progress=not args.no_progress)
 
 
 def run_selfplay(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:

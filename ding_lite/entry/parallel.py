@@ -177,7 +177,7 @@ class _ActorFactory:
     """Creates the actors (from the config, with fresh seeds), replaces dead ones within ``max_actor_restarts`` and
     closes them all at the end."""
 
-    def __init__(self, ray: Any, cfg: Any, seed: int) -> None:
+    def __init__(self, ray: Any, cfg: Any, seed: int, collector_shell: type = CollectorShell) -> None:
         par = cfg.parallel
         self.ray = ray
         self.cfg = to_plain(cfg)  # what travels to each actor: the compiled config, shapes filled
@@ -188,7 +188,7 @@ class _ActorFactory:
         self.created = 0  # collectors created so far; the k-th gets seed + k * env_num, so no two share env seeds
         self.started = 0  # actors started so far (numbers their names)
         self.tag = f"ding_lite-{os.getpid()}-{id(self):x}"  # names: <tag>/collector<slot>-<k>, <tag>/evaluator-<k>
-        self.collector_cls = ray.remote(num_cpus=float(par.collector_num_cpus), max_restarts=0)(CollectorShell)
+        self.collector_cls = ray.remote(num_cpus=float(par.collector_num_cpus), max_restarts=0)(collector_shell)
         self.evaluator_cls = ray.remote(num_cpus=float(par.evaluator_num_cpus), max_restarts=0)(EvaluatorShell)
         self.live: dict[str, Any] = {}  # role ('collector0', ..., 'evaluator') -> actor handle
         self._restart: dict[str, Callable[[], Any]] = {}  # role -> starts a new actor for it

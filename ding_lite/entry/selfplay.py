@@ -90,7 +90,7 @@ class SelfPlayParts:
     written: env managers wrapped in :class:`SelfPlayEnvManager`, the learner's policy, collector, evaluator and
     buffer, and the opponent pool with the frozen players."""
 
-    def __init__(self, cfg: Any, seed: int, exp_dir: Path, resume: bool) -> None:
+    def __init__(self, cfg: Any, seed: int, exp_dir: Path, resume: bool, collect_here: bool = True) -> None:
         self.cfg, self.league = cfg, cfg.league
         self.layout = probe_layout(cfg)
         self.pool = OpponentPool(exp_dir / "league", self.league, seed)
@@ -103,36 +103,44 @@ class SelfPlayParts:
         for name in self.pool.snapshots:  # a resumed pool whose snapshots do not fit the network fails here
             self.eval_players.get(name)
         self.eval_players.keep_only(set())
-        inner = build_env_manager(cfg.env, cfg.env.collector_env_num, seed)
+        self.collector_env: Any = None
+        self.evaluator_env = build_env_manager(cfg.env, cfg.env.evaluator_env_num, seed + EVAL_SEED_OFFSET)
         try:
-            self.collector_env = SelfPlayEnvManager(inner, self.layout, self.league.seats, self.players,
-                                                    self.pool.sample, self._record, self.league.swap_seats, seed)
-            eval_inner = build_env_manager(cfg.env, cfg.env.evaluator_env_num, seed + EVAL_SEED_OFFSET)
+            if collect_here:  # the parallel pipeline collects in Ray actors instead
+                inner = build_env_manager(cfg.env, cfg.env.collector_env_num, seed)
+                self.collector_env = SelfPlayEnvManager(inner, self.layout, self.league.seats, self.players,
+                                                        self.pool.sample, self.record_game, self.league.swap_seats,
+                                                        seed)
         except BaseException:
-            inner.close()
+            self.evaluator_env.close()
             raise
-        self.evaluator_env = eval_inner
         section = cfg.policy.eval.evaluator
-        self.evaluator = SelfPlayEvaluator(eval_inner, self.layout, self.league.seats, self.eval_players,
+        self.evaluator = SelfPlayEvaluator(self.evaluator_env, self.layout, self.league.seats, self.eval_players,
                                            self.league.swap_seats, self.policy.eval_mode, self._eval_opponents,
                                            cfg.env.n_evaluator_episode, int(section.eval_freq), cfg.env.stop_value,
                                            seed + EVAL_SEED_OFFSET)
         self.evaluator.on_table = self.log_eval
-        self.collector = _SnapshotCollector(build_collector(cfg, self.collector_env, self.policy), self)
+        self.collector: Any = None
+        if collect_here:
+            self.collector = self._snapshot_schedule(build_collector(cfg, self.collector_env, self.policy))
         self.buffer = None if cfg.policy.on_policy else build_buffer(cfg, seed)
         self.learner: Any = None
         self.logger: Any = None
 
+    def _snapshot_schedule(self, collector: Any) -> _SnapshotCollector:
+        """``collector`` with the pool's snapshot schedule after each collect."""
+        return _SnapshotCollector(collector, self)
+
     def _snapshot(self, name: str) -> tuple[dict, str]:
         return self.pool.load_weights(name), str(self.pool.path(name))
 
-    def _record(self, opponents: list[str], score: float) -> None:
+    def record_game(self, opponents: list[str], score: float) -> None:
         """A finished training game: the result counts against every distinct opponent of the game."""
         for name in opponents:
-            if name in self.pool.snapshots:
-                self.pool.record(name, score)
-            else:
+            if name in OPPONENT:
                 self.baselines.record(name, score)
+            else:  # a snapshot (a game against one evicted meanwhile is not counted)
+                self.pool.record(name, score)
 
     def _eval_opponents(self) -> list[str]:
         newest = self.pool.snapshots[-int(self.league.eval_latest):] if int(self.league.eval_latest) > 0 else []
@@ -177,11 +185,12 @@ class SelfPlayParts:
                 "eval_table": self.evaluator.table}
 
     def env_restarts(self) -> dict[str, int]:
-        return {"collector": self.collector_env.restart_count,
+        return {"collector": self.collector_env.restart_count if self.collector_env is not None else 0,
                 "evaluator": int(getattr(self.evaluator_env, "restart_count", 0))}
 
     def close(self) -> None:
-        self.collector_env.close()
+        if self.collector_env is not None:
+            self.collector_env.close()
         self.evaluator_env.close()
 
     def __enter__(self) -> SelfPlayParts:
@@ -195,18 +204,18 @@ class _SnapshotCollector:
     """The serial collector, plus the pool's snapshot schedule after each collect and the eval table's log."""
 
     def __init__(self, collector: Any, parts: SelfPlayParts) -> None:
-        self._collector, self._parts = collector, parts
+        self.inner, self._parts = collector, parts
         self.last_snapshot = 0
 
     @property
     def env_step(self) -> int:
-        return int(self._collector.env_step)
+        return int(self.inner.env_step)
 
     @env_step.setter
     def env_step(self, value: int) -> None:
-        self._collector.env_step = value
+        self.inner.env_step = value
 
     def collect(self, n_sample: int, train_iter: int = 0) -> Any:
-        out = self._collector.collect(n_sample, train_iter)
+        out = self.inner.collect(n_sample, train_iter)
         self._parts.snapshot_due(self.env_step)
         return out

@@ -91,3 +91,16 @@ def test_a_single_agent_env_is_refused(tmp_path):
                                                "cartpole_dqn_config.py"), cwd=tmp_path)
     _one_line_exit_2(proc, "not a multi-agent game")
     assert _files(tmp_path) == set()
+
+
+def test_parallel_runs_a_selfplay_config_with_actors_holding_their_opponents(tmp_path):
+    pytest.importorskip("ray")
+    proc = run_cli("-m", "parallel", "-c", _config(tmp_path), "--max-env-step", "48", "--no-progress", "--set",
+                   "parallel.num_cpus=2", cwd=tmp_path, extra_pythonpath=[TESTS])
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads((tmp_path / "tag" / "result.json").read_text())
+    assert result["mode"] == "parallel" and result["n_collectors"] == 2 and result["env_step"] >= 48
+    league = result["league"]
+    assert league["snapshots"][0] == "snapshot_0" and len(league["snapshots"]) == 3
+    assert sum(row["games"] for row in league["payoff"].values()) > 0  # results came back from the actors
+    assert not league["baselines"]  # every training seat was a snapshot

@@ -37,7 +37,7 @@ def _parts(tmp_path, seats, **game):
 
 def test_only_the_learner_seats_reach_the_learner(tmp_path):
     with _parts(tmp_path, ["learner", "pool", "pool"], episode_len=4) as parts:
-        rollout, episodes = parts.collector._collector.rollout(9)
+        rollout, episodes = parts.collector.inner.rollout(9)
         assert rollout["obs"].shape == (9, 2, 3)
         assert (rollout["obs"][..., 0] == 0).all() and (rollout["next_obs"][..., 0] == 0).all()
         assert (rollout["reward"] == 1.0).all()  # seat 0's reward (seats 1 and 2 get 2 and 3)
