@@ -24,3 +24,8 @@ NEXT_OBS_N = "next_obs_n"
 # sequences (ACER): the L steps' observations and the one after the last real step; Q(s, ·) of a critic
 OBS_PLUS_1 = "obs_plus_1"
 Q_VALUE = "q_value"
+# action masks (ARCHITECTURE §9b): an observation dict {OBSERVATION: (N, ...), ACTION_MASK: (N, A) bool}; the collector
+# stores the mask of obs and of next_obs as columns of their own, and DQN the mask of its n-step next observation
+OBSERVATION = "observation"
+ACTION_MASK = "action_mask"
+NEXT_ACTION_MASK = "next_action_mask"

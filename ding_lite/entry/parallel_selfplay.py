@@ -78,7 +78,8 @@ class SelfPlayCollectorShell(CollectorShell):
         probe.close()
         self.view = LeagueView([], [], {})
         self._rng = np.random.default_rng(seed)
-        players = PlayerSet(lambda: build_policy(self.cfg, enable_field=["eval"]), self._snapshot, seed)
+        players = PlayerSet(lambda: build_policy(self.cfg, enable_field=["eval"]), self._snapshot, seed,
+                            layout.has_mask)
         league = self.cfg.league
         inner = build_env_manager(self.cfg.env, self.cfg.env.collector_env_num, seed)
         try:

@@ -98,8 +98,10 @@ class SelfPlayParts:
             self.pool.restore()
         self.baselines = PayoffTable()  # training games against scripted seats
         self.policy = build_policy(cfg)
-        self.players = PlayerSet(lambda: build_policy(cfg, enable_field=("eval",)), self._snapshot, seed)
-        self.eval_players = PlayerSet(lambda: build_policy(cfg, enable_field=("eval",)), self._snapshot, seed + 1)
+        masked = self.layout.has_mask
+        self.players = PlayerSet(lambda: build_policy(cfg, enable_field=("eval",)), self._snapshot, seed, masked)
+        self.eval_players = PlayerSet(lambda: build_policy(cfg, enable_field=("eval",)), self._snapshot, seed + 1,
+                                      masked)
         for name in self.pool.snapshots:  # a resumed pool whose snapshots do not fit the network fails here
             self.eval_players.get(name)
         self.eval_players.keep_only(set())

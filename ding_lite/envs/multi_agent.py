@@ -36,6 +36,7 @@ class SeatLayout:
     obs_shape: tuple[int, ...]
     n_actions: int
     agents: tuple[str, ...]
+    has_mask: bool = False  # the game gives action masks (PettingZoo's {'observation', 'action_mask'} spaces)
 
     @property
     def obs_size(self) -> int:
@@ -101,7 +102,10 @@ class _SeatedBase(gym.Env):
         if not all(isinstance(s, gym.spaces.Discrete) and s.n == act_spaces[0].n for s in act_spaces):
             raise ConfigError(f"env '{name}': self-play needs the same Discrete action space for every seat, got "
                               f"{act_spaces}")
-        self.layout = SeatLayout(len(agents), tuple(obs_spaces[0].shape or ()), int(act_spaces[0].n), agents)
+        raw = game.observation_space(agents[0])
+        has_mask = isinstance(raw, gym.spaces.Dict) and "action_mask" in raw.spaces
+        self.layout = SeatLayout(len(agents), tuple(obs_spaces[0].shape or ()), int(act_spaces[0].n), agents,
+                                 has_mask)
         self.end_when_out = [int(s) for s in end_when_out]
         if any(not 0 <= s < len(agents) for s in self.end_when_out):
             raise ConfigError(f"env.end_when_out={self.end_when_out} names a seat outside 0..{len(agents) - 1}")

@@ -14,6 +14,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ding_lite.data.keys import ACTION_MASK, OBSERVATION
 from ding_lite.envs.env_manager import EpisodeEnd, StepResult
 from ding_lite.envs.multi_agent import PASS, SeatBatch, SeatLayout
 from ding_lite.errors import ConfigError
@@ -72,7 +73,8 @@ class SelfPlayEnvManager:
         self._ep_length = np.zeros(self.env_num, dtype=np.int64)
         self._out = np.zeros(self.env_num, dtype=bool)  # learner rows whose agent left a game that goes on
         self._seat_obs: SeatBatch | None = None
-        self._obs: np.ndarray | None = None
+        self._obs: np.ndarray | None = None  # (N * L, *obs_shape) the learner rows' observations
+        self._mask: np.ndarray | None = None  # (N * L, A) their legal actions, where the game has masks
 
     # ---- env manager interface ---------------------------------------------------------------------------------
     @property
@@ -84,7 +86,7 @@ class SelfPlayEnvManager:
 
     @property
     def obs(self) -> np.ndarray:
-        return self.reset() if self._obs is None else self._obs
+        return self.reset() if self._obs is None else self._view(self._obs, self._mask)
 
     def reset(self) -> np.ndarray:
         """Start every game anew (new seat draws); returns the learner rows' first observations."""
@@ -95,7 +97,12 @@ class SelfPlayEnvManager:
         self._ep_length[:] = 0
         self._out[:] = False
         self._advance_to_learner(None)
-        return self._obs  # type: ignore[return-value]
+        return self._view(self._obs, self._mask)  # type: ignore[arg-type]
+
+    def _view(self, obs: np.ndarray, mask: np.ndarray | None) -> Any:
+        """What the learner's policy sees: the observations, or with a game that has action masks PettingZoo's
+        ``{'observation', 'action_mask'}`` dict (ARCHITECTURE §9b)."""
+        return obs if not self.layout.has_mask else {OBSERVATION: obs, ACTION_MASK: mask}
 
     def close(self) -> None:
         self.inner.close()
@@ -157,7 +164,7 @@ class SelfPlayEnvManager:
         acting = seats.acting[games, self._learner_seats]
         full[games, self._learner_seats] = np.where(acting, learner_actions, PASS)
         self._opponent_actions(full, seats, np.ones(self.n_games, dtype=bool))
-        acc = _StepAcc(self._obs, self.n_learner)  # type: ignore[arg-type]
+        acc = _StepAcc(self._obs, self._mask)  # type: ignore[arg-type]
         # rows whose learner seat left a game that goes on are placeholders until that game ends
         acc.interrupted |= self._out
         acc.settled_rows |= self._out
@@ -169,7 +176,8 @@ class SelfPlayEnvManager:
         for row, _ in acc.ended:
             self._ep_return[row], self._ep_length[row] = 0.0, 0
         assert self._obs is not None
-        return StepResult(self._obs, acc.next_obs, acc.reward, acc.terminated, acc.truncated, episodes,
+        return StepResult(self._view(self._obs, self._mask), self._view(acc.next_obs, acc.next_mask), acc.reward,
+                          acc.terminated, acc.truncated, episodes,
                           acc.interrupted if acc.interrupted.any() else None)  # type: ignore[arg-type]
 
     def _advance_to_learner(self, acc: _StepAcc | None) -> None:
@@ -188,6 +196,7 @@ class SelfPlayEnvManager:
         else:
             raise RuntimeError(f"a game did not give the learner a turn within {MAX_SUBSTEPS} opponent moves")
         self._obs = self._learner_rows(self._seat_obs.obs).astype(np.float32)  # type: ignore[union-attr]
+        self._mask = self._learner_rows(self._seat_obs.action_mask)  # type: ignore[union-attr]
 
     def _absorb(self, res: StepResult, acc: _StepAcc | None) -> None:
         """Take one inner step's results into the learner rows; settle games that ended or were cut."""
@@ -202,6 +211,7 @@ class SelfPlayEnvManager:
             left = self._learner_rows(before.alive) & ~self._learner_rows(after.alive) & open_rows
             next_rows = self._learner_rows(after.obs)
             acc.next_obs[left] = next_rows[left]
+            acc.next_mask[left] = self._learner_rows(after.action_mask)[left]
             acc.terminated |= left  # its agent is out: a terminal transition for that seat
             acc.settled_rows |= left
             self._out |= left
@@ -214,6 +224,7 @@ class SelfPlayEnvManager:
                     acc.interrupted[rows] |= fresh
                 else:
                     acc.next_obs[rows][fresh] = self._learner_rows(after.obs)[rows][fresh]
+                    acc.next_mask[rows][fresh] = self._learner_rows(after.action_mask)[rows][fresh]
                     acc.terminated[rows] |= fresh & bool(res.terminated[i])
                     acc.truncated[rows] |= fresh & bool(res.truncated[i])
                 acc.settled_rows[rows] = True
@@ -243,9 +254,10 @@ class SelfPlayEnvManager:
 class _StepAcc:
     """The learner rows' results being gathered over one wrapper step's sub-steps."""
 
-    def __init__(self, obs: np.ndarray, n_learner: int) -> None:
+    def __init__(self, obs: np.ndarray, mask: np.ndarray) -> None:
         n = len(obs)
         self.next_obs = obs.copy()
+        self.next_mask = mask.copy()
         self.reward = np.zeros(n, dtype=np.float32)
         self.terminated = np.zeros(n, dtype=bool)
         self.truncated = np.zeros(n, dtype=bool)

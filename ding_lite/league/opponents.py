@@ -12,6 +12,7 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
+from ding_lite.data.keys import ACTION_MASK, OBSERVATION
 from ding_lite.errors import CheckpointError
 from ding_lite.registry import OPPONENT
 from ding_lite.rl_utils.masks import random_legal_actions
@@ -42,9 +43,10 @@ class FrozenPolicy:
         name: the snapshot's name (for errors).
     """
 
-    def __init__(self, policy: Any, name: str) -> None:
+    def __init__(self, policy: Any, name: str, with_mask: bool = False) -> None:
         self.policy = policy
         self.name = name
+        self.with_mask = with_mask  # hand the policy PettingZoo's {'observation', 'action_mask'} dicts
         self.model: torch.nn.Module = policy._model
         self.model.eval()
         self.model.requires_grad_(False)
@@ -61,7 +63,8 @@ class FrozenPolicy:
 
     @torch.inference_mode()
     def act(self, obs: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
-        return np.asarray(self.policy.eval_mode.forward(obs)["action"])
+        seen = {OBSERVATION: obs, ACTION_MASK: action_mask} if self.with_mask else obs
+        return np.asarray(self.policy.eval_mode.forward(seen)["action"])
 
 
 class PlayerSet:
@@ -69,10 +72,11 @@ class PlayerSet:
     scripted baselines (built once from the OPPONENT registry). Counts forward calls (one per ``act``)."""
 
     def __init__(self, build_frozen: Callable[[], Any], load_weights: Callable[[str], tuple[Mapping, str]],
-                 seed: int = 0) -> None:
+                 seed: int = 0, with_mask: bool = False) -> None:
         self._build_frozen = build_frozen  # a fresh eval-only policy
         self._load_weights = load_weights  # snapshot name -> (model state dict, file path)
         self._seed = seed
+        self._with_mask = with_mask  # frozen policies see action masks (a game that has them)
         self.players: dict[str, Any] = {}
         self.forward_calls = 0
 
@@ -82,7 +86,7 @@ class PlayerSet:
             if name in OPPONENT:
                 player = OPPONENT.build(name, seed=self._seed + len(self.players))
             else:
-                player = FrozenPolicy(self._build_frozen(), name)
+                player = FrozenPolicy(self._build_frozen(), name, self._with_mask)
                 player.load(*self._load_weights(name))
             self.players[name] = player
         return player

@@ -5,8 +5,13 @@ Masked logits get a large negative number, not -inf: softmax still gives the ill
 self-play: action masks)."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import torch
+
+from ding_lite.data.keys import ACTION_MASK, OBSERVATION
 
 MASKED_LOGIT = -1e8  # what an illegal action's logit (or Q-value) becomes
 
@@ -46,3 +51,11 @@ def random_legal_actions(rng: np.random.Generator, mask: np.ndarray) -> np.ndarr
     # A uniform key per entry, -1 for illegal ones: the argmax is a uniform draw among the legal entries.
     keys = np.where(mask, rng.random(mask.shape), -1.0)
     return keys.argmax(axis=-1)
+
+
+def split_action_mask(obs: Any) -> tuple[Any, np.ndarray | None]:
+    """``(observation, action_mask)`` of a batch that may carry a mask: a dict ``{'observation', 'action_mask'}``
+    (PettingZoo's form, ARCHITECTURE §9b) gives both, a plain array gives ``(obs, None)``."""
+    if isinstance(obs, Mapping):
+        return obs[OBSERVATION], np.asarray(obs[ACTION_MASK], dtype=bool)
+    return obs, None

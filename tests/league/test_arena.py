@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from ding_lite.data.keys import ACTION_MASK, NEXT_ACTION_MASK, OBSERVATION
 from ding_lite.entry.common import load_config
 from ding_lite.entry.selfplay import SelfPlayParts
 from ding_lite.envs.gym_env import build_env, build_env_manager
@@ -172,6 +173,24 @@ def test_turn_based_games_give_the_learner_every_turn(tmp_path):
             seats_seen |= set(learner.tolist())
             mask = seats.action_mask[np.arange(3), learner]
             obs = arena.step(np.array([rng.choice(np.flatnonzero(m)) for m in mask])).obs
-            # the learner's observation: its own pieces in plane 0; as second player, one more opponent piece
-            assert obs.shape == (3, 6, 7, 2)
+            # the learner sees PettingZoo's {'observation', 'action_mask'} of the seat it plays now
+            assert obs[OBSERVATION].shape == (3, 6, 7, 2)
+            now = arena._learner_seats[:, 0]
+            assert (obs[ACTION_MASK] == arena._seat_obs.action_mask[np.arange(3), now]).all()
         assert seats_seen == {0, 1}
+
+
+def test_masked_games_store_masks_and_the_learner_never_plays_an_illegal_move(tmp_path):
+    pytest.importorskip("pettingzoo.classic")
+    cfg = load_config(dict(
+        env=dict(type="pettingzoo", import_path="pettingzoo.classic.connect_four_v3:env", collector_env_num=2,
+                 evaluator_env_num=1, n_evaluator_episode=2),
+        policy=dict(type="dqn", model=dict(encoder_hidden_size_list=[8]), other=dict(eps=dict(start=1.0, end=1.0))),
+        league=dict(seats=["learner", "pool"], swap_seats=True)))
+    with SelfPlayParts(cfg, 0, tmp_path, resume=False) as parts:
+        parts.attach(BaseLearner(cfg.policy.learn.learner, parts.policy, tmp_path, None, "dqn"), None)
+        rollout, episodes = parts.collector.inner.rollout(60)
+        assert rollout[ACTION_MASK].shape == (60, 2, 7) and rollout[NEXT_ACTION_MASK].shape == (60, 2, 7)
+        t, n = np.indices(rollout["action"].shape)
+        assert rollout[ACTION_MASK][t, n, rollout["action"]].all()  # ε = 1 and still only legal moves
+        assert all(e.episode_return in (-1.0, 0.0, 1.0) for e in episodes)  # no illegal-move game ends
