@@ -10,6 +10,7 @@ from torch.distributions import Categorical, Independent, Normal
 from ding_lite.data.batch import episode_ends
 from ding_lite.data.keys import (
     ACTION,
+    ACTION_MASK,
     ADV,
     INTERRUPTED,
     LOGP,
@@ -24,6 +25,7 @@ from ding_lite.data.keys import (
 from ding_lite.policy.base_policy import Policy, adam, grad_norm_clip
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.gae import gae
+from ding_lite.rl_utils.masks import apply_action_mask, split_action_mask
 from ding_lite.rl_utils.ppo import normalize_advantage, ppo_policy_loss, ppo_value_loss
 
 # Extra columns kept for ``recompute_adv``: the last step of a rollout, and the number of envs (rows are (t, env)).
@@ -116,7 +118,7 @@ class PPOPolicy(Policy):
     def _compute_loss(self, mb: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """Loss of one minibatch (carries the gradient) and its detached statistics."""
         learn = self.cfg["learn"]
-        out = self._model.compute_actor_critic(mb[OBS])
+        out = _masked(self._model.compute_actor_critic(mb[OBS]), mb.get(ACTION_MASK))
         dist = action_distribution(out)
         adv = normalize_advantage(mb[ADV]) if learn["adv_norm"] else mb[ADV]
         policy_loss, info = ppo_policy_loss(dist.log_prob(mb[ACTION]), mb[LOGP], adv, learn["clip_ratio"],
@@ -165,8 +167,9 @@ class PPOPolicy(Policy):
             self._value_stats = RunningMeanStd()
 
     @torch.inference_mode()
-    def _forward_collect(self, obs: np.ndarray, env_step: int = 0) -> dict:
-        out = self._model.compute_actor_critic(self.obs_tensor(obs))
+    def _forward_collect(self, obs: Any, env_step: int = 0) -> dict:
+        obs, mask = split_action_mask(obs)
+        out = _masked(self._model.compute_actor_critic(self.obs_tensor(obs)), mask)
         dist = action_distribution(out)
         action = dist.sample()
         return {ACTION: action.cpu().numpy(), LOGP: dist.log_prob(action).cpu().numpy(),
@@ -185,6 +188,8 @@ class PPOPolicy(Policy):
         adv, ret = gae(rollout[REWARD], rollout[VALUE], next_value.cpu().numpy().reshape(t_len, n_env),
                        terminated, truncated, float(collect["discount_factor"]), float(collect["gae_lambda"]))
         keys: tuple[str, ...] = (OBS, ACTION, LOGP, VALUE)
+        if ACTION_MASK in rollout:  # the learn step masks the logits as collection did
+            keys += (ACTION_MASK,)
         if self.cfg["recompute_adv"]:  # keep what GAE needs again, with the rollout's time structure
             keys += (NEXT_OBS, REWARD, TRUNCATED)
             cut = np.zeros((t_len, n_env), dtype=bool)
@@ -221,10 +226,19 @@ class PPOPolicy(Policy):
             self._value_stats = RunningMeanStd()
 
     @torch.inference_mode()
-    def _forward_eval(self, obs: np.ndarray) -> dict:
-        out = self._model.compute_actor(self.obs_tensor(obs))
+    def _forward_eval(self, obs: Any) -> dict:
+        obs, mask = split_action_mask(obs)
+        out = _masked(self._model.compute_actor(self.obs_tensor(obs)), mask)
         action = out["logit"].argmax(dim=-1) if "logit" in out else out["mu"]
         return {ACTION: action.cpu().numpy()}
+
+
+def _masked(actor_out: dict[str, torch.Tensor], mask: Any) -> dict[str, torch.Tensor]:
+    """Actor outputs with illegal actions' logits at -1e8 (rl_utils.masks) where a mask is given."""
+    if mask is None or "logit" not in actor_out:
+        return actor_out
+    mask_t = mask if isinstance(mask, torch.Tensor) else torch.from_numpy(np.asarray(mask))
+    return {**actor_out, "logit": apply_action_mask(actor_out["logit"], mask_t.to(actor_out["logit"].device))}
 
 
 class RunningMeanStd:
