@@ -194,3 +194,26 @@ def test_masked_games_store_masks_and_the_learner_never_plays_an_illegal_move(tm
         t, n = np.indices(rollout["action"].shape)
         assert rollout[ACTION_MASK][t, n, rollout["action"]].all()  # ε = 1 and still only legal moves
         assert all(e.episode_return in (-1.0, 0.0, 1.0) for e in episodes)  # no illegal-move game ends
+
+
+@pytest.mark.parametrize("game", ["tictactoe_v3", "connect_four_v3"])
+def test_classic_turn_based_games_come_in_through_the_aec_wrapper(game):
+    pytest.importorskip("pettingzoo.classic")
+    env = build_env(dict(type="pettingzoo", import_path=f"pettingzoo.classic.{game}:env", kwargs={},
+                         end_when_out=[], import_names=[]))
+    lay = env.layout
+    assert lay.n_seats == 2 and lay.has_mask
+    packed, _ = env.reset(seed=0)
+    seats = lay.unpack(packed)
+    assert seats.acting.tolist() == [True, False] and seats.alive.all()
+    rng = np.random.default_rng(0)
+    done, plies = False, 0
+    while not done:
+        seats = lay.unpack(packed)
+        mover = int(np.flatnonzero(seats.acting)[0])
+        action = np.full(2, -1)
+        action[mover] = rng.choice(np.flatnonzero(seats.action_mask[mover]))
+        packed, _, terminated, truncated, info = env.step(action)
+        done, plies = terminated or truncated, plies + 1
+    assert sorted(info["scores"]) in ([-1.0, 1.0], [0.0, 0.0]) and plies >= 5
+    env.close()
