@@ -18,6 +18,8 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.metadata
+import os
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -164,12 +166,35 @@ def import_modules(names: Iterable[str] | str | None, section: str = "") -> None
             where = f" listed in {section}.import_names" if section else ""
             missing = f" (module '{exc.name}' not found)" if exc.name and exc.name != name else ""
             raise PluginImportError(
-                f"cannot import module '{name}'{where}{missing}: check the module path and that its package is "
-                f"installed or on PYTHONPATH"
+                f"cannot import module '{name}'{where}{missing}; searched {_searched()}: check the module path and "
+                f"that its package is installed or on PYTHONPATH"
             ) from exc
         except ImportError as exc:
             where = f" listed in {section}.import_names" if section else ""
             raise PluginImportError(f"cannot import module '{name}'{where}: {exc}") from exc
+
+
+_CONFIG_FOLDERS: list[str] = []  # folders of the config files read so far, searched for their import_names
+
+
+def add_config_folder(folder: str | os.PathLike) -> None:
+    """Search ``folder`` (a config file's) for modules named in ``import_names``, as ``python my_config.py`` would.
+
+    Appended to ``sys.path`` (not put first, so it cannot shadow an installed package) and kept for the process:
+    spawned env workers inherit ``sys.path`` and unpickle the same classes."""
+    path = os.path.abspath(folder)
+    if path not in _CONFIG_FOLDERS:
+        _CONFIG_FOLDERS.append(path)
+    if path not in sys.path:
+        sys.path.append(path)
+
+
+def _searched() -> str:
+    """The folders an import searched that a user chooses: the working folder, config folders, PYTHONPATH."""
+    folders = [os.getcwd(), *_CONFIG_FOLDERS]
+    folders += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    unique = list(dict.fromkeys(os.path.abspath(p) for p in folders))
+    return "the working folder, config folders and PYTHONPATH (" + ", ".join(unique) + ") and installed packages"
 
 
 POLICY_REGISTRY = Registry("policy", ["ding_lite.policy"])

@@ -68,7 +68,19 @@ def unify(main: Mapping[str, Any], create: Mapping[str, Any] | None = None) -> d
 
 
 class CompiledConfig(EasyDict):
-    """A config that went through :func:`compile_config` (pipelines take it as is, without compiling again)."""
+    """A config that went through :func:`compile_config` (pipelines take it as is, without compiling again).
+
+    No methods or properties here: EasyDict turns class attributes into config keys."""
+
+
+def ignored_keys(cfg: Any) -> list[str]:
+    """The unknown keys that compiling ``cfg`` dropped (dotted paths; empty for a config not compiled here)."""
+    return list(getattr(cfg, "__dict__", {}).get("_ignored_keys", []))
+
+
+def _set_ignored_keys(cfg: CompiledConfig, keys: Iterable[str]) -> None:
+    # object.__setattr__: EasyDict's would make it a config key (saved in total_config.py, checked on reload)
+    object.__setattr__(cfg, "_ignored_keys", list(keys))
 
 
 def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = None, *, strict: bool = False,
@@ -85,9 +97,10 @@ def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = N
         if not isinstance(user.get(section), Mapping):
             raise ConfigError(f"config has no '{section}' section: main_config needs {section}=dict(...)")
     defaults = component_defaults(user)
-    check_config(user, defaults, strict=strict)
+    ignored = check_config(user, defaults, strict=strict)
     cfg = CompiledConfig(deep_merge(defaults, user))
     check_ranges(cfg)
+    _set_ignored_keys(cfg, ignored)
     return cfg
 
 
@@ -153,7 +166,9 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
             model=_with_import_names(model_cls.config),
             learn=dict(learner=BaseLearner.config),
             collect=dict(collector=_with_import_names(COLLECTOR.get(collector.get("type", "sample")).config)),
-            eval=dict(evaluator=_with_import_names(EVALUATOR.get(evaluator.get("type", "interaction")).config)),
+            eval=dict(evaluator=_with_import_names(EVALUATOR.get(evaluator.get("type", "interaction")).config),
+                      # after the run: episodes (fresh seeds) that evaluate the best checkpoint (0: none)
+                      final_episodes=20),
         ), policy_defaults),
         demo=DEMO_SECTION_DEFAULTS,  # settings of ding_lite -m collect_demo
     )
@@ -182,18 +197,20 @@ def _import_section(section: Mapping[str, Any], where: str) -> None:
 
 
 # ---- validation ------------------------------------------------------------------------------------------------
-def check_config(user: dict[str, Any], defaults: Mapping[str, Any], *, strict: bool = False) -> None:
+def check_config(user: dict[str, Any], defaults: Mapping[str, Any], *, strict: bool = False) -> list[str]:
     """Check every user key against ``defaults``: unknown keys (warning, or error under ``strict``), wrong types
     (always an error). Integral floats given for int settings (e.g. ``1e4``) are accepted and converted to int in
     ``user``, so that code reading the compiled config gets the int it expects (``range(8.0)`` would fail).
     Unknown keys are removed from ``user`` after the warning: the compiled config (and ``total_config.py``) holds
-    only settings that some component reads."""
+    only settings that some component reads. Returns the dotted paths of the removed keys."""
     all_paths = list(_dotted_paths(defaults))
     unknown: list[tuple[dict[str, Any], str]] = []
+    ignored: list[str] = []
     for node, key, path, default, known in _walk(user, defaults, ""):
         if known is not None:  # unknown key at `path`; `known` are the valid sibling keys
             _report_unknown(path, known, all_paths, strict)
             unknown.append((node, key))
+            ignored.append(path)
             continue
         value = node[key]
         _check_type(path, value, default)
@@ -201,6 +218,7 @@ def check_config(user: dict[str, Any], defaults: Mapping[str, Any], *, strict: b
             node[key] = int(value)
     for node, key in unknown:
         del node[key]
+    return ignored
 
 
 def _walk(user: dict[str, Any], defaults: Mapping[str, Any], prefix: str):

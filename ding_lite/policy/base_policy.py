@@ -21,7 +21,7 @@ FIELDS = ("learn", "collect", "eval")
 class LearnMode(NamedTuple):
     """What a learner may call."""
 
-    forward: Callable[[dict], dict]
+    forward: Callable[[dict], dict | list[dict]]  # one log dict per gradient step (a dict alone counts as one)
     state_dict: Callable[[], dict]
     load_state_dict: Callable[[dict], None]
     monitor_vars: Callable[[], list]
@@ -135,8 +135,10 @@ class Policy:
         """Build what evaluation needs (often nothing)."""
         raise NotImplementedError(f"{type(self).__name__} must implement _init_eval")
 
-    def _forward_learn(self, batch: dict) -> dict:
-        """One learn step on a batch (dict of arrays); returns a dict of scalars (and explicit fields)."""
+    def _forward_learn(self, batch: dict) -> dict | list[dict]:
+        """Learn on a batch (dict of arrays). Returns one log dict of scalars (and explicit fields) per gradient
+        step, as DI-engine does: a list of them, or a single dict for one step. The learner counts one train
+        iteration per entry."""
         raise NotImplementedError(f"{type(self).__name__} must implement _forward_learn")
 
     def _forward_collect(self, obs: np.ndarray, env_step: int = 0) -> dict:

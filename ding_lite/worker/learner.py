@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ class BaseLearner:
         self.best_eval_return = -math.inf  # kept in checkpoints: a resumed run keeps ckpt_best's bar
         self.loaded_from: Path | None = None  # the checkpoint this learner started from, if any
         self.last_log: dict[str, Any] = {}
+        self.last_logged_iter = -1  # train_iter of the learn scalars last sent to the logger
         self._hooks: dict[str, list[Any]] = {p: [] for p in POSITIONS}
         for name, value in (cfg.get("hook") or {}).items():
             hook = LEARNER_HOOK.build(name, value)
@@ -52,13 +53,29 @@ class BaseLearner:
     def ckpt_dir(self) -> Path | None:
         return self.exp_dir / "ckpt" if self.exp_dir is not None else None
 
-    def train(self, batch: dict, env_step: int) -> dict[str, Any]:
-        """One learn step (one call of ``learn_mode.forward``); returns its log dict."""
+    def train(self, batch: dict, env_step: int) -> list[dict[str, Any]]:
+        """One call of ``learn_mode.forward``; returns its log dicts, one per gradient step.
+
+        As DI-engine's learner, ``train_iter`` counts gradient steps: it advances by one per log dict that the
+        policy returns (a single dict counts as one), and the ``after_iter`` hooks run once per step, so that
+        ``eval_freq``, ``save_ckpt_after_iter`` and ``log_show_after_iter`` mean what they mean in DI-engine."""
         self.env_step = env_step
-        self.last_log = self.policy.forward(batch)
-        self.train_iter += 1
-        self.call_hooks("after_iter")
-        return self.last_log
+        logs = as_log_list(self.policy.forward(batch))
+        for log in logs:
+            self.last_log = log
+            self.train_iter += 1
+            self.call_hooks("after_iter")
+        return logs
+
+    def log_now(self) -> None:
+        """Send the latest learn scalars now unless this iteration's were sent already (the pipelines call it at
+        each evaluation, so that a short run logs its losses however large ``log_show_after_iter`` is)."""
+        if self.logger is None or not self.last_log or self.last_logged_iter == self.train_iter:
+            return
+        self.last_logged_iter = self.train_iter
+        self.logger.scalars("learn", self.last_log, self.train_iter)
+        scalars = " ".join(f"{k}={float(v):.4g}" for k, v in self.last_log.items() if getattr(v, "ndim", 0) == 0)
+        self.logger.text(f"[learn] iter {self.train_iter} env_step {self.env_step} {scalars}")
 
     def call_hooks(self, position: str) -> None:
         for hook in self._hooks[position]:
@@ -140,8 +157,28 @@ class LogHook:
         self.freq = int(freq)
 
     def __call__(self, learner: BaseLearner) -> None:
-        if learner.logger is None or self.freq <= 0 or learner.train_iter % self.freq:
-            return
-        learner.logger.scalars("learn", learner.last_log, learner.train_iter)
-        scalars = " ".join(f"{k}={float(v):.4g}" for k, v in learner.last_log.items() if getattr(v, "ndim", 0) == 0)
-        learner.logger.text(f"[learn] iter {learner.train_iter} env_step {learner.env_step} {scalars}")
+        if self.freq > 0 and learner.train_iter % self.freq == 0:
+            learner.log_now()
+
+
+def as_log_list(out: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """What ``learn_mode.forward`` returned, as a list of log dicts (DI-engine's convention: a list with one dict
+    per gradient step; a single dict is one step)."""
+    if isinstance(out, Mapping):
+        return [dict(out)]
+    logs = [dict(log) for log in out]
+    if not logs:
+        raise ValueError("learn_mode.forward returned an empty list: it must return one log dict per gradient step")
+    return logs
+
+
+def mean_log(logs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The mean of each scalar over a list of log dicts (keys missing from some entries: mean over the others)."""
+    import torch
+
+    values: dict[str, list[Any]] = {}
+    for log in logs:
+        for k, v in log.items():
+            if getattr(v, "ndim", 0) == 0:
+                values.setdefault(k, []).append(torch.as_tensor(v, dtype=torch.float32))
+    return {k: torch.stack(v).mean() for k, v in values.items()}
