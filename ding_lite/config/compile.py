@@ -8,6 +8,7 @@ from typing import Any
 
 from easydict import EasyDict
 
+from ding_lite.config.di_engine import resolve_di_engine_keys
 from ding_lite.config.reader import apply_overrides
 from ding_lite.errors import ConfigError
 from ding_lite.registry import (
@@ -97,6 +98,7 @@ def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = N
         if not isinstance(user.get(section), Mapping):
             raise ConfigError(f"config has no '{section}' section: main_config needs {section}=dict(...)")
     defaults = component_defaults(user)
+    resolve_di_engine_keys(user, defaults)
     ignored = check_config(user, defaults, strict=strict)
     cfg = CompiledConfig(deep_merge(defaults, user))
     check_ranges(cfg)
@@ -149,7 +151,8 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
     policy_defaults = policy_cls.default_config()
     model = _section(policy, "model", "policy")
     _import_section(model, "policy.model")
-    model_cls = MODEL.get(model.get("type") or policy_cls.default_model())
+    model_type = model.get("type") or policy_cls.default_model()
+    model_cls = MODEL.get(model_type)
     other = _section(policy, "other", "policy")
     buffer = _section(other, "replay_buffer", "policy.other")
     _import_section(buffer, "policy.other.replay_buffer")
@@ -163,7 +166,7 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
                        {"manager": _with_import_names(ENV_MANAGER.get(manager.get("type", "base")).config)}),
         # the policy's own defaults for its parts (e.g. PPO's log interval) win over the parts' generic ones
         policy=deep_merge(dict(
-            model=_with_import_names(model_cls.config),
+            model=_model_defaults(model_cls, model_type),
             learn=dict(learner=BaseLearner.config),
             collect=dict(collector=_with_import_names(COLLECTOR.get(collector.get("type", "sample")).config)),
             eval=dict(evaluator=_with_import_names(EVALUATOR.get(evaluator.get("type", "interaction")).config),
@@ -176,6 +179,20 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
         buffer_defaults = _with_import_names(BUFFER.get(buffer.get("type", "uniform")).config)
         parts["policy"]["other"] = deep_merge({"replay_buffer": buffer_defaults}, parts["policy"].get("other", {}))
     return deep_merge(TOP_LEVEL_DEFAULTS, parts)
+
+
+def _model_defaults(model_cls: Any, model_type: str) -> dict[str, Any]:
+    """A model section's defaults: ``type`` and ``import_names`` always; the class's ``config`` if it declares one,
+    else (a DI-engine style model taking keyword arguments) its constructor's parameters, with their defaults (None
+    for those without: ``obs_shape`` and ``action_shape`` are then filled in from the env)."""
+    config = getattr(model_cls, "config", None)
+    if not isinstance(config, Mapping):
+        import inspect
+
+        params = list(inspect.signature(model_cls).parameters.values())
+        config = {p.name: None if p.default is inspect.Parameter.empty else p.default for p in params
+                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return {"type": model_type, **_with_import_names(config)}
 
 
 def _with_import_names(config: Mapping[str, Any]) -> dict[str, Any]:

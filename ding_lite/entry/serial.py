@@ -164,7 +164,12 @@ def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None
     if resume:
         latest = latest_checkpoint(exp_dir / "ckpt")
         if latest is None:
-            raise CheckpointError(f"--resume: no iteration_N.pth.tar checkpoint in {exp_dir / 'ckpt'}")
+            raise CheckpointError(
+                f"--resume: no iteration_N.pth.tar or resume_N.pth.tar checkpoint in {exp_dir / 'ckpt'} (the run "
+                f"stopped before its first one): start from another checkpoint with --load-ckpt PATH (e.g. "
+                f"{exp_dir / 'ckpt' / 'ckpt_best.pth.tar'}), or write them more often with "
+                f"--set policy.learn.learner.hook.save_resume_ckpt.every_seconds=S or "
+                f"policy.learn.learner.hook.save_ckpt_after_iter=N")
         load_checkpoint(latest)
         return latest
     return None
@@ -304,6 +309,7 @@ def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, en
     learner.best_eval_return = float(evaluator.best_return)
     if result.improved:
         learner.save_checkpoint("ckpt_best")
+    learner.call_hooks("after_eval")
     elapsed = time.perf_counter() - tick[0]
     steps_per_s = (env_step - tick[1]) / elapsed if elapsed > 0 else math.nan
     logger.scalar("eval/return_mean", result.mean, env_step)

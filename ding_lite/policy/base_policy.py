@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from ding_lite.errors import CheckpointError
-from ding_lite.registry import MODEL
+from ding_lite.model.common import build_model
 from ding_lite.utils.dicts import deep_merge
 
 logger = logging.getLogger("ding_lite")
@@ -98,7 +98,7 @@ class Policy:
                 logger.warning("policy.cuda=True but CUDA is not available: running on the CPU")
         if model is None:
             model_cfg = cfg.get("model") or {}
-            model = MODEL.build(model_cfg.get("type") or self.default_model(), model_cfg)
+            model = build_model(model_cfg, self.default_model())
         self._model: Any = model.to(self.device)  # templates add compute_* methods beyond nn.Module
         self._learn_state: dict[str, Any] = {"model": self._model}
         self._enabled = tuple(enable_field or FIELDS)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 from ding_lite.registry import LEARNER_HOOK
 from ding_lite.utils.checkpoint import load_checkpoint, save_checkpoint
 
-POSITIONS = ("before_run", "after_iter", "after_run")
+POSITIONS = ("before_run", "after_iter", "after_eval", "after_run")
 
 
 class BaseLearner:
@@ -28,6 +29,12 @@ class BaseLearner:
             log_show_after_iter=100,  # log learn scalars every this many iterations
             save_ckpt_after_iter=10000,  # write ckpt/iteration_N.pth.tar every this many iterations
             save_ckpt_after_run=True,  # write a final checkpoint when the run ends
+            # ckpt/resume_N.pth.tar for --resume, kept fresh by wall time (the last `keep` are kept)
+            save_resume_ckpt=dict(
+                every_seconds=300.0,  # at the end of an iteration once this long passed since the last one
+                at_eval_after_seconds=30.0,  # at an evaluation once this long passed since the last one
+                keep=2,  # resume checkpoints kept (0: none written)
+            ),
         ),
     )
 
@@ -47,7 +54,8 @@ class BaseLearner:
         self._hooks: dict[str, list[Any]] = {p: [] for p in POSITIONS}
         for name, value in (cfg.get("hook") or {}).items():
             hook = LEARNER_HOOK.build(name, value)
-            self._hooks[hook.position].append(hook)
+            for position in getattr(hook, "positions", None) or (hook.position,):
+                self._hooks[position].append(hook)
 
     @property
     def ckpt_dir(self) -> Path | None:
@@ -79,7 +87,10 @@ class BaseLearner:
 
     def call_hooks(self, position: str) -> None:
         for hook in self._hooks[position]:
-            hook(self)
+            if len(getattr(hook, "positions", ())) > 1:
+                hook(self, position)  # a hook at several positions is told which one
+            else:
+                hook(self)
 
     def checkpoint_state(self) -> dict[str, Any]:
         return {"policy": self.policy.state_dict(), "train_iter": self.train_iter, "env_step": self.env_step,
@@ -145,6 +156,36 @@ class FinalCkptHook:
     def __call__(self, learner: BaseLearner) -> None:
         if self.enabled and learner.train_iter > 0:
             learner.save_checkpoint(f"iteration_{learner.train_iter}")
+
+
+@LEARNER_HOOK.register("save_resume_ckpt")
+class ResumeCkptHook:
+    """Keeps ``ckpt/resume_N.pth.tar`` fresh for ``--resume`` at a bounded cost: one is written at an evaluation
+    once ``at_eval_after_seconds`` passed since the last, or after an iteration once ``every_seconds`` passed;
+    the newest ``keep`` are kept (older ones deleted)."""
+
+    positions = ("after_iter", "after_eval")
+
+    def __init__(self, cfg: Mapping[str, Any]) -> None:
+        self.every_seconds = float(cfg.get("every_seconds", 300.0))
+        self.at_eval_after_seconds = float(cfg.get("at_eval_after_seconds", 30.0))
+        self.keep = int(cfg.get("keep", 2))
+        self._last = time.monotonic()
+        self._written: list[Path] = []
+
+    def __call__(self, learner: BaseLearner, position: str = "after_iter") -> None:
+        if self.keep <= 0 or learner.ckpt_dir is None or learner.train_iter == 0:
+            return
+        waited = time.monotonic() - self._last
+        if waited < (self.at_eval_after_seconds if position == "after_eval" else self.every_seconds):
+            return
+        path = learner.save_checkpoint(f"resume_{learner.train_iter}")
+        self._last = time.monotonic()
+        if path is None or path in self._written:
+            return
+        self._written.append(path)
+        while len(self._written) > self.keep:
+            self._written.pop(0).unlink(missing_ok=True)
 
 
 @LEARNER_HOOK.register("log_show_after_iter")

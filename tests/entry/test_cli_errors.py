@@ -103,7 +103,10 @@ CASES = {
                                         "refused by torch.load(weights_only=True): Unsupported global"),
     "checkpoint of another policy": (lambda d: ["-c", DQN, "--load-ckpt", _ppo_checkpoint(d)],
                                      "checkpoint lacks ['target_model', 'train_steps'] needed by policy 'dqn'"),
-    "resume without checkpoint": (lambda d: ["-c", DQN, "--resume"], "--resume: no iteration_N.pth.tar checkpoint"),
+    "resume without checkpoint": (
+        lambda d: ["-c", DQN, "--resume"],
+        "--resume: no iteration_N.pth.tar or resume_N.pth.tar checkpoint in exp/ckpt (the run stopped before its "
+        "first one): start from another checkpoint with --load-ckpt PATH"),
     "eval: missing checkpoint": (lambda d: ["-m", "eval", "-c", DQN, "--load-ckpt", "nope.pth.tar"],
                                  "checkpoint not found: nope.pth.tar"),
     "eval: corrupt checkpoint": (lambda d: ["-m", "eval", "-c", DQN, "--load-ckpt", _truncated_checkpoint(d)],

@@ -96,3 +96,32 @@ def test_progress_bar_stays_within_its_total(monkeypatch: pytest.MonkeyPatch) ->
         assert logger._bar.n == 1000
     finally:
         logger.close()
+
+
+def test_resume_checkpoints_by_wall_time_at_evaluations_rotated(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import ding_lite.worker.learner as learner_module
+    from ding_lite.utils.checkpoint import latest_checkpoint
+
+    clock = [0.0]
+    monkeypatch.setattr(learner_module.time, "monotonic", lambda: clock[0])
+    cfg, policy = _ppo(1, 64, save_ckpt_after_iter=0, log_show_after_iter=0, save_ckpt_after_run=False,
+                       save_resume_ckpt=dict(every_seconds=100.0, at_eval_after_seconds=10.0, keep=2))
+    learner = BaseLearner(cfg.policy.learn.learner, policy, tmp_path)
+    ckpts = lambda: sorted(p.name for p in (tmp_path / "ckpt").glob("*"))  # noqa: E731
+    learner.train(_batch(64), env_step=64)  # iteration 1
+    learner.call_hooks("after_eval")
+    assert not (tmp_path / "ckpt").exists()  # too early: bounded cost
+    clock[0] = 11.0
+    learner.call_hooks("after_eval")
+    assert ckpts() == ["resume_1.pth.tar"]
+    clock[0] = 50.0
+    learner.train(_batch(64), env_step=128)  # not yet 100 s since the last: no write after an iteration
+    assert ckpts() == ["resume_1.pth.tar"]
+    clock[0] = 112.0
+    learner.train(_batch(64), env_step=192)  # iteration 3, 101 s later
+    clock[0] = 130.0
+    learner.train(_batch(64), env_step=256)
+    learner.call_hooks("after_eval")  # iteration 4, 18 s later
+    assert ckpts() == ["resume_3.pth.tar", "resume_4.pth.tar"]  # the newest two kept
+    assert latest_checkpoint(tmp_path / "ckpt").name == "resume_4.pth.tar"  # what --resume continues from
