@@ -29,6 +29,8 @@ NO_EFFECT: dict[str, str] = {
     "policy.collect.gae_lambda": "this policy computes no GAE (DI-engine's ACER does not read it either)",
     "policy.collect.collector.collect_print_freq": "the collector's statistics go to tensorboard at every collect "
                                                    "(collect/episode_return)",
+    "env.replay_path": "training records no videos (DI-engine's serial pipeline does not either; its eval entry "
+                       "does)",
     "env.manager.shared_memory": "observations travel through the env manager's pipes or in-process",
     "env.manager.cfg_type": "DI-engine's config bookkeeping",
     "policy.learn.learner.train_iterations": "the budget is --max-train-iter",

@@ -3,11 +3,13 @@
 from easydict import EasyDict
 
 cartpole_dqn_config = dict(
+    exp_name='cartpole_dqn',
     env=dict(
         collector_env_num=8,
         evaluator_env_num=5,
         n_evaluator_episode=5,
         stop_value=195,
+        replay_path='cartpole_dqn/video',
     ),
     policy=dict(
         cuda=False,
@@ -24,7 +26,7 @@ cartpole_dqn_config = dict(
             learning_rate=0.001,
         ),
         collect=dict(n_sample=8),
-        eval=dict(evaluator=dict(eval_freq=50, )),
+        eval=dict(evaluator=dict(eval_freq=40, )),
         other=dict(
             eps=dict(
                 type='exp',
