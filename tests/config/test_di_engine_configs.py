@@ -81,5 +81,5 @@ def test_max_use_retires_a_sample_after_that_many_draws() -> None:
         buf.sample(1)
     buf.push({"x": np.array([7])})  # a new sample is live again
     assert len(buf) == 1 and buf.sample(1)["x"].tolist() == [7]
-    with pytest.raises(ConfigError, match="max_use must be at least 1"):
+    with pytest.raises(ConfigError, match="max_use must be >= 1"):
         UniformBuffer(EasyDict(replay_buffer_size=8, max_use=0))
