@@ -42,7 +42,8 @@ def test_ppo_samples_legal_actions_and_learns_with_masked_logits():
                     TERMINATED: np.zeros((t_len, n), bool), TRUNCATED: np.zeros((t_len, n), bool)})
     samples = policy.collect_mode.get_train_sample(rollout)
     assert (samples[ACTION_MASK] == mask.reshape(-1, 4)).all()
-    stats = policy.learn_mode.forward(samples)
-    assert all(torch.isfinite(torch.as_tensor(v)).all() for v in stats.values())
+    logs = policy.learn_mode.forward(samples)  # one log dict per gradient step
+    logs = logs if isinstance(logs, list) else [logs]
+    assert logs and all(torch.isfinite(torch.as_tensor(v)).all() for log in logs for v in log.values())
     greedy = policy.eval_mode.forward({OBSERVATION: obs[0], ACTION_MASK: mask[0]})["action"]
     assert set(greedy.tolist()) <= {0, 2}
