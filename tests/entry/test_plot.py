@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import statistics
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import DIZOO_CARTPOLE, run_cli
+from conftest import DIZOO_CARTPOLE, cli_env, run_cli
 
 from ding_lite.entry.plot import collect_groups, group_summary, plot_pipeline, seed_group_label
 from ding_lite.entry.plot_figure import PANELS, panel_keys
@@ -106,6 +108,18 @@ def test_extra_panels_plug_in_by_tag(tmp_path: Path) -> None:
     table = plot_pipeline([tmp_path], tmp_path / "fig.png")
     assert _png_size(tmp_path / "fig.png") == (3 * 704, 484)
     assert _rows(table)["gsl"]["seeds"] == "2 (2 running)"  # no result.json: still running
+
+
+def test_matplotlib_is_imported_only_to_draw(tmp_path: Path) -> None:
+    code = ("import sys, ding_lite.cli, ding_lite.entry.plot; "
+            "sys.exit('matplotlib' in sys.modules or 'ding_lite.entry.plot_figure' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=cli_env(), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_plot_help_is_its_own(tmp_path: Path) -> None:
+    proc = run_cli("-m", "plot", "--help", cwd=tmp_path)
+    assert proc.returncode == 0 and "usage: ding_lite -m plot" in proc.stdout and "--metric" in proc.stdout
 
 
 def _write_file(d: Path) -> list[str]:
