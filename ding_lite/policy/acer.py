@@ -21,6 +21,7 @@ from ding_lite.rl_utils.acer import (
     categorical_kl_gradient,
     ema_update_,
     entropy_gradient,
+    importance_ratio,
     masked_mean,
     retrace_q_target,
     trust_region_projection,
@@ -94,7 +95,7 @@ class ACERPolicy(Policy):
         with torch.no_grad():
             prob = F.softmax(logit, dim=-1)
             value = (prob * q_value).sum(-1)  # V(s) = Σ_a π(a|s) Q(s, a), (T + 1, B)
-            rho = prob[:-1] / F.softmax(behaviour_logit.float(), dim=-1)  # ρ_t(a) = π(a|s_t) / μ(a|s_t)
+            rho = importance_ratio(logit[:-1], behaviour_logit)  # ρ_t(a) = π(a|s_t) / μ(a|s_t)
             q_ret = retrace_q_target(q_value[:-1].gather(-1, action.unsqueeze(-1)).squeeze(-1), value,
                                      rho.gather(-1, action.unsqueeze(-1)).squeeze(-1), reward.float(), terminated,
                                      mask, float(learn["discount_factor"]))

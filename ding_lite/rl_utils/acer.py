@@ -29,6 +29,16 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
+def importance_ratio(logit: torch.Tensor, behaviour_logit: torch.Tensor) -> torch.Tensor:
+    """ρ(a) = π(a|s) / μ(a|s) for every action, from logits, as exp(log π − log μ).
+
+    A ratio of softmaxes underflows to 0/0 = NaN once a logit gap passes about 104 in float32 (logits [0, −120]
+    against behaviour [0, −110] gave ρ = [1, NaN]); the difference of log-softmaxes stays finite (here [1, e⁻¹⁰]).
+    """
+    return torch.exp(torch.log_softmax(logit, dim=-1) - torch.log_softmax(behaviour_logit.to(logit.dtype), dim=-1))
+
+
+@torch.no_grad()
 def retrace_q_target(
     q_taken: torch.Tensor,
     value: torch.Tensor,

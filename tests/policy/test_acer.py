@@ -151,3 +151,21 @@ def test_config_errors_name_the_setting():
     cfg.policy.model.action_space = "continuous"
     with pytest.raises(ConfigError, match="discrete action space"):
         build_policy(cfg)
+
+
+def test_a_behaviour_logit_gap_past_104_gives_finite_updates():
+    """Logits [0, -120] against behaviour [0, -110]: a softmax ratio was NaN there and turned every actor weight
+    NaN; the log-softmax difference keeps the step finite."""
+    torch.manual_seed(0)
+    policy = build_policy(_cfg(), enable_field=["learn"])
+    batch = _batch()
+    with torch.no_grad():  # make the actor's logits on the first observation exactly [0, -120]
+        last = [m for m in policy._model.actor.modules() if isinstance(m, torch.nn.Linear)][-1]
+        last.weight.zero_()
+        last.bias.copy_(torch.tensor([0.0, -120.0]))
+    batch[LOGIT][:] = np.array([0.0, -110.0], dtype=np.float32)
+    batch[ACTION][:] = 0
+    log = policy.learn_mode.forward(batch)
+    log = log[-1] if isinstance(log, list) else log
+    assert all(torch.isfinite(torch.as_tensor(v)).all() for v in log.values())
+    assert all(torch.isfinite(p).all() for p in policy._model.parameters())

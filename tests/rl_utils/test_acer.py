@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -12,6 +13,7 @@ from ding_lite.rl_utils.acer import (
     categorical_kl_gradient,
     ema_update_,
     entropy_gradient,
+    importance_ratio,
     masked_mean,
     retrace_q_target,
     trust_region_projection,
@@ -171,3 +173,20 @@ def test_ema_update_moves_by_the_rule():
     torch.testing.assert_close(online.weight, torch.tensor([[3.0]]))  # the online net is untouched
     with pytest.raises(ValueError, match="target_theta=1.5"):
         ema_update_(average, online, target_theta=1.5)
+
+
+def test_importance_ratio_stays_finite_past_a_logit_gap_of_104():
+    logit = torch.tensor([[0.0, -120.0]])
+    behaviour = torch.tensor([[0.0, -110.0]])
+    # the ratio of softmaxes is 0/0 here (both underflow in float32)
+    assert torch.isnan(torch.softmax(logit, -1) / torch.softmax(behaviour, -1)).any()
+    rho = importance_ratio(logit, behaviour)
+    # π(0) / μ(0) = (1 + e^-110) / (1 + e^-120) = 1; π(1) / μ(1) = e^-120 / e^-110 · (1 + e^-110) / (1 + e^-120)
+    torch.testing.assert_close(rho, torch.tensor([[1.0, float(np.exp(-10.0))]]))
+
+
+def test_importance_ratio_of_ordinary_logits_is_the_probability_ratio():
+    logit = torch.tensor([[0.3, -0.2, 1.0]])
+    behaviour = torch.tensor([[-1.0, 0.5, 0.0]])
+    torch.testing.assert_close(importance_ratio(logit, behaviour),
+                               torch.softmax(logit, -1) / torch.softmax(behaviour, -1))
