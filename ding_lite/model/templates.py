@@ -7,13 +7,15 @@ from typing import Any
 import torch
 from torch import nn
 
+from ding_lite.data.keys import LOGIT, Q_VALUE
 from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, last_size, mlp, ortho_init
 from ding_lite.registry import MODEL
 
 
 @MODEL.register("dqn")
 class QNet(nn.Module):
-    """MLP Q-network with an optional dueling head (Wang et al. 2016): ``forward(obs) -> {'logit': Q (B, A)}``."""
+    """MLP Q-network with an optional dueling head (Wang et al. 2016): ``forward(obs) -> {'q_value': Q (B, A)}``, the
+    same tensor under ``'logit'`` too (DI-engine's name for it)."""
 
     config: dict[str, Any] = dict(
         type="dqn",
@@ -40,7 +42,7 @@ class QNet(nn.Module):
         q = self.advantage(x)
         if self.value is not None:
             q = self.value(x) + q - q.mean(dim=-1, keepdim=True)
-        return {"logit": q}
+        return {Q_VALUE: q, LOGIT: q}
 
 
 @MODEL.register("vac")

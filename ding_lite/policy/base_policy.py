@@ -19,9 +19,10 @@ FIELDS = ("learn", "collect", "eval")
 
 
 class LearnMode(NamedTuple):
-    """What a learner may call."""
+    """What a learner may call. ``forward(batch)`` returns one log dict per gradient step it took (a list; a single
+    dict counts as one step, DI-engine's convention): the learner advances ``train_iter`` by that count."""
 
-    forward: Callable[[dict], dict]
+    forward: Callable[[dict], list[dict] | dict]
     state_dict: Callable[[], dict]
     load_state_dict: Callable[[dict], None]
     monitor_vars: Callable[[], list]
@@ -135,8 +136,9 @@ class Policy:
         """Build what evaluation needs (often nothing)."""
         raise NotImplementedError(f"{type(self).__name__} must implement _init_eval")
 
-    def _forward_learn(self, batch: dict) -> dict:
-        """One learn step on a batch (dict of arrays); returns a dict of scalars (and explicit fields)."""
+    def _forward_learn(self, batch: dict) -> list[dict] | dict:
+        """Learn on a batch (dict of arrays); returns one dict of scalars (and explicit fields) per gradient step,
+        as a list (a single dict: one step)."""
         raise NotImplementedError(f"{type(self).__name__} must implement _forward_learn")
 
     def _forward_collect(self, obs: np.ndarray, env_step: int = 0) -> dict:

@@ -8,6 +8,7 @@ from typing import Any
 
 from ding_lite.registry import LEARNER_HOOK
 from ding_lite.utils.checkpoint import load_checkpoint, save_checkpoint
+from ding_lite.utils.learn_log import mean_log, step_logs
 
 POSITIONS = ("before_run", "after_iter", "after_run")
 
@@ -43,6 +44,7 @@ class BaseLearner:
         self.best_eval_return = -math.inf  # kept in checkpoints: a resumed run keeps ckpt_best's bar
         self.loaded_from: Path | None = None  # the checkpoint this learner started from, if any
         self.last_log: dict[str, Any] = {}
+        self.last_steps = 0  # gradient steps of the last train call
         self._hooks: dict[str, list[Any]] = {p: [] for p in POSITIONS}
         for name, value in (cfg.get("hook") or {}).items():
             hook = LEARNER_HOOK.build(name, value)
@@ -53,12 +55,19 @@ class BaseLearner:
         return self.exp_dir / "ckpt" if self.exp_dir is not None else None
 
     def train(self, batch: dict, env_step: int) -> dict[str, Any]:
-        """One learn step (one call of ``learn_mode.forward``); returns its log dict."""
+        """One call of ``learn_mode.forward``: ``train_iter`` advances by its number of gradient steps; returns their
+        log, merged (:func:`mean_log`)."""
         self.env_step = env_step
-        self.last_log = self.policy.forward(batch)
-        self.train_iter += 1
+        logs = step_logs(self.policy.forward(batch))
+        self.last_log = mean_log(logs)
+        self.last_steps = len(logs)
+        self.train_iter += self.last_steps
         self.call_hooks("after_iter")
         return self.last_log
+
+    def passed(self, freq: int) -> bool:
+        """True when the last ``train`` call took ``train_iter`` past a multiple of ``freq``."""
+        return self.train_iter // freq != (self.train_iter - self.last_steps) // freq
 
     def call_hooks(self, position: str) -> None:
         for hook in self._hooks[position]:
@@ -112,7 +121,7 @@ class SaveCkptHook:
         self.freq = int(freq)
 
     def __call__(self, learner: BaseLearner) -> None:
-        if self.freq > 0 and learner.train_iter % self.freq == 0:
+        if self.freq > 0 and learner.passed(self.freq):
             learner.save_checkpoint(f"iteration_{learner.train_iter}")
 
 
@@ -140,7 +149,7 @@ class LogHook:
         self.freq = int(freq)
 
     def __call__(self, learner: BaseLearner) -> None:
-        if learner.logger is None or self.freq <= 0 or learner.train_iter % self.freq:
+        if learner.logger is None or self.freq <= 0 or not learner.passed(self.freq):
             return
         learner.logger.scalars("learn", learner.last_log, learner.train_iter)
         scalars = " ".join(f"{k}={float(v):.4g}" for k, v in learner.last_log.items() if getattr(v, "ndim", 0) == 0)

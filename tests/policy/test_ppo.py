@@ -105,17 +105,19 @@ def test_learn_runs_epochs_of_minibatches_and_changes_the_policy() -> None:
     torch.manual_seed(0)
     policy = build_policy(cfg)
     calls = []
-    step = policy._minibatch_step
-    policy._minibatch_step = lambda mb: calls.append(len(mb[OBS])) or step(mb)
+    loss_of = policy._compute_loss
+    policy._compute_loss = lambda mb, context: calls.append(len(mb[OBS])) or loss_of(mb, context)
     rng = np.random.default_rng(0)
     batch = {OBS: rng.normal(size=(40, 4)).astype(np.float32), ACTION: rng.integers(0, 2, 40),
              LOGP: np.full(40, np.log(0.5), np.float32), VALUE: np.zeros(40, np.float32),
              ADV: rng.normal(size=40).astype(np.float32), RETURN: rng.normal(size=40).astype(np.float32)}
     before = [p.detach().clone() for p in policy._model.parameters()]
-    out = policy.learn_mode.forward(batch)
+    logs = policy.learn_mode.forward(batch)
     assert calls == [16, 16, 8] * 3  # epoch_per_collect passes of shuffled minibatches
-    assert set(policy.learn_mode.monitor_vars()) <= set(out)
-    assert all(v.ndim == 0 and torch.isfinite(v) for v in out.values())
+    assert len(logs) == 9  # one log per gradient step
+    for out in logs:
+        assert set(policy.learn_mode.monitor_vars()) <= set(out)
+        assert all(v.ndim == 0 and torch.isfinite(v) for v in out.values())
     assert any(not torch.equal(a, b) for a, b in zip(before, policy._model.parameters(), strict=True))
 
 
