@@ -48,7 +48,6 @@ class ACERPolicy(Policy):
             batch_size=16,  # sequences per learn step
             learning_rate_actor=0.0005,  # Adam step size of the actor
             learning_rate_critic=0.0005,  # Adam step size of the critic (its own optimiser)
-            discount_factor=0.99,  # γ
             c_clip_ratio=10.0,  # c: truncation of the importance weight in the policy gradient
             entropy_weight=0.0001,  # weight of the entropy bonus added to the policy gradient
             trust_region=True,  # project the policy gradient onto the trust region of the average policy
@@ -98,7 +97,7 @@ class ACERPolicy(Policy):
             rho = importance_ratio(logit[:-1], behaviour_logit)  # ρ_t(a) = π(a|s_t) / μ(a|s_t)
             q_ret = retrace_q_target(q_value[:-1].gather(-1, action.unsqueeze(-1)).squeeze(-1), value,
                                      rho.gather(-1, action.unsqueeze(-1)).squeeze(-1), reward.float(), terminated,
-                                     mask, float(learn["discount_factor"]))
+                                     mask, self.discount_factor)
         out = self._actor_step(obs[:-1], logit[:-1], q_value[:-1].detach(), value[:-1], q_ret, rho, action, mask)
         critic_loss = acer_value_loss(q_value[:-1].gather(-1, action.unsqueeze(-1)).squeeze(-1), q_ret, mask)
         self._optimizer_critic.zero_grad(set_to_none=True)

@@ -159,7 +159,7 @@ class DQNPolicy(Policy):
         steps[TERMINATED], steps[TRUNCATED] = cut_before_invalid(steps[TERMINATED], steps[TRUNCATED], steps[VALID])
         terminated, truncated = episode_ends(steps[TERMINATED], steps[TRUNCATED],
                                              bool(self.cfg["learn"]["ignore_done"]))
-        ret, discount, last = nstep_return(steps[REWARD], terminated, truncated, float(self.cfg["discount_factor"]),
+        ret, discount, last = nstep_return(steps[REWARD], terminated, truncated, self.discount_factor,
                                            nstep)
         # The last n-1 rows may lack future steps: keep them and process them again with the next rollout.
         hold = max(len(ret) - (nstep - 1), 0)

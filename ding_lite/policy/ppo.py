@@ -65,14 +65,12 @@ class PPOPolicy(OnPolicyPolicy):
             value_norm=False,  # learn values of returns normalised by running statistics
             grad_clip_value=0.5,  # global gradient-norm clip (None: off)
             ignore_done=False,  # treat terminations as truncations
-            # a collect's epoch_per_collect passes count one train iteration per gradient step: log each collect
-            learner=dict(hook=dict(log_show_after_iter=1)),
+            learner=dict(hook=dict(log_show_after_iter=1)),  # log after each collect's gradient steps
         ),
         collect=dict(
             n_sample=256,  # env steps per collect (rounded up to a multiple of collector_env_num)
             unroll_len=1,  # DI-engine key, not read: samples are single steps
-            discount_factor=0.99,  # γ
-            gae_lambda=0.95,  # λ
+            gae_lambda=0.95,  # λ (γ: policy.discount_factor, or DI-engine's collect.discount_factor)
         ),
         eval=dict(),
     )
@@ -136,7 +134,7 @@ class PPOPolicy(OnPolicyPolicy):
         reward, value, next_value, terminated, truncated = (
             x.reshape(shape).cpu().numpy()
             for x in (data[REWARD], value_t, next_value_t, data[TERMINATED], data[TRUNCATED] | data[CUT]))
-        adv, ret = gae(reward, value, next_value, terminated, truncated, float(collect["discount_factor"]),
+        adv, ret = gae(reward, value, next_value, terminated, truncated, self.discount_factor,
                        float(collect["gae_lambda"]))
         return torch.from_numpy(adv.reshape(-1)).to(self.device), torch.from_numpy(ret.reshape(-1)).to(self.device)
 
@@ -168,7 +166,7 @@ class PPOPolicy(OnPolicyPolicy):
         terminated, truncated = episode_ends(rollout[TERMINATED], rollout[TRUNCATED],
                                              bool(self.cfg["learn"]["ignore_done"]))
         adv, ret = gae(rollout[REWARD], rollout[VALUE], next_value.cpu().numpy().reshape(t_len, n_env),
-                       terminated, truncated, float(collect["discount_factor"]), float(collect["gae_lambda"]))
+                       terminated, truncated, self.discount_factor, float(collect["gae_lambda"]))
         if not self.cfg["recompute_adv"]:
             return valid_transitions({**rollout, ADV: adv, RETURN: ret}, (OBS, ACTION, LOGP, VALUE, ADV, RETURN))
         columns = {k: rollout[k] for k in (OBS, ACTION, LOGP, VALUE)} | {ADV: adv, RETURN: ret}

@@ -61,7 +61,7 @@ class MyDQNPolicy(Policy):
         with torch.no_grad():
             q_next = self._target_model(data[NEXT_OBS])[Q_VALUE].max(dim=1).values
             not_terminal = 1.0 - data[TERMINATED].float()  # truncated steps still bootstrap
-            target = data[REWARD] + self.cfg["discount_factor"] * not_terminal * q_next
+            target = data[REWARD] + self.discount_factor * not_terminal * q_next
         loss = F.smooth_l1_loss(q_taken, target)
         self._optimizer.zero_grad(set_to_none=True)
         loss.backward()

@@ -13,6 +13,8 @@ import torch
 from ding_lite.config import compile_config
 from ding_lite.entry.common import build_collector, build_env_managers, build_policy, fill_model_shapes
 from ding_lite.envs.env_manager import StepResult
+from ding_lite.errors import ConfigError
+from ding_lite.policy.base_policy import resolve_discount_factor
 from ding_lite.registry import POLICY
 from ding_lite.utils.learn_log import step_logs
 
@@ -139,3 +141,19 @@ def test_interrupted_rollout_stores_no_placeholder(policy_type: str, env: dict) 
     finally:
         collector_env.close()
         evaluator_env.close()
+
+
+@pytest.mark.parametrize("policy_type", ["dqn", "ppo", "acer"])
+def test_discount_factor_has_one_home_and_accepts_di_engines_positions(policy_type: str) -> None:
+    def gamma(**policy):
+        cfg = compile_config(dict(env=dict(DISCRETE_ENV), policy=dict(type=policy_type, **policy)))
+        return resolve_discount_factor(cfg.policy)
+
+    assert gamma(discount_factor=0.5) == 0.5
+    assert gamma(collect=dict(discount_factor=0.6)) == 0.6  # DI-engine's PPO position
+    assert gamma(learn=dict(discount_factor=0.7)) == 0.7  # DI-engine's ACER position
+    with pytest.raises(ConfigError, match=r"policy.learn.discount_factor=0.7 and policy.collect.discount_factor=0.6 "
+                                          r"disagree"):
+        gamma(learn=dict(discount_factor=0.7), collect=dict(discount_factor=0.6))
+    with pytest.raises(ConfigError, match=r"policy.discount_factor must be a number in \[0, 1\], got 1.5"):
+        gamma(discount_factor=1.5)
