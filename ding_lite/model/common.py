@@ -58,19 +58,6 @@ def last_size(in_size: int, hidden_sizes: Sequence[int]) -> int:
     return hidden_sizes[-1] if len(hidden_sizes) else in_size
 
 
-def count_params(model: nn.Module) -> int:
-    """Number of trainable parameters."""
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
-
-
-def to_obs_tensor(obs: Any, device: torch.device | str = "cpu") -> torch.Tensor:
-    """A float32 tensor of a numpy observation batch (shares memory on CPU when already float32)."""
-    t = torch.as_tensor(obs)
-    if t.dtype != torch.float32:
-        t = t.float()
-    return t.to(device) if str(device) != "cpu" else t
-
-
 # ---- actor heads shared by the actor-critic templates (VAC, the EPPO members) ----------------------------------
 def actor_settings(cfg: Mapping[str, Any]) -> tuple[bool, bool]:
     """``(continuous, fixed_sigma)`` of a model section, checked: ``action_space`` is 'discrete' or 'continuous',

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ding_lite.errors import CheckpointError, ConfigError
+from ding_lite.errors import CheckpointError, ConfigError, first_line
 from ding_lite.registry import MODEL
 from ding_lite.utils.dicts import deep_merge
 
@@ -253,8 +253,7 @@ def _load_into(obj: Any, state: Any, name: str) -> None:
     try:
         obj.load_state_dict(state)
     except (RuntimeError, KeyError, ValueError, TypeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CheckpointError(f"checkpoint entry '{name}' does not fit this policy: {first}") from exc
+        raise CheckpointError(f"checkpoint entry '{name}' does not fit this policy: {first_line(exc)}") from exc
 
 
 def adam(params: Iterable[torch.nn.Parameter], lr: float, **kwargs: Any) -> torch.optim.Adam:

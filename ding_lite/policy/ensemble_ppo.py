@@ -12,7 +12,7 @@ from torch import nn
 from torch.distributions import Categorical
 
 from ding_lite.data.keys import ACTION, ADV, LOGIT, LOGP, MEMBER_LOGP, MU, OBS, SIGMA, VALID, VALUE
-from ding_lite.errors import CheckpointError, ConfigError
+from ding_lite.errors import CheckpointError, ConfigError, first_line
 from ding_lite.model.ensemble_vac import ACTOR_PREFIXES, CRITIC_PREFIXES
 from ding_lite.policy.on_policy import Log
 from ding_lite.policy.ppo import PPOPolicy, action_distribution
@@ -190,7 +190,7 @@ class EnsemblePPOPolicy(PPOPolicy):
                     self._model.load_critic_from_vac(model_state)
             except RuntimeError as exc:
                 raise CheckpointError(f"policy.init_member_ckpts[{k}]={path!r} does not fit the ensemble's members: "
-                                      f"{str(exc).strip().splitlines()[0]}; set policy.model (encoder_hidden_size_"
+                                      f"{first_line(exc)}; set policy.model (encoder_hidden_size_"
                                       f"list, activation, sigma_type) as in the PPO run") from exc
             value_stats = getattr(self, "_value_stats", None)
             if k == 0 and value_stats is not None and "value_stats" in state["policy"]:
