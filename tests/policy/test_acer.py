@@ -169,3 +169,47 @@ def test_a_behaviour_logit_gap_past_104_gives_finite_updates():
     log = log[-1] if isinstance(log, list) else log
     assert all(torch.isfinite(torch.as_tensor(v)).all() for v in log.values())
     assert all(torch.isfinite(p).all() for p in policy._model.parameters())
+
+
+def _naive_actor_objective(policy, batch: dict, c: float, gamma: float, entropy_weight: float) -> torch.Tensor:
+    """ACER's actor objective (Wang et al. 2017, Algorithm 2 and eq. 9), one sequence and one step at a time."""
+    actor, critic = policy._model.actor, policy._model.critic
+    total, steps = torch.zeros(()), 0
+    for b in range(len(batch[MASK])):
+        real = int(batch[MASK][b].sum())
+        obs = torch.as_tensor(batch[OBS_PLUS_1][b, :real + 1])
+        log_pi = torch.log_softmax(actor(obs), -1)  # carries the gradient
+        pi = log_pi.exp().detach()
+        q = critic(obs).detach()
+        v = (pi * q).sum(-1)
+        mu = torch.softmax(torch.as_tensor(batch[LOGIT][b, :real]), -1)
+        actions = batch[ACTION][b]
+        q_ret = 0.0 if batch[TERMINATED][b, real - 1] else float(v[real])
+        for i in reversed(range(real)):
+            q_ret = float(batch[REWARD][b, i]) + gamma * q_ret
+            a = int(actions[i])
+            rho = pi[i] / mu[i]
+            total = total + min(c, float(rho[a])) * (q_ret - float(v[i])) * log_pi[i, a]
+            for other in range(pi.shape[-1]):
+                weight = max(0.0, 1.0 - c / float(rho[other])) * float(pi[i, other])
+                total = total + weight * (float(q[i, other]) - float(v[i])) * log_pi[i, other]
+            total = total - entropy_weight * (log_pi[i].exp() * log_pi[i]).sum()
+            steps += 1
+            q_ret = min(1.0, float(rho[a])) * (q_ret - float(q[i, a])) + float(v[i])
+    return total / steps
+
+
+@pytest.mark.parametrize("c_clip_ratio", [10.0, 0.5])  # 0.5: the bias correction is active
+def test_actor_gradient_matches_a_naive_per_sequence_implementation(c_clip_ratio):
+    torch.manual_seed(0)
+    gamma, entropy_weight = 0.9, 0.01
+    policy = build_policy(_cfg(trust_region=False, c_clip_ratio=c_clip_ratio, entropy_weight=entropy_weight,
+                               discount_factor=gamma), enable_field=["learn"])
+    batch = _batch()
+    policy._model.actor.zero_grad()
+    (-_naive_actor_objective(policy, batch, c_clip_ratio, gamma, entropy_weight)).backward()
+    expected = [p.grad.clone() for p in policy._model.actor.parameters()]
+    policy._optimizer_actor.step = lambda: None  # keep the policy's gradient in .grad
+    policy.learn_mode.forward(batch)
+    for got, want in zip((p.grad for p in policy._model.actor.parameters()), expected, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
