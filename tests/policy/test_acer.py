@@ -213,3 +213,33 @@ def test_actor_gradient_matches_a_naive_per_sequence_implementation(c_clip_ratio
     policy.learn_mode.forward(batch)
     for got, want in zip((p.grad for p in policy._model.actor.parameters()), expected, strict=True):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("statistics", ["probability", "logit"])
+def test_projected_step_keeps_k_dot_z_within_delta(statistics, monkeypatch):
+    """Policy level: the z the actor is trained on satisfies kᵀz ≤ δ for every sample, in the chosen coordinates."""
+    import ding_lite.policy.acer as acer_module
+
+    delta = 1e-3
+    seen = []
+    project = acer_module.trust_region_projection
+
+    def spy(g, k, d):
+        z, active = project(g, k, d)
+        seen.append(((k * z).sum(-1), active))
+        return z, active
+
+    monkeypatch.setattr(acer_module, "trust_region_projection", spy)
+    torch.manual_seed(0)
+    policy = build_policy(_cfg(trust_region_value=delta, target_theta=0.5, trust_region_statistics=statistics),
+                          enable_field=["learn"])
+    for seed in range(3):  # the average policy lags behind after the first step: the constraint binds
+        policy.learn_mode.forward(_batch(seed))
+    assert any(active.any() for _, active in seen)
+    for kz, _ in seen:
+        assert (kz <= delta + 1e-5).all()
+
+
+def test_an_unknown_trust_region_statistics_is_a_config_error():
+    with pytest.raises(ConfigError, match="policy.learn.trust_region_statistics must be 'probability' or 'logit'"):
+        build_policy(_cfg(trust_region_statistics="log"), enable_field=["learn"])

@@ -9,12 +9,16 @@ from torch import nn
 
 from ding_lite.rl_utils.acer import (
     acer_policy_gradient,
+    acer_policy_gradient_prob,
     acer_value_loss,
     categorical_kl_gradient,
+    categorical_kl_gradient_prob,
     ema_update_,
     entropy_gradient,
+    entropy_gradient_prob,
     importance_ratio,
     masked_mean,
+    prob_to_logit_gradient,
     retrace_q_target,
     trust_region_projection,
 )
@@ -190,3 +194,36 @@ def test_importance_ratio_of_ordinary_logits_is_the_probability_ratio():
     behaviour = torch.tensor([[-1.0, 0.5, 0.0]])
     torch.testing.assert_close(importance_ratio(logit, behaviour),
                                torch.softmax(logit, -1) / torch.softmax(behaviour, -1))
+
+
+def _random_inputs(seed: int = 0):
+    gen = torch.Generator().manual_seed(seed)
+    prob = torch.softmax(torch.randn(3, 2, 4, generator=gen), -1)
+    behaviour = torch.softmax(torch.randn(3, 2, 4, generator=gen), -1)
+    q_value = torch.randn(3, 2, 4, generator=gen)
+    value = (prob * q_value).sum(-1)
+    q_retrace = torch.randn(3, 2, generator=gen)
+    action = torch.randint(0, 4, (3, 2), generator=gen)
+    return prob, q_value, value, q_retrace, prob / behaviour, action
+
+
+@pytest.mark.parametrize("c", [10.0, 0.5])
+def test_probability_gradient_carried_to_the_logits_is_the_logit_gradient(c):
+    prob, q_value, value, q_retrace, rho, action = _random_inputs()
+    g_prob = acer_policy_gradient_prob(prob, q_value, value, q_retrace, rho, action, c)
+    g_prob = g_prob + 0.1 * entropy_gradient_prob(prob)
+    terms = acer_policy_gradient(prob, q_value, value, q_retrace, rho, action, c)
+    g_logit = terms.truncated + terms.bias_correction + 0.1 * entropy_gradient(prob)
+    torch.testing.assert_close(prob_to_logit_gradient(g_prob, prob), g_logit, rtol=1e-5, atol=1e-6)
+
+
+def test_probability_gradients_are_the_autograd_gradients_of_their_functions():
+    prob = torch.tensor([0.2, 0.5, 0.3], requires_grad=True)
+    avg = torch.tensor([0.4, 0.4, 0.2])
+    (avg * (avg.log() - prob.log())).sum().backward()
+    torch.testing.assert_close(categorical_kl_gradient_prob(avg, prob.detach()), prob.grad)
+    prob.grad = None
+    (-(prob * prob.log()).sum()).backward()
+    torch.testing.assert_close(entropy_gradient_prob(prob.detach()), prob.grad)
+    # hand values: k = −π_avg/π = [−2, −0.8, −2/3]
+    torch.testing.assert_close(categorical_kl_gradient_prob(avg, prob.detach()), torch.tensor([-2.0, -0.8, -2 / 3]))
