@@ -27,13 +27,12 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from ding_lite.data.keys import ACTION, OBS, REWARD
+from ding_lite.data.keys import ACTION, EPISODE_ID, OBS, REWARD
 from ding_lite.errors import ConfigError, first_line
 from ding_lite.utils.atomic import atomic_write
 
 DEMO_FORMAT = "ding_lite.demo"
 DEMO_VERSION = 1
-EPISODE_ID = "episode_id"
 ARRAY_KEYS = (OBS, ACTION, REWARD, EPISODE_ID, "episode_return", "episode_length")
 
 # The ``demo`` config section: settings of ``ding_lite -m collect_demo`` (merged into every compiled config).

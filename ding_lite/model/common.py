@@ -8,6 +8,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ding_lite.data.keys import LOGIT, MU, SIGMA
 from ding_lite.errors import ConfigError
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU, "gelu": nn.GELU, "silu": nn.SiLU}
@@ -85,6 +86,6 @@ def actor_output(module: Any, features: torch.Tensor, continuous: bool,
     """``{'logit'}`` or ``{'mu', 'sigma'}`` from ``module.actor_head`` (and its log-std part) on ``features``."""
     out = module.actor_head(features)
     if not continuous:
-        return {"logit": out}
+        return {LOGIT: out}
     log_std = module.log_std.expand_as(out) if fixed_sigma else module.log_std_head(features).clamp(-20.0, 2.0)
-    return {"mu": out, "sigma": log_std.exp()}
+    return {MU: out, SIGMA: log_std.exp()}

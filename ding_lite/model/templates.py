@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ding_lite.data.keys import LOGIT, Q_VALUE
+from ding_lite.data.keys import LOGIT, Q_VALUE, VALUE
 from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, last_size, mlp, ortho_init
 from ding_lite.registry import MODEL
 
@@ -83,7 +83,7 @@ class VAC(nn.Module):
         return actor_output(self, self.actor_encoder(obs), self.continuous, self.fixed_sigma)
 
     def compute_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        return {"value": self.critic_head(self.critic_encoder(obs)).squeeze(-1)}
+        return {VALUE: self.critic_head(self.critic_encoder(obs)).squeeze(-1)}
 
     def compute_actor_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         out = self.compute_actor(obs)
