@@ -65,7 +65,6 @@ class PPOPolicy(OnPolicyPolicy):
             value_norm=False,  # learn values of returns normalised by running statistics
             grad_clip_value=0.5,  # global gradient-norm clip (None: off)
             ignore_done=False,  # treat terminations as truncations
-            learner=dict(hook=dict(log_show_after_iter=1)),  # log after each collect's gradient steps
         ),
         collect=dict(
             n_sample=256,  # env steps per collect (rounded up to a multiple of collector_env_num)

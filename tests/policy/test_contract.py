@@ -16,7 +16,7 @@ from ding_lite.envs.env_manager import StepResult
 from ding_lite.errors import ConfigError
 from ding_lite.policy.base_policy import resolve_discount_factor
 from ding_lite.registry import POLICY
-from ding_lite.utils.learn_log import step_logs
+from ding_lite.worker.learner import as_log_list
 
 pytestmark = pytest.mark.unittest
 
@@ -52,7 +52,7 @@ def test_policy_contract(policy_type: str, env: dict) -> None:
         samples, _ = collector.collect(n_sample=64)
         assert samples, f"{policy_type}: collect produced no samples"
         batch = _train_batch(cfg, samples)
-        logs = step_logs(policy.learn_mode.forward(batch))
+        logs = as_log_list(policy.learn_mode.forward(batch))
         assert logs and all(isinstance(log, dict) and log for log in logs), \
             f"{policy_type}: learn forward returned no log per gradient step"
         for log in logs:
@@ -135,7 +135,7 @@ def test_interrupted_rollout_stores_no_placeholder(policy_type: str, env: dict) 
             if np.issubdtype(np.asarray(column).dtype, np.floating):
                 assert not (np.abs(column) >= MARK / 10).any(), \
                     f"{policy_type}: the placeholder row of a worker restart reached the train samples ('{key}')"
-        logs = step_logs(policy.learn_mode.forward(_train_batch(cfg, samples)))
+        logs = as_log_list(policy.learn_mode.forward(_train_batch(cfg, samples)))
         for log in logs:
             assert all(np.isfinite(float(v)) for v in log.values() if getattr(v, "ndim", 0) == 0), policy_type
     finally:

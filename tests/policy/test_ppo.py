@@ -114,7 +114,7 @@ def test_learn_runs_epochs_of_minibatches_and_changes_the_policy() -> None:
     before = [p.detach().clone() for p in policy._model.parameters()]
     logs = policy.learn_mode.forward(batch)
     assert calls == [16, 16, 8] * 3  # epoch_per_collect passes of shuffled minibatches
-    assert len(logs) == 9  # one log per gradient step
+    assert isinstance(logs, list) and len(logs) == 9  # one log dict per gradient step (DI-engine's convention)
     for out in logs:
         assert set(policy.learn_mode.monitor_vars()) <= set(out)
         assert all(v.ndim == 0 and torch.isfinite(v) for v in out.values())

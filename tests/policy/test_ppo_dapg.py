@@ -13,7 +13,7 @@ from ding_lite.data.keys import ACTION, ADV, LOGP, OBS, RETURN, VALID, VALUE
 from ding_lite.entry.common import build_policy, fill_model_shapes
 from ding_lite.errors import ConfigError
 from ding_lite.policy.ppo import action_distribution
-from ding_lite.utils.learn_log import mean_log, step_logs
+from ding_lite.worker.learner import as_log_list, mean_log
 
 pytestmark = pytest.mark.unittest
 
@@ -65,7 +65,7 @@ def _learn(policy, batch):
 
 def _learn_steps(policy, batch):
     torch.manual_seed(1)  # same minibatch order for every policy
-    return step_logs(policy.learn_mode.forward(batch))
+    return as_log_list(policy.learn_mode.forward(batch))
 
 
 def _params(policy, prefix):
