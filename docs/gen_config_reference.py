@@ -125,7 +125,7 @@ def _source_link(obj: Any) -> str:
         rel = path.relative_to(REPO_ROOT).as_posix()
     except ValueError:  # defined outside this checkout (an installed plugin)
         return f"`{obj.__module__}`"
-    return f"[`{rel}`](../{rel})"
+    return f"`{rel}`"  # a code path, not a link: the docs site holds only docs/ (mkdocs --strict rejects ../)
 
 
 def _component(title: str, obj: Any, where: str, comments: Mapping[str, str], values: Mapping[str, Any],

@@ -40,7 +40,8 @@ def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None 
     Args:
         config: a config file path, DI-engine's ``(main_config, create_config)``, a dict, or a compiled config.
         seed: seed of envs, torch and numpy.
-        max_env_step / max_train_iter: budgets (None: unbounded).
+        max_env_step: env-step budget (None: unbounded).
+        max_train_iter: train-iteration budget (None: unbounded).
         exp_dir: experiment folder (default: ``cfg.exp_name``); if it already holds a run and ``resume`` is off,
             ``<exp_dir>_1``, ``<exp_dir>_2``, ... is used instead (the result's ``exp_dir`` says which).
         resume: continue from the latest ``<exp_dir>/ckpt/iteration_N.pth.tar`` (train_iter and env_step too).
