@@ -7,7 +7,17 @@ import pytest
 import torch
 
 from ding_lite.config import compile_config
-from ding_lite.data.keys import ACTION_MASK, NEXT_ACTION_MASK, NEXT_OBS, OBS, OBSERVATION, REWARD, TERMINATED, TRUNCATED
+from ding_lite.data.keys import (
+    ACTION_MASK,
+    NEXT_ACTION_MASK,
+    NEXT_OBS,
+    OBS,
+    OBSERVATION,
+    Q_VALUE,
+    REWARD,
+    TERMINATED,
+    TRUNCATED,
+)
 from ding_lite.entry.common import build_policy
 from ding_lite.policy import dqn as dqn_module
 from ding_lite.rl_utils.masks import MASKED_LOGIT
@@ -33,7 +43,7 @@ def test_collect_and_eval_choose_legal_actions_only():
     action = policy.collect_mode.forward({OBSERVATION: obs, ACTION_MASK: mask}, env_step=0)["action"]
     assert mask[np.arange(500), action].all()
     assert len(set(action.tolist())) == 4  # exploration still reaches every action somewhere
-    q = policy._model(torch.from_numpy(obs))["logit"].detach().numpy()
+    q = policy._model(torch.from_numpy(obs))[Q_VALUE].detach().numpy()
     greedy = policy.eval_mode.forward({OBSERVATION: obs, ACTION_MASK: mask})["action"]
     assert mask[np.arange(500), greedy].all()
     assert (greedy == np.where(mask, q, -np.inf).argmax(1)).all()
