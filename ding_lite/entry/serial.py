@@ -283,7 +283,8 @@ def _final_eval(cfg: Any, parts: Any, learner: BaseLearner, seed: int) -> dict[s
     best = learner.ckpt_dir / "ckpt_best.pth.tar" if learner.ckpt_dir is not None else None
     out = final(n_episode, seed + FINAL_EVAL_SEED_OFFSET, best if best is not None and best.is_file() else None)
     return {"final_eval_return": out.mean, "final_eval_std": out.std, "final_eval_episodes": len(out.returns),
-            "final_eval_checkpoint": str(best) if best is not None and best.is_file() else None}
+            # relative to the experiment folder: runs that differ only in their folder have equal results
+            "final_eval_checkpoint": "ckpt/ckpt_best.pth.tar" if best is not None and best.is_file() else None}
 
 
 def _train_off_policy(cfg: Any, buffer: Any, samples: dict, learner: BaseLearner, env_step: int) -> None:
