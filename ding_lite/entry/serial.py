@@ -200,6 +200,7 @@ def _train_loop(cfg: Any, parts: _Parts, learner: BaseLearner, logger: Experimen
         if sum(parts.env_restarts().values()) != restarts_logged:
             restarts_logged = sum(parts.env_restarts().values())
             logger.scalar("env/restarts", restarts_logged, collector.env_step)
+            logger.scalar("env/restart_rate", _per_1k(restarts_logged, collector.env_step), collector.env_step)
         if episodes:
             logger.scalar("collect/episode_return", sum(e.episode_return for e in episodes) / len(episodes),
                           collector.env_step)
@@ -224,7 +225,14 @@ def _train_loop(cfg: Any, parts: _Parts, learner: BaseLearner, logger: Experimen
         "best_eval_return": float(evaluator.best_return),
         "stop_value": cfg.env.stop_value,
         "env_restarts": restarts,
+        "env_restart_rate": _per_1k(restarts, collector.env_step),
     }
+
+
+def _per_1k(count: int, env_step: int) -> float:
+    """``count`` per 1000 collected env steps (the failure rate of env workers that tensorboard and result.json
+    report next to the count)."""
+    return round(1000 * count / max(env_step, 1), 4)
 
 
 def _train_off_policy(cfg: Any, buffer: Any, samples: dict, learner: BaseLearner, env_step: int) -> None:
