@@ -36,6 +36,7 @@ from ding_lite.entry.parallel_actors import CollectorShell, CollectOutput, Evalu
 from ding_lite.entry.serial import run_training, start_run
 from ding_lite.errors import ConfigError, PluginImportError, WorkerError
 from ding_lite.utils.dicts import to_plain
+from ding_lite.utils.failure_budget import FailureBudget
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.worker.evaluator import EvalResult
 
@@ -46,7 +47,9 @@ PARALLEL_CONFIG: dict[str, Any] = dict(
     collector_num_cpus=1.0,  # CPUs Ray reserves for each collector actor
     evaluator_num_cpus=0.0,  # CPUs Ray reserves for the evaluator actor (it runs while the learner waits for it)
     broadcast_interval=1,  # off-policy: new weights go out every this many train iterations (on-policy: every round)
-    max_actor_restarts=3,  # dead actors replaced over the whole run before it stops with an error
+    max_actor_restarts=3,  # replacements per actor slot in a row (a batch or evaluation clears it); the next stops
+    actor_restart_window=3600.0,  # seconds over which max_actor_restarts_per_window counts (None: no rate guard)
+    max_actor_restarts_per_window=10,  # replacements per actor slot within actor_restart_window s; the next stops
 )
 
 RAY_INSTALL_HINT = "pip install -e '.[ray]' (or pip install 'ray[default]')"
@@ -102,11 +105,22 @@ def check_parallel_config(par: Mapping[str, Any]) -> None:
     for key, low in (("n_collectors", 1), ("broadcast_interval", 1), ("max_actor_restarts", 0)):
         if int(par[key]) < low:
             raise ConfigError(f"parallel.{key} must be at least {low}, got {par[key]!r}")
+    window, per_window = par["actor_restart_window"], par["max_actor_restarts_per_window"]
+    if window is not None and not (_is_number(window) and window > 0):
+        raise ConfigError(f"parallel.actor_restart_window must be a positive number of seconds or None (no rate "
+                          f"guard), got {window!r}")
+    if per_window is not None and not (_is_number(per_window) and per_window >= 0):
+        raise ConfigError(f"parallel.max_actor_restarts_per_window must be a number >= 0 or None (no rate guard), "
+                          f"got {per_window!r}")
     for key in ("collector_num_cpus", "evaluator_num_cpus"):
         if float(par[key]) < 0:
             raise ConfigError(f"parallel.{key} must be >= 0, got {par[key]!r}")
     if par["num_cpus"] is not None and int(par["num_cpus"]) < 1:
         raise ConfigError(f"parallel.num_cpus must be a positive int or None (the CPU count), got {par['num_cpus']!r}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @contextmanager
@@ -174,8 +188,14 @@ class _Weights:
 
 
 class _ActorFactory:
-    """Creates the actors (from the config, with fresh seeds), replaces dead ones within ``max_actor_restarts`` and
-    closes them all at the end."""
+    """Creates the actors (from the config, with fresh seeds), replaces dead ones while each slot's failure budget
+    allows (``parallel.max_actor_restarts`` in a row, ``parallel.max_actor_restarts_per_window`` within
+    ``parallel.actor_restart_window`` seconds) and closes them all at the end.
+
+    Ray's own actor restart (``max_restarts``) is not used: it counts over the actor's life (the very limit the budget
+    replaces), a restarted actor reruns its constructor with the same seed (a collector would repeat the dead one's
+    episodes), and an actor ended by ``ray.kill`` is not restarted at all. A new actor does the same job with fresh
+    seeds, placed by Ray on any node with room."""
 
     def __init__(self, ray: Any, cfg: Any, seed: int) -> None:
         par = cfg.parallel
@@ -184,7 +204,13 @@ class _ActorFactory:
         self.seed = seed
         self.env_num = int(cfg.env.collector_env_num)
         self.max_restarts = int(par.max_actor_restarts)
+        window, per_window = par.actor_restart_window, par.max_actor_restarts_per_window
+        self._budget_args = (self.max_restarts, None if window is None or per_window is None else int(per_window),
+                             float(window or 0))
+        self.budgets: dict[str, FailureBudget] = {}  # role -> its failure budget (from its first death on)
         self.restarts = 0
+        self.clock = time.monotonic  # the clock of the restart window (seconds)
+        self.born = self.clock()
         self.created = 0  # collectors created so far; the k-th gets seed + k * env_num, so no two share env seeds
         self.started = 0  # actors started so far (numbers their names)
         self.tag = f"ding_lite-{os.getpid()}-{id(self):x}"  # names: <tag>/collector<slot>-<k>, <tag>/evaluator-<k>
@@ -221,24 +247,51 @@ class _ActorFactory:
             except self.ray.exceptions.RayError as exc:
                 raise WorkerError(f"the {role} actor failed to start: {_last_line(exc)}") from None
 
-    def replace(self, role: str, exc: Exception) -> Any:
-        """A new actor for ``role`` after ``exc`` (its death); counts against ``parallel.max_actor_restarts``."""
-        if getattr(exc, "actor_init_failed", False):
-            raise WorkerError(f"the {role} actor failed to start: {_last_line(exc)}") from None
-        self.restarts += 1
-        if self.restarts > self.max_restarts:
-            raise WorkerError(f"the {role} actor died and parallel.max_actor_restarts={self.max_restarts} replacements "
-                              f"are used up: {_last_line(exc)}") from None
-        self.ray.kill(self.live[role])  # it may be unreachable rather than dead: make sure
-        handle = self._restart[role]()
-        self.wait_ready([role])
-        message = (f"[parallel] {role} actor died ({_last_line(exc)}); replaced by a new actor "
-                   f"(restart {self.restarts}/{self.max_restarts})")
-        if self.logger is not None:
-            self.logger.info(message)
-        else:
+    def succeeded(self, role: str) -> None:
+        """The actor of ``role`` delivered a batch or an evaluation: its slot is healthy again."""
+        budget = self.budgets.get(role)
+        if budget is not None:
+            budget.record_success(clear=True)
+
+    def replace(self, role: str, exc: Exception, env_step: int) -> Any:
+        """A new actor for ``role`` after ``exc`` (its death), while the slot's failure budget allows; a replacement
+        that dies while it starts counts as one more death in a row. ``env_step`` places the tensorboard points."""
+        budget = self.budgets.setdefault(role, FailureBudget(
+            *self._budget_args, keys=("parallel.max_actor_restarts", "parallel.max_actor_restarts_per_window"),
+            unit="s"))
+        while True:
+            if getattr(exc, "actor_init_failed", False):
+                raise WorkerError(f"the {role} actor failed to start: {_last_line(exc)}") from None
+            spent = budget.record_failure(self.clock())
+            if spent is not None:
+                raise WorkerError(f"the {role} actor died after {spent.what}: {_last_line(exc)}. Find out why, or "
+                                  f"allow more restarts with {spent.key} (now {spent.limit})") from None
+            self.restarts += 1
+            self._report(role, exc, budget, env_step)
+            self.ray.kill(self.live[role])  # it may be unreachable rather than dead: make sure
+            handle = self._restart[role]()
+            try:
+                self.ray.get(handle.ready.remote())
+                return handle
+            except self.ray.exceptions.RayError as failure:
+                exc = failure
+
+    def restart_rate(self) -> float:
+        """Actor replacements per hour of the run so far."""
+        return round(3600 * self.restarts / max(self.clock() - self.born, 1e-9), 4)
+
+    def _report(self, role: str, exc: Exception, budget: FailureBudget, env_step: int) -> None:
+        rate = "" if budget.max_per_window is None else \
+            f", {budget.in_window(self.clock())} within {budget.window:g} s of max_actor_restarts_per_window=" \
+            f"{budget.max_per_window}"
+        message = (f"[parallel] {role} actor died ({_last_line(exc)}); replaced by a new actor (restart "
+                   f"{self.restarts}: {budget.in_a_row} in a row of max_actor_restarts={self.max_restarts}{rate})")
+        if self.logger is None:
             log.info(message)
-        return handle
+            return
+        self.logger.info(message)
+        self.logger.scalar("parallel/actor_restarts", self.restarts, env_step)
+        self.logger.scalar("parallel/actor_restart_rate", self.restart_rate(), env_step)
 
     def close(self, timeout: float = 10.0) -> None:
         """Let every actor close its envs (after its running task), then end them."""
@@ -290,6 +343,8 @@ class _RemoteCollectors:
         self.slot_steps = [0] * n
         self.slot_seconds = [0.0] * n
         self.load_seconds: list[float] = []
+        self.env_restarts = [0] * n  # env worker restarts inside each slot's current actor, as of its last batch
+        self.retired_env_restarts = 0  # the same, of the slots' dead actors
 
     def collect(self, n_sample: int, train_iter: int = 0) -> tuple[Batch, list]:
         """The next samples for the learner (see the class docstring)."""
@@ -339,13 +394,18 @@ class _RemoteCollectors:
         ready, _ = self.ray.wait(list(self.pending), num_returns=1)
         slot = self.pending.pop(ready[0])
         try:
-            return slot, self.ray.get(ready[0])
+            out: CollectOutput = self.ray.get(ready[0])
         except self.ray.exceptions.RayActorError as exc:
-            self.actors[slot] = self.factory.replace(f"collector{slot}", exc)
+            self.retired_env_restarts += self.env_restarts[slot]  # as of the dead actor's last batch
+            self.env_restarts[slot] = 0
+            self.actors[slot] = self.factory.replace(f"collector{slot}", exc, self.env_step)
             self.loaded[slot] = None
             return slot, None
         except self.ray.exceptions.RayTaskError as exc:
             raise _task_error(exc) from None
+        self.factory.succeeded(f"collector{slot}")
+        self.env_restarts[slot] = out.env_restarts
+        return slot, out
 
     def _account(self, slot: int, out: CollectOutput, train_iter: int) -> None:
         lag = train_iter - out.weights_version
@@ -405,10 +465,11 @@ class _RemoteEvaluator:
                 result = self.ray.get(self.actor.eval.remote(weights, version, train_iter, env_step))
                 break
             except self.ray.exceptions.RayActorError as exc:
-                self.actor = self.factory.replace("evaluator", exc)
+                self.actor = self.factory.replace("evaluator", exc, env_step)
                 self.loaded = None
             except self.ray.exceptions.RayTaskError as exc:
                 raise _task_error(exc) from None
+        self.factory.succeeded("evaluator")
         improved = result.mean > self.best_return
         self.best_return = max(self.best_return, result.mean)
         return result._replace(improved=improved)
@@ -443,9 +504,9 @@ class _ParallelParts:
                     f"{'synchronous on-policy rounds' if self.cfg.policy.on_policy else 'asynchronous off-policy'}")
 
     def env_restarts(self) -> dict[str, int]:
-        """Env worker restarts happen inside the actors' own env managers, which log them there; the driver holds
-        no env manager to count."""
-        return {}
+        """Env worker restarts inside the collector actors' env managers (each logs its own), as of each actor's last
+        batch; the evaluator actor's are not reported to the driver."""
+        return {"collector": self.collector.retired_env_restarts + sum(self.collector.env_restarts)}
 
     def stats(self) -> dict[str, Any]:
         return {
@@ -453,6 +514,7 @@ class _ParallelParts:
             "ray_address": self.ray.get_runtime_context().gcs_address,
             "n_collectors": int(self.cfg.parallel.n_collectors),
             "actor_restarts": self.factory.restarts,
+            "actor_restart_rate": self.factory.restart_rate(),
             "weight_broadcasts": self.weights.count,
             "broadcast_ms_mean": round(1000 * self.weights.seconds / max(self.weights.count, 1), 3),
             **self.collector.stats(),

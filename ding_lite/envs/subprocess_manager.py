@@ -185,7 +185,7 @@ class SubprocessEnvManager(EnvManager):
         max_retry=5,  # worker restarts allowed per env in a row; the next failure in a row stops the run (EnvError)
         healthy_steps=100,  # good steps after which a restarted env is healthy again (a finished episode is, at once)
         retry_window=10_000,  # env steps of each env over which max_retry_per_window counts (None: no rate guard)
-        max_retry_per_window=10,  # worker restarts allowed per env within any retry_window steps; the next stops it
+        max_retry_per_window=10,  # worker restarts allowed per env within any retry_window steps; the next stops
     )
 
     def __init__(self, env_fns: Sequence[Callable[[], gym.Env]], cfg: Mapping[str, Any] | None = None) -> None:
