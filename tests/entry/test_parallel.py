@@ -1,6 +1,7 @@
-"""Parallel pipeline (ding_lite/entry/parallel.py and parallel_actors.py): actor shells without Ray, config section,
-Ray missing, learning on a shared local Ray, a dead collector and evaluator replaced mid-run, joining a separate Ray
-head via --address, Ctrl-C of an embedded run. Ray starts slowly, so the in-process runs share one local instance."""
+"""Parallel pipeline (ding_lite/entry/parallel*.py): actor shells without Ray, config section, the actor factory's
+failure budget on a fake Ray, Ray missing, learning on a shared local Ray, a dead collector and evaluator replaced
+mid-run, collectors dying every few batches or at once, joining a separate Ray head via --address, Ctrl-C of an
+embedded run. Ray starts slowly, so the in-process runs share one local instance."""
 from __future__ import annotations
 
 import json
@@ -23,6 +24,7 @@ from ding_lite.data.buffer import UniformBuffer
 from ding_lite.entry.common import build_policy, fill_model_shapes_from_env, load_config
 from ding_lite.entry.parallel import PARALLEL_CONFIG, check_parallel_config, parallel_pipeline
 from ding_lite.entry.parallel_actors import CollectorShell, EvaluatorShell
+from ding_lite.entry.parallel_remote import ActorFactory
 from ding_lite.entry.serial import serial_pipeline
 from ding_lite.errors import ConfigError, WorkerError
 from ding_lite.registry import BUFFER
@@ -93,7 +95,7 @@ def test_parallel_mode_without_ray_says_how_to_install_it(tmp_path):
 
 
 class _FakeRay:
-    """Just enough of Ray for _ActorFactory: actors are handles whose ``ready`` answers from a script of results."""
+    """Just enough of Ray for ActorFactory: actors are handles whose ``ready`` answers from a script of results."""
 
     class exceptions:  # noqa: N801 (as ray.exceptions)
         class RayError(Exception):
@@ -133,12 +135,10 @@ class _FakeRay:
 def test_actor_factory_bounds_deaths_per_window(window, stops_at):
     """Deaths of one slot every 40 s, a batch in between each time (never 2 in a row): with 3 restarts allowed per
     window, the 4th death within 3600 s stops the run; within 100 s there are at most 3; no window, no limit."""
-    from ding_lite.entry.parallel import _ActorFactory
-
     cfg = load_config(DQN_CONFIG, overrides=["parallel.max_actor_restarts=1",
                                              f"parallel.actor_restart_window={window}",
                                              "parallel.max_actor_restarts_per_window=3"])
-    factory = _ActorFactory(_FakeRay([]), cfg, seed=0)
+    factory = ActorFactory(_FakeRay([]), cfg, seed=0)
     now = [0.0]
     factory.clock = lambda: now[0]
     factory.collector(0)
@@ -157,11 +157,9 @@ def test_actor_factory_bounds_deaths_per_window(window, stops_at):
 
 @pytest.mark.unittest
 def test_a_replacement_dying_while_it_starts_counts_as_a_death_in_a_row():
-    from ding_lite.entry.parallel import _ActorFactory
-
     death = _FakeRay.exceptions.RayError("node lost")
     fake = _FakeRay([True, death, death])  # the first actor starts; its next two replacements die while starting
-    factory = _ActorFactory(fake, load_config(DQN_CONFIG, overrides=["parallel.max_actor_restarts=2"]), seed=0)
+    factory = ActorFactory(fake, load_config(DQN_CONFIG, overrides=["parallel.max_actor_restarts=2"]), seed=0)
     factory.collector(0)
     with pytest.raises(WorkerError, match=r"collector0 actor died after 2 restart\(s\) in a row: node lost"):
         factory.replace("collector0", _FakeRay.exceptions.RayError("actor died"), env_step=0)
