@@ -30,7 +30,7 @@ from ding_lite.errors import ConfigError, WorkerError
 from ding_lite.registry import BUFFER
 from ding_lite.utils.log import setup_console_logging
 
-from conftest import DIZOO_CARTPOLE, cli_env, run_cli  # isort: skip (tests/ helpers)
+from conftest import DIZOO_CARTPOLE, REPO_ROOT, cli_env, run_cli  # isort: skip (tests/ helpers)
 
 DQN_CONFIG = DIZOO_CARTPOLE / "cartpole_dqn_config.py"
 PPO_CONFIG = DIZOO_CARTPOLE / "cartpole_ppo_config.py"
@@ -171,7 +171,8 @@ def test_a_replacement_dying_while_it_starts_counts_as_a_death_in_a_row():
 def local_ray():
     ray = pytest.importorskip("ray")
     old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = cli_env()["PYTHONPATH"]  # actor processes import this checkout
+    # actor processes import this checkout, and the tests' helper modules (faulty_env) as the test process does
+    os.environ["PYTHONPATH"] = cli_env([str(REPO_ROOT / "tests")])["PYTHONPATH"]
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level=logging.ERROR)
     yield ray
@@ -273,7 +274,7 @@ def test_dead_collector_and_evaluator_are_replaced_and_no_partial_batch_is_kept(
 def _faulty_dqn(tmp_path: Path, fail_at: int, **parallel: Any) -> dict:
     """A small DQN config on tests/faulty_env.py whose collector actors SIGKILL themselves at their envs' fail_at-th
     step, again in every new actor (the evaluator's envs are sound); one collector of 2 envs x 8 steps per batch."""
-    env = dict(type="faulty", import_names=["tests.faulty_env"], mode="kill", fail_at=fail_at,
+    env = dict(type="faulty", import_names=["faulty_env"], mode="kill", fail_at=fail_at,
                only_in_actor="/collector", collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1,
                stop_value=1e9)
     policy = dict(type="dqn", model=dict(encoder_hidden_size_list=[16]), collect=dict(n_sample=16),
