@@ -21,6 +21,7 @@ from ding_lite.entry.common import (
     prepare_exp_dir,
     write_json,
 )
+from ding_lite.entry.parts import TrainingParts
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
 from ding_lite.utils.log import ExperimentLogger
@@ -84,15 +85,16 @@ def start_run(config: ConfigLike, seed: int, exp_dir: str | Path | None, resume:
     return RunStart(cfg, chosen_dir, asked_dir, ckpt_path)
 
 
-def run_training(cfg: Any, parts: Any, exp_dir: Path, ckpt_path: Path | None, max_env_step: int | None,
+def run_training(cfg: Any, parts: TrainingParts, exp_dir: Path, ckpt_path: Path | None, max_env_step: int | None,
                  max_train_iter: int | None, *, progress: bool, seed: int, start: float,
                  asked_dir: Path | None = None) -> dict[str, Any]:
     """The part every training pipeline shares once its workers are built: learner over ``parts.policy``, optional
     checkpoint, experiment folder, logger, the train loop, ``result.json``.
 
-    ``parts`` holds ``policy``, ``collector``, ``evaluator``, ``buffer`` (None on-policy), ``attach(learner, logger)``
-    (called once both exist) and ``stats()`` (extra entries of the result). The serial pipeline's parts are local
-    workers; the parallel pipeline's are driver-side stand-ins for Ray actors with the same methods. ``asked_dir`` is
+    ``parts`` (:class:`~ding_lite.entry.parts.TrainingParts`) holds ``policy``, ``collector``, ``evaluator``,
+    ``buffer`` (None on-policy), ``attach(learner, logger)`` (called once both exist), ``stats()`` (extra entries of
+    the result) and ``env_restarts()``. The serial pipeline's parts are local workers; the parallel pipeline's are
+    driver-side stand-ins for Ray actors with the same methods. ``asked_dir`` is
     the folder the caller asked for, where ``exp_dir`` had to avoid an earlier run.
     """
     learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type)
@@ -177,7 +179,7 @@ class _Parts:
         self.close()
 
 
-def _train_loop(cfg: Any, parts: _Parts, learner: BaseLearner, logger: ExperimentLogger,
+def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: ExperimentLogger,
                 max_env_step: int | None, max_train_iter: int | None) -> dict[str, Any]:
     collector, evaluator, buffer = parts.collector, parts.evaluator, parts.buffer
     collector.env_step = learner.env_step
