@@ -21,7 +21,10 @@ class _OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ding_lite import __version__
+
     parser = _OneLineParser(prog="ding_lite", description="Run a ding_lite experiment from a config file.")
+    parser.add_argument("--version", action="version", version=f"ding_lite {__version__}")
     parser.add_argument("-m", "--mode", default="serial", choices=MODES, help="pipeline to run (default: serial)")
     parser.add_argument("-c", "--config", required=True, help="config file (.py holding main_config)")
     parser.add_argument("-s", "--seed", type=int, action="append", help="seed; repeat for several runs (default 0)")
