@@ -266,9 +266,12 @@ def test_training_run_survives_fault(mode: str, fail_at: int, tmp_path: Path, no
 
 def test_training_run_with_an_env_crashing_every_k_steps_finishes(tmp_path: Path, no_orphans) -> None:
     """Every env instance raises at its 20th step (mid-episode), over and over: far more restarts than max_retry=1,
-    the run finishes, and every cut episode is stored truncated at its last real step (none as if it had ended)."""
+    the run finishes, and every cut episode is stored truncated at its last real step (none as if it had ended).
+    The rate guard is on, at a rate above this env's (5 crashes per 100 steps): the defaults (10 per 10000) would
+    rightly stop an env this bad."""
     RecordingBuffer.pushed.clear()
-    cfg = dqn_config(faulty_env_cfg("raise", fail_at=20, manager=dict(max_retry=1)), tmp_path / "exp")
+    manager = dict(max_retry=1, retry_window=100, max_retry_per_window=6)
+    cfg = dqn_config(faulty_env_cfg("raise", fail_at=20, manager=manager), tmp_path / "exp")
     result = serial_pipeline(cfg, seed=0, max_env_step=480, progress=False)
     assert result["env_step"] >= 480 and result["train_iter"] > 0
     log_text = (tmp_path / "exp" / "log" / "train.log").read_text()
