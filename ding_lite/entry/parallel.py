@@ -30,7 +30,7 @@ from ding_lite.entry.common import (
 )
 from ding_lite.entry.parallel_remote import ActorFactory, RemoteCollectors, RemoteEvaluator, Weights
 from ding_lite.entry.parallel_session import RAY_INSTALL_HINT, check_resources, import_ray, ray_session
-from ding_lite.entry.serial import run_training, start_run
+from ding_lite.entry.train_loop import run_training, start_run
 from ding_lite.errors import ConfigError
 from ding_lite.utils.log import setup_console_logging
 
@@ -107,7 +107,7 @@ def _is_number(value: Any) -> bool:
 
 
 class ParallelParts:
-    """The parts :func:`~ding_lite.entry.serial.run_training` drives: the learner's policy and the buffer in this
+    """The parts :func:`~ding_lite.entry.train_loop.run_training` drives: the learner's policy and the buffer in this
     process, collectors and evaluator as actors (started here, all closed together)."""
 
     def __init__(self, ray: Any, cfg: Any, seed: int) -> None:
