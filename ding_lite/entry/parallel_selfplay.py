@@ -16,18 +16,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ding_lite.entry.common import ConfigLike, build_collector, build_policy
-from ding_lite.entry.parallel import (
-    _ActorFactory,
-    _check_resources,
-    _RemoteCollectors,
-    _Weights,
-    check_parallel_config,
-    import_ray,
-    ray_session,
-)
+from ding_lite.entry.parallel import check_parallel_config
 from ding_lite.entry.parallel_actors import CollectorShell, CollectOutput, _Shell
+from ding_lite.entry.parallel_remote import ActorFactory, RemoteCollectors, Weights
+from ding_lite.entry.parallel_session import check_resources, import_ray, ray_session
 from ding_lite.entry.selfplay import SelfPlayParts, probe_layout
-from ding_lite.entry.serial import run_training, start_run
+from ding_lite.entry.train_loop import run_training, start_run
 from ding_lite.envs.gym_env import build_env, build_env_manager
 from ding_lite.league.arena import SelfPlayEnvManager
 from ding_lite.league.opponents import PlayerSet
@@ -106,10 +100,10 @@ class SelfPlayCollectorShell(CollectorShell):
         return ray.get(self.view.refs[name]), f"object store snapshot '{name}'"
 
 
-class _SelfPlayRemoteCollectors(_RemoteCollectors):
+class _SelfPlayRemoteCollectors(RemoteCollectors):
     """The remote collectors, each told the league view before each collect; game results go to ``record``."""
 
-    def __init__(self, ray: Any, cfg: Any, factory: _ActorFactory, weights: _Weights, parts: Any) -> None:
+    def __init__(self, ray: Any, cfg: Any, factory: ActorFactory, weights: Weights, parts: Any) -> None:
         super().__init__(ray, cfg, factory, weights)
         self.parts = parts
 
@@ -129,11 +123,11 @@ class ParallelSelfPlayParts(SelfPlayParts):
 
     def __init__(self, ray: Any, cfg: Any, seed: int, exp_dir: Path, resume: bool) -> None:
         self.ray = ray
-        _check_resources(ray, cfg.parallel)
+        check_resources(ray, cfg.parallel)
         super().__init__(cfg, seed, exp_dir, resume, collect_here=False)
         self.refs: dict[str, Any] = {}
-        self.weights = _Weights(ray, self.policy)
-        self.factory = _ActorFactory(ray, cfg, seed, collector_shell=SelfPlayCollectorShell)
+        self.weights = Weights(ray, self.policy)
+        self.factory = ActorFactory(ray, cfg, seed, collector_shell=SelfPlayCollectorShell)
         try:
             remote = _SelfPlayRemoteCollectors(ray, cfg, self.factory, self.weights, self)
             self.collector = self._snapshot_schedule(remote)

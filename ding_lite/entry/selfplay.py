@@ -18,7 +18,7 @@ from ding_lite.entry.common import (
     check_env_config,
     fill_model_shapes,
 )
-from ding_lite.entry.serial import run_training, start_run
+from ding_lite.entry.train_loop import run_training, start_run
 from ding_lite.envs.gym_env import build_env, build_env_manager
 from ding_lite.errors import ConfigError
 from ding_lite.league.arena import LEARNER, SelfPlayEnvManager
@@ -28,6 +28,7 @@ from ding_lite.league.payoff import PayoffTable
 from ding_lite.league.pool import LEARNER as ELO_LEARNER
 from ding_lite.league.pool import STATE_FILE, OpponentPool
 from ding_lite.registry import OPPONENT
+from ding_lite.utils.checkpoint import load_checkpoint
 
 
 def selfplay_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None = None,
@@ -185,6 +186,15 @@ class SelfPlayParts:
         return {"league": {**self.pool.summary(), "elo_learner": round(self.pool.elo.rating(ELO_LEARNER), 2),
                            "baselines": self.baselines.summary()},
                 "eval_table": self.evaluator.table}
+
+    def final_eval(self, n_episode: int, seed: int, ckpt: Path | None) -> Any:
+        """The learner's eval mode with ``ckpt``'s weights (None: the current ones) over ``n_episode`` games per
+        eval opponent on fresh seeds; the run has ended, so loading into the shared model disturbs nothing."""
+        if ckpt is not None:
+            self.policy.eval_mode.load_state_dict(load_checkpoint(ckpt)["policy"])
+        return SelfPlayEvaluator(self.evaluator_env, self.layout, self.league.seats, self.eval_players,
+                                 self.league.swap_seats, self.policy.eval_mode, self._eval_opponents, n_episode, 1,
+                                 None, seed).eval()
 
     def env_restarts(self) -> dict[str, int]:
         return {"collector": self.collector_env.restart_count if self.collector_env is not None else 0,
