@@ -20,6 +20,10 @@ setup(
     extras_require={
         "test": ["pytest>=7", "ruff>=0.5", "mypy>=1.8"],
         "ray": ["ray[default]>=2.9"],
+        "envpool": ["envpool>=1.2"],  # batched C++ envs: Atari, MuJoCo, classic control (env.manager.type='envpool')
+        "atari": ["ale-py>=0.9", "opencv-python-headless>=4"],  # env.type='atari' (gymnasium's Atari preprocessing)
+        "mujoco": ["mujoco>=3", "gymnasium[mujoco]>=1.0"],  # env.type='mujoco'
+        "minigrid": ["minigrid>=2.3"],  # env.type='minigrid'
     },
     entry_points={"console_scripts": ["ding_lite=ding_lite.cli:main"]},
 )

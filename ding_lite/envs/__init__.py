@@ -3,7 +3,8 @@ from ding_lite.envs.env_manager import BaseEnvManager, EnvManager, EpisodeEnd, S
 from ding_lite.envs.envpool_env import EnvpoolEnv, EnvpoolEnvManager
 from ding_lite.envs.gym_env import GymnasiumEnv, build_env, build_env_manager, env_fn
 from ding_lite.envs.subprocess_manager import SubprocessEnvManager
+from ding_lite.envs.suites import AtariEnv, MinigridEnv, MujocoEnv
 
 __all__ = ["BaseEnvManager", "EnvManager", "EpisodeEnd", "StepResult", "GymnasiumEnv", "build_env",
            "build_env_manager", "env_fn", "SubprocessEnvManager",
-           "EnvpoolEnv", "EnvpoolEnvManager"]
+           "EnvpoolEnv", "EnvpoolEnvManager", "AtariEnv", "MinigridEnv", "MujocoEnv"]

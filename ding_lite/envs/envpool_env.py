@@ -63,11 +63,23 @@ def make_pool(env_cfg: Mapping[str, Any], num_envs: int, seed: int, num_threads:
             warnings.filterwarnings("ignore", message=".*precision lowered.*")
             pool = envpool.make_gymnasium(str(env_cfg["env_id"]), num_envs=num_envs, batch_size=num_envs, seed=seed,
                                           num_threads=num_threads, **kwargs)
-            pool.spaces = (pool.observation_space, pool.action_space)  # built lazily by envpool: warns here
+            pool.spaces = (float32_space(pool.observation_space), pool.action_space)  # lazy in envpool: warns here
             return pool
     except (TypeError, ValueError, RuntimeError) as exc:  # envpool names the bad keyword in its message
         raise ConfigError(f"envpool could not build env.env_id='{env_cfg['env_id']}' with env.kwargs={kwargs}: "
                           f"{exc}") from exc
+
+
+def float32_space(space: gym.Space) -> gym.Space:
+    """A float64 box as float32 (MuJoCo's observations; the models compute in float32), other spaces unchanged."""
+    if isinstance(space, gym.spaces.Box) and space.dtype == np.float64:
+        return gym.spaces.Box(space.low.astype(np.float32), space.high.astype(np.float32), space.shape, np.float32)
+    return space
+
+
+def as_space_dtype(obs: np.ndarray, space: gym.Space) -> np.ndarray:
+    """``obs`` in the dtype of ``space`` (a no-op unless :func:`float32_space` changed it)."""
+    return obs if obs.dtype == space.dtype else obs.astype(space.dtype)
 
 
 def pool_actions(actions: np.ndarray, space: gym.Space) -> np.ndarray:
@@ -120,12 +132,13 @@ class EnvpoolEnv(gym.Env):
             self._pool.close()
             self._pool = make_pool(self._cfg, 1, seed, num_threads=1)
         obs, info = self._pool.reset()
-        return obs[0], row_info(info, 0)
+        return as_space_dtype(obs[0], self.observation_space), row_info(info, 0)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         obs, reward, terminated, truncated, info = self._pool.step(pool_actions(np.asarray([action]),
                                                                                 self.action_space))
-        return obs[0], float(reward[0]), bool(terminated[0]), bool(truncated[0]), row_info(info, 0)
+        return (as_space_dtype(obs[0], self.observation_space), float(reward[0]), bool(terminated[0]),
+                bool(truncated[0]), row_info(info, 0))
 
     def close(self) -> None:
         self._pool.close()
@@ -181,7 +194,7 @@ class EnvpoolEnvManager(EnvManager):
         obs, info = self._pool.reset()
         order = np.argsort(info["env_id"])
         self._reset_obs = {}
-        return self._start_episodes(obs[order])
+        return self._start_episodes(as_space_dtype(obs[order], self.observation_space))
 
     def step(self, actions: np.ndarray) -> StepResult:
         """Step every env; ended envs are stepped once more to fetch their reset observations (see the module)."""
@@ -189,6 +202,7 @@ class EnvpoolEnvManager(EnvManager):
             self.reset()
         batch = pool_actions(actions, self.action_space)
         next_obs, reward, terminated, truncated, info = self._pool.step(batch)
+        next_obs = as_space_dtype(next_obs, self.observation_space)
         terminated, truncated = np.asarray(terminated, dtype=bool), np.asarray(truncated, dtype=bool)
         ended = np.flatnonzero(terminated | truncated)
         finished: list[tuple[int, dict]] = []
@@ -196,6 +210,7 @@ class EnvpoolEnvManager(EnvManager):
             finished = [(int(i), row_info(info, int(i))) for i in ended]
             # the ended envs' actions are ignored by envpool in this call: it only resets them
             first_obs, _, _, _, reset_info = self._pool.step(batch[ended], env_id=ended.astype(np.int32))
+            first_obs = as_space_dtype(first_obs, self.observation_space)
             self._reset_obs = {int(i): first_obs[k] for k, i in enumerate(reset_info["env_id"])}
         return self._finish_step(next_obs, np.asarray(reward, dtype=np.float32), terminated, truncated, finished)
 
