@@ -78,7 +78,7 @@ class AtariEnv:
                     repeat_action_probability=float(cfg["repeat_action_probability"]))
         env = AtariPreprocessing(env, noop_max=int(cfg["noop_max"]), frame_skip=int(cfg["frame_skip"]),
                                  screen_size=int(cfg["screen_size"]), terminal_on_life_loss=bool(cfg["episodic_life"]))
-        if cfg["use_fire_reset"] and "FIRE" in env.unwrapped.get_action_meanings():
+        if cfg["use_fire_reset"] and "FIRE" in env.unwrapped.get_action_meanings():  # type: ignore[attr-defined]
             env = FireReset(env)
         env = FrameStackObservation(env, int(cfg["stack_num"]))
         return TimeLimit(env, int(cfg["max_episode_steps"]))
