@@ -7,7 +7,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, last_size, mlp, ortho_init
+from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, ortho_init
+from ding_lite.model.encoders import build_encoder
 from ding_lite.registry import MODEL
 
 
@@ -19,19 +20,19 @@ class QNet(nn.Module):
         type="dqn",
         obs_shape=None,  # int or list; None: taken from the env's observation space
         action_shape=None,  # number of discrete actions; None: taken from the env's action space
-        encoder_hidden_size_list=[128, 128, 64],  # MLP encoder widths
+        encoder_hidden_size_list=[128, 128, 64],  # MLP encoder widths (after the convs for image observations)
+        encoder="auto",  # 'auto' (conv for image observations, MLP for vectors), 'conv' or 'mlp'
+        image_scale=1.0 / 255.0,  # image observations are multiplied by this inside the model (uint8 frames)
         dueling=True,  # dueling head: Q = V + A - mean(A)
         activation="relu",  # hidden-layer activation: relu, tanh, elu, gelu or silu
     )
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
         super().__init__()
-        obs_size = flat_size(cfg["obs_shape"])
         n_action = flat_size(cfg["action_shape"], "model.action_shape")
         hidden = list(cfg["encoder_hidden_size_list"])
         self.dueling = bool(cfg["dueling"])
-        self.encoder = mlp(obs_size, hidden, cfg["activation"])
-        size = last_size(obs_size, hidden)
+        self.encoder, size = build_encoder(cfg, hidden, cfg["activation"])
         self.advantage = ortho_init(nn.Linear(size, n_action), 1.0)
         self.value = ortho_init(nn.Linear(size, 1), 1.0) if self.dueling else None
 
@@ -56,7 +57,9 @@ class VAC(nn.Module):
         obs_shape=None,  # int or list; None: from the env
         action_shape=None,  # number of actions (discrete) or action dim (continuous); None: from the env
         action_space=None,  # 'discrete' or 'continuous'; None: from the env
-        encoder_hidden_size_list=[64, 64],  # widths of the actor's and the critic's MLPs
+        encoder_hidden_size_list=[64, 64],  # widths of the actor's and the critic's MLPs (after convs for images)
+        encoder="auto",  # 'auto' (conv for image observations, MLP for vectors), 'conv' or 'mlp'
+        image_scale=1.0 / 255.0,  # image observations are multiplied by this inside the model (uint8 frames)
         share_encoder=False,  # one encoder for actor and critic
         activation="tanh",  # hidden-layer activation: relu, tanh, elu, gelu or silu
         sigma_type="fixed",  # continuous: 'fixed' (state-independent log-std parameter) or 'conditioned'
@@ -65,14 +68,13 @@ class VAC(nn.Module):
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
         super().__init__()
-        obs_size = flat_size(cfg["obs_shape"])
         act_size = flat_size(cfg["action_shape"], "model.action_shape")
         hidden = list(cfg["encoder_hidden_size_list"])
         self.continuous, self.fixed_sigma = actor_settings(cfg)
         self.action_space = cfg["action_space"]
-        size = last_size(obs_size, hidden)
-        self.actor_encoder = mlp(obs_size, hidden, cfg["activation"])
-        self.critic_encoder = self.actor_encoder if cfg["share_encoder"] else mlp(obs_size, hidden, cfg["activation"])
+        self.actor_encoder, size = build_encoder(cfg, hidden, cfg["activation"])
+        self.critic_encoder = self.actor_encoder if cfg["share_encoder"] else \
+            build_encoder(cfg, hidden, cfg["activation"])[0]
         self.actor_head = ortho_init(nn.Linear(size, act_size), 0.01)
         self.critic_head = ortho_init(nn.Linear(size, 1), 1.0)
         add_log_std(self, size, act_size, cfg)
