@@ -54,7 +54,7 @@ class ConvEncoder(nn.Module):
         for out_channels, kernel, stride in spec:
             conv = nn.Conv2d(channels, out_channels, kernel, stride)
             nn.init.orthogonal_(conv.weight, 2 ** 0.5)
-            nn.init.zeros_(conv.bias)
+            nn.init.zeros_(conv.bias)  # type: ignore[arg-type]
             layers += [conv, activation(act)]
             channels = out_channels
         self.convs = nn.Sequential(*layers, nn.Flatten())
