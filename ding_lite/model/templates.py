@@ -9,6 +9,7 @@ from torch import nn
 
 from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, ortho_init
 from ding_lite.model.encoders import build_encoder
+from ding_lite.model.normalizer import RunningObsNorm
 from ding_lite.registry import MODEL
 
 
@@ -64,6 +65,8 @@ class VAC(nn.Module):
         activation="tanh",  # hidden-layer activation: relu, tanh, elu, gelu or silu
         sigma_type="fixed",  # continuous: 'fixed' (state-independent log-std parameter) or 'conditioned'
         init_log_std=0.0,  # continuous: initial log standard deviation
+        obs_norm=False,  # normalise observations by running statistics kept in the model (MuJoCo; not images)
+        obs_norm_clip=10.0,  # bound of the normalised observations
     )
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
@@ -78,12 +81,15 @@ class VAC(nn.Module):
         self.actor_head = ortho_init(nn.Linear(size, act_size), 0.01)
         self.critic_head = ortho_init(nn.Linear(size, 1), 1.0)
         add_log_std(self, size, act_size, cfg)
+        # the learner updates the statistics (update_obs_norm); they travel with the weights as buffers
+        self.obs_norm = RunningObsNorm(cfg["obs_shape"], cfg.get("obs_norm_clip", 10.0)) if cfg.get("obs_norm") \
+            else nn.Identity()
 
     def compute_actor(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        return actor_output(self, self.actor_encoder(obs), self.continuous, self.fixed_sigma)
+        return actor_output(self, self.actor_encoder(self.obs_norm(obs)), self.continuous, self.fixed_sigma)
 
     def compute_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        return {"value": self.critic_head(self.critic_encoder(obs)).squeeze(-1)}
+        return {"value": self.critic_head(self.critic_encoder(self.obs_norm(obs))).squeeze(-1)}
 
     def compute_actor_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         out = self.compute_actor(obs)

@@ -21,9 +21,11 @@ from ding_lite.data.keys import (
     TRUNCATED,
     VALUE,
 )
+from ding_lite.model.normalizer import update_obs_norm
 from ding_lite.policy.base_policy import Policy, adam, grad_norm_clip
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.gae import gae
+from ding_lite.rl_utils.normalize import RewardScaler, linear_lr_decay
 from ding_lite.rl_utils.ppo import normalize_advantage, ppo_policy_loss, ppo_value_loss
 
 # Extra columns kept for ``recompute_adv``: the last step of a rollout, and the number of envs (rows are (t, env)).
@@ -60,6 +62,7 @@ class PPOPolicy(Policy):
             adv_norm=True,  # normalise advantages per minibatch
             value_norm=False,  # learn values of returns normalised by running statistics
             grad_clip_value=0.5,  # global gradient-norm clip (None: off)
+            lr_decay_iter=None,  # anneal the learning rate linearly to 0 over this many train iterations (None: off)
             ignore_done=False,  # treat terminations as truncations
             # one train iteration is a whole collect (epoch_per_collect passes): log the losses of every one
             learner=dict(hook=dict(log_show_after_iter=1)),  # log every iteration: one per collect
@@ -69,6 +72,8 @@ class PPOPolicy(Policy):
             unroll_len=1,  # DI-engine key, not read: samples are single steps
             discount_factor=0.99,  # γ
             gae_lambda=0.95,  # λ
+            reward_scale=False,  # divide rewards by the running std of the discounted return (MuJoCo)
+            reward_clip=10.0,  # bound of the scaled rewards (reward_scale only; None: no clip)
         ),
         eval=dict(),
     )
@@ -81,6 +86,9 @@ class PPOPolicy(Policy):
     def _init_learn(self) -> None:
         self._optimizer = adam(self._model.parameters(), lr=self.cfg["learn"]["learning_rate"], eps=1e-5)
         self._learn_state["optimizer"] = self._optimizer
+        self._lr_schedule = linear_lr_decay(self._optimizer, self.cfg["learn"]["lr_decay_iter"])
+        if self._lr_schedule is not None:
+            self._learn_state["lr_schedule"] = self._lr_schedule
         self._value_stats = RunningMeanStd()
         self._learn_state["value_stats"] = self._value_stats
 
@@ -103,6 +111,9 @@ class PPOPolicy(Policy):
             for idx in rows[torch.randperm(len(rows), device=self.device)].split(int(learn["batch_size"])):
                 for k, v in self._minibatch_step({k: v[idx] for k, v in data.items()}).items():
                     stats.setdefault(k, []).append(v)
+        update_obs_norm(self._model, data[OBS][rows])  # after learning: the next collect uses the new statistics
+        if self._lr_schedule is not None:
+            self._lr_schedule.step()
         return {k: torch.stack(v).mean() for k, v in stats.items()}
 
     def _minibatch_step(self, mb: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -163,6 +174,9 @@ class PPOPolicy(Policy):
     def _init_collect(self) -> None:
         if not hasattr(self, "_value_stats"):
             self._value_stats = RunningMeanStd()
+        collect = self.cfg["collect"]
+        self._reward_scaler = RewardScaler(float(collect["discount_factor"]), collect["reward_clip"]) \
+            if collect["reward_scale"] else None
 
     @torch.inference_mode()
     def _forward_collect(self, obs: np.ndarray, env_step: int = 0) -> dict:
@@ -178,6 +192,9 @@ class PPOPolicy(Policy):
         episode cut by an env worker failure ends, truncated, at its last real step (see ``cut_interrupted``)."""
         collect = self.cfg["collect"]
         t_len, n_env = rollout[REWARD].shape
+        if self._reward_scaler is not None:  # per collector: the scale is a property of its envs' returns
+            rollout = {**rollout, REWARD: self._reward_scaler(rollout[REWARD],
+                                                              rollout[TERMINATED] | rollout[TRUNCATED])}
         next_obs = rollout[NEXT_OBS].reshape((t_len * n_env,) + rollout[NEXT_OBS].shape[2:])
         next_value = self._denormalized_value(self._model.compute_critic(self.obs_tensor(next_obs))[VALUE])
         terminated, truncated = episode_ends(rollout[TERMINATED], rollout[TRUNCATED], rollout.get(INTERRUPTED),
