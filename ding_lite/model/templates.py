@@ -92,6 +92,11 @@ class VAC(nn.Module):
         return {"value": self.critic_head(self.critic_encoder(self.obs_norm(obs))).squeeze(-1)}
 
     def compute_actor_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        if self.actor_encoder is self.critic_encoder:  # a shared encoder (a conv net on frames) runs once
+            features = self.actor_encoder(self.obs_norm(obs))
+            out = actor_output(self, features, self.continuous, self.fixed_sigma)
+            out["value"] = self.critic_head(features).squeeze(-1)
+            return out
         out = self.compute_actor(obs)
         out.update(self.compute_critic(obs))
         return out

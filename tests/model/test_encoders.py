@@ -57,3 +57,16 @@ def test_vectors_keep_the_mlp_and_a_mlp_for_images_is_a_config_error() -> None:
         _qnet([4, 84, 84], encoder="mlp")
     with pytest.raises(ConfigError, match=r"encoder='conv' needs image observations"):
         _qnet(11, encoder="conv")
+
+
+def test_a_shared_encoder_runs_once_per_actor_critic_forward() -> None:
+    cfg = dict(VAC.config, obs_shape=[4, 84, 84], action_shape=6, action_space="discrete", share_encoder=True,
+               encoder_hidden_size_list=[32])
+    model = VAC(cfg)
+    calls = []
+    model.actor_encoder.register_forward_hook(lambda *_: calls.append(1))
+    frames = torch.randint(0, 256, (2, 4, 84, 84), dtype=torch.uint8)
+    both = model.compute_actor_critic(frames)
+    assert len(calls) == 1
+    torch.testing.assert_close(both["logit"], model.compute_actor(frames)["logit"])
+    torch.testing.assert_close(both["value"], model.compute_critic(frames)["value"])
