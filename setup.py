@@ -20,6 +20,8 @@ setup(
     extras_require={
         "test": ["pytest>=7", "ruff>=0.5", "mypy>=1.8"],
         "ray": ["ray[default]>=2.9"],
+        "plot": ["matplotlib>=3.7"],  # ding_lite -m plot
+        "docs": ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"],  # mkdocs build / serve
         "envpool": ["envpool>=1.2"],  # batched C++ envs: Atari, MuJoCo, classic control (env.manager.type='envpool')
         "atari": ["ale-py>=0.9", "opencv-python-headless>=4"],  # env.type='atari' (gymnasium's Atari preprocessing)
         "mujoco": ["mujoco>=3", "gymnasium[mujoco]>=1.0"],  # env.type='mujoco'

@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, ortho_init
+from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, head_trunk, ortho_init
 from ding_lite.model.encoders import build_encoder
 from ding_lite.model.normalizer import RunningObsNorm
 from ding_lite.registry import MODEL
@@ -26,6 +26,8 @@ class QNet(nn.Module):
         image_scale=1.0 / 255.0,  # image observations are multiplied by this inside the model (uint8 frames)
         dueling=True,  # dueling head: Q = V + A - mean(A)
         activation="relu",  # hidden-layer activation: relu, tanh, elu, gelu or silu
+        head_hidden_size=None,  # DI-engine's head: hidden layers of this width in each head branch (None: none)
+        head_layer_num=1,  # number of those head layers
     )
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
@@ -34,14 +36,17 @@ class QNet(nn.Module):
         hidden = list(cfg["encoder_hidden_size_list"])
         self.dueling = bool(cfg["dueling"])
         self.encoder, size = build_encoder(cfg, hidden, cfg["activation"])
-        self.advantage = ortho_init(nn.Linear(size, n_action), 1.0)
-        self.value = ortho_init(nn.Linear(size, 1), 1.0) if self.dueling else None
+        head = (cfg["head_hidden_size"], cfg["head_layer_num"], cfg["activation"], "")
+        self.advantage_trunk, head_size = head_trunk(size, *head)
+        self.advantage = ortho_init(nn.Linear(head_size, n_action), 1.0)
+        self.value_trunk = head_trunk(size, *head)[0] if self.dueling else None
+        self.value = ortho_init(nn.Linear(head_size, 1), 1.0) if self.dueling else None
 
     def forward(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         x = self.encoder(obs)
-        q = self.advantage(x)
-        if self.value is not None:
-            q = self.value(x) + q - q.mean(dim=-1, keepdim=True)
+        q = self.advantage(self.advantage_trunk(x))
+        if self.value is not None and self.value_trunk is not None:
+            q = self.value(self.value_trunk(x)) + q - q.mean(dim=-1, keepdim=True)
         return {"logit": q}
 
 
@@ -62,6 +67,10 @@ class VAC(nn.Module):
         encoder="auto",  # 'auto' (conv for image observations, MLP for vectors), 'conv' or 'mlp'
         image_scale=1.0 / 255.0,  # image observations are multiplied by this inside the model (uint8 frames)
         share_encoder=False,  # one encoder for actor and critic
+        actor_head_hidden_size=None,  # DI-engine's actor head: hidden layers of this width (None: none)
+        actor_head_layer_num=1,  # number of those actor head layers
+        critic_head_hidden_size=None,  # DI-engine's critic head: hidden layers of this width (None: none)
+        critic_head_layer_num=1,  # number of those critic head layers
         activation="tanh",  # hidden-layer activation: relu, tanh, elu, gelu or silu
         sigma_type="fixed",  # continuous: 'fixed' (state-independent log-std parameter) or 'conditioned'
         init_log_std=0.0,  # continuous: initial log standard deviation
@@ -78,24 +87,29 @@ class VAC(nn.Module):
         self.actor_encoder, size = build_encoder(cfg, hidden, cfg["activation"])
         self.critic_encoder = self.actor_encoder if cfg["share_encoder"] else \
             build_encoder(cfg, hidden, cfg["activation"])[0]
-        self.actor_head = ortho_init(nn.Linear(size, act_size), 0.01)
-        self.critic_head = ortho_init(nn.Linear(size, 1), 1.0)
-        add_log_std(self, size, act_size, cfg)
+        self.actor_trunk, actor_size = head_trunk(size, cfg["actor_head_hidden_size"], cfg["actor_head_layer_num"],
+                                                  cfg["activation"], "actor")
+        self.critic_trunk, critic_size = head_trunk(size, cfg["critic_head_hidden_size"],
+                                                    cfg["critic_head_layer_num"], cfg["activation"], "critic")
+        self.actor_head = ortho_init(nn.Linear(actor_size, act_size), 0.01)
+        self.critic_head = ortho_init(nn.Linear(critic_size, 1), 1.0)
+        add_log_std(self, actor_size, act_size, cfg)
         # the learner updates the statistics (update_obs_norm); they travel with the weights as buffers
         self.obs_norm = RunningObsNorm(cfg["obs_shape"], cfg.get("obs_norm_clip", 10.0)) if cfg.get("obs_norm") \
             else nn.Identity()
 
     def compute_actor(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        return actor_output(self, self.actor_encoder(self.obs_norm(obs)), self.continuous, self.fixed_sigma)
+        features = self.actor_encoder(self.obs_norm(obs))
+        return actor_output(self, self.actor_trunk(features), self.continuous, self.fixed_sigma)
 
     def compute_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        return {"value": self.critic_head(self.critic_encoder(self.obs_norm(obs))).squeeze(-1)}
+        return {"value": self.critic_head(self.critic_trunk(self.critic_encoder(self.obs_norm(obs)))).squeeze(-1)}
 
     def compute_actor_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         if self.actor_encoder is self.critic_encoder:  # a shared encoder (a conv net on frames) runs once
             features = self.actor_encoder(self.obs_norm(obs))
-            out = actor_output(self, features, self.continuous, self.fixed_sigma)
-            out["value"] = self.critic_head(features).squeeze(-1)
+            out = actor_output(self, self.actor_trunk(features), self.continuous, self.fixed_sigma)
+            out["value"] = self.critic_head(self.critic_trunk(features)).squeeze(-1)
             return out
         out = self.compute_actor(obs)
         out.update(self.compute_critic(obs))

@@ -39,7 +39,7 @@ doorkey_ppo_config = dict(
             discount_factor=0.99,
             gae_lambda=0.95,
         ),
-        eval=dict(evaluator=dict(eval_freq=20)),
+        eval=dict(evaluator=dict(eval_freq=1600)),  # gradient steps: every 10 collects
     ),
 )
 doorkey_ppo_config = EasyDict(doorkey_ppo_config)

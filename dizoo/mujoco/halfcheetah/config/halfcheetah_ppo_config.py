@@ -42,7 +42,7 @@ halfcheetah_ppo_config = dict(
             gae_lambda=0.92,
             reward_scale=True,
         ),
-        eval=dict(evaluator=dict(eval_freq=50)),
+        eval=dict(evaluator=dict(eval_freq=3200)),  # gradient steps: every 20 collects
     ),
 )
 halfcheetah_ppo_config = EasyDict(halfcheetah_ppo_config)

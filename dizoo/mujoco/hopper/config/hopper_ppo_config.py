@@ -41,7 +41,7 @@ hopper_ppo_config = dict(
             gae_lambda=0.99,
             reward_scale=True,
         ),
-        eval=dict(evaluator=dict(eval_freq=50)),
+        eval=dict(evaluator=dict(eval_freq=1600)),  # gradient steps: every 20 collects
     ),
 )
 hopper_ppo_config = EasyDict(hopper_ppo_config)
