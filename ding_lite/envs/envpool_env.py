@@ -149,8 +149,8 @@ class EnvpoolEnvManager(EnvManager):
     """All N envs in one synchronous envpool pool (needs ``env.type='envpool'``); extra ``[envpool]``.
 
     envpool's asynchronous mode (``batch_size`` below ``num_envs``: each call returns whichever envs are ready) is not
-    offered: the collectors write time-major (T, N) rollouts with every env in every row, and on the few cores this is
-    built for the envs' step times are even enough that waiting for all of them costs little (docs/envs_real.md).
+    offered: the collectors write time-major (T, N) rollouts with every env in every row, which a call returning an
+    arbitrary subset of envs does not fill (docs/envs_real.md).
 
     Args:
         env_cfg: the ``env`` section (``env_id``, ``kwargs``, ``max_episode_steps``).
