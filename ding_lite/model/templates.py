@@ -7,6 +7,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ding_lite.data.keys import LOGIT, Q_VALUE, VALUE
 from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, head_trunk, ortho_init
 from ding_lite.model.encoders import build_encoder
 from ding_lite.model.normalizer import RunningObsNorm
@@ -15,7 +16,8 @@ from ding_lite.registry import MODEL
 
 @MODEL.register("dqn")
 class QNet(nn.Module):
-    """MLP Q-network with an optional dueling head (Wang et al. 2016): ``forward(obs) -> {'logit': Q (B, A)}``."""
+    """MLP Q-network with an optional dueling head (Wang et al. 2016): ``forward(obs) -> {'q_value': Q (B, A)}``, the
+    same tensor under ``'logit'`` too (DI-engine's name for it)."""
 
     config: dict[str, Any] = dict(
         type="dqn",
@@ -47,7 +49,7 @@ class QNet(nn.Module):
         q = self.advantage(self.advantage_trunk(x))
         if self.value is not None and self.value_trunk is not None:
             q = self.value(self.value_trunk(x)) + q - q.mean(dim=-1, keepdim=True)
-        return {"logit": q}
+        return {Q_VALUE: q, LOGIT: q}
 
 
 @MODEL.register("vac")
@@ -103,13 +105,13 @@ class VAC(nn.Module):
         return actor_output(self, self.actor_trunk(features), self.continuous, self.fixed_sigma)
 
     def compute_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        return {"value": self.critic_head(self.critic_trunk(self.critic_encoder(self.obs_norm(obs)))).squeeze(-1)}
+        return {VALUE: self.critic_head(self.critic_trunk(self.critic_encoder(self.obs_norm(obs)))).squeeze(-1)}
 
     def compute_actor_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         if self.actor_encoder is self.critic_encoder:  # a shared encoder (a conv net on frames) runs once
             features = self.actor_encoder(self.obs_norm(obs))
             out = actor_output(self, self.actor_trunk(features), self.continuous, self.fixed_sigma)
-            out["value"] = self.critic_head(self.critic_trunk(features)).squeeze(-1)
+            out[VALUE] = self.critic_head(self.critic_trunk(features)).squeeze(-1)
             return out
         out = self.compute_actor(obs)
         out.update(self.compute_critic(obs))

@@ -32,8 +32,13 @@ def _batch(n: int) -> dict:
 
 def test_cuda_without_a_gpu_warns_and_trains_on_the_cpu(caplog, monkeypatch) -> None:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    with caplog.at_level(logging.WARNING, logger="ding_lite"):
-        policy = _pong_shaped_dqn(cuda=True)
+    logger = logging.getLogger("ding_lite")
+    logger.addHandler(caplog.handler)  # an experiment logger set up by an earlier test may stop propagation
+    try:
+        with caplog.at_level(logging.WARNING, logger="ding_lite"):
+            policy = _pong_shaped_dqn(cuda=True)
+    finally:
+        logger.removeHandler(caplog.handler)
     assert "CUDA is not available" in caplog.text and policy.device.type == "cpu"
     assert policy.collect_mode.forward(_frames(3), env_step=0)["action"].shape == (3,)
     assert np.isfinite(float(policy.learn_mode.forward(_batch(8))["loss"]))
