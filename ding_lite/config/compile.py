@@ -120,6 +120,7 @@ def check_ranges(cfg: Mapping[str, Any]) -> None:
 def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
     """Defaults of every component the user's config names (importing its ``import_names`` first)."""
     from ding_lite.data.demo import DEMO_SECTION_DEFAULTS
+    from ding_lite.entry.gsl_parts import GSL_CONFIG
     from ding_lite.entry.parallel import PARALLEL_CONFIG
     from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
     from ding_lite.worker.learner import BaseLearner
@@ -156,6 +157,7 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
             eval=dict(evaluator=_with_import_names(EVALUATOR.get(evaluator.get("type", "interaction")).config)),
         ), policy_defaults),
         demo=DEMO_SECTION_DEFAULTS,  # settings of ding_lite -m collect_demo
+        gsl=GSL_CONFIG,  # settings of ding_lite -m gsl
     )
     if not policy_defaults.get("on_policy") or buffer:
         buffer_defaults = _with_import_names(BUFFER.get(buffer.get("type", "uniform")).config)

@@ -1,0 +1,60 @@
+"""GSL on 50 maze levels (dizoo/grid/maze, docs/gsl.md): a PPO generalist, specialists on its worst levels, PPO-DAPG.
+
+Run: ding_lite -m gsl -c dizoo/grid/maze/config/maze_gsl_config.py -s 0
+"""
+from easydict import EasyDict
+
+maze_gsl_config = dict(
+    exp_name="maze_gsl_seed0",
+    env=dict(
+        variations=50,  # levels 0..49, spread over the envs and episodes
+        collector_env_num=8,
+        evaluator_env_num=5,
+        n_evaluator_episode=50,  # a multiple of the variation count: every level evaluated once
+        stop_value=1.5,
+    ),
+    policy=dict(
+        cuda=False,
+        model=dict(
+            obs_shape=147,
+            action_shape=4,
+            action_space="discrete",
+            encoder_hidden_size_list=[128, 128],
+        ),
+        learn=dict(
+            epoch_per_collect=4,
+            batch_size=256,
+            learning_rate=1e-3,
+            value_weight=0.5,
+            entropy_weight=0.01,
+            clip_ratio=0.2,
+            adv_norm=True,
+        ),
+        collect=dict(
+            n_sample=1024,
+            discount_factor=0.97,
+            gae_lambda=0.95,
+        ),
+        eval=dict(evaluator=dict(eval_freq=5)),
+    ),
+    gsl=dict(
+        plateau_patience=4,
+        plateau_tol=0.02,
+        phase1_max_env_step=300000,
+        n_low=10,
+        n_specialists=2,
+        specialist_max_env_step=40000,
+        eval_episodes_per_variation=1,
+        demo_episodes_per_variation=4,
+        phase2_max_env_step=200000,
+    ),
+)
+maze_gsl_config = EasyDict(maze_gsl_config)
+main_config = maze_gsl_config
+maze_gsl_create_config = dict(
+    env=dict(type="maze", import_names=["dizoo.grid.maze.envs.maze_env"]),
+    env_manager=dict(type="base"),
+    policy=dict(type="ppo"),
+)
+maze_gsl_create_config = EasyDict(maze_gsl_create_config)
+create_config = maze_gsl_create_config
