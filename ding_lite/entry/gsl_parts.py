@@ -23,7 +23,7 @@ GSL_CONFIG: dict[str, Any] = dict(
     demo_episodes_per_variation=4,  # demo roll-outs of each variation (only successful episodes are kept)
     phase2_max_env_step=200000,  # phase II (PPO-DAPG on all variations) env-step budget
     phase2_policy_type="ppo_dapg",  # policy of phase II; its learn settings come from `phase2_learn`
-    phase2_learn=dict(demo_freq=1, demo_coeff=1.0, demo_log_likelihood=True),  # phase II's policy.learn overrides
+    phase2_learn={},  # phase II's policy.learn overrides, e.g. dict(demo_coeff=1.0) (the rest: the policy's defaults)
     extra_demo_path=None,  # demo file(s) of this env added to phase II's (e.g. human demos); None: only GSL's
     use_ray=True,  # specialists as Ray actors (in parallel); False: one after the other in this process
     ray_num_cpus=None,  # CPUs of a local Ray instance (None: Ray's default)

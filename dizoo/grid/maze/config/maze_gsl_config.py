@@ -11,7 +11,7 @@ maze_gsl_config = dict(
         collector_env_num=8,
         evaluator_env_num=5,
         n_evaluator_episode=50,  # a multiple of the variation count: every level evaluated once
-        stop_value=1.5,
+        stop_value=2.2,  # above the best mean return (about 2.06): train for the budget
     ),
     policy=dict(
         cuda=False,
@@ -38,15 +38,17 @@ maze_gsl_config = dict(
         eval=dict(evaluator=dict(eval_freq=5)),
     ),
     gsl=dict(
-        plateau_patience=4,
-        plateau_tol=0.02,
-        phase1_max_env_step=300000,
-        n_low=10,
-        n_specialists=2,
-        specialist_max_env_step=40000,
-        eval_episodes_per_variation=1,
+        plateau_patience=6,  # 6 evaluations (about 30k env steps) without a gain above plateau_tol end phase I
+        plateau_tol=0.03,
+        phase1_max_env_step=350000,
+        n_low=10,  # the 10 worst of the 50 levels...
+        n_specialists=2,  # ... get two specialists of 5 levels each
+        specialist_max_env_step=30000,
+        eval_episodes_per_variation=1,  # levels are deterministic and eval is greedy: one episode says it all
         demo_episodes_per_variation=4,
-        phase2_max_env_step=200000,
+        phase2_max_env_step=150000,
+        # PPO-DAPG with the log-likelihood demo term on every minibatch (as tuned on CartPole, docs/ppo_dapg.md)
+        phase2_learn=dict(demo_freq=1, demo_coeff=1.0, demo_log_likelihood=True),
     ),
 )
 maze_gsl_config = EasyDict(maze_gsl_config)
