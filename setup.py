@@ -20,6 +20,7 @@ setup(
     extras_require={
         "test": ["pytest>=7", "ruff>=0.5", "mypy>=1.8"],
         "ray": ["ray[default]>=2.9"],
+        "metaworld": ["metaworld>=3.0"],  # MT10 env family (dizoo/metaworld): benchmarks/gsl_metaworld_mt10.py
     },
     entry_points={"console_scripts": ["ding_lite=ding_lite.cli:main"]},
 )

@@ -3,7 +3,8 @@
 Per seed: ``ding_lite -m gsl`` with maze_gsl_config.py; then PPO (maze_ppo_config.py, the same network and settings)
 from the same seed for exactly GSL's total env steps (phase I + every specialist + demo roll-outs + phase II). Both
 final policies are evaluated alike: one greedy episode on each of the 50 levels (GSL's per-variation evaluation).
-Seeds run as subprocesses, ``--jobs`` at a time.
+Seeds run as subprocesses, ``--jobs`` at a time. Runs that finished in ``--work`` are not redone (a killed
+benchmark, or seeds run on their own, are completed and reported together).
 
 Run (not part of CI; about 10 minutes per seed and method on one free core):
     python benchmarks/gsl_vs_ppo.py                       # seeds 0 1 2
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -48,19 +50,28 @@ def _cli(args: list[str], cwd: Path) -> None:
         raise RuntimeError(f"{args} failed: {proc.stderr[-2000:]}")
 
 
+def _finished(folder: Path, key: str) -> bool:
+    result = folder / "result.json"
+    return result.is_file() and key in json.loads(result.read_text())
+
+
 def _means(table: dict) -> tuple[float, float]:
     rows = list(table.values())
     return (statistics.fmean(r["return_mean"] for r in rows), statistics.fmean(r["success_rate"] for r in rows))
 
 
-def run_seed(seed: int, work: Path) -> dict:
-    """GSL, then PPO for GSL's total env steps; both final policies evaluated on every level."""
-    _cli(["-m", "gsl", "-c", GSL, "-s", str(seed), "--exp-name", f"gsl_{seed}"], work)
+def run_seed(seed: int, work: Path, gsl_config: str = GSL, ppo_config: str = PPO) -> dict:
+    """GSL, then PPO for GSL's total env steps; both final policies evaluated on every variation."""
+    if not _finished(work / f"gsl_{seed}", "phase2_per_variation"):  # runs a killed benchmark finished are kept
+        _cli(["-m", "gsl", "-c", gsl_config, "-s", str(seed), "--exp-name", f"gsl_{seed}"]
+             + (["--resume"] if (work / f"gsl_{seed}").exists() else []), work)
     gsl = json.loads((work / f"gsl_{seed}" / "result.json").read_text())
     total = gsl["env_steps"]["total"]
-    _cli(["-m", "serial", "-c", PPO, "-s", str(seed), "--max-env-step", str(total), "--exp-name", f"ppo_{seed}"],
-         work)
-    cfg = load_config(GSL, seed=seed)
+    if not _finished(work / f"ppo_{seed}", "env_step"):
+        shutil.rmtree(work / f"ppo_{seed}", ignore_errors=True)
+        _cli(["-m", "serial", "-c", ppo_config, "-s", str(seed), "--max-env-step", str(total), "--exp-name",
+              f"ppo_{seed}"], work)
+    cfg = load_config(gsl_config, seed=seed)
     ckpt = latest_checkpoint(work / f"ppo_{seed}" / "ckpt")
     assert ckpt is not None
     ppo_table = evaluate_per_variation(cfg, ckpt, gsl["variations"], seed)
@@ -71,7 +82,7 @@ def run_seed(seed: int, work: Path) -> dict:
             "specialists": gsl["specialists"], "demos": gsl["demos"]["n_episode_kept"]}
 
 
-def main() -> None:
+def main(gsl_config: str = GSL, ppo_config: str = PPO) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--jobs", type=int, default=2)
@@ -80,8 +91,13 @@ def main() -> None:
     work = Path(args.work or tempfile.mkdtemp(prefix="gsl_vs_ppo_"))
     work.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(args.jobs) as pool:
-        rows = list(pool.map(lambda s: run_seed(s, work), args.seeds))
+        rows = list(pool.map(lambda s: run_seed(s, work, gsl_config, ppo_config), args.seeds))
     (work / "rows.json").write_text(json.dumps(rows, indent=2))
+    report(rows, work)
+
+
+def report(rows: list[dict], work: Path) -> None:
+    """The side-by-side table, the means ± std over seeds, and the last line ``ratio R``."""
     print(f"{'seed':>4} {'method':<12} {'return':>7} {'success':>8} {'env steps':>10}  notes")
     for r in rows:
         s = r["gsl_steps"]
@@ -97,7 +113,8 @@ def main() -> None:
         print(f"mean {name:<12} return {statistics.fmean(ret):.3f} ± {spread[0]:.3f}  success "
               f"{statistics.fmean(suc):.3f} ± {spread[1]:.3f}")
     print(f"runs in {work}")
-    print(f"ratio {statistics.fmean(r['gsl'][1] for r in rows) / statistics.fmean(r['ppo'][1] for r in rows):.3f}")
+    gsl, ppo = statistics.fmean(r["gsl"][1] for r in rows), statistics.fmean(r["ppo"][1] for r in rows)
+    print(f"ratio {gsl / ppo if ppo > 0 else float('nan'):.3f}")
 
 
 if __name__ == "__main__":
