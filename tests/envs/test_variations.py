@@ -101,3 +101,13 @@ class _RandomPolicy:
 
     def forward(self, obs):
         return {"action": self.rng.integers(0, 4, len(obs))}
+
+
+def test_variations_reach_subprocess_workers() -> None:
+    cfg = _maze(variations=[3, 8], manager=dict(type="subprocess"))
+    manager = build_env_manager(cfg, 2, seed=0)
+    try:
+        result = InteractionEvaluator({}, manager, _RandomPolicy(), n_episode=4, seed=0).eval()
+    finally:
+        manager.close()
+    assert {v: row["episodes"] for v, row in result.per_variation().items()} == {"3": 2, "8": 2}
