@@ -20,6 +20,8 @@ setup(
     extras_require={
         "test": ["pytest>=7", "ruff>=0.5", "mypy>=1.8"],
         "ray": ["ray[default]>=2.9"],
+        "plot": ["matplotlib>=3.7"],  # ding_lite -m plot
+        "docs": ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"],  # mkdocs build / serve
         "metaworld": ["metaworld>=3.0"],  # MT10 env family (dizoo/metaworld): benchmarks/gsl_metaworld_mt10.py
     },
     entry_points={"console_scripts": ["ding_lite=ding_lite.cli:main"]},

@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 
 from ding_lite.errors import DingLiteError
 
-MODES = ("serial", "parallel", "eval", "collect_demo", "gsl")
+MODES = ("serial", "parallel", "eval", "collect_demo", "plot", "gsl")
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -21,8 +21,12 @@ class _OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ding_lite import __version__
+
     parser = _OneLineParser(prog="ding_lite", description="Run a ding_lite experiment from a config file.")
-    parser.add_argument("-m", "--mode", default="serial", choices=MODES, help="pipeline to run (default: serial)")
+    parser.add_argument("--version", action="version", version=f"ding_lite {__version__}")
+    parser.add_argument("-m", "--mode", default="serial", choices=MODES, help="pipeline to run (default: serial); "
+                        "plot takes experiment folders instead of a config: ding_lite -m plot --help")
     parser.add_argument("-c", "--config", required=True, help="config file (.py holding main_config)")
     parser.add_argument("-s", "--seed", type=int, action="append", help="seed; repeat for several runs (default 0)")
     parser.add_argument("--max-env-step", type=int, default=None, help="stop after this many env steps")
@@ -106,10 +110,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def _requested_mode(argv: Sequence[str]) -> str | None:
+    """The ``-m``/``--mode`` value of ``argv`` (plot takes folders, not a config, so it has its own parser)."""
+    for i, word in enumerate(argv):
+        if word in ("-m", "--mode") and i + 1 < len(argv):
+            return argv[i + 1]
+        if word.startswith(("--mode=", "-m")) and word not in ("-m", "--mode"):
+            return word.removeprefix("--mode=").removeprefix("-m")
+    return None
+
+
 def _run(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
-    seeds = args.seed or [0]
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        if _requested_mode(argv) == "plot":
+            from ding_lite.entry.plot import plot_command
+
+            plot_command(argv)
+            return 0
+        args = build_parser().parse_args(argv)
+        seeds = args.seed or [0]
         for seed in seeds:
             RUNNERS[args.mode](args, seed, len(seeds))
     except DingLiteError as exc:

@@ -41,3 +41,7 @@ class EnvError(DingLiteError, RuntimeError):
 
 class WorkerError(DingLiteError, RuntimeError):
     """A remote worker (Ray actor) cannot start, or keeps dying beyond the configured number of replacements."""
+
+
+class PlotInputError(DingLiteError, ValueError):
+    """``-m plot`` input is wrong: a folder that is no experiment, a metric no run logged, an empty group."""

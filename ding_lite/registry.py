@@ -2,13 +2,15 @@
 
 Plugins join a registry with a decorator::
 
-    from ding_lite.registry import POLICY
+    from ding_lite.registry import POLICY_REGISTRY  # or: from ding_lite.utils import POLICY_REGISTRY
 
-    @POLICY.register('my_dqn')
+    @POLICY_REGISTRY.register('my_dqn')
     class MyDQN(DQNPolicy): ...
 
 and a config names the module that holds them in ``import_names`` so it is imported before the section is built.
 Installed packages may also register through the ``ding_lite.plugins`` entry-point group.
+The names are DI-engine's (``POLICY_REGISTRY``, ``MODEL_REGISTRY``, ...); the short names (``POLICY``, ``MODEL``,
+...) are aliases of the same objects, kept for code written against earlier versions.
 Built-in modules are imported lazily, on the first lookup, so that ``import ding_lite`` stays cheap.
 """
 from __future__ import annotations
@@ -16,6 +18,8 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.metadata
+import os
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -77,7 +81,8 @@ class Registry:
             did_you_mean = f" (did you mean '{hint}'?)" if hint else ""
             raise UnknownTypeError(
                 f"unknown {self.kind} type '{name}'{did_you_mean}; known {self.kind} types: {', '.join(known)}. "
-                f"A custom {self.kind} must be registered with @{self.kind.upper()}.register('{name}') in a module "
+                f"A custom {self.kind} must be registered with @{self.kind.upper()}_REGISTRY.register('{name}') in a "
+                f"module "
                 f"listed in the section's import_names"
             )
         return self._entries[name]
@@ -161,23 +166,52 @@ def import_modules(names: Iterable[str] | str | None, section: str = "") -> None
             where = f" listed in {section}.import_names" if section else ""
             missing = f" (module '{exc.name}' not found)" if exc.name and exc.name != name else ""
             raise PluginImportError(
-                f"cannot import module '{name}'{where}{missing}: check the module path and that its package is "
-                f"installed or on PYTHONPATH"
+                f"cannot import module '{name}'{where}{missing}; searched {_searched()}: check the module path and "
+                f"that its package is installed or on PYTHONPATH"
             ) from exc
         except ImportError as exc:
             where = f" listed in {section}.import_names" if section else ""
             raise PluginImportError(f"cannot import module '{name}'{where}: {exc}") from exc
 
 
-POLICY = Registry("policy", ["ding_lite.policy"])
-MODEL = Registry("model", ["ding_lite.model"])
-ENV = Registry("env", ["ding_lite.envs"])
-ENV_MANAGER = Registry("env_manager", ["ding_lite.envs"])
-BUFFER = Registry("buffer", ["ding_lite.data"])
-COLLECTOR = Registry("collector", ["ding_lite.worker"])
-EVALUATOR = Registry("evaluator", ["ding_lite.worker"])
-LEARNER_HOOK = Registry("learner_hook", ["ding_lite.worker"])
+_CONFIG_FOLDERS: list[str] = []  # folders of the config files read so far, searched for their import_names
+
+
+def add_config_folder(folder: str | os.PathLike) -> None:
+    """Search ``folder`` (a config file's) for modules named in ``import_names``, as ``python my_config.py`` would.
+
+    Appended to ``sys.path`` (not put first, so it cannot shadow an installed package) and kept for the process:
+    spawned env workers inherit ``sys.path`` and unpickle the same classes."""
+    path = os.path.abspath(folder)
+    if path not in _CONFIG_FOLDERS:
+        _CONFIG_FOLDERS.append(path)
+    if path not in sys.path:
+        sys.path.append(path)
+
+
+def _searched() -> str:
+    """The folders an import searched that a user chooses: the working folder, config folders, PYTHONPATH."""
+    folders = [os.getcwd(), *_CONFIG_FOLDERS]
+    folders += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    unique = list(dict.fromkeys(os.path.abspath(p) for p in folders))
+    return "the working folder, config folders and PYTHONPATH (" + ", ".join(unique) + ") and installed packages"
+
+
+POLICY_REGISTRY = Registry("policy", ["ding_lite.policy"])
+MODEL_REGISTRY = Registry("model", ["ding_lite.model"])
+ENV_REGISTRY = Registry("env", ["ding_lite.envs"])
+ENV_MANAGER_REGISTRY = Registry("env_manager", ["ding_lite.envs"])
+BUFFER_REGISTRY = Registry("buffer", ["ding_lite.data"])
+COLLECTOR_REGISTRY = Registry("collector", ["ding_lite.worker"])
+EVALUATOR_REGISTRY = Registry("evaluator", ["ding_lite.worker"])
+LEARNER_HOOK_REGISTRY = Registry("learner_hook", ["ding_lite.worker"])
+
+# Short aliases (the same objects), for code written before the DI-engine names were the public ones.
+POLICY, MODEL, ENV, ENV_MANAGER = POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY, ENV_MANAGER_REGISTRY
+BUFFER, COLLECTOR, EVALUATOR, LEARNER_HOOK = BUFFER_REGISTRY, COLLECTOR_REGISTRY, EVALUATOR_REGISTRY, \
+    LEARNER_HOOK_REGISTRY
 
 ALL_REGISTRIES = {
-    r.kind: r for r in (POLICY, MODEL, ENV, ENV_MANAGER, BUFFER, COLLECTOR, EVALUATOR, LEARNER_HOOK)
+    r.kind: r for r in (POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY, ENV_MANAGER_REGISTRY, BUFFER_REGISTRY,
+                        COLLECTOR_REGISTRY, EVALUATOR_REGISTRY, LEARNER_HOOK_REGISTRY)
 }

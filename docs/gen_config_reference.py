@@ -125,7 +125,7 @@ def _source_link(obj: Any) -> str:
         rel = path.relative_to(REPO_ROOT).as_posix()
     except ValueError:  # defined outside this checkout (an installed plugin)
         return f"`{obj.__module__}`"
-    return f"[`{rel}`](../{rel})"
+    return f"`{rel}`"  # a code path, not a link: the docs site holds only docs/ (mkdocs --strict rejects ../)
 
 
 def _component(title: str, obj: Any, where: str, comments: Mapping[str, str], values: Mapping[str, Any],
@@ -147,7 +147,15 @@ def render() -> str:
     """The whole reference page."""
     from ding_lite.config import compile as compile_module
     from ding_lite.envs import gym_env
-    from ding_lite.registry import BUFFER, COLLECTOR, ENV, ENV_MANAGER, EVALUATOR, MODEL, POLICY
+    from ding_lite.registry import (
+        BUFFER_REGISTRY,
+        COLLECTOR_REGISTRY,
+        ENV_MANAGER_REGISTRY,
+        ENV_REGISTRY,
+        EVALUATOR_REGISTRY,
+        MODEL_REGISTRY,
+        POLICY_REGISTRY,
+    )
     from ding_lite.worker.learner import BaseLearner
 
     _import_dizoo_envs()
@@ -171,18 +179,20 @@ def render() -> str:
                  f"other pipelines ignore them (`GSL_CONFIG` in {_source_link(gsl_parts)}):\n\n"
                  + table(gsl_parts.GSL_CONFIG, source_comments(gsl_parts, "GSL_CONFIG"), "gsl.") + "\n")
     parts.append("## Env types\n\nKeys an env type adds to the `env` section (`env.type`).\n")
-    for name in ENV.names():
-        cls = ENV.get(name)
+    for name in ENV_REGISTRY.names():
+        cls = ENV_REGISTRY.get(name)
         parts.append(_component(f"env type `{name}`", cls, "env.", source_comments(cls), getattr(cls, "config", {})))
     sections = [
-        ("Env managers", "env manager", ENV_MANAGER, "env.manager.", "`env.manager.type`, default `'base'`"),
-        ("Policies", "policy", POLICY, "policy.", "`policy.type`; defaults merged up the class chain"),
-        ("Models", "model", MODEL, "policy.model.", "`policy.model.type`, default: the policy's `default_model()`"),
-        ("Replay buffers", "buffer", BUFFER, "policy.other.replay_buffer.",
+        ("Env managers", "env manager", ENV_MANAGER_REGISTRY, "env.manager.",
+         "`env.manager.type`, default `'base'`"),
+        ("Policies", "policy", POLICY_REGISTRY, "policy.", "`policy.type`; defaults merged up the class chain"),
+        ("Models", "model", MODEL_REGISTRY, "policy.model.",
+         "`policy.model.type`, default: the policy's `default_model()`"),
+        ("Replay buffers", "buffer", BUFFER_REGISTRY, "policy.other.replay_buffer.",
          "`policy.other.replay_buffer.type`, default `'uniform'`; off-policy policies only"),
-        ("Collectors", "collector", COLLECTOR, "policy.collect.collector.",
+        ("Collectors", "collector", COLLECTOR_REGISTRY, "policy.collect.collector.",
          "`policy.collect.collector.type`, default `'sample'`"),
-        ("Evaluators", "evaluator", EVALUATOR, "policy.eval.evaluator.",
+        ("Evaluators", "evaluator", EVALUATOR_REGISTRY, "policy.eval.evaluator.",
          "`policy.eval.evaluator.type`, default `'interaction'`"),
     ]
     for title, kind, registry, where, chosen_by in sections:
@@ -196,7 +206,7 @@ def render() -> str:
             comments = {"type": f"registered {kind} type", **comments}
             parts.append(_component(f"{kind} `{name}`", cls, where, comments, values))
     parts.append("## Learner\n\nThe learner is not chosen by type; each key of `hook` configures the learner hook "
-                 "of that name (registry `LEARNER_HOOK`).\n")
+                 "of that name (registry `LEARNER_HOOK_REGISTRY`).\n")
     parts.append(_component("`BaseLearner`", BaseLearner, "policy.learn.learner.", source_comments(BaseLearner),
                             BaseLearner.config))
     return "\n".join(parts)

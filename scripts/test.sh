@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Install what the tests need (torch==2.13.0 first where torch is absent, never upgraded), lint, then run the tests.
+# Install what the tests need (torch==2.13.0 first where torch is absent, never upgraded), lint, build the docs site
+# (--strict: a broken link, a missing anchor or a page left out of mkdocs.yml's nav fails), then run the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python -m pip --version >/dev/null
 python -c "import torch" 2>/dev/null || python -m pip install -q torch==2.13.0
-python -m pip install -q -e ".[test,ray]"
+python -m pip install -q -e ".[test,ray,plot,docs]"
 python -m ruff check ding_lite dizoo tests benchmarks
 python -m mypy ding_lite
+NO_MKDOCS_2_WARNING=1 python -m mkdocs build --strict  # not -q: quiet mode hides warnings from --strict
 python -m pytest -q -m "not benchmark" --durations=15 "$@"

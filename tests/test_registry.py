@@ -57,7 +57,7 @@ def test_unknown_type_lists_known_and_closest() -> None:
     assert "unknown widget type 'alpah'" in message
     assert "did you mean 'alpha'?" in message
     assert "known widget types: alpha, beta" in message
-    assert "@WIDGET.register('alpah')" in message and "import_names" in message  # says the fix
+    assert "@WIDGET_REGISTRY.register('alpah')" in message and "import_names" in message  # says the fix
     with pytest.raises(UnknownTypeError) as info:  # nothing close: no suggestion, still the list
         reg.get("zzzzzz")
     assert "did you mean" not in str(info.value) and "alpha, beta" in str(info.value)
@@ -176,3 +176,26 @@ def test_broken_entry_point_plugin_names_itself(plugin_dir: Path, monkeypatch: p
         name="bad_plugin", value="broken_plugin_missing_xyz", group=registry.PLUGIN_GROUP))
     with pytest.raises(PluginImportError, match="plugin entry point 'bad_plugin' \\(broken_plugin_missing_xyz\\)"):
         Registry("widget").get("anything")
+
+
+def test_di_engine_registry_names_are_public() -> None:
+    # DI-engine users write `from ding.utils import POLICY_REGISTRY`; the same names work here, from both modules.
+    import ding_lite.utils as utils
+
+    for name in ("POLICY", "MODEL", "ENV", "ENV_MANAGER", "BUFFER", "COLLECTOR", "EVALUATOR", "LEARNER_HOOK"):
+        reg = getattr(registry, f"{name}_REGISTRY")
+        assert getattr(utils, f"{name}_REGISTRY") is reg
+        assert getattr(registry, name) is reg  # the short name is an alias of the same table
+        assert registry.ALL_REGISTRIES[reg.kind] is reg
+    assert "ppo" in utils.POLICY_REGISTRY.names()
+
+
+def test_concepts_page_lists_every_builtin_registration() -> None:
+    # docs/concepts.md's registry table names every type that ding_lite itself registers, in its registry's row.
+    text = (Path(__file__).resolve().parents[1] / "docs" / "concepts.md").read_text()
+    for reg in registry.ALL_REGISTRIES.values():
+        row = next((line for line in text.splitlines() if line.startswith(f"| `{reg.kind.upper()}_REGISTRY` |")), None)
+        assert row is not None, f"docs/concepts.md has no row for {reg.kind.upper()}_REGISTRY"
+        builtins = [n for n in reg.names() if getattr(reg.get(n), "__module__", "").startswith("ding_lite.")]
+        missing = [n for n in builtins if f"`{n}`" not in row]
+        assert not missing, f"docs/concepts.md's {reg.kind} row lacks {missing}"

@@ -8,6 +8,7 @@ from typing import Any
 
 from easydict import EasyDict
 
+from ding_lite.config.di_engine import resolve_di_engine_keys
 from ding_lite.config.reader import apply_overrides
 from ding_lite.errors import ConfigError
 from ding_lite.registry import (
@@ -68,7 +69,19 @@ def unify(main: Mapping[str, Any], create: Mapping[str, Any] | None = None) -> d
 
 
 class CompiledConfig(EasyDict):
-    """A config that went through :func:`compile_config` (pipelines take it as is, without compiling again)."""
+    """A config that went through :func:`compile_config` (pipelines take it as is, without compiling again).
+
+    No methods or properties here: EasyDict turns class attributes into config keys."""
+
+
+def ignored_keys(cfg: Any) -> list[str]:
+    """The unknown keys that compiling ``cfg`` dropped (dotted paths; empty for a config not compiled here)."""
+    return list(getattr(cfg, "__dict__", {}).get("_ignored_keys", []))
+
+
+def _set_ignored_keys(cfg: CompiledConfig, keys: Iterable[str]) -> None:
+    # object.__setattr__: EasyDict's would make it a config key (saved in total_config.py, checked on reload)
+    object.__setattr__(cfg, "_ignored_keys", list(keys))
 
 
 def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = None, *, strict: bool = False,
@@ -85,9 +98,11 @@ def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = N
         if not isinstance(user.get(section), Mapping):
             raise ConfigError(f"config has no '{section}' section: main_config needs {section}=dict(...)")
     defaults = component_defaults(user)
-    check_config(user, defaults, strict=strict)
+    resolve_di_engine_keys(user, defaults)
+    ignored = check_config(user, defaults, strict=strict)
     cfg = CompiledConfig(deep_merge(defaults, user))
     check_ranges(cfg)
+    _set_ignored_keys(cfg, ignored)
     return cfg
 
 
@@ -137,7 +152,8 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
     policy_defaults = policy_cls.default_config()
     model = _section(policy, "model", "policy")
     _import_section(model, "policy.model")
-    model_cls = MODEL.get(model.get("type") or policy_cls.default_model())
+    model_type = model.get("type") or policy_cls.default_model()
+    model_cls = MODEL.get(model_type)
     other = _section(policy, "other", "policy")
     buffer = _section(other, "replay_buffer", "policy.other")
     _import_section(buffer, "policy.other.replay_buffer")
@@ -151,10 +167,12 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
                        {"manager": _with_import_names(ENV_MANAGER.get(manager.get("type", "base")).config)}),
         # the policy's own defaults for its parts (e.g. PPO's log interval) win over the parts' generic ones
         policy=deep_merge(dict(
-            model=_with_import_names(model_cls.config),
+            model=_model_defaults(model_cls, model_type),
             learn=dict(learner=BaseLearner.config),
             collect=dict(collector=_with_import_names(COLLECTOR.get(collector.get("type", "sample")).config)),
-            eval=dict(evaluator=_with_import_names(EVALUATOR.get(evaluator.get("type", "interaction")).config)),
+            eval=dict(evaluator=_with_import_names(EVALUATOR.get(evaluator.get("type", "interaction")).config),
+                      # after the run: episodes (fresh seeds) that evaluate the best checkpoint (0: none)
+                      final_episodes=20),
         ), policy_defaults),
         demo=DEMO_SECTION_DEFAULTS,  # settings of ding_lite -m collect_demo
         gsl=GSL_CONFIG,  # settings of ding_lite -m gsl
@@ -163,6 +181,20 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
         buffer_defaults = _with_import_names(BUFFER.get(buffer.get("type", "uniform")).config)
         parts["policy"]["other"] = deep_merge({"replay_buffer": buffer_defaults}, parts["policy"].get("other", {}))
     return deep_merge(TOP_LEVEL_DEFAULTS, parts)
+
+
+def _model_defaults(model_cls: Any, model_type: str) -> dict[str, Any]:
+    """A model section's defaults: ``type`` and ``import_names`` always; the class's ``config`` if it declares one,
+    else (a DI-engine style model taking keyword arguments) its constructor's parameters, with their defaults (None
+    for those without: ``obs_shape`` and ``action_shape`` are then filled in from the env)."""
+    config = getattr(model_cls, "config", None)
+    if not isinstance(config, Mapping):
+        import inspect
+
+        params = list(inspect.signature(model_cls).parameters.values())
+        config = {p.name: None if p.default is inspect.Parameter.empty else p.default for p in params
+                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return {"type": model_type, **_with_import_names(config)}
 
 
 def _with_import_names(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -184,18 +216,20 @@ def _import_section(section: Mapping[str, Any], where: str) -> None:
 
 
 # ---- validation ------------------------------------------------------------------------------------------------
-def check_config(user: dict[str, Any], defaults: Mapping[str, Any], *, strict: bool = False) -> None:
+def check_config(user: dict[str, Any], defaults: Mapping[str, Any], *, strict: bool = False) -> list[str]:
     """Check every user key against ``defaults``: unknown keys (warning, or error under ``strict``), wrong types
     (always an error). Integral floats given for int settings (e.g. ``1e4``) are accepted and converted to int in
     ``user``, so that code reading the compiled config gets the int it expects (``range(8.0)`` would fail).
     Unknown keys are removed from ``user`` after the warning: the compiled config (and ``total_config.py``) holds
-    only settings that some component reads."""
+    only settings that some component reads. Returns the dotted paths of the removed keys."""
     all_paths = list(_dotted_paths(defaults))
     unknown: list[tuple[dict[str, Any], str]] = []
+    ignored: list[str] = []
     for node, key, path, default, known in _walk(user, defaults, ""):
         if known is not None:  # unknown key at `path`; `known` are the valid sibling keys
             _report_unknown(path, known, all_paths, strict)
             unknown.append((node, key))
+            ignored.append(path)
             continue
         value = node[key]
         _check_type(path, value, default)
@@ -203,6 +237,7 @@ def check_config(user: dict[str, Any], defaults: Mapping[str, Any], *, strict: b
             node[key] = int(value)
     for node, key in unknown:
         del node[key]
+    return ignored
 
 
 def _walk(user: dict[str, Any], defaults: Mapping[str, Any], prefix: str):

@@ -29,6 +29,7 @@ class UniformBuffer:
     config = dict(
         type="uniform",
         replay_buffer_size=10000,  # capacity in samples
+        max_use=None,  # DI-engine's: a sample leaves the buffer after being drawn this many times (None: never)
     )
 
     def __init__(self, cfg: Mapping[str, Any], seed: int | None = None) -> None:
@@ -39,8 +40,18 @@ class UniformBuffer:
         self._next = 0  # slot the next sample goes to
         self._size = 0
         self.rng = np.random.default_rng(seed)
+        draw_limit = cfg.get("max_use")
+        if draw_limit is not None and (not isinstance(draw_limit, (int, float)) or isinstance(draw_limit, bool)
+                                       or draw_limit < 1):
+            raise ConfigError(f"replay_buffer.max_use must be >= 1, got {draw_limit!r} (None: no limit)")
+        self._draw_limit = None if draw_limit is None else int(draw_limit)
+        # draws per slot; a slot drawn max_use times is spent until a push overwrites it (only with max_use). Own
+        # names: a subclass (the prioritized buffer) keeps its own max_use bookkeeping.
+        self._draws = np.zeros(self.capacity, np.int64) if self._draw_limit is not None else None
 
     def __len__(self) -> int:
+        if self._draws is not None and self._draw_limit is not None:
+            return int((self._draws[:self._size] < self._draw_limit).sum())
         return self._size
 
     def push(self, samples: Mapping[str, Any]) -> np.ndarray:
@@ -57,6 +68,8 @@ class UniformBuffer:
         # the k-th sample ever pushed goes to slot k % capacity, also when a push is larger than the buffer
         slots = (self._next + np.arange(first, n)) % self.capacity
         _write(self._data, slots, samples)
+        if self._draws is not None:
+            self._draws[slots] = 0
         self._next = int((self._next + n) % self.capacity)
         self._size = min(self._size + n, self.capacity)
         return slots
@@ -65,7 +78,14 @@ class UniformBuffer:
         """Draw ``batch_size`` samples uniformly (with replacement); the batch carries their slots under ``index``."""
         if self._size == 0:
             raise RuntimeError("cannot sample from an empty replay buffer: push samples first")
-        slots = self.rng.integers(0, self._size, size=batch_size)
+        if self._draws is None or self._draw_limit is None:
+            slots = self.rng.integers(0, self._size, size=batch_size)
+        else:
+            live = np.flatnonzero(self._draws[:self._size] < self._draw_limit)
+            if len(live) == 0:
+                raise RuntimeError("every sample in the replay buffer was drawn max_use times: push samples first")
+            slots = live[self.rng.integers(0, len(live), size=batch_size)]
+            np.add.at(self._draws, slots, 1)
         batch = self._gather(slots)
         batch[INDEX] = slots
         return batch

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -17,7 +18,7 @@ from ding_lite.config.compile import CompiledConfig
 from ding_lite.envs.gym_env import build_env, build_env_manager
 from ding_lite.envs.variations import variation_ids
 from ding_lite.errors import ConfigError
-from ding_lite.registry import BUFFER, COLLECTOR, ENV, EVALUATOR, POLICY, import_modules
+from ding_lite.registry import BUFFER, COLLECTOR, ENV, EVALUATOR, POLICY, add_config_folder, import_modules
 from ding_lite.utils.atomic import atomic_write
 
 logger = logging.getLogger("ding_lite")
@@ -38,6 +39,7 @@ def load_config(config: ConfigLike, *, strict: bool = False, overrides: Iterable
     create: Mapping[str, Any]
     if isinstance(config, (str, os.PathLike)):
         main, create = read_config(config)
+        add_config_folder(Path(config).parent)  # its import_names may name modules next to it
     elif isinstance(config, tuple):
         main, create = config
     elif isinstance(config, Mapping):
@@ -74,6 +76,48 @@ def fill_model_shapes(cfg: EasyDict, observation_space: gym.Space, action_space:
             model.action_shape = shape[0] if len(shape) == 1 else shape
 
 
+def check_model_shapes(cfg: EasyDict, observation_space: gym.Space, action_space: gym.Space) -> None:
+    """A model section that does not fit the env (e.g. ``obs_shape=3`` on CartPole's 4 numbers) is a
+    :class:`ConfigError` naming the key, its value and the env's, raised before anything is built or written.
+
+    Observation shapes are compared by their number of elements (an image model may take the env's frames in
+    another axis order); discrete actions by their count, continuous ones by their number."""
+    model = cfg.policy.model
+    env_id = cfg.env.get("env_id") or cfg.env.get("type")
+    obs = model.get("obs_shape")
+    env_obs = tuple(observation_space.shape or ())
+    if obs is not None and env_obs:
+        given = tuple(obs) if isinstance(obs, (list, tuple)) else (int(obs),)
+        if math.prod(given) != math.prod(env_obs):
+            raise ConfigError(f"policy.model.obs_shape={obs!r} does not fit env '{env_id}', whose observations "
+                              f"have shape {list(env_obs)}: set it to {_shape_value(env_obs)} or leave it out "
+                              f"(the env fills it in)")
+    act = model.get("action_shape")
+    if isinstance(action_space, gym.spaces.Discrete):
+        env_act: Any = int(action_space.n)
+        kind = "discrete"
+    elif isinstance(action_space, gym.spaces.Box):
+        env_act = _shape_value(tuple(action_space.shape or ()))
+        kind = "continuous"
+    else:
+        return
+    if act is not None:
+        given_n = math.prod(act) if isinstance(act, (list, tuple)) else int(act)
+        env_n = env_act if isinstance(env_act, int) else math.prod(env_act)
+        if given_n != env_n:
+            raise ConfigError(f"policy.model.action_shape={act!r} does not fit env '{env_id}', whose {kind} action "
+                              f"space has {env_n} {'actions' if kind == 'discrete' else 'dimensions'}: set it to "
+                              f"{env_act!r} or leave it out (the env fills it in)")
+    space = model.get("action_space")
+    if space in ("discrete", "continuous") and space != kind:
+        raise ConfigError(f"policy.model.action_space='{space}' does not fit env '{env_id}', whose action space is "
+                          f"{kind}: set it to '{kind}' or leave it out (the env fills it in)")
+
+
+def _shape_value(shape: tuple[int, ...]) -> Any:
+    return shape[0] if len(shape) == 1 else list(shape)
+
+
 def build_policy(cfg: EasyDict, enable_field: Iterable[str] | None = None) -> Any:
     """The configured policy (``policy.type``) with the requested modes."""
     return POLICY.build(cfg.policy.type, cfg.policy, enable_field=enable_field)
@@ -84,10 +128,14 @@ def build_collector(cfg: EasyDict, env_manager: Any, policy: Any) -> Any:
     return COLLECTOR.build(section.type, section, env_manager, policy.collect_mode)
 
 
-def build_evaluator(cfg: EasyDict, env_manager: Any, policy: Any, seed: int) -> Any:
+def build_evaluator(cfg: EasyDict, env_manager: Any, policy: Any, seed: int, n_episode: int | None = None,
+                    stop: bool = True) -> Any:
+    """The configured evaluator over ``env.n_evaluator_episode`` episodes (or ``n_episode``); ``stop=False``: it
+    never declares the stop value reached."""
     section = cfg.policy.eval.evaluator
-    return EVALUATOR.build(section.type, section, env_manager, policy.eval_mode, cfg.env.n_evaluator_episode,
-                           cfg.env.stop_value, seed)
+    return EVALUATOR.build(section.type, section, env_manager, policy.eval_mode,
+                           cfg.env.n_evaluator_episode if n_episode is None else n_episode,
+                           cfg.env.stop_value if stop else None, seed)
 
 
 def build_buffer(cfg: EasyDict, seed: int) -> Any:
@@ -109,7 +157,14 @@ def build_env_managers(cfg: EasyDict, seed: int, collect: bool = True, evaluate:
     probe = collector_env if collector_env is not None else evaluator_env
     if probe is None:
         raise ValueError("build_env_managers needs collect=True or evaluate=True")
-    fill_model_shapes(cfg, probe.observation_space, probe.action_space)
+    try:
+        fill_model_shapes(cfg, probe.observation_space, probe.action_space)
+        check_model_shapes(cfg, probe.observation_space, probe.action_space)
+    except BaseException:
+        for env in (collector_env, evaluator_env):
+            if env is not None:
+                env.close()
+        raise
     return collector_env, evaluator_env
 
 
@@ -123,6 +178,7 @@ def fill_model_shapes_from_env(cfg: EasyDict) -> None:
     env = build_env(cfg.env)
     try:
         fill_model_shapes(cfg, env.observation_space, env.action_space)
+        check_model_shapes(cfg, env.observation_space, env.action_space)
     finally:
         env.close()
 

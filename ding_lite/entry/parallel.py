@@ -60,9 +60,10 @@ def parallel_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | Non
                       strict: bool = False, overrides: tuple[str, ...] = (), progress: bool = True) -> dict[str, Any]:
     """Train as :func:`~ding_lite.entry.serial.serial_pipeline` does, with collectors and evaluator as Ray actors.
 
+    ``config``, ``seed``, ``max_env_step``, ``max_train_iter``, ``exp_dir``, ``resume``, ``load_ckpt``, ``strict``,
+    ``overrides`` and ``progress`` are as in ``serial_pipeline``; the config's ``parallel`` section sizes the run.
+
     Args:
-        config / seed / max_env_step / max_train_iter / exp_dir / resume / load_ckpt / strict / overrides / progress:
-            as in ``serial_pipeline``; the config's ``parallel`` section sizes the run.
         address: Ray cluster to join (``'auto'`` or ``'HOST:PORT'``, as printed by ``ray start --head``). None starts
             an embedded local Ray instance for this run and stops it afterwards. If this process is already connected
             to Ray (``ray.init`` was called), that connection is used and left open.

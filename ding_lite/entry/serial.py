@@ -6,6 +6,8 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ding_lite.config import read_config
+from ding_lite.config.compile import ignored_keys
 from ding_lite.data.keys import INDEX, PRIORITY
 from ding_lite.entry.common import (
     EVAL_SEED_OFFSET,
@@ -39,7 +41,8 @@ def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None 
     Args:
         config: a config file path, DI-engine's ``(main_config, create_config)``, a dict, or a compiled config.
         seed: seed of envs, torch and numpy.
-        max_env_step / max_train_iter: budgets (None: unbounded).
+        max_env_step: env-step budget (None: unbounded).
+        max_train_iter: train-iteration budget (None: unbounded).
         exp_dir: experiment folder (default: ``cfg.exp_name``); if it already holds a run and ``resume`` is off,
             ``<exp_dir>_1``, ``<exp_dir>_2``, ... is used instead (the result's ``exp_dir`` says which).
         resume: continue from the latest ``<exp_dir>/ckpt/iteration_N.pth.tar`` (train_iter and env_step too).
@@ -79,7 +82,12 @@ def start_run(config: ConfigLike, seed: int, exp_dir: str | Path | None, resume:
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
     asked_dir = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
     chosen_dir = asked_dir if resume else fresh_dir(asked_dir)
+    if resume:
+        check_resume_seed(chosen_dir, seed)
     ckpt_path = checkpoint_to_load(chosen_dir, resume, load_ckpt, cfg)
+    # the saved total_config.py names this run's own folder: `-m eval -c` or `--resume -c` that file finds this
+    # run's checkpoints, not those of the run (seed) the config was written for
+    cfg.exp_name = str(chosen_dir)
     set_seed(seed)
     configure_torch()
     return RunStart(cfg, chosen_dir, asked_dir, ckpt_path)
@@ -110,14 +118,36 @@ def run_training(cfg: Any, parts: Any, exp_dir: Path, ckpt_path: Path | None, ma
         parts.attach(learner, logger)
         result = _train_loop(cfg, parts, learner, logger, max_env_step, max_train_iter)
         result.update(parts.stats())
-        result.update(seed=seed, wall_seconds=round(time.perf_counter() - start, 3), exp_dir=str(exp_dir))
+        result.update(_final_eval(cfg, parts, learner, seed))
+        ignored = ignored_keys(cfg)
+        result.update(seed=seed, wall_seconds=round(time.perf_counter() - start, 3), exp_dir=str(exp_dir),
+                      ignored_keys=ignored)
         write_json(exp_dir / "result.json", result)
         outcome = "stop value reached" if result["stop"] else "budget spent"
+        final = "" if result.get("final_eval_return") is None else \
+            f"; best checkpoint on {result['final_eval_episodes']} fresh episodes: " \
+            f"{result['final_eval_return']:.2f} ± {result['final_eval_std']:.2f}"
         logger.info(f"[done] {outcome}: env_step {result['env_step']}, train_iter {result['train_iter']}, "
-                    f"{result['wall_seconds']:.1f} s; results in {exp_dir}")
+                    f"{result['wall_seconds']:.1f} s{final}; results in {exp_dir}"
+                    + (f"; ignored unknown config keys: {', '.join(ignored)}" if ignored else ""))
     finally:
         logger.close()
     return result
+
+
+def check_resume_seed(exp_dir: Path, seed: int) -> None:
+    """``--resume`` continues only the run of the same seed: a folder whose saved config names another seed holds
+    another run, and resuming there would write into it."""
+    saved = exp_dir / "total_config.py"
+    if not saved.is_file():
+        return
+    try:
+        saved_seed = read_config(saved)[0].get("seed")
+    except ConfigError:
+        return  # an unreadable saved config: the checkpoint check below decides
+    if saved_seed is not None and int(saved_seed) != seed:
+        raise ConfigError(f"--resume: {exp_dir} holds the run of seed {saved_seed}, not seed {seed}: resume with "
+                          f"-s {saved_seed}, or give this seed its own folder (--exp-name)")
 
 
 def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None,
@@ -136,7 +166,12 @@ def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None
     if resume:
         latest = latest_checkpoint(exp_dir / "ckpt")
         if latest is None:
-            raise CheckpointError(f"--resume: no iteration_N.pth.tar checkpoint in {exp_dir / 'ckpt'}")
+            raise CheckpointError(
+                f"--resume: no iteration_N.pth.tar or resume_N.pth.tar checkpoint in {exp_dir / 'ckpt'} (the run "
+                f"stopped before its first one): start from another checkpoint with --load-ckpt PATH (e.g. "
+                f"{exp_dir / 'ckpt' / 'ckpt_best.pth.tar'}), or write them more often with "
+                f"--set policy.learn.learner.hook.save_resume_ckpt.every_seconds=S or "
+                f"policy.learn.learner.hook.save_ckpt_after_iter=N")
         load_checkpoint(latest)
         return latest
     return None
@@ -146,6 +181,7 @@ class _Parts:
     """Every worker of a serial run, built before anything is written and closed together."""
 
     def __init__(self, cfg: Any, seed: int) -> None:
+        self.cfg = cfg
         self.collector_env, self.evaluator_env = build_env_managers(cfg, seed)
         try:
             self.policy = build_policy(cfg)
@@ -161,6 +197,13 @@ class _Parts:
 
     def stats(self) -> dict[str, Any]:
         return {}
+
+    def final_eval(self, n_episode: int, seed: int, ckpt: Path | None) -> Any:
+        """Evaluate ``ckpt``'s weights (None: the current ones) over ``n_episode`` episodes seeded from ``seed``; the
+        run has ended, so loading into the shared model disturbs nothing."""
+        if ckpt is not None:
+            self.policy.eval_mode.load_state_dict(load_checkpoint(ckpt)["policy"])
+        return build_evaluator(self.cfg, self.evaluator_env, self.policy, seed, n_episode, stop=False).eval()
 
     def env_restarts(self) -> dict[str, int]:
         """Env worker restarts per env manager (only the ``subprocess`` manager restarts workers)."""
@@ -229,6 +272,22 @@ def _train_loop(cfg: Any, parts: _Parts, learner: BaseLearner, logger: Experimen
     }
 
 
+FINAL_EVAL_SEED_OFFSET = 2 * EVAL_SEED_OFFSET  # seeds neither the collector nor the periodic evaluations used
+
+
+def _final_eval(cfg: Any, parts: Any, learner: BaseLearner, seed: int) -> dict[str, Any]:
+    """The best checkpoint (else the last policy) over ``policy.eval.final_episodes`` episodes on fresh seeds: the
+    stop rule's few evaluation episodes can call a policy solved by luck; this number says how good it is."""
+    n_episode = int(cfg.policy.eval.get("final_episodes", 0) or 0)
+    final = getattr(parts, "final_eval", None)
+    if n_episode <= 0 or final is None:
+        return {}
+    best = learner.ckpt_dir / "ckpt_best.pth.tar" if learner.ckpt_dir is not None else None
+    out = final(n_episode, seed + FINAL_EVAL_SEED_OFFSET, best if best is not None and best.is_file() else None)
+    return {"final_eval_return": out.mean, "final_eval_std": out.std, "final_eval_episodes": len(out.returns),
+            "final_eval_checkpoint": str(best) if best is not None and best.is_file() else None}
+
+
 def _train_off_policy(cfg: Any, buffer: Any, samples: dict, learner: BaseLearner, env_step: int) -> None:
     buffer.push(samples)
     batch_size = cfg.policy.learn.batch_size
@@ -236,7 +295,7 @@ def _train_off_policy(cfg: Any, buffer: Any, samples: dict, learner: BaseLearner
         return
     for _ in range(cfg.policy.learn.update_per_collect):
         batch = buffer.sample(batch_size)
-        out = learner.train(batch, env_step)
+        out = learner.train(batch, env_step)[-1]
         if PRIORITY in out:  # priorities come back as an explicit field (STYLE rule 4)
             buffer.update_priority(batch[INDEX], out[PRIORITY])
 
@@ -248,10 +307,12 @@ def _budget_spent(env_step: int, train_iter: int, max_env_step: int | None, max_
 
 def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, env_step: int,
               tick: tuple[float, int]) -> Any:
+    learner.log_now()  # learn scalars at least once per evaluation, whatever log_show_after_iter says
     result = evaluator.eval(learner.train_iter, env_step)
     learner.best_eval_return = float(evaluator.best_return)
     if result.improved:
         learner.save_checkpoint("ckpt_best")
+    learner.call_hooks("after_eval")
     elapsed = time.perf_counter() - tick[0]
     steps_per_s = (env_step - tick[1]) / elapsed if elapsed > 0 else math.nan
     logger.scalar("eval/return_mean", result.mean, env_step)

@@ -28,6 +28,10 @@ class ACERNet(nn.Module):
         action_space=None,  # must be 'discrete' (None: from the env)
         encoder_hidden_size_list=[64, 64],  # hidden widths of the actor's and of the critic's MLP
         activation="relu",  # hidden-layer activation: relu, tanh, elu, gelu or silu
+        actor_head_hidden_size=None,  # DI-engine's actor head: hidden layers of this width (None: none)
+        actor_head_layer_num=1,  # number of those actor head layers
+        critic_head_hidden_size=None,  # DI-engine's critic head: hidden layers of this width (None: none)
+        critic_head_layer_num=1,  # number of those critic head layers
     )
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
@@ -40,8 +44,8 @@ class ACERNet(nn.Module):
         hidden = list(cfg["encoder_hidden_size_list"])
         # small actor output gain: a near-uniform initial policy (Andrychowicz et al. 2021, "What matters in on-policy
         # RL", §3.2); the critic's output starts at unit scale
-        self.actor = mlp(obs_size, hidden, cfg["activation"], out_size=n_action, out_gain=0.01)
-        self.critic = mlp(obs_size, hidden, cfg["activation"], out_size=n_action, out_gain=1.0)
+        self.actor = mlp(obs_size, hidden + _head(cfg, "actor"), cfg["activation"], out_size=n_action, out_gain=0.01)
+        self.critic = mlp(obs_size, hidden + _head(cfg, "critic"), cfg["activation"], out_size=n_action, out_gain=1.0)
 
     def compute_actor(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         return {LOGIT: self.actor(obs)}
@@ -53,3 +57,14 @@ class ACERNet(nn.Module):
         if mode not in ("compute_actor", "compute_critic"):
             raise ValueError(f"ACERNet mode must be 'compute_actor' or 'compute_critic', got {mode!r}")
         return getattr(self, mode)(obs)
+
+
+def _head(cfg: Mapping[str, Any], name: str) -> list[int]:
+    """Widths of a DI-engine head's hidden layers (``<name>_head_hidden_size`` x ``<name>_head_layer_num``)."""
+    size, num = cfg[f"{name}_head_hidden_size"], cfg[f"{name}_head_layer_num"]
+    if size is None:
+        return []
+    if int(size) < 1 or int(num) < 1:
+        raise ConfigError(f"model.{name}_head_hidden_size and model.{name}_head_layer_num must be at least 1, got "
+                          f"{size!r} and {num!r}")
+    return [int(size)] * int(num)

@@ -46,6 +46,23 @@ def mlp(in_size: int, hidden_sizes: Sequence[int], act: str = "relu", out_size: 
     return nn.Sequential(*layers)
 
 
+def head_trunk(in_size: int, hidden_size: int | None, layer_num: int, act: str, name: str) -> tuple[nn.Module, int]:
+    """DI-engine's head layers: ``layer_num`` Linear+activation layers of ``hidden_size`` between an encoder and its
+    output layer (``hidden_size`` None: none, an identity). Returns the module and its output width."""
+    if hidden_size is None:
+        return nn.Identity(), in_size
+    if int(layer_num) < 1 or int(hidden_size) < 1:
+        prefix = f"model.{name}_" if name else "model."
+        raise ConfigError(f"{prefix}head_hidden_size and {prefix}head_layer_num must be at least 1, got "
+                          f"{hidden_size!r} and {layer_num!r}")
+    layers: list[nn.Module] = []
+    size = in_size
+    for _ in range(int(layer_num)):
+        layers += [ortho_init(nn.Linear(size, int(hidden_size)), math.sqrt(2)), activation(act)]
+        size = int(hidden_size)
+    return nn.Sequential(*layers), size
+
+
 def ortho_init(layer: nn.Linear, gain: float) -> nn.Linear:
     """Orthogonal weights, zero bias."""
     nn.init.orthogonal_(layer.weight, gain)
@@ -101,3 +118,22 @@ def actor_output(module: Any, features: torch.Tensor, continuous: bool,
         return {"logit": out}
     log_std = module.log_std.expand_as(out) if fixed_sigma else module.log_std_head(features).clamp(-20.0, 2.0)
     return {"mu": out, "sigma": log_std.exp()}
+
+
+def build_model(model_cfg: Mapping[str, Any], default_type: str) -> nn.Module:
+    """The model that a ``policy.model`` section names (``type``, else ``default_type``).
+
+    A model class with a ``config`` dict of defaults gets the whole section (ding_lite's templates); one without
+    (DI-engine's style, ``def __init__(self, obs_shape, action_shape, ...)``) gets its settings as keyword arguments.
+    """
+    from ding_lite.registry import MODEL_REGISTRY
+
+    name = model_cfg.get("type") or default_type
+    model_cls = MODEL_REGISTRY.get(name)
+    if isinstance(getattr(model_cls, "config", None), Mapping):
+        return model_cls(model_cfg)
+    kwargs = {k: v for k, v in model_cfg.items() if k not in ("type", "import_names")}
+    try:
+        return model_cls(**kwargs)
+    except TypeError as exc:
+        raise ConfigError(f"model type '{name}' cannot be built from policy.model {sorted(kwargs)}: {exc}") from exc

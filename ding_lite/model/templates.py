@@ -7,7 +7,16 @@ from typing import Any
 import torch
 from torch import nn
 
-from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, last_size, mlp, ortho_init
+from ding_lite.model.common import (
+    actor_output,
+    actor_settings,
+    add_log_std,
+    flat_size,
+    head_trunk,
+    last_size,
+    mlp,
+    ortho_init,
+)
 from ding_lite.registry import MODEL
 
 
@@ -22,6 +31,8 @@ class QNet(nn.Module):
         encoder_hidden_size_list=[128, 128, 64],  # MLP encoder widths
         dueling=True,  # dueling head: Q = V + A - mean(A)
         activation="relu",  # hidden-layer activation: relu, tanh, elu, gelu or silu
+        head_hidden_size=None,  # DI-engine's head: hidden layers of this width in each head branch (None: none)
+        head_layer_num=1,  # number of those head layers
     )
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
@@ -32,14 +43,17 @@ class QNet(nn.Module):
         self.dueling = bool(cfg["dueling"])
         self.encoder = mlp(obs_size, hidden, cfg["activation"])
         size = last_size(obs_size, hidden)
-        self.advantage = ortho_init(nn.Linear(size, n_action), 1.0)
-        self.value = ortho_init(nn.Linear(size, 1), 1.0) if self.dueling else None
+        head = (cfg["head_hidden_size"], cfg["head_layer_num"], cfg["activation"], "")
+        self.advantage_trunk, head_size = head_trunk(size, *head)
+        self.advantage = ortho_init(nn.Linear(head_size, n_action), 1.0)
+        self.value_trunk = head_trunk(size, *head)[0] if self.dueling else None
+        self.value = ortho_init(nn.Linear(head_size, 1), 1.0) if self.dueling else None
 
     def forward(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         x = self.encoder(obs)
-        q = self.advantage(x)
-        if self.value is not None:
-            q = self.value(x) + q - q.mean(dim=-1, keepdim=True)
+        q = self.advantage(self.advantage_trunk(x))
+        if self.value is not None and self.value_trunk is not None:
+            q = self.value(self.value_trunk(x)) + q - q.mean(dim=-1, keepdim=True)
         return {"logit": q}
 
 
@@ -58,6 +72,10 @@ class VAC(nn.Module):
         action_space=None,  # 'discrete' or 'continuous'; None: from the env
         encoder_hidden_size_list=[64, 64],  # widths of the actor's and the critic's MLPs
         share_encoder=False,  # one encoder for actor and critic
+        actor_head_hidden_size=None,  # DI-engine's actor head: hidden layers of this width (None: none)
+        actor_head_layer_num=1,  # number of those actor head layers
+        critic_head_hidden_size=None,  # DI-engine's critic head: hidden layers of this width (None: none)
+        critic_head_layer_num=1,  # number of those critic head layers
         activation="tanh",  # hidden-layer activation: relu, tanh, elu, gelu or silu
         sigma_type="fixed",  # continuous: 'fixed' (state-independent log-std parameter) or 'conditioned'
         init_log_std=0.0,  # continuous: initial log standard deviation
@@ -73,15 +91,19 @@ class VAC(nn.Module):
         size = last_size(obs_size, hidden)
         self.actor_encoder = mlp(obs_size, hidden, cfg["activation"])
         self.critic_encoder = self.actor_encoder if cfg["share_encoder"] else mlp(obs_size, hidden, cfg["activation"])
-        self.actor_head = ortho_init(nn.Linear(size, act_size), 0.01)
-        self.critic_head = ortho_init(nn.Linear(size, 1), 1.0)
-        add_log_std(self, size, act_size, cfg)
+        self.actor_trunk, actor_size = head_trunk(size, cfg["actor_head_hidden_size"], cfg["actor_head_layer_num"],
+                                                  cfg["activation"], "actor")
+        self.critic_trunk, critic_size = head_trunk(size, cfg["critic_head_hidden_size"],
+                                                    cfg["critic_head_layer_num"], cfg["activation"], "critic")
+        self.actor_head = ortho_init(nn.Linear(actor_size, act_size), 0.01)
+        self.critic_head = ortho_init(nn.Linear(critic_size, 1), 1.0)
+        add_log_std(self, actor_size, act_size, cfg)
 
     def compute_actor(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        return actor_output(self, self.actor_encoder(obs), self.continuous, self.fixed_sigma)
+        return actor_output(self, self.actor_trunk(self.actor_encoder(obs)), self.continuous, self.fixed_sigma)
 
     def compute_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        return {"value": self.critic_head(self.critic_encoder(obs)).squeeze(-1)}
+        return {"value": self.critic_head(self.critic_trunk(self.critic_encoder(obs))).squeeze(-1)}
 
     def compute_actor_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         out = self.compute_actor(obs)

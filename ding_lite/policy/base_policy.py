@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from ding_lite.errors import CheckpointError
-from ding_lite.registry import MODEL
+from ding_lite.model.common import build_model
 from ding_lite.utils.dicts import deep_merge
 
 logger = logging.getLogger("ding_lite")
@@ -21,7 +21,7 @@ FIELDS = ("learn", "collect", "eval")
 class LearnMode(NamedTuple):
     """What a learner may call."""
 
-    forward: Callable[[dict], dict]
+    forward: Callable[[dict], dict | list[dict]]  # one log dict per gradient step (a dict alone counts as one)
     state_dict: Callable[[], dict]
     load_state_dict: Callable[[dict], None]
     monitor_vars: Callable[[], list]
@@ -98,7 +98,7 @@ class Policy:
                 logger.warning("policy.cuda=True but CUDA is not available: running on the CPU")
         if model is None:
             model_cfg = cfg.get("model") or {}
-            model = MODEL.build(model_cfg.get("type") or self.default_model(), model_cfg)
+            model = build_model(model_cfg, self.default_model())
         self._model: Any = model.to(self.device)  # templates add compute_* methods beyond nn.Module
         self._learn_state: dict[str, Any] = {"model": self._model}
         self._enabled = tuple(enable_field or FIELDS)
@@ -135,8 +135,10 @@ class Policy:
         """Build what evaluation needs (often nothing)."""
         raise NotImplementedError(f"{type(self).__name__} must implement _init_eval")
 
-    def _forward_learn(self, batch: dict) -> dict:
-        """One learn step on a batch (dict of arrays); returns a dict of scalars (and explicit fields)."""
+    def _forward_learn(self, batch: dict) -> dict | list[dict]:
+        """Learn on a batch (dict of arrays). Returns one log dict of scalars (and explicit fields) per gradient
+        step, as DI-engine does: a list of them, or a single dict for one step. The learner counts one train
+        iteration per entry."""
         raise NotImplementedError(f"{type(self).__name__} must implement _forward_learn")
 
     def _forward_collect(self, obs: np.ndarray, env_step: int = 0) -> dict:

@@ -88,7 +88,7 @@ class EnsemblePPOPolicy(PPOPolicy):
         return self.cfg["collect"]["ensemble_action"] == "value_weighted"
 
     # ---- learn -------------------------------------------------------------------------------------------------
-    def _forward_learn(self, batch: dict) -> dict:
+    def _forward_learn(self, batch: dict) -> list[dict]:
         if self._value_weighted:
             batch = {**batch, MEMBER_LOGP: self._prepare_off_policy(batch)}
         return super()._forward_learn(batch)

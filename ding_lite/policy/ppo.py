@@ -61,8 +61,6 @@ class PPOPolicy(Policy):
             value_norm=False,  # learn values of returns normalised by running statistics
             grad_clip_value=0.5,  # global gradient-norm clip (None: off)
             ignore_done=False,  # treat terminations as truncations
-            # one train iteration is a whole collect (epoch_per_collect passes): log the losses of every one
-            learner=dict(hook=dict(log_show_after_iter=1)),  # log every iteration: one per collect
         ),
         collect=dict(
             n_sample=256,  # env steps per collect (rounded up to a multiple of collector_env_num)
@@ -84,11 +82,13 @@ class PPOPolicy(Policy):
         self._value_stats = RunningMeanStd()
         self._learn_state["value_stats"] = self._value_stats
 
-    def _forward_learn(self, batch: dict) -> dict:
+    def _forward_learn(self, batch: dict) -> list[dict]:
+        """``epoch_per_collect`` passes of minibatches; one log dict per gradient step (one train iteration each,
+        as in DI-engine)."""
         learn = self.cfg["learn"]
         data = self.batch_tensors(batch)
         n = len(data[OBS])
-        stats: dict[str, list[torch.Tensor]] = {}
+        logs: list[dict[str, torch.Tensor]] = []
         # rows kept only for recompute_adv's (T, N) layout: placeholders of episodes cut by an env worker failure
         rows = torch.arange(n, device=self.device)
         if INTERRUPTED in data:
@@ -101,9 +101,8 @@ class PPOPolicy(Policy):
             # per-epoch statistics of a subclass (e.g. DAPG's max advantage) see real transitions only
             self._begin_epoch(data if len(rows) == n else {k: v[rows] for k, v in data.items()})
             for idx in rows[torch.randperm(len(rows), device=self.device)].split(int(learn["batch_size"])):
-                for k, v in self._minibatch_step({k: v[idx] for k, v in data.items()}).items():
-                    stats.setdefault(k, []).append(v)
-        return {k: torch.stack(v).mean() for k, v in stats.items()}
+                logs.append(self._minibatch_step({k: v[idx] for k, v in data.items()}))
+        return logs
 
     def _minibatch_step(self, mb: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         loss, stats = self._compute_loss(mb)

@@ -69,17 +69,19 @@ class PPODAPGPolicy(PPOPolicy):
         """True when demo files were loaded (the demo term is active)."""
         return self._demo_obs is not None
 
-    def _forward_learn(self, batch: dict) -> dict:
+    def _forward_learn(self, batch: dict) -> list[dict]:
         self._epoch_max_adv = []
-        log = super()._forward_learn(batch)
+        logs = super()._forward_learn(batch)
         zero = torch.zeros((), device=self.device)
         max_adv = torch.stack(self._epoch_max_adv)
-        log["max_adv"] = max_adv.mean()
-        log["demo_weight"] = dapg_demo_weight(max_adv, self._coeff()).mean() if self.has_demos else zero
-        log.setdefault("demo_loss", zero)  # no demo minibatch in this update (or no demos)
-        log.setdefault("demo_likelihood", zero)
+        update = {"max_adv": max_adv.mean(),  # per update, shown on each of its gradient steps
+                  "demo_weight": dapg_demo_weight(max_adv, self._coeff()).mean() if self.has_demos else zero}
+        for log in logs:
+            log.update(update)
+            log.setdefault("demo_loss", zero)  # no demo minibatch in this gradient step (or no demos)
+            log.setdefault("demo_likelihood", zero)
         self._dapg.update_iter += 1  # k of the DAPG decay counts updates
-        return log
+        return logs
 
     def _coeff(self) -> float:
         learn = self.cfg["learn"]

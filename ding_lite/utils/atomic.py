@@ -22,6 +22,8 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp creates the file 0600; the file a user gets is made as open() would: 0666 less the umask
+        os.chmod(tmp, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()
@@ -32,3 +34,18 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
             os.unlink(tmp)
         raise
     return path
+
+
+def _umask() -> int:
+    """The process umask: from /proc where there is one (no change of process state, which threads share), else by
+    setting it and straight back."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -55,14 +55,27 @@ def _load_failure(exc: BaseException) -> str:
     return first or type(exc).__name__
 
 
+RESUME_PREFIXES = ("iteration_", "resume_")  # periodic / final checkpoints, and the rotating resume checkpoints
+
+
+def checkpoint_iteration(path: Path, prefix: str) -> int | None:
+    """N of ``<prefix>N.pth.tar`` (None for another name)."""
+    name = path.name
+    if not (name.startswith(prefix) and name.endswith(CKPT_SUFFIX)):
+        return None
+    try:
+        return int(name[len(prefix):-len(CKPT_SUFFIX)])
+    except ValueError:
+        return None
+
+
 def latest_checkpoint(ckpt_dir: str | os.PathLike) -> Path | None:
-    """The ``iteration_N.pth.tar`` with the largest N in ``ckpt_dir`` (None if there is none)."""
-    best: tuple[int, Path] | None = None
-    for p in Path(ckpt_dir).glob(f"iteration_*{CKPT_SUFFIX}"):
-        try:
-            n = int(p.name[len("iteration_"):-len(CKPT_SUFFIX)])
-        except ValueError:
-            continue
-        if best is None or n > best[0]:
-            best = (n, p)
-    return best[1] if best else None
+    """The ``iteration_N.pth.tar`` or ``resume_N.pth.tar`` with the largest N in ``ckpt_dir`` (None if there is
+    none; at equal N the ``iteration_`` one)."""
+    best: tuple[int, int, Path] | None = None
+    for rank, prefix in enumerate(RESUME_PREFIXES):
+        for p in Path(ckpt_dir).glob(f"{prefix}*{CKPT_SUFFIX}"):
+            n = checkpoint_iteration(p, prefix)
+            if n is not None and (best is None or (n, -rank) > (best[0], best[1])):
+                best = (n, -rank, p)
+    return best[2] if best else None

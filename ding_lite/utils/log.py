@@ -91,6 +91,8 @@ class ExperimentLogger:
         out, floats shown with one decimal (tqdm would round them to 3 significant digits)."""
         if self._bar is None:
             return
+        if self._bar.total is not None:  # the last collect may overshoot the budget: the bar stops at its total
+            env_step = min(env_step, int(self._bar.total))
         self._bar.update(env_step - self._bar_step)
         self._bar_step = env_step
         shown = {k: f"{v:.1f}" if isinstance(v, float) else v for k, v in postfix.items() if v is not None}

@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ding_lite.registry import LEARNER_HOOK
 from ding_lite.utils.checkpoint import load_checkpoint, save_checkpoint
 
-POSITIONS = ("before_run", "after_iter", "after_run")
+POSITIONS = ("before_run", "after_iter", "after_eval", "after_run")
 
 
 class BaseLearner:
@@ -28,6 +29,12 @@ class BaseLearner:
             log_show_after_iter=100,  # log learn scalars every this many iterations
             save_ckpt_after_iter=10000,  # write ckpt/iteration_N.pth.tar every this many iterations
             save_ckpt_after_run=True,  # write a final checkpoint when the run ends
+            # ckpt/resume_N.pth.tar for --resume, kept fresh by wall time (the last `keep` are kept)
+            save_resume_ckpt=dict(
+                every_seconds=300.0,  # at the end of an iteration once this long passed since the last one
+                at_eval_after_seconds=30.0,  # at an evaluation once this long passed since the last one
+                keep=2,  # resume checkpoints kept (0: none written)
+            ),
         ),
     )
 
@@ -43,26 +50,47 @@ class BaseLearner:
         self.best_eval_return = -math.inf  # kept in checkpoints: a resumed run keeps ckpt_best's bar
         self.loaded_from: Path | None = None  # the checkpoint this learner started from, if any
         self.last_log: dict[str, Any] = {}
+        self.last_logged_iter = -1  # train_iter of the learn scalars last sent to the logger
         self._hooks: dict[str, list[Any]] = {p: [] for p in POSITIONS}
         for name, value in (cfg.get("hook") or {}).items():
             hook = LEARNER_HOOK.build(name, value)
-            self._hooks[hook.position].append(hook)
+            for position in getattr(hook, "positions", None) or (hook.position,):
+                self._hooks[position].append(hook)
 
     @property
     def ckpt_dir(self) -> Path | None:
         return self.exp_dir / "ckpt" if self.exp_dir is not None else None
 
-    def train(self, batch: dict, env_step: int) -> dict[str, Any]:
-        """One learn step (one call of ``learn_mode.forward``); returns its log dict."""
+    def train(self, batch: dict, env_step: int) -> list[dict[str, Any]]:
+        """One call of ``learn_mode.forward``; returns its log dicts, one per gradient step.
+
+        As DI-engine's learner, ``train_iter`` counts gradient steps: it advances by one per log dict that the
+        policy returns (a single dict counts as one), and the ``after_iter`` hooks run once per step, so that
+        ``eval_freq``, ``save_ckpt_after_iter`` and ``log_show_after_iter`` mean what they mean in DI-engine."""
         self.env_step = env_step
-        self.last_log = self.policy.forward(batch)
-        self.train_iter += 1
-        self.call_hooks("after_iter")
-        return self.last_log
+        logs = as_log_list(self.policy.forward(batch))
+        for log in logs:
+            self.last_log = log
+            self.train_iter += 1
+            self.call_hooks("after_iter")
+        return logs
+
+    def log_now(self) -> None:
+        """Send the latest learn scalars now unless this iteration's were sent already (the pipelines call it at
+        each evaluation, so that a short run logs its losses however large ``log_show_after_iter`` is)."""
+        if self.logger is None or not self.last_log or self.last_logged_iter == self.train_iter:
+            return
+        self.last_logged_iter = self.train_iter
+        self.logger.scalars("learn", self.last_log, self.train_iter)
+        scalars = " ".join(f"{k}={float(v):.4g}" for k, v in self.last_log.items() if getattr(v, "ndim", 0) == 0)
+        self.logger.text(f"[learn] iter {self.train_iter} env_step {self.env_step} {scalars}")
 
     def call_hooks(self, position: str) -> None:
         for hook in self._hooks[position]:
-            hook(self)
+            if len(getattr(hook, "positions", ())) > 1:
+                hook(self, position)  # a hook at several positions is told which one
+            else:
+                hook(self)
 
     def checkpoint_state(self) -> dict[str, Any]:
         return {"policy": self.policy.state_dict(), "train_iter": self.train_iter, "env_step": self.env_step,
@@ -130,6 +158,36 @@ class FinalCkptHook:
             learner.save_checkpoint(f"iteration_{learner.train_iter}")
 
 
+@LEARNER_HOOK.register("save_resume_ckpt")
+class ResumeCkptHook:
+    """Keeps ``ckpt/resume_N.pth.tar`` fresh for ``--resume`` at a bounded cost: one is written at an evaluation
+    once ``at_eval_after_seconds`` passed since the last, or after an iteration once ``every_seconds`` passed;
+    the newest ``keep`` are kept (older ones deleted)."""
+
+    positions = ("after_iter", "after_eval")
+
+    def __init__(self, cfg: Mapping[str, Any]) -> None:
+        self.every_seconds = float(cfg.get("every_seconds", 300.0))
+        self.at_eval_after_seconds = float(cfg.get("at_eval_after_seconds", 30.0))
+        self.keep = int(cfg.get("keep", 2))
+        self._last = time.monotonic()
+        self._written: list[Path] = []
+
+    def __call__(self, learner: BaseLearner, position: str = "after_iter") -> None:
+        if self.keep <= 0 or learner.ckpt_dir is None or learner.train_iter == 0:
+            return
+        waited = time.monotonic() - self._last
+        if waited < (self.at_eval_after_seconds if position == "after_eval" else self.every_seconds):
+            return
+        path = learner.save_checkpoint(f"resume_{learner.train_iter}")
+        self._last = time.monotonic()
+        if path is None or path in self._written:
+            return
+        self._written.append(path)
+        while len(self._written) > self.keep:
+            self._written.pop(0).unlink(missing_ok=True)
+
+
 @LEARNER_HOOK.register("log_show_after_iter")
 class LogHook:
     """Sends the learn scalars to tensorboard (and the text log) every ``freq`` iterations."""
@@ -140,8 +198,28 @@ class LogHook:
         self.freq = int(freq)
 
     def __call__(self, learner: BaseLearner) -> None:
-        if learner.logger is None or self.freq <= 0 or learner.train_iter % self.freq:
-            return
-        learner.logger.scalars("learn", learner.last_log, learner.train_iter)
-        scalars = " ".join(f"{k}={float(v):.4g}" for k, v in learner.last_log.items() if getattr(v, "ndim", 0) == 0)
-        learner.logger.text(f"[learn] iter {learner.train_iter} env_step {learner.env_step} {scalars}")
+        if self.freq > 0 and learner.train_iter % self.freq == 0:
+            learner.log_now()
+
+
+def as_log_list(out: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """What ``learn_mode.forward`` returned, as a list of log dicts (DI-engine's convention: a list with one dict
+    per gradient step; a single dict is one step)."""
+    if isinstance(out, Mapping):
+        return [dict(out)]
+    logs = [dict(log) for log in out]
+    if not logs:
+        raise ValueError("learn_mode.forward returned an empty list: it must return one log dict per gradient step")
+    return logs
+
+
+def mean_log(logs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The mean of each scalar over a list of log dicts (keys missing from some entries: mean over the others)."""
+    import torch
+
+    values: dict[str, list[Any]] = {}
+    for log in logs:
+        for k, v in log.items():
+            if getattr(v, "ndim", 0) == 0:
+                values.setdefault(k, []).append(torch.as_tensor(v, dtype=torch.float32))
+    return {k: torch.stack(v).mean() for k, v in values.items()}

@@ -14,6 +14,6 @@ main_config = dict(
         type="ppo",
         learn=dict(epoch_per_collect=4, batch_size=64, learning_rate=3e-3),
         collect=dict(n_sample=128),
-        eval=dict(evaluator=dict(eval_freq=1)),
+        eval=dict(evaluator=dict(eval_freq=8)),
     ),
 )

@@ -8,10 +8,10 @@ import gymnasium as gym
 import numpy as np
 
 from ding_lite.errors import ConfigError
-from ding_lite.registry import ENV
+from ding_lite.registry import ENV_REGISTRY
 
 
-@ENV.register("corridor")
+@ENV_REGISTRY.register("corridor")
 class CorridorEnv(gym.Env):
     """Cells 0 .. length-1; the agent starts in a random cell of the left half and moves left (action 0) or right
     (action 1). Reaching the last cell gives +1 and terminates; every other step costs ``step_penalty``; the episode

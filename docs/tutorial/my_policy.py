@@ -13,10 +13,10 @@ import torch.nn.functional as F
 
 from ding_lite.data.keys import ACTION, NEXT_OBS, OBS, REWARD, TERMINATED
 from ding_lite.policy import Policy
-from ding_lite.registry import POLICY
+from ding_lite.registry import POLICY_REGISTRY
 
 
-@POLICY.register("my_dqn")
+@POLICY_REGISTRY.register("my_dqn")
 class MyDQNPolicy(Policy):
     """DQN (Mnih et al. 2015): one-step TD targets from a target network copied every ``target_update_freq``
     gradient steps, ε-greedy collection with ε decaying linearly over env steps."""

@@ -211,13 +211,20 @@ def test_seed_argument_sets_the_seed() -> None:
 
 
 def test_policy_defaults_for_its_parts_win_over_the_parts_defaults() -> None:
-    # PPO trains once per collect, so its own default logs every iteration; the learner's generic default is 100
-    ppo = compile_config(dict(env=ENV, policy=dict(type="ppo")))
+    # A policy may set defaults for its parts (here a log interval); the learner's generic default is 100
+    from ding_lite.policy.ppo import PPOPolicy
+    from ding_lite.registry import POLICY_REGISTRY
+
+    @POLICY_REGISTRY.register("ppo_log_every_7")
+    class LogEvery7(PPOPolicy):
+        config = dict(type="ppo_log_every_7", learn=dict(learner=dict(hook=dict(log_show_after_iter=7))))
+
+    ppo = compile_config(dict(env=ENV, policy=dict(type="ppo_log_every_7")))
     dqn = compile_config(dict(env=ENV, policy=dict(type="dqn")))
-    assert ppo.policy.learn.learner.hook.log_show_after_iter == 1
+    assert ppo.policy.learn.learner.hook.log_show_after_iter == 7
     assert dqn.policy.learn.learner.hook.log_show_after_iter == 100
     assert ppo.policy.learn.learner.hook.save_ckpt_after_iter == 10000  # the rest of the learner defaults stay
-    user = compile_config(dict(env=ENV, policy=dict(type="ppo", learn=dict(learner=dict(hook=dict(
+    user = compile_config(dict(env=ENV, policy=dict(type="ppo_log_every_7", learn=dict(learner=dict(hook=dict(
         log_show_after_iter=5))))))
     assert user.policy.learn.learner.hook.log_show_after_iter == 5  # and the user's value wins over both
 

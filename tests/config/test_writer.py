@@ -34,9 +34,12 @@ def test_total_config_of_a_run_is_a_runnable_config(tmp_path: Path) -> None:
                             progress=False)
     total = tmp_path / "a" / "total_config.py"
     assert first["env_step"] == 32
-    # it compiles, strictly (no unknown key), to the config the run used
-    assert load_config(total, strict=True) == load_config(dizoo, overrides=overrides, seed=3)
+    # it compiles, strictly (no unknown key), to the config the run used, naming the run's own folder
+    expected = load_config(dizoo, overrides=overrides, seed=3)
+    expected.exp_name = str(tmp_path / "a")
+    assert load_config(total, strict=True) == expected
     # and it runs as a config file itself, writing the same total config again
     second = serial_pipeline(total, seed=3, max_env_step=32, exp_dir=tmp_path / "b", progress=False)
     assert second["env_step"] == 32
-    assert (tmp_path / "b" / "total_config.py").read_text() == total.read_text()
+    assert (tmp_path / "b" / "total_config.py").read_text() == \
+        total.read_text().replace(str(tmp_path / "a"), str(tmp_path / "b"))

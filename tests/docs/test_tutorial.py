@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -16,6 +17,7 @@ TUTORIAL = DOCS / "tutorial"
 PAGES = {
     "tutorial_custom_policy.md": ("my_policy.py", "my_config.py"),
     "tutorial_custom_env.md": ("corridor_env.py", "corridor_config.py"),
+    "tutorial_custom_model.md": ("my_model.py", "my_model_config.py"),
 }
 
 
@@ -57,9 +59,12 @@ def test_custom_policy_trains_through_the_cli(tmp_path) -> None:
 
 def test_custom_policy_module_missing_is_the_error_the_page_shows(tmp_path) -> None:
     exp = tmp_path / "exp"
-    proc = run_cli("-m", "serial", "-c", str(TUTORIAL / "my_config.py"), "--exp-name", str(exp), cwd=tmp_path)
+    proc = run_cli("-m", "serial", "-c", str(TUTORIAL / "my_config.py"), "--exp-name", str(exp),
+                   "--set", "policy.import_names=['my_polcy']", cwd=tmp_path)
     line = _error_line(proc)
-    assert line in (DOCS / "tutorial_custom_policy.md").read_text()
+    assert str(TUTORIAL) in line and str(tmp_path) in line  # the config's folder and the working folder
+    shown = re.sub(r"PYTHONPATH \([^)]*\)", "PYTHONPATH (...)", line)
+    assert shown in (DOCS / "tutorial_custom_policy.md").read_text()
     assert not exp.exists()
 
 
@@ -102,3 +107,18 @@ def test_custom_env_check_config_rejects_a_bad_length_before_writing(tmp_path) -
     assert line == "ding_lite: error: env.length must be at least 2, got 1"
     assert line in (DOCS / "tutorial_custom_env.md").read_text()
     assert not exp.exists()
+
+
+def test_custom_model_trains_through_the_cli(tmp_path) -> None:
+    # no extra PYTHONPATH: my_model is found next to the config file
+    exp = tmp_path / "exp"
+    proc = run_cli("-m", "serial", "-c", str(TUTORIAL / "my_model_config.py"), "-s", "0", "--exp-name", str(exp),
+                   "--max-env-step", "1536", "--no-progress", "--set", "policy.eval.final_episodes=2", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning" not in proc.stderr.lower(), proc.stderr
+    result = json.loads((exp / "result.json").read_text())
+    assert result["train_iter"] == 6 * 40  # 6 collects of 10 epochs x 4 minibatches
+    state = torch.load(exp / "ckpt" / f"iteration_{result['train_iter']}.pth.tar", weights_only=True)
+    assert {k.split(".")[0] for k in state["policy"]["model"]} == {"trunk", "policy_head", "value_head"}
+    total = (exp / "total_config.py").read_text()
+    assert "'type': 'my_ac'" in total and "'hidden_size': 64" in total and "'obs_shape': 4" in total

@@ -84,6 +84,16 @@ CASES = {
                 "config key 'env.collector_env_num' must be at least 1, got 0"),
     "buffer smaller than a batch": (lambda d: ["-c", DQN, "--set", "policy.other.replay_buffer.replay_buffer_size=16"],
                                     "replay_buffer_size=16 is smaller than policy.learn.batch_size=64"),
+    "model obs_shape does not fit the env": (lambda d: ["-c", DQN, "--set", "policy.model.obs_shape=3"],
+                                            "policy.model.obs_shape=3 does not fit env 'cartpole', whose observations "
+                                            "have shape [4]"),
+    "model action_shape does not fit the env": (lambda d: ["-c", DQN, "--set", "policy.model.action_shape=3"],
+                                                "policy.model.action_shape=3 does not fit env 'cartpole', whose "
+                                                "discrete action space has 2 actions"),
+    "ppo model action_space does not fit the env": (
+        lambda d: ["-c", str(DIZOO_CARTPOLE / "cartpole_ppo_config.py"), "--set",
+                   "policy.model.action_space=continuous"],
+        "policy.model.action_space='continuous' does not fit env 'cartpole', whose action space is discrete"),
     "missing checkpoint": (lambda d: ["-c", DQN, "--load-ckpt", "nope.pth.tar"], "checkpoint not found: nope.pth.tar"),
     "corrupt checkpoint": (lambda d: ["-c", DQN, "--load-ckpt", _write(d, "bad.pth.tar", "not a checkpoint")],
                            "cannot read checkpoint bad.pth.tar: refused by torch.load(weights_only=True)"),
@@ -93,7 +103,10 @@ CASES = {
                                         "refused by torch.load(weights_only=True): Unsupported global"),
     "checkpoint of another policy": (lambda d: ["-c", DQN, "--load-ckpt", _ppo_checkpoint(d)],
                                      "checkpoint lacks ['target_model', 'train_steps'] needed by policy 'dqn'"),
-    "resume without checkpoint": (lambda d: ["-c", DQN, "--resume"], "--resume: no iteration_N.pth.tar checkpoint"),
+    "resume without checkpoint": (
+        lambda d: ["-c", DQN, "--resume"],
+        "--resume: no iteration_N.pth.tar or resume_N.pth.tar checkpoint in exp/ckpt (the run stopped before its "
+        "first one): start from another checkpoint with --load-ckpt PATH"),
     "eval: missing checkpoint": (lambda d: ["-m", "eval", "-c", DQN, "--load-ckpt", "nope.pth.tar"],
                                  "checkpoint not found: nope.pth.tar"),
     "eval: corrupt checkpoint": (lambda d: ["-m", "eval", "-c", DQN, "--load-ckpt", _truncated_checkpoint(d)],

@@ -12,6 +12,7 @@ import torch
 from ding_lite.config import compile_config
 from ding_lite.entry.common import build_collector, build_env_managers, build_policy, fill_model_shapes
 from ding_lite.registry import POLICY
+from ding_lite.worker.learner import as_log_list
 
 pytestmark = pytest.mark.unittest
 
@@ -47,10 +48,10 @@ def test_policy_contract(policy_type: str, env: dict) -> None:
         samples, _ = collector.collect(n_sample=64)
         assert samples, f"{policy_type}: collect produced no samples"
         batch = _train_batch(cfg, samples)
-        log = policy.learn_mode.forward(batch)
-        assert isinstance(log, dict) and log, f"{policy_type}: learn forward returned no log"
+        logs = as_log_list(policy.learn_mode.forward(batch))  # a dict, or a list of one per gradient step
+        assert logs and all(isinstance(log, dict) and log for log in logs), f"{policy_type}: no learn log"
         for name in policy.learn_mode.monitor_vars():
-            assert name in log, f"{policy_type}: monitor var '{name}' missing from the learn log"
+            assert all(name in log for log in logs), f"{policy_type}: monitor var '{name}' missing from a learn log"
 
         state = policy.learn_mode.state_dict()
         buffer = io.BytesIO()

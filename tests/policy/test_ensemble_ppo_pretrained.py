@@ -59,7 +59,8 @@ def test_ensemble_from_three_pretrained_ppo_checkpoints_trains_every_member(tmp_
     exp = tmp_path / "eppo"
     result = serial_pipeline(_eppo_config(ckpts), seed=0, max_env_step=1024, exp_dir=exp, overrides=SMALL,
                              strict=True, progress=False)
-    assert result["train_iter"] == 4 and math.isfinite(result["eval_return"])
+    # 4 collects of 2 epochs of 256 / 64 minibatches: one train iteration per gradient step
+    assert result["train_iter"] == 4 * 2 * 4 and math.isfinite(result["eval_return"])
     assert json.loads((exp / "result.json").read_text())["eval_return"] == result["eval_return"]
     trained = load_checkpoint(latest_checkpoint(exp / "ckpt"))["policy"]["model"]
     for k in range(3):

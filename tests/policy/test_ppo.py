@@ -112,10 +112,12 @@ def test_learn_runs_epochs_of_minibatches_and_changes_the_policy() -> None:
              LOGP: np.full(40, np.log(0.5), np.float32), VALUE: np.zeros(40, np.float32),
              ADV: rng.normal(size=40).astype(np.float32), RETURN: rng.normal(size=40).astype(np.float32)}
     before = [p.detach().clone() for p in policy._model.parameters()]
-    out = policy.learn_mode.forward(batch)
+    logs = policy.learn_mode.forward(batch)
     assert calls == [16, 16, 8] * 3  # epoch_per_collect passes of shuffled minibatches
-    assert set(policy.learn_mode.monitor_vars()) <= set(out)
-    assert all(v.ndim == 0 and torch.isfinite(v) for v in out.values())
+    assert isinstance(logs, list) and len(logs) == 9  # one log dict per gradient step (DI-engine's convention)
+    for out in logs:
+        assert set(policy.learn_mode.monitor_vars()) <= set(out)
+        assert all(v.ndim == 0 and torch.isfinite(v) for v in out.values())
     assert any(not torch.equal(a, b) for a, b in zip(before, policy._model.parameters(), strict=True))
 
 

@@ -13,6 +13,7 @@ from ding_lite.data.keys import ACTION, ADV, INTERRUPTED, LOGP, OBS, RETURN, VAL
 from ding_lite.entry.common import build_policy, fill_model_shapes
 from ding_lite.errors import ConfigError
 from ding_lite.policy.ppo import action_distribution
+from ding_lite.worker.learner import mean_log
 
 pytestmark = pytest.mark.unittest
 
@@ -59,7 +60,7 @@ def _batch(policy, adv):
 
 def _learn(policy, batch):
     torch.manual_seed(1)  # same minibatch order for every policy
-    return policy.learn_mode.forward(batch)
+    return mean_log(policy.learn_mode.forward(batch))  # one log per gradient step: their mean over the update
 
 
 def _params(policy, prefix):

@@ -36,7 +36,7 @@ cartpole_eppo_config = dict(
             gae_lambda=0.95,
             ensemble_action="mixture",
         ),
-        eval=dict(evaluator=dict(eval_freq=2)),
+        eval=dict(evaluator=dict(eval_freq=80)),  # 40 gradient steps (train iterations) per collect
     ),
 )
 cartpole_eppo_config = EasyDict(cartpole_eppo_config)

@@ -31,7 +31,7 @@ cartpole_ppo_config = dict(
             discount_factor=0.99,
             gae_lambda=0.95,
         ),
-        eval=dict(evaluator=dict(eval_freq=2)),
+        eval=dict(evaluator=dict(eval_freq=80)),  # 40 gradient steps (train iterations) per collect
     ),
 )
 cartpole_ppo_config = EasyDict(cartpole_ppo_config)

@@ -6,10 +6,10 @@ from typing import Any
 
 import gymnasium as gym
 
-from ding_lite.registry import ENV
+from ding_lite.registry import ENV_REGISTRY
 
 
-@ENV.register("cartpole")
+@ENV_REGISTRY.register("cartpole")
 class CartPoleEnv(gym.Wrapper):
     """Gymnasium ``CartPole-v1`` (500-step time limit, reported as truncation).
 

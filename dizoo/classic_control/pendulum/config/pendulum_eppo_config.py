@@ -39,7 +39,7 @@ pendulum_eppo_config = dict(
             gae_lambda=0.95,
             ensemble_action="mixture",
         ),
-        eval=dict(evaluator=dict(eval_freq=5), continuous_action="mode"),
+        eval=dict(evaluator=dict(eval_freq=1600), continuous_action="mode"),
     ),
 )
 pendulum_eppo_config = EasyDict(pendulum_eppo_config)

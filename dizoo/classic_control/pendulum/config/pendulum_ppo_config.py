@@ -34,7 +34,7 @@ pendulum_ppo_config = dict(
             discount_factor=0.9,
             gae_lambda=0.95,
         ),
-        eval=dict(evaluator=dict(eval_freq=5)),
+        eval=dict(evaluator=dict(eval_freq=1600)),
     ),
 )
 pendulum_ppo_config = EasyDict(pendulum_ppo_config)

@@ -6,10 +6,10 @@ from typing import Any
 
 import gymnasium as gym
 
-from ding_lite.registry import ENV
+from ding_lite.registry import ENV_REGISTRY
 
 
-@ENV.register("pendulum")
+@ENV_REGISTRY.register("pendulum")
 class PendulumEnv(gym.Wrapper):
     """Gymnasium ``Pendulum-v1`` (200-step episodes, always truncated, never terminated).
 

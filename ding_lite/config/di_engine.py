@@ -1,0 +1,89 @@
+"""DI-engine's config keys that ding_lite spells or places differently, or that have no effect in either.
+
+A DI-engine config runs here unchanged (docs/coming_from_di_engine.md). Keys that name a ding_lite setting by another
+path are moved onto it (:data:`ALIASES`); keys that configure nothing in either framework are accepted with a one-line
+note saying why (:data:`NO_EFFECT`). Both apply only where the key is not a setting of the configured components
+(PPO knows ``collect.gae_lambda``; ACER does not, and DI-engine's ACER ignores it too).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ding_lite.errors import ConfigError
+from ding_lite.utils.log import setup_console_logging
+
+# (DI-engine's path, ding_lite's path): the same setting
+ALIASES: tuple[tuple[str, str], ...] = (
+    ("policy.action_space", "policy.model.action_space"),  # DI-engine's PPO also reads it at the policy level
+    ("policy.learn.unroll_len", "policy.collect.unroll_len"),  # ACER: the replayed sequence length, set in both
+    ("policy.collect.discount_factor", "policy.learn.discount_factor"),  # ACER's γ is a learn setting here
+    ("policy.learn.discount_factor", "policy.collect.discount_factor"),  # PPO's γ (GAE) is a collect setting here
+    ("policy.collect.gae_lambda", "policy.learn.gae_lambda"),
+    ("policy.learn.gae_lambda", "policy.collect.gae_lambda"),
+)
+
+# DI-engine's path -> why it configures nothing here
+NO_EFFECT: dict[str, str] = {
+    "policy.learn.lambda_": "DI-engine's ACER does not read it either (its Retrace target uses no λ)",
+    "policy.collect.gae_lambda": "this policy computes no GAE (DI-engine's ACER does not read it either)",
+    "policy.collect.collector.collect_print_freq": "the collector's statistics go to tensorboard at every collect "
+                                                   "(collect/episode_return)",
+    "env.replay_path": "training records no videos (DI-engine's serial pipeline does not either; its eval entry "
+                       "does)",
+    "env.manager.shared_memory": "observations travel through the env manager's pipes or in-process",
+    "env.manager.cfg_type": "DI-engine's config bookkeeping",
+    "policy.learn.learner.train_iterations": "the budget is --max-train-iter",
+    "policy.learn.multi_gpu": "ding_lite trains on one device",
+    "policy.priority": "prioritised replay is the buffer type 'prioritized' (policy.other.replay_buffer.type)",
+    "policy.priority_IS_weight": "the 'prioritized' buffer's importance weights are always applied",
+}
+
+
+def resolve_di_engine_keys(user: dict[str, Any], defaults: Mapping[str, Any]) -> None:
+    """Move DI-engine's aliases onto ding_lite's keys and drop no-effect keys (with a note), in ``user`` in place.
+
+    An alias and its ding_lite key given with different values is a :class:`ConfigError` naming both."""
+    for alias, target in ALIASES:
+        if _has(user, alias) and not _has(defaults, alias) and _has(defaults, target):
+            value = _pop(user, alias)
+            if _has(user, target) and _get(user, target) != value:
+                raise ConfigError(f"config keys '{alias}'={value!r} (DI-engine's) and '{target}'="
+                                  f"{_get(user, target)!r} name the same setting with different values: keep one")
+            _set(user, target, value)
+    for path, why in NO_EFFECT.items():
+        if _has(user, path) and not _has(defaults, path):
+            _pop(user, path)
+            setup_console_logging().info("note: DI-engine config key '%s' has no effect here: %s", path, why)
+
+
+def _has(tree: Mapping[str, Any], path: str) -> bool:
+    node: Any = tree
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def _get(tree: Mapping[str, Any], path: str) -> Any:
+    node: Any = tree
+    for part in path.split("."):
+        node = node[part]
+    return node
+
+
+def _pop(tree: dict[str, Any], path: str) -> Any:
+    *parents, key = path.split(".")
+    node: Any = tree
+    for part in parents:
+        node = node[part]
+    return node.pop(key)
+
+
+def _set(tree: dict[str, Any], path: str, value: Any) -> None:
+    *parents, key = path.split(".")
+    node: Any = tree
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[key] = value

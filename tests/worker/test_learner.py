@@ -1,0 +1,127 @@
+"""The learner (ding_lite/worker/learner.py): one train iteration per gradient step, as DI-engine counts them."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from ding_lite.config import compile_config
+from ding_lite.data.keys import ACTION, ADV, LOGP, OBS, RETURN, VALUE
+from ding_lite.entry.common import build_policy
+from ding_lite.utils.log import ExperimentLogger
+from ding_lite.worker.learner import BaseLearner, as_log_list, mean_log
+
+pytestmark = pytest.mark.unittest
+
+
+def _ppo(epoch_per_collect: int, batch_size: int, **hook):
+    cfg = compile_config(dict(env=dict(type="gymnasium", env_id="CartPole-v1"),
+                              policy=dict(type="ppo", model=dict(obs_shape=4, action_shape=2, action_space="discrete"),
+                                          learn=dict(epoch_per_collect=epoch_per_collect, batch_size=batch_size,
+                                                     learner=dict(hook=hook)))))
+    return cfg, build_policy(cfg)
+
+
+def _batch(n: int) -> dict:
+    rng = np.random.default_rng(0)
+    return {OBS: rng.normal(size=(n, 4)).astype(np.float32), ACTION: rng.integers(0, 2, n),
+            LOGP: np.full(n, np.log(0.5), np.float32), VALUE: np.zeros(n, np.float32),
+            ADV: rng.normal(size=n).astype(np.float32), RETURN: rng.normal(size=n).astype(np.float32)}
+
+
+def test_ppo_collect_advances_one_iteration_per_gradient_step(tmp_path: Path) -> None:
+    # DI-engine's CartPole PPO: epoch_per_collect=2, n_sample=256, batch_size=64 -> 2 * 4 = 8 iterations per collect
+    cfg, policy = _ppo(2, 64, save_ckpt_after_iter=3, log_show_after_iter=0, save_ckpt_after_run=False)
+    learner = BaseLearner(cfg.policy.learn.learner, policy, tmp_path)
+    logs = learner.train(_batch(256), env_step=256)
+    assert len(logs) == 8 and learner.train_iter == 8
+    learner.train(_batch(256), env_step=512)
+    assert learner.train_iter == 16
+    # after_iter hooks run once per iteration: a checkpoint every 3 iterations, wherever they fall in a collect
+    assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == \
+        [f"iteration_{k}.pth.tar" for k in (12, 15, 3, 6, 9)]
+
+
+class _DictPolicy:
+    """A custom policy whose learn forward returns one dict (one gradient step), as DI-engine's DQN does."""
+
+    class learn_mode:  # noqa: N801 (stands for the mode tuple)
+        forward = staticmethod(lambda batch: {"loss": torch.tensor(1.0)})
+        state_dict = staticmethod(lambda: {})
+
+
+def test_a_single_dict_counts_as_one_iteration() -> None:
+    learner = BaseLearner({"hook": {}}, _DictPolicy())
+    learner.train({}, env_step=8)
+    learner.train({}, env_step=16)
+    assert learner.train_iter == 2
+
+
+def test_log_helpers() -> None:
+    assert as_log_list({"a": 1}) == [{"a": 1}]
+    with pytest.raises(ValueError, match="empty list"):
+        as_log_list([])
+    mean = mean_log([{"a": torch.tensor(1.0), "b": 2.0}, {"a": torch.tensor(3.0)}])
+    assert mean["a"].item() == 2.0 and mean["b"].item() == 2.0
+
+
+def test_learn_scalars_are_logged_at_each_evaluation_whatever_the_log_interval(tmp_path: Path) -> None:
+    from ding_lite.entry.serial import serial_pipeline
+
+    config = str(Path(__file__).resolve().parents[2] / "dizoo/classic_control/cartpole/config/cartpole_ppo_config.py")
+    serial_pipeline(config, seed=0, max_env_step=768, exp_dir=tmp_path / "exp", progress=False,
+                    overrides=("policy.learn.learner.hook.log_show_after_iter=1000000", "env.stop_value=None",
+                               "policy.eval.evaluator.eval_freq=40", "env.n_evaluator_episode=1",
+                               "env.evaluator_env_num=1", "policy.learn.epoch_per_collect=1"))
+    lines = (tmp_path / "exp" / "log" / "train.log").read_text().splitlines()
+    evals = [i for i, line in enumerate(lines) if line.startswith("[eval]")]
+    learns = [i for i, line in enumerate(lines) if line.startswith("[learn]")]
+    # 3 collects of 4 iterations, an evaluation every 40: evaluations at iteration 0 and at the end (12); the last
+    # one logs the learn scalars of iteration 12 just before it
+    assert len(evals) == 2 and len(learns) == 1 and learns[0] == evals[1] - 1, lines
+    assert "policy_loss=" in lines[learns[0]]
+
+
+def test_progress_bar_stays_within_its_total(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    logger = ExperimentLogger(None, progress_total=1000, progress=True)
+    try:
+        assert logger._bar is not None
+        for step in (256, 512, 768, 1024):  # the last collect overshoots the budget
+            logger.progress(step)
+            assert logger._bar.n <= 1000
+        assert logger._bar.n == 1000
+    finally:
+        logger.close()
+
+
+def test_resume_checkpoints_by_wall_time_at_evaluations_rotated(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import ding_lite.worker.learner as learner_module
+    from ding_lite.utils.checkpoint import latest_checkpoint
+
+    clock = [0.0]
+    monkeypatch.setattr(learner_module.time, "monotonic", lambda: clock[0])
+    cfg, policy = _ppo(1, 64, save_ckpt_after_iter=0, log_show_after_iter=0, save_ckpt_after_run=False,
+                       save_resume_ckpt=dict(every_seconds=100.0, at_eval_after_seconds=10.0, keep=2))
+    learner = BaseLearner(cfg.policy.learn.learner, policy, tmp_path)
+    ckpts = lambda: sorted(p.name for p in (tmp_path / "ckpt").glob("*"))  # noqa: E731
+    learner.train(_batch(64), env_step=64)  # iteration 1
+    learner.call_hooks("after_eval")
+    assert not (tmp_path / "ckpt").exists()  # too early: bounded cost
+    clock[0] = 11.0
+    learner.call_hooks("after_eval")
+    assert ckpts() == ["resume_1.pth.tar"]
+    clock[0] = 50.0
+    learner.train(_batch(64), env_step=128)  # not yet 100 s since the last: no write after an iteration
+    assert ckpts() == ["resume_1.pth.tar"]
+    clock[0] = 112.0
+    learner.train(_batch(64), env_step=192)  # iteration 3, 101 s later
+    clock[0] = 130.0
+    learner.train(_batch(64), env_step=256)
+    learner.call_hooks("after_eval")  # iteration 4, 18 s later
+    assert ckpts() == ["resume_3.pth.tar", "resume_4.pth.tar"]  # the newest two kept
+    assert latest_checkpoint(tmp_path / "ckpt").name == "resume_4.pth.tar"  # what --resume continues from
