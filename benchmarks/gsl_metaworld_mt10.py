@@ -47,9 +47,10 @@ main_config = EasyDict(dict(
     demo=dict(return_threshold=100000),  # Meta-World reports info['success']: that decides
 ))
 '''
-FULL = dict(envs=10, ep_len=500, n_sample=5000, eval_freq=20, phase1=2_000_000, specialist=500_000,
+FULL = dict(envs=10, ep_len=500, n_sample=5000, eval_freq=4000,  # about 200 gradient steps per collect
+            phase1=2_000_000, specialist=500_000,
             phase2=1_000_000)
-SMOKE = dict(envs=2, ep_len=50, n_sample=200, eval_freq=2, phase1=400, specialist=200, phase2=400)
+SMOKE = dict(envs=2, ep_len=50, n_sample=200, eval_freq=20, phase1=400, specialist=200, phase2=400)
 
 
 def write_configs(work: Path, smoke: bool) -> tuple[str, str]:

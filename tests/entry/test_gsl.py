@@ -32,7 +32,7 @@ main_config = EasyDict(dict(
     policy=dict(type="ppo", model=dict(obs_shape=48, action_shape=4, action_space="discrete",
                                        encoder_hidden_size_list=[32]),
                 learn=dict(epoch_per_collect=2, batch_size=128, learning_rate=3e-3, entropy_weight=0.01),
-                collect=dict(n_sample=256, discount_factor=0.95), eval=dict(evaluator=dict(eval_freq=2))),
+                collect=dict(n_sample=256, discount_factor=0.95), eval=dict(evaluator=dict(eval_freq=8))),
     gsl=dict(phase1_max_env_step=1500, n_low=4, n_specialists=2, specialist_max_env_step=1000,
              demo_episodes_per_variation=2, phase2_max_env_step=1000, use_ray=USE_RAY, ray_num_cpus=2),
 ))

@@ -35,7 +35,7 @@ maze_ppo_config = dict(
             discount_factor=0.97,
             gae_lambda=0.95,
         ),
-        eval=dict(evaluator=dict(eval_freq=5)),
+        eval=dict(evaluator=dict(eval_freq=80)),  # 16 gradient steps per collect: every 5th collect
     ),
 )
 maze_ppo_config = EasyDict(maze_ppo_config)
