@@ -257,9 +257,12 @@ def run_specialists(cfg: Any, root: Path, subsets: list[list[int]], seed: int, a
         ray = import_ray()
         with ray_session(ray, address, cfg.gsl.ray_num_cpus):
             actor_cls = ray.remote(num_cpus=1, max_restarts=0)(SpecialistActor)
-            actors = {k: actor_cls.remote() for k in todo}
-            refs = {k: actors[k].train.remote(cfg, str(root), k, subsets[k], seed + 1 + k) for k in todo}
-            ray.get(list(refs.values()))
+            actors = {k: actor_cls.remote() for k in todo}  # more actors than CPUs wait for a CPU to free
+            pending = {actors[k].train.remote(cfg, str(root), k, subsets[k], seed + 1 + k): k for k in todo}
+            while pending:
+                done, _ = ray.wait(list(pending), num_returns=1)
+                ray.get(done[0])  # a specialist's error stops the run here
+                ray.kill(actors[pending.pop(done[0])])  # an idle actor would keep its CPU from the waiting ones
     return [train_specialist(cfg, root, k, s, seed + 1 + k, progress) for k, s in enumerate(subsets)]
 
 

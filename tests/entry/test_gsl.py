@@ -34,7 +34,7 @@ main_config = EasyDict(dict(
                 learn=dict(epoch_per_collect=2, batch_size=128, learning_rate=3e-3, entropy_weight=0.01),
                 collect=dict(n_sample=256, discount_factor=0.95), eval=dict(evaluator=dict(eval_freq=8))),
     gsl=dict(phase1_max_env_step=1500, n_low=4, n_specialists=2, specialist_max_env_step=1000,
-             demo_episodes_per_variation=2, phase2_max_env_step=1000, use_ray=USE_RAY, ray_num_cpus=2),
+             demo_episodes_per_variation=2, phase2_max_env_step=1000, use_ray=USE_RAY, ray_num_cpus=1),
 ))
 """
 
@@ -71,6 +71,7 @@ def _check_run(exp: Path) -> dict:
 
 @pytest.mark.unittest
 def test_gsl_end_to_end_with_ray_specialists(tmp_path: Path) -> None:
+    """Two specialist actors on a one-CPU Ray instance: the second runs once the first is done and gone."""
     pytest.importorskip("ray")
     proc = run_cli("-m", "gsl", "-c", _config(tmp_path, use_ray=True), "--no-progress", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
