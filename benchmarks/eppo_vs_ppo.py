@@ -9,7 +9,7 @@ gives the env steps and the whole-run seconds at that evaluation.
     python benchmarks/eppo_vs_ppo.py                  # CartPole, seeds 0 1 2
     python benchmarks/eppo_vs_ppo.py --env pendulum   # Pendulum, seeds 0 1 2
 
-Evaluations: 5 deterministic episodes (the dizoo configs' evaluator), every 2 (CartPole) or 5 (Pendulum) iterations.
+Evaluations: 5 deterministic episodes (the dizoo configs' evaluator), every 2 (CartPole) or 5 (Pendulum) collects.
 The last line is ``ratio X``: median env steps to the threshold of EPPO over PPO (lower is better for EPPO).
 """
 from __future__ import annotations

@@ -5,6 +5,12 @@ subclass of :class:`DingLiteError`; the CLI prints its message as one line on st
 """
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type name when the message is empty), for one-line errors."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 class DingLiteError(Exception):
     """Base class of every error caused by user input (config, plugin, checkpoint, env)."""
 

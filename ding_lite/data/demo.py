@@ -27,13 +27,12 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from ding_lite.data.keys import ACTION, OBS, REWARD
-from ding_lite.errors import ConfigError
+from ding_lite.data.keys import ACTION, EPISODE_ID, OBS, REWARD
+from ding_lite.errors import ConfigError, first_line
 from ding_lite.utils.atomic import atomic_write
 
 DEMO_FORMAT = "ding_lite.demo"
 DEMO_VERSION = 1
-EPISODE_ID = "episode_id"
 ARRAY_KEYS = (OBS, ACTION, REWARD, EPISODE_ID, "episode_return", "episode_length")
 
 # The ``demo`` config section: settings of ``ding_lite -m collect_demo`` (merged into every compiled config).
@@ -165,8 +164,7 @@ def read_demo(path: str | os.PathLike) -> DemoDataset:
             with npz:
                 arrays = {k: npz[k] for k in npz.files}
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(f"cannot read demo file {path}: {first} (is it a complete file written by "
+        raise ConfigError(f"cannot read demo file {path}: {first_line(exc)} (is it a complete file written by "
                           f"ding_lite -m collect_demo?)") from exc
     missing = [k for k in (*ARRAY_KEYS, "metadata") if k not in arrays]
     if missing:

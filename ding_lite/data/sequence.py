@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ding_lite.data.batch import Batch
-from ding_lite.data.keys import INTERRUPTED, MASK, NEXT_OBS, OBS, OBS_PLUS_1, TERMINATED, TRUNCATED
+from ding_lite.data.keys import DONE, MASK, NEXT_OBS, OBS, OBS_PLUS_1, TERMINATED, TRUNCATED, VALID
 
 
 class SequenceCutter:
@@ -17,8 +17,8 @@ class SequenceCutter:
     episode ends (terminated or truncated); a shorter sequence is padded with zeros and ``mask`` marks its real
     steps. Steps of a sequence still open at the end of a rollout wait in a per-env tail and are completed by the
     next rollout, so no sequence is cut short by the collector's rollout length and no sequence mixes episodes.
-    Rows flagged ``interrupted`` (placeholders of an episode cut by an env worker failure) are skipped, and the
-    open sequence of their env ends there as truncated.
+    Invalid rows (``valid`` False, see :mod:`ding_lite.data.rollout`) are skipped, and the open sequence of their env
+    ends there as truncated (it may have started in an earlier rollout).
 
     Output (K closed sequences): every key of ``keys`` as (K, L, ...); ``obs_plus_1`` (K, L + 1, ...): the
     observations of the real steps followed by the next observation of the last real step (the state to bootstrap
@@ -53,21 +53,21 @@ class SequenceCutter:
         """The sequences closed by this rollout's steps (possibly none: then every array has a leading 0)."""
         steps, n_env = rollout[TERMINATED].shape
         self._allocate(rollout, n_env)
-        done = np.logical_or(rollout[TERMINATED], rollout[TRUNCATED])
-        interrupted = rollout.get(INTERRUPTED)
+        done = rollout[DONE] if DONE in rollout else np.logical_or(rollout[TERMINATED], rollout[TRUNCATED])
+        valid = rollout.get(VALID)
         envs = np.arange(n_env)
         length = self._length
         closed: list[Batch] = []
         for t in range(steps):  # vectorised over envs; one write per column and step
             live = envs
-            if interrupted is not None and interrupted[t].any():
-                # a placeholder row of an episode cut by an env worker failure is no step: the open sequence ends
-                # (truncated, bootstrapping from its last real next observation) and the row is skipped
-                cut = np.flatnonzero(interrupted[t] & (length > 0))
+            if valid is not None and not valid[t].all():
+                # an invalid row is no step: the open sequence ends (truncated, bootstrapping from its last real next
+                # observation) and the row is skipped
+                cut = np.flatnonzero(~valid[t] & (length > 0))
                 if len(cut):
                     closed.append(self._close(cut))
                     length[cut] = 0
-                live = np.flatnonzero(~interrupted[t])
+                live = np.flatnonzero(valid[t])
             rows = length[live]
             for k in self.keys:
                 self._open[k][rows, live] = rollout[k][t, live]

@@ -6,7 +6,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import gymnasium as gym
 import numpy as np
 
 from ding_lite.data.demo import episodes_to_dataset, write_demo
@@ -18,7 +17,7 @@ from ding_lite.entry.common import (
     experiment_dir,
     load_config,
 )
-from ding_lite.envs.env_manager import EpisodeEnd
+from ding_lite.envs.env_manager import EpisodeEnd, clip_action, episode_quota
 from ding_lite.errors import CheckpointError, ConfigError, DingLiteError
 from ding_lite.utils.checkpoint import load_checkpoint
 from ding_lite.utils.log import setup_console_logging
@@ -137,7 +136,7 @@ def rollout_episodes(env_manager: Any, act: Callable[[np.ndarray], np.ndarray], 
     """Run ``n_episode`` episodes (env i runs ``n_episode // N`` plus one of the remainder; later episodes of an env
     that is ahead are not counted) and return each with its steps. Box actions are stored as executed (clipped)."""
     n_env = env_manager.env_num
-    quota = np.array([n_episode // n_env + (i < n_episode % n_env) for i in range(n_env)])
+    quota = episode_quota(n_episode, n_env)
     space = env_manager.action_space
     obs_steps: list[np.ndarray] = []  # one (N, *obs_shape) array per step: batched over envs
     action_steps: list[np.ndarray] = []
@@ -150,8 +149,7 @@ def rollout_episodes(env_manager: Any, act: Callable[[np.ndarray], np.ndarray], 
         action = np.asarray(act(obs))
         result = env_manager.step(action)
         obs_steps.append(np.array(obs, copy=True))  # a manager may reuse its buffers
-        action_steps.append(np.clip(action, space.low, space.high) if isinstance(space, gym.spaces.Box)
-                            else action)
+        action_steps.append(clip_action(action, space))
         reward_steps.append(result.reward)
         t += 1
         for end in result.episodes:

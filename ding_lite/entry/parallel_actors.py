@@ -38,6 +38,7 @@ class CollectOutput(NamedTuple):
     seconds: float  # wall time of the collect inside the actor
     weights_version: int  # learner train_iter of the weights the samples were collected with
     load_seconds: float  # time spent loading new weights before collecting (0.0 when none arrived)
+    env_restarts: int  # env worker restarts of the actor's env manager so far (its life, not this collect)
 
 
 class _Shell:
@@ -93,7 +94,7 @@ class CollectorShell(_Shell):
         self.collector.env_step = env_step
         samples, episodes = self.collector.collect(n_sample, train_iter)
         return CollectOutput(samples, episodes, self.collector.env_step - env_step, time.perf_counter() - start,
-                             self.version, load_seconds)
+                             self.version, load_seconds, self.env.restart_count)
 
     def env_steps(self) -> int:
         """Global env step reached by this actor's last collect (for monitoring)."""

@@ -44,13 +44,27 @@ class StepResult(NamedTuple):
     interrupted: np.ndarray | None = None  # (N,) bool where a worker failed in this step, else None
 
 
+def episode_quota(n_episode: int, n_env: int) -> np.ndarray:
+    """(n_env,) episodes each env runs so that ``n_episode`` are spread evenly: ``n_episode // n_env`` each, one more
+    for the first ``n_episode % n_env`` envs (an env's later episodes are not counted, so that short episodes do not
+    crowd out long ones)."""
+    return np.array([n_episode // n_env + (i < n_episode % n_env) for i in range(n_env)], dtype=np.int64)
+
+
+def clip_action(actions: np.ndarray, space: gym.Space) -> np.ndarray:
+    """Actions as an env takes them: clipped to a Box's bounds (in its dtype); others unchanged."""
+    if isinstance(space, gym.spaces.Box):
+        return np.clip(np.asarray(actions, dtype=space.dtype), space.low, space.high)
+    return actions
+
+
 def action_to_env(actions: np.ndarray, space: gym.Space) -> list[Any]:
     """Convert a batch of policy actions to what each env's ``step`` takes (python ints, clipped boxes)."""
     if isinstance(space, gym.spaces.Discrete):
         return np.asarray(actions).reshape(-1).tolist()
     if isinstance(space, gym.spaces.Box):
         # ALGORITHMS.md (PPO): the env gets the clipped action, the policy keeps the unclipped sample for log-probs.
-        clipped = np.clip(np.asarray(actions, dtype=space.dtype), space.low, space.high)
+        clipped = clip_action(actions, space)
         return list(clipped.reshape((len(clipped),) + space.shape))
     return list(actions)
 

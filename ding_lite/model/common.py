@@ -8,6 +8,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ding_lite.data.keys import LOGIT, MU, SIGMA
 from ding_lite.errors import ConfigError
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU, "gelu": nn.GELU, "silu": nn.SiLU}
@@ -75,19 +76,6 @@ def last_size(in_size: int, hidden_sizes: Sequence[int]) -> int:
     return hidden_sizes[-1] if len(hidden_sizes) else in_size
 
 
-def count_params(model: nn.Module) -> int:
-    """Number of trainable parameters."""
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
-
-
-def to_obs_tensor(obs: Any, device: torch.device | str = "cpu") -> torch.Tensor:
-    """A float32 tensor of a numpy observation batch (shares memory on CPU when already float32)."""
-    t = torch.as_tensor(obs)
-    if t.dtype != torch.float32:
-        t = t.float()
-    return t.to(device) if str(device) != "cpu" else t
-
-
 # ---- actor heads shared by the actor-critic templates (VAC, the EPPO members) ----------------------------------
 def actor_settings(cfg: Mapping[str, Any]) -> tuple[bool, bool]:
     """``(continuous, fixed_sigma)`` of a model section, checked: ``action_space`` is 'discrete' or 'continuous',
@@ -115,9 +103,9 @@ def actor_output(module: Any, features: torch.Tensor, continuous: bool,
     """``{'logit'}`` or ``{'mu', 'sigma'}`` from ``module.actor_head`` (and its log-std part) on ``features``."""
     out = module.actor_head(features)
     if not continuous:
-        return {"logit": out}
+        return {LOGIT: out}
     log_std = module.log_std.expand_as(out) if fixed_sigma else module.log_std_head(features).clamp(-20.0, 2.0)
-    return {"mu": out, "sigma": log_std.exp()}
+    return {MU: out, SIGMA: log_std.exp()}
 
 
 def build_model(model_cfg: Mapping[str, Any], default_type: str) -> nn.Module:

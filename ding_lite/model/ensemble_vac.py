@@ -7,6 +7,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ding_lite.data.keys import VALUE
 from ding_lite.errors import ConfigError
 from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, last_size, mlp, ortho_init
 from ding_lite.registry import MODEL
@@ -90,7 +91,7 @@ class EnsembleVAC(nn.Module):
         return {key: torch.stack([o[key] for o in outs]) for key in outs[0]}
 
     def compute_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        return {"value": self.critic(obs)}
+        return {VALUE: self.critic(obs)}
 
     def compute_actor_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         out = self.compute_actor(obs)

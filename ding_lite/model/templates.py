@@ -7,6 +7,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ding_lite.data.keys import LOGIT, Q_VALUE, VALUE
 from ding_lite.model.common import (
     actor_output,
     actor_settings,
@@ -22,7 +23,8 @@ from ding_lite.registry import MODEL
 
 @MODEL.register("dqn")
 class QNet(nn.Module):
-    """MLP Q-network with an optional dueling head (Wang et al. 2016): ``forward(obs) -> {'logit': Q (B, A)}``."""
+    """MLP Q-network with an optional dueling head (Wang et al. 2016): ``forward(obs) -> {'q_value': Q (B, A)}``, the
+    same tensor under ``'logit'`` too (DI-engine's name for it)."""
 
     config: dict[str, Any] = dict(
         type="dqn",
@@ -54,7 +56,7 @@ class QNet(nn.Module):
         q = self.advantage(self.advantage_trunk(x))
         if self.value is not None and self.value_trunk is not None:
             q = self.value(self.value_trunk(x)) + q - q.mean(dim=-1, keepdim=True)
-        return {"logit": q}
+        return {Q_VALUE: q, LOGIT: q}
 
 
 @MODEL.register("vac")
@@ -103,7 +105,7 @@ class VAC(nn.Module):
         return actor_output(self, self.actor_trunk(self.actor_encoder(obs)), self.continuous, self.fixed_sigma)
 
     def compute_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        return {"value": self.critic_head(self.critic_trunk(self.critic_encoder(obs))).squeeze(-1)}
+        return {VALUE: self.critic_head(self.critic_trunk(self.critic_encoder(obs))).squeeze(-1)}
 
     def compute_actor_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         out = self.compute_actor(obs)

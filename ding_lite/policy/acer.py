@@ -17,14 +17,21 @@ from ding_lite.policy.base_policy import Policy, adam, grad_norm_clip
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.acer import (
     acer_policy_gradient,
+    acer_policy_gradient_prob,
     acer_value_loss,
     categorical_kl_gradient,
+    categorical_kl_gradient_prob,
     ema_update_,
     entropy_gradient,
+    entropy_gradient_prob,
+    importance_ratio,
     masked_mean,
+    prob_to_logit_gradient,
     retrace_q_target,
     trust_region_projection,
 )
+
+TRUST_REGION_STATISTICS = ("probability", "logit")
 
 # Per-step columns a sequence keeps besides its observations.
 _SEQUENCE_KEYS = (ACTION, LOGIT, REWARD, TERMINATED)
@@ -47,11 +54,11 @@ class ACERPolicy(Policy):
             batch_size=16,  # sequences per learn step
             learning_rate_actor=0.0005,  # Adam step size of the actor
             learning_rate_critic=0.0005,  # Adam step size of the critic (its own optimiser)
-            discount_factor=0.99,  # γ
             c_clip_ratio=10.0,  # c: truncation of the importance weight in the policy gradient
             entropy_weight=0.0001,  # weight of the entropy bonus added to the policy gradient
             trust_region=True,  # project the policy gradient onto the trust region of the average policy
             trust_region_value=1.0,  # δ, the bound of kᵀz
+            trust_region_statistics="logit",  # φ of the trust region: 'probability' (the paper's) or 'logit'
             target_theta=0.01,  # τ of the average policy θ_avg ← (1 − τ)θ_avg + τθ (the paper's α = 1 − τ)
             grad_clip_value=None,  # clip each network's global gradient norm (None: off)
         ),
@@ -72,6 +79,9 @@ class ACERPolicy(Policy):
         for key in ("c_clip_ratio", "trust_region_value"):
             if not float(learn[key]) > 0:
                 raise ConfigError(f"policy.learn.{key} must be > 0, got {learn[key]!r}")
+        if learn["trust_region_statistics"] not in TRUST_REGION_STATISTICS:
+            raise ConfigError(f"policy.learn.trust_region_statistics must be 'probability' or 'logit', got "
+                              f"{learn['trust_region_statistics']!r}")
         if not 0.0 <= float(learn["target_theta"]) <= 1.0:
             raise ConfigError(f"policy.learn.target_theta must be in [0, 1], got {learn['target_theta']!r}")
         self._optimizer_actor = adam(self._model.actor.parameters(), lr=learn["learning_rate_actor"])
@@ -94,10 +104,10 @@ class ACERPolicy(Policy):
         with torch.no_grad():
             prob = F.softmax(logit, dim=-1)
             value = (prob * q_value).sum(-1)  # V(s) = Σ_a π(a|s) Q(s, a), (T + 1, B)
-            rho = prob[:-1] / F.softmax(behaviour_logit.float(), dim=-1)  # ρ_t(a) = π(a|s_t) / μ(a|s_t)
+            rho = importance_ratio(logit[:-1], behaviour_logit)  # ρ_t(a) = π(a|s_t) / μ(a|s_t)
             q_ret = retrace_q_target(q_value[:-1].gather(-1, action.unsqueeze(-1)).squeeze(-1), value,
                                      rho.gather(-1, action.unsqueeze(-1)).squeeze(-1), reward.float(), terminated,
-                                     mask, float(learn["discount_factor"]))
+                                     mask, self.discount_factor)
         out = self._actor_step(obs[:-1], logit[:-1], q_value[:-1].detach(), value[:-1], q_ret, rho, action, mask)
         critic_loss = acer_value_loss(q_value[:-1].gather(-1, action.unsqueeze(-1)).squeeze(-1), q_ret, mask)
         self._optimizer_critic.zero_grad(set_to_none=True)
@@ -111,21 +121,21 @@ class ACERPolicy(Policy):
     def _actor_step(self, obs: torch.Tensor, logit: torch.Tensor, q_value: torch.Tensor, value: torch.Tensor,
                     q_ret: torch.Tensor, rho: torch.Tensor, action: torch.Tensor,
                     mask: torch.Tensor) -> dict[str, torch.Tensor]:
-        """One actor update: ĝ per sample with respect to the logits, its trust-region projection z against the
-        average policy, then z back through the logits into the actor's weights (ACER §3.3, Algorithm 2)."""
+        """One actor update: ĝ per sample with respect to the statistics φ, its trust-region projection z against the
+        average policy, then z back through φ and the logits into the actor's weights (ACER §3.3, Algorithm 2)."""
         learn = self.cfg["learn"]
         prob = F.softmax(logit.detach(), dim=-1)
         terms = acer_policy_gradient(prob, q_value, value, q_ret, rho, action, float(learn["c_clip_ratio"]))
-        g = terms.truncated + terms.bias_correction + float(learn["entropy_weight"]) * entropy_gradient(prob)
-        g = torch.where(mask.unsqueeze(-1) > 0, g, torch.zeros_like(g))  # padding carries no loss
         out: dict[str, torch.Tensor] = {}
         if learn["trust_region"]:
             with torch.no_grad():
                 avg_prob = F.softmax(self._apply(self._avg_actor, obs), dim=-1)
-            g, active = trust_region_projection(g, categorical_kl_gradient(avg_prob, prob),
-                                                float(learn["trust_region_value"]))
+            g, active = self._trust_region_step(prob, avg_prob, q_value, value, q_ret, rho, action, terms)
             kl = (avg_prob * (avg_prob.clamp_min(1e-8).log() - prob.clamp_min(1e-8).log())).sum(-1)
             out.update(kl_div=masked_mean(kl, mask), trust_region_active=masked_mean(active.float(), mask))
+        else:
+            g = terms.truncated + terms.bias_correction + float(learn["entropy_weight"]) * entropy_gradient(prob)
+        g = torch.where(mask.unsqueeze(-1) > 0, g, torch.zeros_like(g))  # padding carries no loss
         # ascend the objective averaged over real steps: the mean of the per-sample z's
         self._optimizer_actor.zero_grad(set_to_none=True)
         logit.backward(-g / mask.sum().clamp_min(1.0))
@@ -136,6 +146,22 @@ class ACERPolicy(Policy):
         out.update(actor_loss=0.0 - masked_mean(terms.truncated_surrogate, mask),
                    bc_loss=0.0 - masked_mean(terms.bias_correction_surrogate, mask), entropy=masked_mean(entropy, mask))
         return out
+
+    def _trust_region_step(self, prob: torch.Tensor, avg_prob: torch.Tensor, q_value: torch.Tensor,
+                           value: torch.Tensor, q_ret: torch.Tensor, rho: torch.Tensor, action: torch.Tensor,
+                           terms: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """z, projected in the coordinates ``trust_region_statistics`` names, as a gradient with respect to the
+        logits; and the samples where the projection acted."""
+        learn = self.cfg["learn"]
+        delta, entropy_weight = float(learn["trust_region_value"]), float(learn["entropy_weight"])
+        if learn["trust_region_statistics"] == "logit":
+            g = terms.truncated + terms.bias_correction + entropy_weight * entropy_gradient(prob)
+            return trust_region_projection(g, categorical_kl_gradient(avg_prob, prob), delta)
+        # the paper's coordinates (Wang et al. 2017, §3.3): φ = π
+        g = acer_policy_gradient_prob(prob, q_value, value, q_ret, rho, action, float(learn["c_clip_ratio"]))
+        g = g + entropy_weight * entropy_gradient_prob(prob)
+        z, active = trust_region_projection(g, categorical_kl_gradient_prob(avg_prob, prob), delta)
+        return prob_to_logit_gradient(z, prob), active
 
     @staticmethod
     def _apply(net: torch.nn.Module, obs: torch.Tensor) -> torch.Tensor:

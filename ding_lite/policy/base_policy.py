@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ding_lite.errors import CheckpointError
+from ding_lite.errors import CheckpointError, ConfigError, first_line
 from ding_lite.model.common import build_model
 from ding_lite.utils.dicts import deep_merge
 
@@ -19,7 +19,8 @@ FIELDS = ("learn", "collect", "eval")
 
 
 class LearnMode(NamedTuple):
-    """What a learner may call."""
+    """What a learner may call. ``forward(batch)`` returns one log dict per gradient step it took (a list; a single
+    dict counts as one step, DI-engine's convention): the learner advances ``train_iter`` by that count."""
 
     forward: Callable[[dict], dict | list[dict]]  # one log dict per gradient step (a dict alone counts as one)
     state_dict: Callable[[], dict]
@@ -66,9 +67,14 @@ class Policy:
         import_names=[],  # modules imported before the policy is built
         cuda=False,  # put models and batches on the GPU (falls back to CPU with a warning if there is none)
         on_policy=False,  # True: train on each fresh collect; False: through a replay buffer
+        discount_factor=0.99,  # γ of every return target (the one home; see DISCOUNT_POSITIONS)
         model=dict(),  # model section: type (default: the policy's default_model) and the model's settings
-        learn=dict(),  # learn-mode settings; the learner's own under learn.learner
-        collect=dict(),  # collect-mode settings; the collector's own under collect.collector
+        learn=dict(
+            discount_factor=None,  # DI-engine's position of γ for some policies (ACER): overrides the home if set
+        ),  # learn-mode settings; the learner's own under learn.learner
+        collect=dict(
+            discount_factor=None,  # DI-engine's position of γ for some policies (PPO): overrides the home if set
+        ),  # collect-mode settings; the collector's own under collect.collector
         eval=dict(),  # eval-mode settings; the evaluator's own under eval.evaluator
         other=dict(),  # other settings; the replay buffer's under other.replay_buffer (off-policy)
     )
@@ -99,6 +105,7 @@ class Policy:
         if model is None:
             model_cfg = cfg.get("model") or {}
             model = build_model(model_cfg, self.default_model())
+        self.discount_factor = resolve_discount_factor(cfg)
         self._model: Any = model.to(self.device)  # templates add compute_* methods beyond nn.Module
         self._learn_state: dict[str, Any] = {"model": self._model}
         self._enabled = tuple(enable_field or FIELDS)
@@ -207,6 +214,29 @@ class Policy:
         return out
 
 
+# Where a config may give γ: the home, then DI-engine's positions (policy.learn for ACER, policy.collect for PPO).
+DISCOUNT_POSITIONS = ("discount_factor", "learn.discount_factor", "collect.discount_factor")
+
+
+def resolve_discount_factor(cfg: Mapping[str, Any]) -> float:
+    """γ of a policy config: ``policy.discount_factor``, unless one of DI-engine's positions
+    (``policy.learn.discount_factor``, ``policy.collect.discount_factor``) is set, which then wins. Two DI-engine
+    positions with different values, or a γ outside [0, 1], are config errors."""
+    given = {}
+    for path in DISCOUNT_POSITIONS[1:]:
+        section, key = path.split(".")
+        value = (cfg.get(section) or {}).get(key)
+        if value is not None:
+            given[path] = value
+    if len(set(given.values())) > 1:
+        listed = " and ".join(f"policy.{p}={v!r}" for p, v in given.items())
+        raise ConfigError(f"{listed} disagree: give the discount factor once, as policy.discount_factor")
+    path, value = next(iter(given.items())) if given else ("discount_factor", cfg.get("discount_factor", 0.99))
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
+        raise ConfigError(f"policy.{path} must be a number in [0, 1], got {value!r}")
+    return float(value)
+
+
 class StepCounter:
     """A count of learn steps that checkpoints keep (e.g. for target-network update timing after a resume)."""
 
@@ -224,8 +254,7 @@ def _load_into(obj: Any, state: Any, name: str) -> None:
     try:
         obj.load_state_dict(state)
     except (RuntimeError, KeyError, ValueError, TypeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CheckpointError(f"checkpoint entry '{name}' does not fit this policy: {first}") from exc
+        raise CheckpointError(f"checkpoint entry '{name}' does not fit this policy: {first_line(exc)}") from exc
 
 
 def adam(params: Iterable[torch.nn.Parameter], lr: float, **kwargs: Any) -> torch.optim.Adam:

@@ -8,28 +8,29 @@ from typing import Any
 import numpy as np
 import torch
 
-from ding_lite.data.batch import episode_ends
 from ding_lite.data.keys import (
     ACTION,
     DISCOUNT_N,
-    INTERRUPTED,
     NEXT_OBS,
     NEXT_OBS_N,
     OBS,
     PRIORITY,
+    Q_VALUE,
     RETURN_N,
     REWARD,
     TERMINATED,
     TRUNCATED,
+    VALID,
     WEIGHT,
 )
+from ding_lite.data.rollout import cut_before_invalid, episode_ends
 from ding_lite.policy.base_policy import Policy, StepCounter, adam, grad_norm_clip
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.exploration import epsilon_schedule
 from ding_lite.rl_utils.td import double_q_target, nstep_return, td_error_loss
 
 # Columns a step keeps until its n-step window is complete.
-_STEP_KEYS = (OBS, ACTION, REWARD, TERMINATED, TRUNCATED, NEXT_OBS, INTERRUPTED)
+_STEP_KEYS = (OBS, ACTION, REWARD, TERMINATED, TRUNCATED, NEXT_OBS, VALID)
 
 
 @POLICY.register("dqn")
@@ -88,13 +89,13 @@ class DQNPolicy(Policy):
         data = self.batch_tensors(batch)
         n = len(data[OBS])
         if learn["double"]:  # one online forward for s and s' (the s' half is only read, never differentiated)
-            q_both = self._model(torch.cat([data[OBS], data[NEXT_OBS_N]]))["logit"]
+            q_both = self._model(torch.cat([data[OBS], data[NEXT_OBS_N]]))[Q_VALUE]
             q, q_next_online = q_both[:n], q_both[n:].detach()
         else:
-            q = self._model(data[OBS])["logit"]
+            q = self._model(data[OBS])[Q_VALUE]
         q_taken = q.gather(1, data[ACTION].long().unsqueeze(1)).squeeze(1)
         with torch.no_grad():
-            q_next_target = self._target_model(data[NEXT_OBS_N])["logit"]
+            q_next_target = self._target_model(data[NEXT_OBS_N])[Q_VALUE]
             if not learn["double"]:
                 q_next_online = q_next_target
             target = double_q_target(data[RETURN_N], data[DISCOUNT_N], q_next_online, q_next_target)
@@ -132,7 +133,7 @@ class DQNPolicy(Policy):
 
     @torch.inference_mode()
     def _forward_collect(self, obs: np.ndarray, env_step: int = 0) -> dict:
-        q = self._model(self.obs_tensor(obs))["logit"]
+        q = self._model(self.obs_tensor(obs))[Q_VALUE]
         action = q.argmax(dim=-1).cpu().numpy()
         explore = self._rng.random(len(action)) < self._eps(env_step)
         if explore.any():
@@ -150,21 +151,22 @@ class DQNPolicy(Policy):
         on are kept back and emitted with the next rollout, so every sample gets its full n steps."""
         nstep = int(self.cfg["nstep"])
         steps = {k: rollout[k] for k in _STEP_KEYS if k in rollout}
-        if INTERRUPTED not in steps:  # only rollouts with an env worker failure carry the column
-            steps[INTERRUPTED] = np.zeros(rollout[REWARD].shape, dtype=bool)
+        if VALID not in steps:  # a hand-built rollout: every row real
+            steps[VALID] = np.ones(rollout[REWARD].shape, dtype=bool)
         if self._pending is not None:
             steps = {k: np.concatenate([self._pending[k], steps[k]]) for k in _STEP_KEYS}
-        # An episode cut by a worker failure ends, truncated, at its last real step; its placeholder row is dropped.
-        terminated, truncated = episode_ends(steps[TERMINATED], steps[TRUNCATED], steps[INTERRUPTED],
+        # settled already within the rollout; an invalid first row also ends the steps held back from the last one
+        steps[TERMINATED], steps[TRUNCATED] = cut_before_invalid(steps[TERMINATED], steps[TRUNCATED], steps[VALID])
+        terminated, truncated = episode_ends(steps[TERMINATED], steps[TRUNCATED],
                                              bool(self.cfg["learn"]["ignore_done"]))
-        ret, discount, last = nstep_return(steps[REWARD], terminated, truncated, float(self.cfg["discount_factor"]),
+        ret, discount, last = nstep_return(steps[REWARD], terminated, truncated, self.discount_factor,
                                            nstep)
         # The last n-1 rows may lack future steps: keep them and process them again with the next rollout.
         hold = max(len(ret) - (nstep - 1), 0)
         self._pending = {k: v[hold:] for k, v in steps.items()} if nstep > 1 else None
         ready = np.zeros(ret.shape, dtype=bool)
         ready[:hold] = True
-        ready &= ~steps[INTERRUPTED]
+        ready &= steps[VALID]
         t_idx, n_idx = np.nonzero(ready)
         return {
             OBS: steps[OBS][t_idx, n_idx],
@@ -180,4 +182,4 @@ class DQNPolicy(Policy):
 
     @torch.inference_mode()
     def _forward_eval(self, obs: np.ndarray) -> dict:
-        return {ACTION: self._model(self.obs_tensor(obs))["logit"].argmax(dim=-1).cpu().numpy()}
+        return {ACTION: self._model(self.obs_tensor(obs))[Q_VALUE].argmax(dim=-1).cpu().numpy()}

@@ -11,9 +11,10 @@ import torch
 from torch import nn
 from torch.distributions import Categorical
 
-from ding_lite.data.keys import ACTION, ADV, LOGP, OBS, VALUE
-from ding_lite.errors import CheckpointError, ConfigError
+from ding_lite.data.keys import ACTION, ADV, LOGIT, LOGP, MEMBER_LOGP, MU, OBS, SIGMA, VALID, VALUE
+from ding_lite.errors import CheckpointError, ConfigError, first_line
 from ding_lite.model.ensemble_vac import ACTOR_PREFIXES, CRITIC_PREFIXES
+from ding_lite.policy.on_policy import Log
 from ding_lite.policy.ppo import PPOPolicy, action_distribution
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.eppo import (
@@ -29,8 +30,6 @@ from ding_lite.rl_utils.eppo import (
 from ding_lite.rl_utils.ppo import normalize_advantage
 from ding_lite.utils.checkpoint import load_checkpoint
 
-# (B, K) every member's log-prob of the executed action, recomputed before a value_weighted update.
-MEMBER_LOGP = "member_logp"
 ENSEMBLE_ACTIONS = ("mixture", "value_weighted")
 EVAL_CONTINUOUS_ACTIONS = ("mode", "mean")
 
@@ -88,35 +87,36 @@ class EnsemblePPOPolicy(PPOPolicy):
         return self.cfg["collect"]["ensemble_action"] == "value_weighted"
 
     # ---- learn -------------------------------------------------------------------------------------------------
-    def _forward_learn(self, batch: dict) -> list[dict]:
+    def _prepare(self, data: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        data = super()._prepare(data)
         if self._value_weighted:
-            batch = {**batch, MEMBER_LOGP: self._prepare_off_policy(batch)}
-        return super()._forward_learn(batch)
+            data = {**data, MEMBER_LOGP: self._prepare_off_policy(data)}
+        return data
 
     @torch.no_grad()
-    def _prepare_off_policy(self, batch: dict) -> np.ndarray:
+    def _prepare_off_policy(self, data: dict[str, torch.Tensor]) -> torch.Tensor:
         """Before a value_weighted update: every member's log-prob of the executed actions under the current
-        (pre-update) weights, and the member values V_k moved towards this collect's estimates."""
-        data = self.batch_tensors({k: batch[k] for k in (OBS, ACTION, LOGP, ADV)})
+        (pre-update) weights, (B, K), and the member values V_k moved towards this collect's estimates."""
         member_logp = action_distribution(self._model.compute_actor(data[OBS])).log_prob(data[ACTION])  # (K, B)
         # V_k − V_q ≈ E_{a~p_k}[A_q(s, a)] (Kakade & Langford 2002), estimated by importance sampling from q; the
         # weights p_k/q are bounded by 1/w_k since q ≥ w_k·p_k. In advantage-std units so that τ is scale-free.
-        adv = normalize_advantage(data[ADV].float())
-        score = (torch.exp(member_logp - data[LOGP]) * adv).mean(dim=1)
+        valid = data[VALID] if VALID in data else slice(None)  # the estimate runs over transitions only
+        adv = normalize_advantage(data[ADV][valid].float())
+        score = (torch.exp(member_logp[:, valid] - data[LOGP][valid]) * adv).mean(dim=1)
         momentum = float(self.cfg["collect"]["member_value_momentum"])
         self._model.member_value.mul_(momentum).add_((1.0 - momentum) * score)
-        return member_logp.T.contiguous().cpu().numpy()
+        return member_logp.T.contiguous()
 
-    def _compute_loss(self, mb: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    def _compute_loss(self, mb: dict[str, torch.Tensor], context: Log) -> tuple[torch.Tensor, Log]:
         learn = self.cfg["learn"]
         out = self._model.compute_actor_critic(mb[OBS])
         member_logp = action_distribution(out).log_prob(mb[ACTION])  # (K, B)
-        if "logit" in out:
-            entropy = categorical_mixture_entropy(out["logit"]).mean()
-            diversity = probability_diversity(torch.softmax(out["logit"], dim=-1))
+        if LOGIT in out:
+            entropy = categorical_mixture_entropy(out[LOGIT]).mean()
+            diversity = probability_diversity(torch.softmax(out[LOGIT], dim=-1))
         else:
-            entropy = gaussian_mixture_entropy(out["mu"], out["sigma"]).mean()
-            diversity = gaussian_mean_diversity(out["mu"], out["sigma"])
+            entropy = gaussian_mixture_entropy(out[MU], out[SIGMA]).mean()
+            diversity = gaussian_mean_diversity(out[MU], out[SIGMA])
         adv = normalize_advantage(mb[ADV]) if learn["adv_norm"] else mb[ADV]
         coef = EPPOCoef(learn["center_policy_coef"], learn["sub_policy_coef"], learn["value_weight"],
                         learn["entropy_weight"], learn["diverse_coef"])
@@ -140,12 +140,12 @@ class EnsemblePPOPolicy(PPOPolicy):
     def _forward_collect(self, obs: np.ndarray, env_step: int = 0) -> dict:
         out = self._model.compute_actor_critic(self.obs_tensor(obs))
         log_weight = self._member_log_weight()
-        if "logit" in out:
-            action = Categorical(probs=mixture_probs(out["logit"], log_weight)).sample()
+        if LOGIT in out:
+            action = Categorical(probs=mixture_probs(out[LOGIT], log_weight)).sample()
         else:  # a mixture sample: pick a member by its weight, then sample that member's Gaussian
-            rows = torch.arange(out["mu"].shape[1], device=self.device)
+            rows = torch.arange(out[MU].shape[1], device=self.device)
             member = torch.multinomial(log_weight.exp(), len(rows), replacement=True)
-            mu, sigma = out["mu"][member, rows], out["sigma"][member, rows]
+            mu, sigma = out[MU][member, rows], out[SIGMA][member, rows]
             action = mu + sigma * torch.randn_like(mu)
         logp = mixture_log_prob(action_distribution(out).log_prob(action), log_weight)
         return {ACTION: action.cpu().numpy(), LOGP: logp.cpu().numpy(),
@@ -156,17 +156,17 @@ class EnsemblePPOPolicy(PPOPolicy):
     def _forward_eval(self, obs: np.ndarray) -> dict:
         out = self._model.compute_actor(self.obs_tensor(obs))
         log_weight = self._member_log_weight()
-        if "logit" in out:
-            return {ACTION: mixture_probs(out["logit"], log_weight).argmax(dim=-1).cpu().numpy()}
+        if LOGIT in out:
+            return {ACTION: mixture_probs(out[LOGIT], log_weight).argmax(dim=-1).cpu().numpy()}
         weight = log_weight.exp()[:, None, None]
         if self.cfg["eval"]["continuous_action"] == "mean":
-            return {ACTION: (weight * out["mu"]).sum(dim=0).cpu().numpy()}
+            return {ACTION: (weight * out[MU]).sum(dim=0).cpu().numpy()}
         # Mode estimate: of the K member means, the one where the mixture density is highest (exact when members
         # coincide or are well apart; unlike the mean of means it never lands between two separated modes).
-        dist = action_distribution({"mu": out["mu"][:, None], "sigma": out["sigma"][:, None]})
-        density = mixture_log_prob(dist.log_prob(out["mu"][None]), log_weight)  # (K candidates, B)
+        dist = action_distribution({MU: out[MU][:, None], SIGMA: out[SIGMA][:, None]})
+        density = mixture_log_prob(dist.log_prob(out[MU][None]), log_weight)  # (K candidates, B)
         best = density.argmax(dim=0)
-        return {ACTION: out["mu"][best, torch.arange(len(best), device=self.device)].cpu().numpy()}
+        return {ACTION: out[MU][best, torch.arange(len(best), device=self.device)].cpu().numpy()}
 
     # ---- building from PPO checkpoints -------------------------------------------------------------------------
     def _load_members(self, paths: list[str]) -> None:
@@ -190,7 +190,7 @@ class EnsemblePPOPolicy(PPOPolicy):
                     self._model.load_critic_from_vac(model_state)
             except RuntimeError as exc:
                 raise CheckpointError(f"policy.init_member_ckpts[{k}]={path!r} does not fit the ensemble's members: "
-                                      f"{str(exc).strip().splitlines()[0]}; set policy.model (encoder_hidden_size_"
+                                      f"{first_line(exc)}; set policy.model (encoder_hidden_size_"
                                       f"list, activation, sigma_type) as in the PPO run") from exc
             value_stats = getattr(self, "_value_stats", None)
             if k == 0 and value_stats is not None and "value_stats" in state["policy"]:

@@ -7,40 +7,44 @@ import numpy as np
 import torch
 from torch.distributions import Categorical, Independent, Normal
 
-from ding_lite.data.batch import episode_ends
 from ding_lite.data.keys import (
     ACTION,
     ADV,
-    INTERRUPTED,
+    CUT,
+    LOGIT,
     LOGP,
+    MU,
+    N_ENV,
     NEXT_OBS,
     OBS,
     RETURN,
     REWARD,
+    SIGMA,
     TERMINATED,
     TRUNCATED,
+    VALID,
     VALUE,
 )
-from ding_lite.policy.base_policy import Policy, adam, grad_norm_clip
+from ding_lite.data.rollout import episode_ends, valid_transitions
+from ding_lite.policy.base_policy import adam
+from ding_lite.policy.on_policy import Log, OnPolicyPolicy
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.gae import gae
 from ding_lite.rl_utils.ppo import normalize_advantage, ppo_policy_loss, ppo_value_loss
-
-# Extra columns kept for ``recompute_adv``: the last step of a rollout, and the number of envs (rows are (t, env)).
-CUT = "cut"
-N_ENV = "n_env"
+from ding_lite.rl_utils.running_stats import RunningMeanStd
 
 
 def action_distribution(actor_out: dict[str, torch.Tensor]) -> torch.distributions.Distribution:
     """Categorical over ``logit`` or diagonal Gaussian over (``mu``, ``sigma``)."""
-    if "logit" in actor_out:
-        return Categorical(logits=actor_out["logit"])
-    return Independent(Normal(actor_out["mu"], actor_out["sigma"]), 1)
+    if LOGIT in actor_out:
+        return Categorical(logits=actor_out[LOGIT])
+    return Independent(Normal(actor_out[MU], actor_out[SIGMA]), 1)
 
 
 @POLICY.register("ppo")
-class PPOPolicy(Policy):
-    """On-policy PPO; ``_forward_learn`` runs ``epoch_per_collect`` passes of minibatches over one collect."""
+class PPOPolicy(OnPolicyPolicy):
+    """On-policy PPO; ``_forward_learn`` runs ``epoch_per_collect`` passes of minibatches over one collect (the order
+    of :class:`OnPolicyPolicy`) and returns one log per gradient step."""
 
     supports_continuous = True  # the contract test also runs it on a Box action space
 
@@ -65,8 +69,7 @@ class PPOPolicy(Policy):
         collect=dict(
             n_sample=256,  # env steps per collect (rounded up to a multiple of collector_env_num)
             unroll_len=1,  # DI-engine key, not read: samples are single steps
-            discount_factor=0.99,  # γ
-            gae_lambda=0.95,  # λ
+            gae_lambda=0.95,  # λ (γ: policy.discount_factor, or DI-engine's collect.discount_factor)
         ),
         eval=dict(),
     )
@@ -82,37 +85,19 @@ class PPOPolicy(Policy):
         self._value_stats = RunningMeanStd()
         self._learn_state["value_stats"] = self._value_stats
 
-    def _forward_learn(self, batch: dict) -> list[dict]:
-        """``epoch_per_collect`` passes of minibatches; one log dict per gradient step (one train iteration each,
-        as in DI-engine)."""
-        learn = self.cfg["learn"]
-        data = self.batch_tensors(batch)
-        n = len(data[OBS])
-        logs: list[dict[str, torch.Tensor]] = []
-        # rows kept only for recompute_adv's (T, N) layout: placeholders of episodes cut by an env worker failure
-        rows = torch.arange(n, device=self.device)
-        if INTERRUPTED in data:
-            rows = rows[~data[INTERRUPTED]]
-        if learn["value_norm"]:  # the learner owns the return statistics; collectors get them with the weights
-            self._value_stats.update(batch[RETURN][rows.cpu().numpy()])
-        for _ in range(int(learn["epoch_per_collect"])):
-            if self.cfg["recompute_adv"]:
-                data[ADV], data[RETURN] = self._recompute_adv(data)
-            # per-epoch statistics of a subclass (e.g. DAPG's max advantage) see real transitions only
-            self._begin_epoch(data if len(rows) == n else {k: v[rows] for k, v in data.items()})
-            for idx in rows[torch.randperm(len(rows), device=self.device)].split(int(learn["batch_size"])):
-                logs.append(self._minibatch_step({k: v[idx] for k, v in data.items()}))
-        return logs
+    def _prepare(self, data: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        if self.cfg["learn"]["value_norm"]:  # the learner owns the return statistics; collectors get them with weights
+            ret = data[RETURN] if VALID not in data else data[RETURN][data[VALID]]
+            self._value_stats.update(ret.cpu().numpy())
+        return data
 
-    def _minibatch_step(self, mb: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        loss, stats = self._compute_loss(mb)
-        self._optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        grad_norm_clip(self._model.parameters(), self.cfg["learn"]["grad_clip_value"])
-        self._optimizer.step()
-        return stats
+    def _epoch_data(self, data: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        if not self.cfg["recompute_adv"]:
+            return data
+        adv, ret = self._recompute_adv(data)
+        return {**data, ADV: adv, RETURN: ret}
 
-    def _compute_loss(self, mb: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    def _compute_loss(self, mb: dict[str, torch.Tensor], context: Log) -> tuple[torch.Tensor, Log]:
         """Loss of one minibatch (carries the gradient) and its detached statistics."""
         learn = self.cfg["learn"]
         out = self._model.compute_actor_critic(mb[OBS])
@@ -136,9 +121,6 @@ class PPOPolicy(Policy):
             old_value = self._value_stats.normalize(old_value)
         return ppo_value_loss(value, old_value, value_target, learn["value_clip_ratio"])
 
-    def _begin_epoch(self, data: dict[str, torch.Tensor]) -> None:
-        """Hook before each pass over the collect (after any advantage recompute): per-epoch state of a subclass."""
-
     @torch.no_grad()
     def _recompute_adv(self, data: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         """GAE again with the current critic. Rows are time-major over ``n_env`` envs; a rollout cut acts like a
@@ -151,7 +133,7 @@ class PPOPolicy(Policy):
         reward, value, next_value, terminated, truncated = (
             x.reshape(shape).cpu().numpy()
             for x in (data[REWARD], value_t, next_value_t, data[TERMINATED], data[TRUNCATED] | data[CUT]))
-        adv, ret = gae(reward, value, next_value, terminated, truncated, float(collect["discount_factor"]),
+        adv, ret = gae(reward, value, next_value, terminated, truncated, self.discount_factor,
                        float(collect["gae_lambda"]))
         return torch.from_numpy(adv.reshape(-1)).to(self.device), torch.from_numpy(ret.reshape(-1)).to(self.device)
 
@@ -173,34 +155,27 @@ class PPOPolicy(Policy):
 
     @torch.inference_mode()
     def _get_train_sample(self, rollout: dict) -> dict:
-        """GAE over the (T, N) rollout; V of each step's next observation (the final one at an episode end). An
-        episode cut by an env worker failure ends, truncated, at its last real step (see ``cut_interrupted``)."""
+        """GAE over the settled (T, N) rollout (see :mod:`ding_lite.data.rollout`); V of each step's next observation
+        (the final one at an episode end). Samples are the valid rows; with ``recompute_adv`` every row, in the
+        rollout's layout, with its ``valid`` flag (the learn loop trains on the valid ones)."""
         collect = self.cfg["collect"]
         t_len, n_env = rollout[REWARD].shape
         next_obs = rollout[NEXT_OBS].reshape((t_len * n_env,) + rollout[NEXT_OBS].shape[2:])
         next_value = self._denormalized_value(self._model.compute_critic(self.obs_tensor(next_obs))[VALUE])
-        terminated, truncated = episode_ends(rollout[TERMINATED], rollout[TRUNCATED], rollout.get(INTERRUPTED),
+        terminated, truncated = episode_ends(rollout[TERMINATED], rollout[TRUNCATED],
                                              bool(self.cfg["learn"]["ignore_done"]))
         adv, ret = gae(rollout[REWARD], rollout[VALUE], next_value.cpu().numpy().reshape(t_len, n_env),
-                       terminated, truncated, float(collect["discount_factor"]), float(collect["gae_lambda"]))
-        keys: tuple[str, ...] = (OBS, ACTION, LOGP, VALUE)
-        if self.cfg["recompute_adv"]:  # keep what GAE needs again, with the rollout's time structure
-            keys += (NEXT_OBS, REWARD, TRUNCATED)
-            cut = np.zeros((t_len, n_env), dtype=bool)
-            cut[-1] = True
-            rollout = {**rollout, TERMINATED: terminated, TRUNCATED: truncated, CUT: cut,
-                       N_ENV: np.full((t_len, n_env), n_env)}
-            keys += (TERMINATED, CUT, N_ENV)
-        flat = {k: rollout[k].reshape((t_len * n_env,) + rollout[k].shape[2:]) for k in keys}
-        flat[ADV] = adv.reshape(-1)
-        flat[RETURN] = ret.reshape(-1)
-        if INTERRUPTED in rollout:  # placeholder rows of episodes cut by an env worker failure are no transitions
-            interrupted = rollout[INTERRUPTED].reshape(-1)
-            if self.cfg["recompute_adv"]:  # keep the (T, N) layout; _forward_learn skips these rows
-                flat[INTERRUPTED] = interrupted
-            else:
-                flat = {k: v[~interrupted] for k, v in flat.items()}
-        return flat
+                       terminated, truncated, self.discount_factor, float(collect["gae_lambda"]))
+        if not self.cfg["recompute_adv"]:
+            return valid_transitions({**rollout, ADV: adv, RETURN: ret}, (OBS, ACTION, LOGP, VALUE, ADV, RETURN))
+        columns = {k: rollout[k] for k in (OBS, ACTION, LOGP, VALUE)} | {ADV: adv, RETURN: ret}
+        # keep what GAE needs again, with the rollout's time structure: a rollout's end acts like a truncation
+        cut = np.zeros((t_len, n_env), dtype=bool)
+        cut[-1] = True
+        valid = rollout[VALID] if VALID in rollout else np.ones((t_len, n_env), dtype=bool)
+        columns |= {NEXT_OBS: rollout[NEXT_OBS], REWARD: rollout[REWARD], TERMINATED: terminated,
+                    TRUNCATED: truncated, CUT: cut, N_ENV: np.full((t_len, n_env), n_env), VALID: valid}
+        return {k: v.reshape((t_len * n_env,) + v.shape[2:]) for k, v in columns.items()}
 
     def _state_dict_model(self) -> dict[str, Any]:
         """Weights plus the value-normalisation statistics (collect mode needs both to compute GAE)."""
@@ -222,31 +197,5 @@ class PPOPolicy(Policy):
     @torch.inference_mode()
     def _forward_eval(self, obs: np.ndarray) -> dict:
         out = self._model.compute_actor(self.obs_tensor(obs))
-        action = out["logit"].argmax(dim=-1) if "logit" in out else out["mu"]
+        action = out[LOGIT].argmax(dim=-1) if LOGIT in out else out[MU]
         return {ACTION: action.cpu().numpy()}
-
-
-class RunningMeanStd:
-    """Running mean and variance of a stream of scalars (Chan et al. parallel update), for value normalisation."""
-
-    def __init__(self, eps: float = 1e-4) -> None:
-        self.mean, self.var, self.count = 0.0, 1.0, eps
-
-    def update(self, x: np.ndarray) -> None:
-        batch_mean, batch_var, n = float(np.mean(x)), float(np.var(x)), len(x)
-        delta, total = batch_mean - self.mean, self.count + n
-        self.mean += delta * n / total
-        self.var = (self.var * self.count + batch_var * n + delta**2 * self.count * n / total) / total
-        self.count = total
-
-    def normalize(self, x: torch.Tensor) -> torch.Tensor:
-        return (x - self.mean) / (self.var**0.5 + 1e-8)
-
-    def denormalize(self, x: torch.Tensor) -> torch.Tensor:
-        return x * (self.var**0.5 + 1e-8) + self.mean
-
-    def state_dict(self) -> dict[str, float]:
-        return {"mean": self.mean, "var": self.var, "count": self.count}
-
-    def load_state_dict(self, state: dict[str, float]) -> None:
-        self.mean, self.var, self.count = float(state["mean"]), float(state["var"]), float(state["count"])

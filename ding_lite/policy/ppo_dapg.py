@@ -11,6 +11,7 @@ import torch
 from ding_lite.data.demo import DemoSampler, model_spaces, read_demos
 from ding_lite.data.keys import ADV
 from ding_lite.errors import ConfigError
+from ding_lite.policy.on_policy import Log
 from ding_lite.policy.ppo import PPOPolicy, action_distribution
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.dapg import dapg_decay_coeff, dapg_demo_loss, dapg_demo_weight, max_advantage
@@ -20,7 +21,7 @@ DEMO_LOG_KEYS = ("demo_loss", "demo_likelihood", "demo_weight", "max_adv")
 
 @POLICY.register("ppo_dapg")
 class PPODAPGPolicy(PPOPolicy):
-    """PPO whose policy loss gets −w·mean(π(a_demo|s_demo)) on every ``demo_freq``-th minibatch.
+    """PPO whose policy loss gets −w·mean(π(a_demo|s_demo)) on minibatches 0, ``demo_freq``, 2·``demo_freq``, ...
 
     Per epoch, w = ``demo_coeff``·max(max_adv, 0) with max_adv the largest raw GAE advantage of the collect
     (detached), or with ``demo_decay`` the original DAPG weight λ0·λ1^k·max(max_adv, 0), k the number of updates
@@ -33,7 +34,7 @@ class PPODAPGPolicy(PPOPolicy):
         type="ppo_dapg",
         learn=dict(
             demo_path=None,  # demo file or list of files from `ding_lite -m collect_demo` (None: no demo term)
-            demo_freq=4,  # add the demo term on every demo_freq-th policy minibatch
+            demo_freq=4,  # add the demo term on policy minibatches 0, demo_freq, 2·demo_freq, ... of the run
             demo_coeff=0.5,  # c in w = c·max(max_adv, 0)
             demo_batch_size=64,  # demo samples per demo minibatch
             demo_decay=False,  # original DAPG weight λ0·λ1^k·max(max_adv, 0) (k = update iteration) instead of c
@@ -61,26 +62,14 @@ class PPODAPGPolicy(PPOPolicy):
             # seeded from the pipeline's torch seed without drawing from the global RNG, so that the on-policy
             # minibatches are those PPO would use (demo_coeff=0 reproduces PPO exactly)
             self._dapg.sampler = DemoSampler(len(dataset), int(learn["demo_batch_size"]), torch.initial_seed())
-        self._epoch_max_adv: list[torch.Tensor] = []
-        self._weight = torch.zeros(())
 
     @property
     def has_demos(self) -> bool:
         """True when demo files were loaded (the demo term is active)."""
         return self._demo_obs is not None
 
-    def _forward_learn(self, batch: dict) -> list[dict]:
-        self._epoch_max_adv = []
-        logs = super()._forward_learn(batch)
-        zero = torch.zeros((), device=self.device)
-        max_adv = torch.stack(self._epoch_max_adv)
-        update = {"max_adv": max_adv.mean(),  # per update, shown on each of its gradient steps
-                  "demo_weight": dapg_demo_weight(max_adv, self._coeff()).mean() if self.has_demos else zero}
-        for log in logs:
-            log.update(update)
-            log.setdefault("demo_loss", zero)  # no demo minibatch in this gradient step (or no demos)
-            log.setdefault("demo_likelihood", zero)
-        self._dapg.update_iter += 1  # k of the DAPG decay counts updates
+    def _end_update(self, logs: list[Log]) -> list[Log]:
+        self._dapg.update_iter += 1  # k of the DAPG decay counts updates (collects)
         return logs
 
     def _coeff(self) -> float:
@@ -89,31 +78,35 @@ class PPODAPGPolicy(PPOPolicy):
             return dapg_decay_coeff(learn["demo_lambda0"], learn["demo_lambda1"], self._dapg.update_iter)
         return float(learn["demo_coeff"])
 
-    def _begin_epoch(self, data: dict[str, torch.Tensor]) -> None:
+    def _epoch_context(self, data: dict[str, torch.Tensor]) -> Log:
         # raw advantages of the whole collect, before any per-minibatch normalisation (GSL's choice)
         max_adv = max_advantage(data[ADV])
-        self._epoch_max_adv.append(max_adv)
-        self._weight = dapg_demo_weight(max_adv, self._coeff())
+        zero = torch.zeros((), device=self.device)
+        weight = dapg_demo_weight(max_adv, self._coeff()) if self.has_demos else zero
+        return {"max_adv": max_adv, "demo_weight": weight}
 
-    def _compute_loss(self, mb: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """PPO's loss plus, on every ``demo_freq``-th minibatch, the demo term."""
-        loss, stats = super()._compute_loss(mb)
-        demo = self._demo_loss()
+    def _compute_loss(self, mb: dict[str, torch.Tensor], context: Log) -> tuple[torch.Tensor, Log]:
+        """PPO's loss plus, on policy minibatches 0, ``demo_freq``, 2·``demo_freq``, ... of the run (GSL's order), the
+        demo term; every step logs ``demo_loss`` and ``demo_likelihood`` (zero without a demo term)."""
+        loss, stats = super()._compute_loss(mb, context)
+        demo = self._demo_loss(context["demo_weight"])
         if demo is None:
-            return loss, stats
+            zero = torch.zeros((), device=self.device)
+            return loss, {**stats, "demo_loss": zero, "demo_likelihood": zero}
         loss = loss + demo[0]
         return loss, {**stats, **demo[1], "total_loss": loss.detach()}
 
-    def _demo_loss(self) -> tuple[torch.Tensor, dict[str, torch.Tensor]] | None:
+    def _demo_loss(self, weight: torch.Tensor) -> tuple[torch.Tensor, Log] | None:
         if self._demo_obs is None or self._demo_action is None or self._dapg.sampler is None:
             return None
+        index = self._dapg.minibatch
         self._dapg.minibatch += 1
-        if self._dapg.minibatch % int(self.cfg["learn"]["demo_freq"]):
+        if index % int(self.cfg["learn"]["demo_freq"]):
             return None
         idx = next(self._dapg.sampler).to(self.device)
         # actor only: the critic never sees demo states, so the value function trains on on-policy data alone
         dist = action_distribution(self._model.compute_actor(self._demo_obs[idx]))
-        loss, likelihood = dapg_demo_loss(dist.log_prob(self._demo_action[idx]), self._weight,
+        loss, likelihood = dapg_demo_loss(dist.log_prob(self._demo_action[idx]), weight,
                                           bool(self.cfg["learn"]["demo_log_likelihood"]))
         return loss, {"demo_loss": loss.detach(), "demo_likelihood": likelihood}
 

@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ding_lite.data.batch import Batch, concat_batches, cut_interrupted
-from ding_lite.data.keys import ACTION, INTERRUPTED, NEXT_OBS, OBS, REWARD, TERMINATED, TRUNCATED
+from ding_lite.data.batch import Batch, concat_batches
+from ding_lite.data.keys import ACTION, NEXT_OBS, OBS, REWARD, TERMINATED, TRUNCATED, VALID
+from ding_lite.data.rollout import settle
 from ding_lite.envs.env_manager import EpisodeEnd
 from ding_lite.registry import COLLECTOR
 
@@ -27,13 +28,13 @@ class _RolloutWriter:
             column = self.columns[name] = np.empty((self.t_len,) + value.shape, dtype=value.dtype)
         column[t] = value
 
-    def interrupt(self, t: int, interrupted: np.ndarray) -> None:
-        """Flag step ``t``'s placeholder rows (``StepResult.interrupted``) in an ``interrupted`` column, made on the
-        first interruption, so rollouts without faults carry none."""
-        column = self.columns.get(INTERRUPTED)
+    def invalidate(self, t: int, invalid: np.ndarray) -> None:
+        """Mark step ``t``'s rows ``invalid`` (e.g. ``StepResult.interrupted``) in the ``valid`` column, made on the
+        first invalid row, so that the hot loop of a rollout without faults writes none."""
+        column = self.columns.get(VALID)
         if column is None:
-            column = self.columns[INTERRUPTED] = np.zeros((self.t_len,) + interrupted.shape, dtype=bool)
-        column[t] = interrupted
+            column = self.columns[VALID] = np.ones((self.t_len,) + invalid.shape, dtype=bool)
+        column[t] &= ~invalid
 
 
 @COLLECTOR.register("sample")
@@ -48,10 +49,9 @@ class SampleCollector:
     ``collect(n_sample)`` returns ``(samples, episodes)``: the policy's train samples of ``ceil(n_sample / N) * N``
     steps, and the episodes that ended meanwhile.
 
-    Where the env manager restarted a failed env, the rollout carries an ``interrupted`` (T, N) column marking the
-    placeholder rows; ``collect`` marks the step before each (same episode) truncated and ``get_train_sample`` drops
-    the placeholder rows (see :func:`ding_lite.data.batch.cut_interrupted`). Rollouts without faults have no such
-    column.
+    ``get_train_sample`` gets a settled rollout (:mod:`ding_lite.data.rollout`): ``valid`` (T, N) is False on the
+    placeholder rows of an env worker's restart, and the episode flags (``terminated``, ``truncated``, ``done``) end
+    each cut episode, truncated, at its last real step.
     """
 
     config: dict[str, Any] = dict(type="sample")
@@ -66,12 +66,11 @@ class SampleCollector:
     def collect(self, n_sample: int, train_iter: int = 0) -> tuple[Batch, list[EpisodeEnd]]:
         """Step the envs ``ceil(n_sample / env_num)`` times; returns ``(samples, finished episodes)``."""
         rollout, episodes = self.rollout(math.ceil(n_sample / self.env.env_num))
-        if INTERRUPTED in rollout:  # an episode cut by a worker failure ends, truncated, at its last real step
-            rollout[TRUNCATED] = cut_interrupted(rollout[TRUNCATED], rollout[TERMINATED], rollout[INTERRUPTED])
-        return self.policy.get_train_sample(rollout), episodes
+        return self.policy.get_train_sample(settle(rollout)), episodes
 
     def rollout(self, t_len: int) -> tuple[dict[str, np.ndarray], list[EpisodeEnd]]:
-        """Raw time-major rollout of ``t_len`` steps of every env (the hot loop of collection)."""
+        """Raw time-major rollout of ``t_len`` steps of every env (the hot loop of collection): not yet settled, and
+        with a ``valid`` column only when some row is invalid."""
         forward, process, step = self.policy.forward, self.policy.process_transition, self.env.step
         writer = _RolloutWriter(t_len)
         write = writer.write
@@ -91,7 +90,7 @@ class SampleCollector:
             if result.episodes:
                 episodes.extend(result.episodes)
             if result.interrupted is not None:  # an env worker failed and was restarted (subprocess manager)
-                writer.interrupt(t, result.interrupted)
+                writer.invalidate(t, result.interrupted)
             obs = result.obs
             self.env_step += n_env
         self.episode_count += len(episodes)
@@ -113,8 +112,8 @@ class EpisodeCollector(SampleCollector):
 
     Envs are stepped in chunks; unfinished episodes carry over, and episodes that ended beyond the ``k`` asked for
     are kept for the next call, so no env's experience is thrown away (taking the first ``k`` by env id instead
-    would favour env 0 and waste the other envs' steps). An episode cut by an env worker failure (``interrupted``)
-    never ended: it is dropped whole."""
+    would favour env 0 and waste the other envs' steps). An episode with an invalid row (cut by an env worker
+    failure) never ended: it is dropped whole, so each episode handed over is settled and valid throughout."""
 
     config: dict[str, Any] = dict(
         type="episode",
@@ -137,7 +136,7 @@ class EpisodeCollector(SampleCollector):
         while len(self._ready) < n_episode:
             self._cut_episodes(*self.rollout(self.chunk))
         taken, self._ready = self._ready[:n_episode], self._ready[n_episode:]
-        samples = [self.policy.get_train_sample(episode) for episode, _ in taken]
+        samples = [self.policy.get_train_sample(settle(episode)) for episode, _ in taken]
         return (concat_batches(samples) if samples else {}), [end for _, end in taken]
 
     def _cut_episodes(self, rollout: dict[str, np.ndarray], ended: list[EpisodeEnd]) -> None:
@@ -146,9 +145,11 @@ class EpisodeCollector(SampleCollector):
         for end in ended:  # per env in the order they ended
             stats[end.env_id].append(end)
         start = np.zeros(self.env.env_num, dtype=np.int64)
-        interrupted = rollout.pop(INTERRUPTED, None)
-        for t, i in zip(*np.nonzero(rollout[TERMINATED] | rollout[TRUNCATED]), strict=True):
-            if interrupted is not None and interrupted[t, i]:  # a cut episode's placeholder row: drop the episode
+        valid = rollout.pop(VALID, None)
+        ends = rollout[TERMINATED] | rollout[TRUNCATED] if valid is None else \
+            rollout[TERMINATED] | rollout[TRUNCATED] | ~valid
+        for t, i in zip(*np.nonzero(ends), strict=True):
+            if valid is not None and not valid[t, i]:  # a cut episode's placeholder row: drop the episode
                 self._open[i] = []
                 start[i] = t + 1
                 continue

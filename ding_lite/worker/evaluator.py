@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ding_lite.envs.env_manager import episode_quota
 from ding_lite.envs.variations import SUCCESS, VARIATION, per_variation_table
 from ding_lite.errors import ConfigError
 from ding_lite.registry import EVALUATOR
@@ -84,7 +85,7 @@ class InteractionEvaluator:
         start = time.perf_counter()
         self._last_eval_iter = train_iter
         n_env = self.env.env_num
-        quota = np.array([self.n_episode // n_env + (i < self.n_episode % n_env) for i in range(n_env)])
+        quota = episode_quota(self.n_episode, n_env)
         returns: list[float] = []
         lengths: list[int] = []
         variations: list[Any] = []

@@ -11,7 +11,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ding_lite.data.keys import ACTION, NEXT_OBS, OBS, REWARD, TERMINATED
+from ding_lite.data.keys import ACTION, NEXT_OBS, OBS, Q_VALUE, REWARD, TERMINATED
+from ding_lite.data.rollout import valid_transitions
 from ding_lite.policy import Policy
 from ding_lite.registry import POLICY_REGISTRY
 
@@ -42,7 +43,7 @@ class MyDQNPolicy(Policy):
 
     @classmethod
     def default_model(cls) -> str:
-        return "dqn"  # the registered Q-network template: forward(obs) -> {'logit': Q values (B, A)}
+        return "dqn"  # the registered Q-network template: forward(obs) -> {'q_value': Q values (B, A)}
 
     # ---- learn mode: called by the learner with a batch sampled from the buffer -----------------------------------
     def _init_learn(self) -> None:
@@ -55,12 +56,12 @@ class MyDQNPolicy(Policy):
 
     def _forward_learn(self, batch: dict) -> dict:
         data = self.batch_tensors(batch)  # numpy columns -> tensors on the policy's device
-        q = self._model(data[OBS])["logit"]  # (B, A)
+        q = self._model(data[OBS])[Q_VALUE]  # (B, A)
         q_taken = q.gather(1, data[ACTION].long().unsqueeze(1)).squeeze(1)  # (B,)
         with torch.no_grad():
-            q_next = self._target_model(data[NEXT_OBS])["logit"].max(dim=1).values
+            q_next = self._target_model(data[NEXT_OBS])[Q_VALUE].max(dim=1).values
             not_terminal = 1.0 - data[TERMINATED].float()  # truncated steps still bootstrap
-            target = data[REWARD] + self.cfg["discount_factor"] * not_terminal * q_next
+            target = data[REWARD] + self.discount_factor * not_terminal * q_next
         loss = F.smooth_l1_loss(q_taken, target)
         self._optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -85,16 +86,16 @@ class MyDQNPolicy(Policy):
 
     @torch.no_grad()
     def _forward_collect(self, obs: np.ndarray, env_step: int = 0) -> dict:
-        q = self._model(self.obs_tensor(obs))["logit"].cpu()  # (N, A)
+        q = self._model(self.obs_tensor(obs))[Q_VALUE].cpu()  # (N, A)
         action = q.argmax(dim=1)
         explore = torch.rand(len(action)) < self._epsilon(env_step)  # torch's RNG: seeded by the run's seed
         action[explore] = torch.randint(q.shape[1], (int(explore.sum()),))
         return {ACTION: action.numpy()}
 
     def _get_train_sample(self, rollout: dict) -> dict:
-        # rollout: time-major columns (T, N, ...). One-step samples need no time structure: flatten to (T*N, ...).
-        keys = (OBS, ACTION, REWARD, NEXT_OBS, TERMINATED)
-        return {k: rollout[k].reshape((-1,) + rollout[k].shape[2:]) for k in keys}
+        # rollout: time-major columns (T, N, ...) whose rows marked valid=False are no transitions (an env worker
+        # restarted there). One-step samples need no time structure: the valid rows, flattened to (M, ...).
+        return valid_transitions(rollout, (OBS, ACTION, REWARD, NEXT_OBS, TERMINATED))
 
     # ---- eval mode: greedy actions --------------------------------------------------------------------------------
     def _init_eval(self) -> None:
@@ -102,4 +103,4 @@ class MyDQNPolicy(Policy):
 
     @torch.no_grad()
     def _forward_eval(self, obs: np.ndarray) -> dict:
-        return {ACTION: self._model(self.obs_tensor(obs))["logit"].argmax(dim=1).cpu().numpy()}
+        return {ACTION: self._model(self.obs_tensor(obs))[Q_VALUE].argmax(dim=1).cpu().numpy()}

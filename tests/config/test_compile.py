@@ -104,9 +104,9 @@ def test_unknown_key_warns_with_nearest_key(warnings_log) -> None:
 
 
 def test_key_in_the_wrong_section_suggests_where_it_lives(warnings_log) -> None:
-    compile_config(dict(env=ENV, policy=dict(type="dqn", learn=dict(discount_factor=0.9))))
+    compile_config(dict(env=ENV, policy=dict(type="dqn", learn=dict(nstep=3))))
     (message,) = _warnings(warnings_log)
-    assert "'policy.learn.discount_factor' (did you mean 'policy.discount_factor'?)" in message
+    assert "'policy.learn.nstep' (did you mean 'policy.nstep'?)" in message
 
 
 def test_unknown_key_is_an_error_under_strict() -> None:

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ding_lite.data.keys import ACTION, INTERRUPTED, MASK, NEXT_OBS, OBS, OBS_PLUS_1, REWARD, TERMINATED, TRUNCATED
+from ding_lite.data.keys import ACTION, MASK, NEXT_OBS, OBS, OBS_PLUS_1, REWARD, TERMINATED, TRUNCATED, VALID
 from ding_lite.data.sequence import SequenceCutter
 
 pytestmark = pytest.mark.unittest
@@ -73,10 +73,10 @@ def test_interrupted_rows_are_skipped_and_close_the_open_sequence_as_truncated()
     # Env 0 runs 2 steps in rollout 1 (open sequence of 2); env 1 runs 2 steps too.
     assert len(cut(_rollout(obs=[[0, 10], [1, 11]], next_obs=[[1, 11], [2, 12]], action=[[0, 0], [1, 1]],
                             reward=[[1, 1], [2, 2]]))[MASK]) == 0
-    # Rollout 2: env 0's worker failed at t=0: that row is a placeholder (flagged interrupted, marked truncated).
+    # Rollout 2: env 0's worker failed at t=0: that row is a placeholder (valid False, marked truncated).
     rollout = _rollout(obs=[[2, 12], [50, 13]], next_obs=[[2, 13], [51, 14]], action=[[1, 0], [0, 1]],
                        reward=[[0, 3], [4, 5]], truncated=[[1, 0], [0, 0]])
-    rollout[INTERRUPTED] = np.array([[True, False], [False, False]])
+    rollout[VALID] = np.array([[False, True], [True, True]])
     out = cut(rollout)
     # closed: env 0's open 2 steps, ended at its last real step (bootstrap from its next obs 2, no placeholder);
     # then env 1 (full at t=0). Env 0's new episode (obs 50) stays open.

@@ -78,6 +78,7 @@ def test_custom_policy_passes_the_policy_contract() -> None:
         "contract = importlib.util.module_from_spec(spec)\n"
         "spec.loader.exec_module(contract)\n"
         "contract.test_policy_contract('my_dqn', contract.DISCRETE_ENV)\n"
+        "contract.test_interrupted_rollout_stores_no_placeholder('my_dqn', contract.DISCRETE_ENV)\n"
         "print('contract ok')\n"
     )
     proc = subprocess.run([sys.executable, "-c", script], cwd=str(REPO_ROOT), env=cli_env([str(TUTORIAL)]),

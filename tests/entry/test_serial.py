@@ -117,7 +117,8 @@ def test_pendulum_config_runs_clean(tmp_path: Path) -> None:
     assert len(lines) == 2 and all(EVAL_LINE.match(line) for line in lines), proc.stderr  # before and after
     assert done.startswith("[done] budget spent: "), done
     result = json.loads((tmp_path / "pend" / "result.json").read_text())
-    assert result["env_step"] == 2048 and result["train_iter"] == 1 and result["stop"] is False
+    # one collect: 2048 samples / 64 per minibatch x 10 epochs = 320 gradient steps
+    assert result["env_step"] == 2048 and result["train_iter"] == 320 and result["stop"] is False
 
 
 def test_eval_mode_reports_mean_and_std_over_n_episodes(dqn_run) -> None:

@@ -151,3 +151,95 @@ def test_config_errors_name_the_setting():
     cfg.policy.model.action_space = "continuous"
     with pytest.raises(ConfigError, match="discrete action space"):
         build_policy(cfg)
+
+
+def test_a_behaviour_logit_gap_past_104_gives_finite_updates():
+    """Logits [0, -120] against behaviour [0, -110]: a softmax ratio was NaN there and turned every actor weight
+    NaN; the log-softmax difference keeps the step finite."""
+    torch.manual_seed(0)
+    policy = build_policy(_cfg(), enable_field=["learn"])
+    batch = _batch()
+    with torch.no_grad():  # make the actor's logits on the first observation exactly [0, -120]
+        last = [m for m in policy._model.actor.modules() if isinstance(m, torch.nn.Linear)][-1]
+        last.weight.zero_()
+        last.bias.copy_(torch.tensor([0.0, -120.0]))
+    batch[LOGIT][:] = np.array([0.0, -110.0], dtype=np.float32)
+    batch[ACTION][:] = 0
+    log = policy.learn_mode.forward(batch)
+    log = log[-1] if isinstance(log, list) else log
+    assert all(torch.isfinite(torch.as_tensor(v)).all() for v in log.values())
+    assert all(torch.isfinite(p).all() for p in policy._model.parameters())
+
+
+def _naive_actor_objective(policy, batch: dict, c: float, gamma: float, entropy_weight: float) -> torch.Tensor:
+    """ACER's actor objective (Wang et al. 2017, Algorithm 2 and eq. 9), one sequence and one step at a time."""
+    actor, critic = policy._model.actor, policy._model.critic
+    total, steps = torch.zeros(()), 0
+    for b in range(len(batch[MASK])):
+        real = int(batch[MASK][b].sum())
+        obs = torch.as_tensor(batch[OBS_PLUS_1][b, :real + 1])
+        log_pi = torch.log_softmax(actor(obs), -1)  # carries the gradient
+        pi = log_pi.exp().detach()
+        q = critic(obs).detach()
+        v = (pi * q).sum(-1)
+        mu = torch.softmax(torch.as_tensor(batch[LOGIT][b, :real]), -1)
+        actions = batch[ACTION][b]
+        q_ret = 0.0 if batch[TERMINATED][b, real - 1] else float(v[real])
+        for i in reversed(range(real)):
+            q_ret = float(batch[REWARD][b, i]) + gamma * q_ret
+            a = int(actions[i])
+            rho = pi[i] / mu[i]
+            total = total + min(c, float(rho[a])) * (q_ret - float(v[i])) * log_pi[i, a]
+            for other in range(pi.shape[-1]):
+                weight = max(0.0, 1.0 - c / float(rho[other])) * float(pi[i, other])
+                total = total + weight * (float(q[i, other]) - float(v[i])) * log_pi[i, other]
+            total = total - entropy_weight * (log_pi[i].exp() * log_pi[i]).sum()
+            steps += 1
+            q_ret = min(1.0, float(rho[a])) * (q_ret - float(q[i, a])) + float(v[i])
+    return total / steps
+
+
+@pytest.mark.parametrize("c_clip_ratio", [10.0, 0.5])  # 0.5: the bias correction is active
+def test_actor_gradient_matches_a_naive_per_sequence_implementation(c_clip_ratio):
+    torch.manual_seed(0)
+    gamma, entropy_weight = 0.9, 0.01
+    policy = build_policy(_cfg(trust_region=False, c_clip_ratio=c_clip_ratio, entropy_weight=entropy_weight,
+                               discount_factor=gamma), enable_field=["learn"])
+    batch = _batch()
+    policy._model.actor.zero_grad()
+    (-_naive_actor_objective(policy, batch, c_clip_ratio, gamma, entropy_weight)).backward()
+    expected = [p.grad.clone() for p in policy._model.actor.parameters()]
+    policy._optimizer_actor.step = lambda: None  # keep the policy's gradient in .grad
+    policy.learn_mode.forward(batch)
+    for got, want in zip((p.grad for p in policy._model.actor.parameters()), expected, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("statistics", ["probability", "logit"])
+def test_projected_step_keeps_k_dot_z_within_delta(statistics, monkeypatch):
+    """Policy level: the z the actor is trained on satisfies kᵀz ≤ δ for every sample, in the chosen coordinates."""
+    import ding_lite.policy.acer as acer_module
+
+    delta = 1e-3
+    seen = []
+    project = acer_module.trust_region_projection
+
+    def spy(g, k, d):
+        z, active = project(g, k, d)
+        seen.append(((k * z).sum(-1), active))
+        return z, active
+
+    monkeypatch.setattr(acer_module, "trust_region_projection", spy)
+    torch.manual_seed(0)
+    policy = build_policy(_cfg(trust_region_value=delta, target_theta=0.5, trust_region_statistics=statistics),
+                          enable_field=["learn"])
+    for seed in range(3):  # the average policy lags behind after the first step: the constraint binds
+        policy.learn_mode.forward(_batch(seed))
+    assert any(active.any() for _, active in seen)
+    for kz, _ in seen:
+        assert (kz <= delta + 1e-5).all()
+
+
+def test_an_unknown_trust_region_statistics_is_a_config_error():
+    with pytest.raises(ConfigError, match="policy.learn.trust_region_statistics must be 'probability' or 'logit'"):
+        build_policy(_cfg(trust_region_statistics="log"), enable_field=["learn"])

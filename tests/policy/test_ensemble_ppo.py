@@ -8,10 +8,9 @@ import pytest
 import torch
 
 from ding_lite.config import compile_config
-from ding_lite.data.keys import ACTION, LOGP, OBS
+from ding_lite.data.keys import ACTION, LOGP, MEMBER_LOGP, OBS
 from ding_lite.entry.common import build_collector, build_env_managers, build_policy
 from ding_lite.errors import CheckpointError, ConfigError
-from ding_lite.policy.ensemble_ppo import MEMBER_LOGP
 from ding_lite.policy.ppo import action_distribution
 from ding_lite.rl_utils.eppo import mixture_log_prob
 
@@ -49,8 +48,8 @@ def test_one_member_no_sub_no_diversity_equals_ppo_loss(space):
     eppo._model.load_member_from_vac(0, vac_state)
     eppo._model.load_critic_from_vac(vac_state)
     mb = ppo.batch_tensors(samples)
-    ppo_loss, ppo_info = ppo._compute_loss(mb)
-    eppo_loss, eppo_info = eppo._compute_loss(mb)
+    ppo_loss, ppo_info = ppo._compute_loss(mb, {})
+    eppo_loss, eppo_info = eppo._compute_loss(mb, {})
     assert abs(ppo_loss.item()) > 1e-3  # a real loss, not two zeros
     torch.testing.assert_close(eppo_loss, ppo_loss, atol=1e-6, rtol=0)
     for name in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac"):
@@ -61,7 +60,7 @@ def test_one_member_no_sub_no_diversity_equals_ppo_loss(space):
 def test_gradients_reach_every_member_and_the_critic(space):
     torch.manual_seed(0)
     pol, samples = _policy_and_samples("ensemble_ppo", space)
-    loss, _ = pol._compute_loss(pol.batch_tensors(samples))
+    loss, _ = pol._compute_loss(pol.batch_tensors(samples), {})
     loss.backward()
     for k, member in enumerate(pol._model.members):
         for name, p in member.named_parameters():
@@ -127,14 +126,14 @@ def test_value_weighted_recomputes_member_log_probs_before_the_update(space):
     pol, samples = _policy_and_samples("ensemble_ppo", space, collect=dict(ensemble_action="value_weighted"),
                                        learn=dict(epoch_per_collect=1))
     before = [[p.detach().clone() for p in member.parameters()] for member in pol._model.members]
-    member_logp = pol._prepare_off_policy(samples)  # (B, K), under the pre-update weights
+    member_logp = pol._prepare_off_policy(pol.batch_tensors(samples))  # (B, K), under the pre-update weights
     with torch.no_grad():
         out = pol._model.compute_actor(torch.as_tensor(samples[OBS]))
         expected = action_distribution(out).log_prob(torch.as_tensor(samples[ACTION])).T
     torch.testing.assert_close(torch.as_tensor(member_logp), expected)
     # every ratio starts at 1 against the recomputed old probabilities: no sample is clipped before the first step
-    mb = pol.batch_tensors({**samples, MEMBER_LOGP: member_logp})
-    loss, info = pol._compute_loss(mb)
+    mb = {**pol.batch_tensors(samples), MEMBER_LOGP: member_logp}
+    loss, info = pol._compute_loss(mb, {})
     assert info["clipfrac"].item() == 0.0 and abs(info["approx_kl"].item()) < 1e-6
     # the member values moved (they decide the next collect's weights) and every member learns
     assert pol._model.member_value.abs().sum() > 0

@@ -1,5 +1,5 @@
-"""Policies and rollouts with an episode cut by an env worker failure (``interrupted`` placeholder rows): the
-placeholder never becomes a sample, and the cut episode ends, truncated, at its last real step."""
+"""Policies and settled rollouts with an episode cut by an env worker failure (a placeholder row, ``valid`` False):
+the placeholder never becomes a sample, and the cut episode ends, truncated, at its last real step."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,7 +11,6 @@ from ding_lite.data.keys import (
     ACTION,
     ADV,
     DISCOUNT_N,
-    INTERRUPTED,
     LOGP,
     NEXT_OBS,
     NEXT_OBS_N,
@@ -20,8 +19,10 @@ from ding_lite.data.keys import (
     REWARD,
     TERMINATED,
     TRUNCATED,
+    VALID,
     VALUE,
 )
+from ding_lite.data.rollout import settle
 from ding_lite.entry.common import build_policy
 from ding_lite.rl_utils.gae import gae
 
@@ -52,13 +53,13 @@ def rollout(t_len: int, n_env: int, interrupted_at: tuple[int, int] | None) -> d
            TERMINATED: np.zeros((t_len, n_env), dtype=bool), TRUNCATED: np.zeros((t_len, n_env), dtype=bool)}
     if interrupted_at is not None:
         t, n = interrupted_at
-        out[INTERRUPTED] = np.zeros((t_len, n_env), dtype=bool)
-        out[INTERRUPTED][t, n] = True
+        out[VALID] = np.ones((t_len, n_env), dtype=bool)
+        out[VALID][t, n] = False
         out[OBS][t, n, 2] = MARK
         out[NEXT_OBS][t, n] = out[NEXT_OBS][t - 1, n] if t > 0 else 0.0
         out[REWARD][t, n] = 0.0
         out[TRUNCATED][t, n] = True
-    return out
+    return settle(out)  # as the collector hands it over
 
 
 def test_dqn_cuts_before_the_placeholder() -> None:
@@ -114,10 +115,10 @@ def test_ppo_drops_the_placeholder_and_truncates_before_it() -> None:
 def test_ppo_learns_without_the_placeholder(recompute_adv: bool, monkeypatch) -> None:
     policy = policy_of("ppo", recompute_adv=recompute_adv, learn=dict(batch_size=4, epoch_per_collect=2))
     samples = policy.collect_mode.get_train_sample(ppo_rollout(policy, interrupted_at=(2, 1)))
-    assert (INTERRUPTED in samples) == recompute_adv  # recompute_adv keeps the (T, N) layout and a mask
+    assert (VALID in samples) == recompute_adv  # recompute_adv keeps the (T, N) layout and the valid flags
     seen = []
-    step = policy._minibatch_step
-    monkeypatch.setattr(policy, "_minibatch_step", lambda mb: seen.append(mb[OBS]) or step(mb))
+    loss_of = policy._compute_loss
+    monkeypatch.setattr(policy, "_compute_loss", lambda mb, context: seen.append(mb[OBS]) or loss_of(mb, context))
     logs = policy.learn_mode.forward(samples)
     assert all(np.isfinite(float(v)) for log in logs for v in log.values())
     trained_on = torch.cat(seen)

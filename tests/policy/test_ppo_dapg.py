@@ -9,11 +9,11 @@ import torch
 
 from ding_lite.config import compile_config
 from ding_lite.data.demo import episodes_to_dataset, write_demo
-from ding_lite.data.keys import ACTION, ADV, INTERRUPTED, LOGP, OBS, RETURN, VALUE
+from ding_lite.data.keys import ACTION, ADV, LOGP, OBS, RETURN, VALID, VALUE
 from ding_lite.entry.common import build_policy, fill_model_shapes
 from ding_lite.errors import ConfigError
 from ding_lite.policy.ppo import action_distribution
-from ding_lite.worker.learner import mean_log
+from ding_lite.worker.learner import as_log_list, mean_log
 
 pytestmark = pytest.mark.unittest
 
@@ -59,8 +59,13 @@ def _batch(policy, adv):
 
 
 def _learn(policy, batch):
+    """The update's log merged over its gradient steps."""
+    return mean_log(_learn_steps(policy, batch))
+
+
+def _learn_steps(policy, batch):
     torch.manual_seed(1)  # same minibatch order for every policy
-    return mean_log(policy.learn_mode.forward(batch))  # one log per gradient step: their mean over the update
+    return as_log_list(policy.learn_mode.forward(batch))
 
 
 def _params(policy, prefix):
@@ -114,7 +119,10 @@ def test_demo_coeff_zero_is_ppo_exactly(demo_path):
 def test_demo_term_on_every_demo_freq_th_minibatch(demo_path):
     # 32 samples / batch_size 8 = 4 minibatches per epoch, 3 epochs = 12 minibatches; demo_freq 4 -> 3 demo batches
     policy = _policy(demo_path=demo_path, demo_freq=4, demo_batch_size=5, epoch_per_collect=3)
-    _learn(policy, _batch(policy, ADV_POSITIVE))
+    logs = _learn_steps(policy, _batch(policy, ADV_POSITIVE))
+    assert len(logs) == 12
+    # GSL's order: the demo term on minibatches 0, demo_freq, 2·demo_freq, ...
+    assert [i for i, log in enumerate(logs) if float(log["demo_loss"]) != 0.0] == [0, 4, 8]
     state = policy.learn_mode.state_dict()["dapg"]
     assert state["minibatch"] == 12
     assert state["sampler"]["pos"] == 15  # 3 demo minibatches of 5 out of the 20 demo steps
@@ -199,6 +207,6 @@ def test_max_advantage_ignores_placeholder_rows_of_interrupted_episodes() -> Non
     transition: it neither trains nor sets the per-epoch max advantage that weights the demo term."""
     policy = _policy()
     batch = _batch(policy, [0.5, 1.5, -1.0, 0.2, 99.0, 0.3, 0.1, 0.4])
-    batch[INTERRUPTED] = np.array([False, False, False, False, True, False, False, False])
+    batch[VALID] = np.array([True, True, True, True, False, True, True, True])
     log = _learn(policy, batch)
     assert float(log["max_adv"]) == pytest.approx(1.5)

@@ -37,6 +37,7 @@ def test_ppo_dapg_solves_cartpole_from_expert_demos(expert_demos, tmp_path, seed
     # the demos were really used: the demo sampler ran in training (one demo minibatch per policy minibatch here)
     final = load_checkpoint(tmp_path / "dapg" / "ckpt" / f"iteration_{result['train_iter']}.pth.tar")
     dapg_state = final["policy"]["dapg"]
-    assert dapg_state["update_iter"] == result["train_iter"]
-    assert dapg_state["minibatch"] == 40 * result["train_iter"]  # 256 samples / 64 per minibatch × 10 epochs
+    # train_iter counts gradient steps: 256 samples / 64 per minibatch × 10 epochs = 40 per update
+    assert dapg_state["minibatch"] == result["train_iter"]
+    assert dapg_state["update_iter"] == result["train_iter"] // 40
     assert dapg_state["sampler"]["n"] == len(read_demo(expert_demos))

@@ -2,17 +2,23 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
 
 from ding_lite.rl_utils.acer import (
     acer_policy_gradient,
+    acer_policy_gradient_prob,
     acer_value_loss,
     categorical_kl_gradient,
+    categorical_kl_gradient_prob,
     ema_update_,
     entropy_gradient,
+    entropy_gradient_prob,
+    importance_ratio,
     masked_mean,
+    prob_to_logit_gradient,
     retrace_q_target,
     trust_region_projection,
 )
@@ -171,3 +177,53 @@ def test_ema_update_moves_by_the_rule():
     torch.testing.assert_close(online.weight, torch.tensor([[3.0]]))  # the online net is untouched
     with pytest.raises(ValueError, match="target_theta=1.5"):
         ema_update_(average, online, target_theta=1.5)
+
+
+def test_importance_ratio_stays_finite_past_a_logit_gap_of_104():
+    logit = torch.tensor([[0.0, -120.0]])
+    behaviour = torch.tensor([[0.0, -110.0]])
+    # the ratio of softmaxes is 0/0 here (both underflow in float32)
+    assert torch.isnan(torch.softmax(logit, -1) / torch.softmax(behaviour, -1)).any()
+    rho = importance_ratio(logit, behaviour)
+    # π(0) / μ(0) = (1 + e^-110) / (1 + e^-120) = 1; π(1) / μ(1) = e^-120 / e^-110 · (1 + e^-110) / (1 + e^-120)
+    torch.testing.assert_close(rho, torch.tensor([[1.0, float(np.exp(-10.0))]]))
+
+
+def test_importance_ratio_of_ordinary_logits_is_the_probability_ratio():
+    logit = torch.tensor([[0.3, -0.2, 1.0]])
+    behaviour = torch.tensor([[-1.0, 0.5, 0.0]])
+    torch.testing.assert_close(importance_ratio(logit, behaviour),
+                               torch.softmax(logit, -1) / torch.softmax(behaviour, -1))
+
+
+def _random_inputs(seed: int = 0):
+    gen = torch.Generator().manual_seed(seed)
+    prob = torch.softmax(torch.randn(3, 2, 4, generator=gen), -1)
+    behaviour = torch.softmax(torch.randn(3, 2, 4, generator=gen), -1)
+    q_value = torch.randn(3, 2, 4, generator=gen)
+    value = (prob * q_value).sum(-1)
+    q_retrace = torch.randn(3, 2, generator=gen)
+    action = torch.randint(0, 4, (3, 2), generator=gen)
+    return prob, q_value, value, q_retrace, prob / behaviour, action
+
+
+@pytest.mark.parametrize("c", [10.0, 0.5])
+def test_probability_gradient_carried_to_the_logits_is_the_logit_gradient(c):
+    prob, q_value, value, q_retrace, rho, action = _random_inputs()
+    g_prob = acer_policy_gradient_prob(prob, q_value, value, q_retrace, rho, action, c)
+    g_prob = g_prob + 0.1 * entropy_gradient_prob(prob)
+    terms = acer_policy_gradient(prob, q_value, value, q_retrace, rho, action, c)
+    g_logit = terms.truncated + terms.bias_correction + 0.1 * entropy_gradient(prob)
+    torch.testing.assert_close(prob_to_logit_gradient(g_prob, prob), g_logit, rtol=1e-5, atol=1e-6)
+
+
+def test_probability_gradients_are_the_autograd_gradients_of_their_functions():
+    prob = torch.tensor([0.2, 0.5, 0.3], requires_grad=True)
+    avg = torch.tensor([0.4, 0.4, 0.2])
+    (avg * (avg.log() - prob.log())).sum().backward()
+    torch.testing.assert_close(categorical_kl_gradient_prob(avg, prob.detach()), prob.grad)
+    prob.grad = None
+    (-(prob * prob.log()).sum()).backward()
+    torch.testing.assert_close(entropy_gradient_prob(prob.detach()), prob.grad)
+    # hand values: k = −π_avg/π = [−2, −0.8, −2/3]
+    torch.testing.assert_close(categorical_kl_gradient_prob(avg, prob.detach()), torch.tensor([-2.0, -0.8, -2 / 3]))

@@ -46,7 +46,8 @@ def test_sample_collector_shapes_env_steps_and_continuity() -> None:
         samples, episodes = collector.collect(n_sample=10)  # ceil(10 / 3) = 4 steps of 3 envs
         (rollout,) = policy.rollouts
         assert collector.env_step == 12 and policy.env_steps == [0, 3, 6, 9]
-        assert set(rollout) == {"obs", "next_obs", "reward", "terminated", "truncated", "action", "tag"}
+        assert set(rollout) == {"obs", "next_obs", "reward", "terminated", "truncated", "done", "valid", "action",
+                                    "tag"}
         assert rollout["obs"].shape == rollout["next_obs"].shape == (4, 3, 2)
         for key in ("reward", "terminated", "truncated", "action", "tag"):
             assert rollout[key].shape == (4, 3), key

@@ -1,0 +1,91 @@
+"""The on-policy base: one learn call trains on one collect, in a fixed order with hooks that return values (the
+order of SB3's ``OnPolicyAlgorithm.train`` and Tianshou's ``PGPolicy.learn``)."""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ding_lite.data.keys import VALID
+from ding_lite.policy.base_policy import Policy, grad_norm_clip
+
+Log = dict[str, torch.Tensor]
+
+
+class OnPolicyPolicy(Policy):
+    """Base of on-policy actor-critics (PPO, PPO-DAPG, EPPO). ``_forward_learn(batch)`` runs::
+
+        data = self._prepare(data)                       # once per collect
+        for epoch in range(learn.epoch_per_collect):
+            data = self._epoch_data(data)                # e.g. advantages recomputed by the current critic
+            rows = the valid rows of data, shuffled
+            context = self._epoch_context(rows)          # per-epoch constants (e.g. DAPG's demo weight)
+            for each minibatch of learn.batch_size rows:
+                loss, log = self._compute_loss(minibatch, context)
+                zero_grad, backward, clip to learn.grad_clip_value, optimizer step
+                logs.append(log | context-scalars)
+        return self._end_update(logs)                    # one log dict per gradient step
+
+    A batch may keep a rollout's (T*N) layout for ``_epoch_data`` (PPO's ``recompute_adv``): then its ``valid``
+    column marks the rows that are transitions, and only those reach the minibatches. ``_optimizer`` is the one
+    optimiser, set by the subclass's ``_init_learn``.
+    """
+
+    config: dict[str, Any] = dict(
+        on_policy=True,
+        learn=dict(
+            epoch_per_collect=10,  # passes over each collect
+            batch_size=64,  # minibatch size
+            grad_clip_value=0.5,  # global gradient-norm clip (None: off)
+        ),
+    )
+
+    _optimizer: torch.optim.Optimizer
+
+    def _forward_learn(self, batch: dict) -> list[Log]:
+        learn = self.cfg["learn"]
+        data = self._prepare(self.batch_tensors(batch))
+        logs: list[Log] = []
+        for _ in range(int(learn["epoch_per_collect"])):
+            data = self._epoch_data(data)
+            view = _valid_rows(data)
+            context = self._epoch_context(view)
+            order = torch.randperm(len(next(iter(view.values()))), device=self.device)
+            for idx in order.split(int(learn["batch_size"])):
+                loss, log = self._compute_loss({k: v[idx] for k, v in view.items()}, context)
+                self._optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                grad_norm_clip(self._model.parameters(), learn["grad_clip_value"])
+                self._optimizer.step()
+                logs.append({**context, **log})
+        return self._end_update(logs)
+
+    # ---- hooks -------------------------------------------------------------------------------------------------
+    def _prepare(self, data: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """Once per collect, before the first epoch: the data to train on (e.g. with extra columns)."""
+        return data
+
+    def _epoch_data(self, data: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """Before each epoch, on the whole batch (its layout kept): the data of this epoch."""
+        return data
+
+    def _epoch_context(self, data: dict[str, torch.Tensor]) -> Log:
+        """Per-epoch constants from the epoch's valid rows, passed to every ``_compute_loss`` of the epoch and logged
+        with each of its steps (detached scalars)."""
+        return {}
+
+    def _compute_loss(self, mb: dict[str, torch.Tensor], context: Log) -> tuple[torch.Tensor, Log]:
+        """The loss of one minibatch (carries the gradient) and its detached scalars."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _compute_loss")
+
+    def _end_update(self, logs: list[Log]) -> list[Log]:
+        """After the last step of a collect: the per-step logs to return."""
+        return logs
+
+
+def _valid_rows(data: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The rows of ``data`` that are transitions (all of them when it has no ``valid`` column)."""
+    valid = data.get(VALID)
+    if valid is None or bool(valid.all()):
+        return data
+    return {k: v[valid] for k, v in data.items()}
