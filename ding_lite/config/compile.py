@@ -138,6 +138,7 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
     from ding_lite.entry.gsl_parts import GSL_CONFIG
     from ding_lite.entry.parallel import PARALLEL_CONFIG
     from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
+    from ding_lite.league.config import LEAGUE_CONFIG
     from ding_lite.worker.learner import BaseLearner
 
     env, policy = user["env"], user["policy"]
@@ -175,6 +176,7 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
                       final_episodes=20),
         ), policy_defaults),
         demo=DEMO_SECTION_DEFAULTS,  # settings of ding_lite -m collect_demo
+        league=LEAGUE_CONFIG,  # settings of ding_lite -m selfplay
         gsl=GSL_CONFIG,  # settings of ding_lite -m gsl
     )
     if not policy_defaults.get("on_policy") or buffer:

@@ -28,11 +28,13 @@ from ding_lite.entry.common import (
     build_policy,
     fill_model_shapes_from_env,
 )
-from ding_lite.entry.parallel_remote import ActorFactory, RemoteCollectors, RemoteEvaluator, Weights
+from ding_lite.entry.parallel_remote import ActorFactory, RemoteCollectors, RemoteEvaluator, Weights, to_cpu
 from ding_lite.entry.parallel_session import RAY_INSTALL_HINT, check_resources, import_ray, ray_session
 from ding_lite.entry.train_loop import run_training, start_run
 from ding_lite.errors import ConfigError
+from ding_lite.utils.checkpoint import load_checkpoint
 from ding_lite.utils.log import setup_console_logging
+from ding_lite.worker.evaluator import EvalResult
 
 __all__ = ["PARALLEL_CONFIG", "RAY_INSTALL_HINT", "check_parallel_config", "import_ray", "parallel_pipeline",
            "ray_session"]
@@ -134,6 +136,12 @@ class ParallelParts:
         logger.info(f"[parallel] Ray at {self.ray.get_runtime_context().gcs_address}: {par.n_collectors} collector "
                     f"actors ({float(par.collector_num_cpus):g} CPU each) and 1 evaluator actor; "
                     f"{'synchronous on-policy rounds' if self.cfg.policy.on_policy else 'asynchronous off-policy'}")
+
+    def final_eval(self, n_episode: int, seed: int, ckpt: Path | None) -> EvalResult:
+        """Evaluate ``ckpt``'s weights (None: the learner's current ones) on the evaluator actor over ``n_episode``
+        episodes seeded from ``seed``, as the serial pipeline does after its run."""
+        weights = load_checkpoint(ckpt)["policy"] if ckpt is not None else to_cpu(self.policy.eval_mode.state_dict())
+        return self.evaluator.final_eval(weights, n_episode, seed)
 
     def env_restarts(self) -> dict[str, int]:
         """Env worker restarts inside the collector actors' env managers (each logs its own), as of each actor's last

@@ -22,10 +22,10 @@ from ding_lite.worker.evaluator import EvalResult
 log = logging.getLogger("ding_lite")
 
 
-def _to_cpu(tree: Any) -> Any:
+def to_cpu(tree: Any) -> Any:
     """A state dict with every tensor on the CPU (actors may have no GPU); mappings keep their type and metadata."""
     if isinstance(tree, Mapping):
-        out: Any = type(tree)((k, _to_cpu(v)) for k, v in tree.items())  # type: ignore[call-arg]
+        out: Any = type(tree)((k, to_cpu(v)) for k, v in tree.items())  # type: ignore[call-arg]
         if hasattr(tree, "_metadata"):  # torch's state-dict version info
             out._metadata = tree._metadata  # type: ignore[attr-defined]
         return out
@@ -48,7 +48,7 @@ class Weights:
         """``(ref, version)`` of the weights to send; new ones are put when ``interval`` iterations passed."""
         if self.ref is None or train_iter - self.version >= interval:
             start = time.perf_counter()
-            self.ref = self.ray.put(_to_cpu(self.policy.collect_mode.state_dict()))
+            self.ref = self.ray.put(to_cpu(self.policy.collect_mode.state_dict()))
             elapsed = time.perf_counter() - start
             self.version = train_iter
             self.count += 1
@@ -68,7 +68,7 @@ class ActorFactory:
     episodes), and an actor ended by ``ray.kill`` is not restarted at all. A new actor does the same job with fresh
     seeds, placed by Ray on any node with room."""
 
-    def __init__(self, ray: Any, cfg: Any, seed: int) -> None:
+    def __init__(self, ray: Any, cfg: Any, seed: int, collector_shell: type = CollectorShell) -> None:
         par = cfg.parallel
         self.ray = ray
         self.cfg = to_plain(cfg)  # what travels to each actor: the compiled config, shapes filled
@@ -85,7 +85,7 @@ class ActorFactory:
         self.created = 0  # collectors created so far; the k-th gets seed + k * env_num, so no two share env seeds
         self.started = 0  # actors started so far (numbers their names)
         self.tag = f"ding_lite-{os.getpid()}-{id(self):x}"  # names: <tag>/collector<slot>-<k>, <tag>/evaluator-<k>
-        self.collector_cls = ray.remote(num_cpus=float(par.collector_num_cpus), max_restarts=0)(CollectorShell)
+        self.collector_cls = ray.remote(num_cpus=float(par.collector_num_cpus), max_restarts=0)(collector_shell)
         self.evaluator_cls = ray.remote(num_cpus=float(par.evaluator_num_cpus), max_restarts=0)(EvaluatorShell)
         self.live: dict[str, Any] = {}  # role ('collector0', ..., 'evaluator') -> actor handle
         self._restart: dict[str, Callable[[], Any]] = {}  # role -> starts a new actor for it
@@ -315,6 +315,7 @@ class RemoteEvaluator:
         self.loaded: int | None = None  # weights version the actor holds (None: not known)
         self.best_return = -math.inf  # over the whole run, whatever actor evaluated
         self._last_eval_iter: int | None = None
+        self._last_env_step = 0
 
     def should_eval(self, train_iter: int) -> bool:
         """True at the first call and whenever ``eval_freq`` iterations passed since the last evaluation."""
@@ -323,6 +324,7 @@ class RemoteEvaluator:
     def eval(self, train_iter: int = 0, env_step: int = 0) -> EvalResult:
         """Evaluate the learner's current weights; a dead evaluator actor is replaced and the evaluation rerun."""
         self._last_eval_iter = train_iter
+        self._last_env_step = env_step
         ref, version = self.weights.latest(train_iter, 1)
         while True:
             weights = ref if self.loaded != version else None
@@ -339,3 +341,16 @@ class RemoteEvaluator:
         improved = result.mean > self.best_return
         self.best_return = max(self.best_return, result.mean)
         return result._replace(improved=improved)
+
+    def final_eval(self, weights: Mapping[str, Any], n_episode: int, seed: int) -> EvalResult:
+        """Evaluate ``weights`` once more after the run on fresh seeds (a dead evaluator actor is replaced)."""
+        while True:
+            try:
+                result = self.ray.get(self.actor.final_eval.remote(weights, n_episode, seed))
+                break
+            except self.ray.exceptions.RayActorError as exc:
+                self.actor = self.factory.replace("evaluator", exc, self._last_env_step)
+            except self.ray.exceptions.RayTaskError as exc:
+                raise _task_error(exc) from None
+        self.loaded = None  # the actor now holds other weights than any broadcast version
+        return result

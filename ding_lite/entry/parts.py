@@ -6,6 +6,7 @@ different cluster framework, a new kind of worker) needs only these methods.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Protocol
 
 from ding_lite.data.batch import Batch
@@ -60,6 +61,11 @@ class TrainingParts(Protocol):
 
     def stats(self) -> dict[str, Any]:
         """Entries the pipeline adds to ``result.json``."""
+        ...
+
+    def final_eval(self, n_episode: int, seed: int, ckpt: Path | None) -> EvalResult:
+        """After the run: ``ckpt``'s weights (None: the learner's current ones) over ``n_episode`` episodes seeded
+        from ``seed``, with no stop rule."""
         ...
 
     def env_restarts(self) -> dict[str, int]:

@@ -208,14 +208,15 @@ def _final_eval(cfg: Any, parts: TrainingParts, learner: BaseLearner, seed: int)
     """The best checkpoint (else the last policy) over ``policy.eval.final_episodes`` episodes on fresh seeds: the
     stop rule's few evaluation episodes can call a policy solved by luck; this number says how good it is."""
     n_episode = int(cfg.policy.eval.get("final_episodes", 0) or 0)
-    final = getattr(parts, "final_eval", None)
-    if n_episode <= 0 or final is None:
+    if n_episode <= 0:
         return {}
     best = learner.ckpt_dir / "ckpt_best.pth.tar" if learner.ckpt_dir is not None else None
-    out = final(n_episode, seed + FINAL_EVAL_SEED_OFFSET, best if best is not None and best.is_file() else None)
+    if best is not None and not best.is_file():
+        best = None
+    out = parts.final_eval(n_episode, seed + FINAL_EVAL_SEED_OFFSET, best)
     return {"final_eval_return": out.mean, "final_eval_std": out.std, "final_eval_episodes": len(out.returns),
             # relative to the experiment folder: runs that differ only in their folder have equal results
-            "final_eval_checkpoint": "ckpt/ckpt_best.pth.tar" if best is not None and best.is_file() else None}
+            "final_eval_checkpoint": "ckpt/ckpt_best.pth.tar" if best is not None else None}
 
 
 def _train_off_policy(cfg: Any, buffer: Any, samples: dict, learner: BaseLearner, env_step: int) -> None:

@@ -201,9 +201,13 @@ def test_dizoo_cartpole_config_solves_unchanged_in_serial_and_parallel(local_ray
     else:  # asynchronous: batches arrive from older weights, and every batch is accounted
         assert parallel["policy_lag_max"] > 0
         assert parallel["buffer_size"] == parallel["env_step"]
-    # the same file compiles to the same config in both modes
-    assert (tmp_path / "serial" / "total_config.py").read_text() == \
-        (tmp_path / "parallel" / "total_config.py").read_text()
+    # the same file compiles to the same config in both modes (each saved config names its own folder)
+    assert (tmp_path / "serial" / "total_config.py").read_text().replace(str(tmp_path / "serial"), "EXP") == \
+        (tmp_path / "parallel" / "total_config.py").read_text().replace(str(tmp_path / "parallel"), "EXP")
+    # both end with the best checkpoint evaluated on fresh seeds (the evaluator actor runs it in parallel mode)
+    for result in (serial, parallel):
+        assert result["final_eval_episodes"] == 20 and result["final_eval_checkpoint"] == "ckpt/ckpt_best.pth.tar"
+        assert result["final_eval_return"] > 0 and result["final_eval_std"] >= 0
     assert json.loads((tmp_path / "parallel" / "result.json").read_text())["mode"] == "parallel"
     assert list((tmp_path / "parallel" / "log").glob("events.out.tfevents.*"))
 
