@@ -27,6 +27,7 @@ setup(
         "atari": ["ale-py>=0.9", "opencv-python-headless>=4"],  # env.type='atari' (gymnasium's Atari preprocessing)
         "mujoco": ["mujoco>=3", "gymnasium[mujoco]>=1.0"],  # env.type='mujoco'
         "minigrid": ["minigrid>=2.3"],  # env.type='minigrid'
+        "metaworld": ["metaworld>=3.0"],  # MT10 env family (dizoo/metaworld): benchmarks/gsl_metaworld_mt10.py
     },
     entry_points={"console_scripts": ["ding_lite=ding_lite.cli:main"]},
 )

@@ -181,6 +181,11 @@ def render() -> str:
                  f"`POOL_CONFIG` in {_source_link(pool)}):\n\n"
                  + table(league_config.LEAGUE_CONFIG, {**source_comments(league_config, "LEAGUE_SETTINGS"),
                                                        **source_comments(pool, "POOL_CONFIG")}, "league.") + "\n")
+    from ding_lite.entry import gsl_parts  # also registers the 'plateau' evaluator
+
+    parts.append("## GSL section\n\nSettings of generalist-specialist learning (`-m gsl`, see [gsl.md](gsl.md)); the "
+                 f"other pipelines ignore them (`GSL_CONFIG` in {_source_link(gsl_parts)}):\n\n"
+                 + table(gsl_parts.GSL_CONFIG, source_comments(gsl_parts, "GSL_CONFIG"), "gsl.") + "\n")
     parts.append("## Env types\n\nKeys an env type adds to the `env` section (`env.type`).\n")
     for name in ENV_REGISTRY.names():
         cls = ENV_REGISTRY.get(name)
