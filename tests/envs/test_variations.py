@@ -111,3 +111,10 @@ def test_variations_reach_subprocess_workers() -> None:
     finally:
         manager.close()
     assert {v: row["episodes"] for v, row in result.per_variation().items()} == {"3": 2, "8": 2}
+
+
+def test_variations_with_a_manager_that_makes_its_own_envs_are_a_config_error() -> None:
+    pytest.importorskip("envpool")
+    cfg = dict(type="envpool", env_id="CartPole-v1", variations=2, manager=dict(type="envpool"))
+    with pytest.raises(ConfigError, match="env.variations needs an env manager that builds its envs one by one"):
+        build_env_manager(cfg, 2, seed=0)
