@@ -150,6 +150,25 @@ class ComponentSection:
     defaults: Callable[[Any, str], dict[str, Any]]
 
 
+def _model_defaults(model_cls: Any, model_type: str) -> dict[str, Any]:
+    """A model section's defaults: ``type`` and ``import_names`` always; the class's ``config`` if it declares one,
+    else (a DI-engine style model taking keyword arguments) its constructor's parameters, with their defaults (None
+    for those without: ``obs_shape`` and ``action_shape`` are then filled in from the env)."""
+    config = getattr(model_cls, "config", None)
+    if not isinstance(config, Mapping):
+        import inspect
+
+        params = list(inspect.signature(model_cls).parameters.values())
+        config = {p.name: None if p.default is inspect.Parameter.empty else p.default for p in params
+                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return {"type": model_type, **_with_import_names(config)}
+
+
+def _with_import_names(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A component's defaults plus ``import_names``: every section may name modules to import before it is built."""
+    return {**config, "import_names": config.get("import_names", [])}
+
+
 def _class_defaults(cls: Any, type_name: str) -> dict[str, Any]:
     return _with_import_names(cls.config)
 
@@ -166,13 +185,14 @@ def _policy_default_model(types: Mapping[str, str]) -> str:
     return POLICY.get(types["policy"]).default_model()
 
 
-# Every component section, parents before their parts: where it sits, its registry, its default type.
+BUFFER_SECTION = "policy.other.replay_buffer"
+# Every component section, parents before their parts: where it sits, its registry, its default type, its defaults.
 COMPONENT_SECTIONS: tuple[ComponentSection, ...] = (
     ComponentSection("env", ENV, ENV_SECTION_DEFAULTS["type"], _env_defaults),
     ComponentSection("env.manager", ENV_MANAGER, "base", _class_defaults),
     ComponentSection("policy", POLICY, None, _policy_defaults),
-    ComponentSection("policy.model", MODEL, _policy_default_model, lambda cls, name: _model_defaults(cls, name)),
-    ComponentSection(BUFFER_SECTION := "policy.other.replay_buffer", BUFFER, "uniform", _class_defaults),
+    ComponentSection("policy.model", MODEL, _policy_default_model, _model_defaults),
+    ComponentSection(BUFFER_SECTION, BUFFER, "uniform", _class_defaults),
     ComponentSection("policy.collect.collector", COLLECTOR, "sample", _class_defaults),
     ComponentSection("policy.eval.evaluator", EVALUATOR, "interaction", _class_defaults),
 )
@@ -225,25 +245,6 @@ def section_at(cfg: Mapping[str, Any], path: str) -> Mapping[str, Any]:
         node = _section(node, name, where)
         where = f"{where}.{name}" if where else name
     return node
-
-
-def _model_defaults(model_cls: Any, model_type: str) -> dict[str, Any]:
-    """A model section's defaults: ``type`` and ``import_names`` always; the class's ``config`` if it declares one,
-    else (a DI-engine style model taking keyword arguments) its constructor's parameters, with their defaults (None
-    for those without: ``obs_shape`` and ``action_shape`` are then filled in from the env)."""
-    config = getattr(model_cls, "config", None)
-    if not isinstance(config, Mapping):
-        import inspect
-
-        params = list(inspect.signature(model_cls).parameters.values())
-        config = {p.name: None if p.default is inspect.Parameter.empty else p.default for p in params
-                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    return {"type": model_type, **_with_import_names(config)}
-
-
-def _with_import_names(config: Mapping[str, Any]) -> dict[str, Any]:
-    """A component's defaults plus ``import_names``: every section may name modules to import before it is built."""
-    return {**config, "import_names": config.get("import_names", [])}
 
 
 def _section(parent: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any]:
