@@ -22,6 +22,7 @@ setup(
         "ray": ["ray[default]>=2.9"],
         "plot": ["matplotlib>=3.7"],  # ding_lite -m plot
         "docs": ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"],  # mkdocs build / serve
+        "pettingzoo": ["pettingzoo>=1.24"],  # multi-agent games and -m selfplay
     },
     entry_points={"console_scripts": ["ding_lite=ding_lite.cli:main"]},
 )

@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 
 from ding_lite.errors import DingLiteError
 
-MODES = ("serial", "parallel", "eval", "collect_demo", "plot")
+MODES = ("serial", "parallel", "eval", "collect_demo", "plot", "selfplay")
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -59,9 +59,21 @@ def run_serial(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
 def run_parallel(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
     from ding_lite.entry.common import experiment_dir, load_config
     from ding_lite.entry.parallel import parallel_pipeline
+    from ding_lite.entry.parallel_selfplay import is_selfplay_config, parallel_selfplay_pipeline
 
     cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
-    return parallel_pipeline(cfg, seed, args.max_env_step, args.max_train_iter, address=args.address,
+    pipeline = parallel_selfplay_pipeline if is_selfplay_config(cfg) else parallel_pipeline  # a game: self-play
+    return pipeline(cfg, seed, args.max_env_step, args.max_train_iter, address=args.address,
+                    exp_dir=experiment_dir(cfg, args.exp_name, seed, n_seeds), resume=args.resume,
+                    load_ckpt=args.load_ckpt, progress=not args.no_progress)
+
+
+def run_selfplay(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
+    from ding_lite.entry.common import experiment_dir, load_config
+    from ding_lite.entry.selfplay import selfplay_pipeline
+
+    cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
+    return selfplay_pipeline(cfg, seed, args.max_env_step, args.max_train_iter,
                              exp_dir=experiment_dir(cfg, args.exp_name, seed, n_seeds), resume=args.resume,
                              load_ckpt=args.load_ckpt, progress=not args.no_progress)
 
@@ -82,7 +94,8 @@ def run_collect_demo(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
 
 RUNNERS: dict[str, Callable[[argparse.Namespace, int, int], Any]] = {"serial": run_serial, "eval": run_eval,
                                                                      "collect_demo": run_collect_demo,
-                                                                     "parallel": run_parallel}
+                                                                     "parallel": run_parallel,
+                                                                     "selfplay": run_selfplay}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

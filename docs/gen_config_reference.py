@@ -173,6 +173,14 @@ def render() -> str:
     parts.append("## Parallel section\n\nSettings of the Ray pipeline (`-m parallel`, see [ray.md](ray.md)); the "
                  f"serial pipeline ignores them (`PARALLEL_CONFIG` in {_source_link(parallel)}):\n\n"
                  + table(parallel.PARALLEL_CONFIG, source_comments(parallel, "PARALLEL_CONFIG"), "parallel.") + "\n")
+    from ding_lite.league import config as league_config
+    from ding_lite.league import pool
+
+    parts.append("## League section\n\nSettings of the self-play pipeline (`-m selfplay`, see [selfplay.md]"
+                 f"(selfplay.md)); other pipelines ignore them (`LEAGUE_SETTINGS` in {_source_link(league_config)}, "
+                 f"`POOL_CONFIG` in {_source_link(pool)}):\n\n"
+                 + table(league_config.LEAGUE_CONFIG, {**source_comments(league_config, "LEAGUE_SETTINGS"),
+                                                       **source_comments(pool, "POOL_CONFIG")}, "league.") + "\n")
     parts.append("## Env types\n\nKeys an env type adds to the `env` section (`env.type`).\n")
     for name in ENV_REGISTRY.names():
         cls = ENV_REGISTRY.get(name)

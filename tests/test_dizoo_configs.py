@@ -1,4 +1,5 @@
-"""Every config under dizoo/ compiles under --strict and trains through the serial pipeline on a tiny budget."""
+"""Every config under dizoo/ compiles under --strict and trains through its pipeline (serial, or selfplay for a config
+with a ``league`` section) on a tiny budget."""
 from __future__ import annotations
 
 import json
@@ -30,7 +31,8 @@ def test_dizoo_config_compiles_strictly(config: Path) -> None:
 def test_dizoo_config_trains(config: Path, tmp_path: Path) -> None:
     if config.name in DEMO_CONFIGS:
         _make_demo_file(config, tmp_path)
-    proc = run_cli("-m", "serial", "-c", str(config), "--strict", "--max-env-step", "512", "--exp-name", "exp",
+    mode = "selfplay" if "league" in read_config(config)[0] else "serial"  # self-play configs carry a league
+    proc = run_cli("-m", mode, "-c", str(config), "--strict", "--max-env-step", "512", "--exp-name", "exp",
                    "--no-progress", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "warning" not in proc.stderr.lower(), proc.stderr

@@ -9,6 +9,7 @@ from torch.distributions import Categorical, Independent, Normal
 
 from ding_lite.data.keys import (
     ACTION,
+    ACTION_MASK,
     ADV,
     CUT,
     LOGIT,
@@ -30,6 +31,7 @@ from ding_lite.policy.base_policy import adam
 from ding_lite.policy.on_policy import Log, OnPolicyPolicy
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.gae import gae
+from ding_lite.rl_utils.masks import apply_action_mask, split_action_mask
 from ding_lite.rl_utils.ppo import normalize_advantage, ppo_policy_loss, ppo_value_loss
 from ding_lite.rl_utils.running_stats import RunningMeanStd
 
@@ -100,7 +102,7 @@ class PPOPolicy(OnPolicyPolicy):
     def _compute_loss(self, mb: dict[str, torch.Tensor], context: Log) -> tuple[torch.Tensor, Log]:
         """Loss of one minibatch (carries the gradient) and its detached statistics."""
         learn = self.cfg["learn"]
-        out = self._model.compute_actor_critic(mb[OBS])
+        out = _masked(self._model.compute_actor_critic(mb[OBS]), mb.get(ACTION_MASK))
         dist = action_distribution(out)
         adv = normalize_advantage(mb[ADV]) if learn["adv_norm"] else mb[ADV]
         policy_loss, info = ppo_policy_loss(dist.log_prob(mb[ACTION]), mb[LOGP], adv, learn["clip_ratio"],
@@ -146,8 +148,9 @@ class PPOPolicy(OnPolicyPolicy):
             self._value_stats = RunningMeanStd()
 
     @torch.inference_mode()
-    def _forward_collect(self, obs: np.ndarray, env_step: int = 0) -> dict:
-        out = self._model.compute_actor_critic(self.obs_tensor(obs))
+    def _forward_collect(self, obs: Any, env_step: int = 0) -> dict:
+        obs, mask = split_action_mask(obs)
+        out = _masked(self._model.compute_actor_critic(self.obs_tensor(obs)), mask)
         dist = action_distribution(out)
         action = dist.sample()
         return {ACTION: action.cpu().numpy(), LOGP: dist.log_prob(action).cpu().numpy(),
@@ -166,9 +169,12 @@ class PPOPolicy(OnPolicyPolicy):
                                              bool(self.cfg["learn"]["ignore_done"]))
         adv, ret = gae(rollout[REWARD], rollout[VALUE], next_value.cpu().numpy().reshape(t_len, n_env),
                        terminated, truncated, self.discount_factor, float(collect["gae_lambda"]))
+        keys: tuple[str, ...] = (OBS, ACTION, LOGP, VALUE)
+        if ACTION_MASK in rollout:  # the learn step masks the logits as collection did
+            keys += (ACTION_MASK,)
         if not self.cfg["recompute_adv"]:
-            return valid_transitions({**rollout, ADV: adv, RETURN: ret}, (OBS, ACTION, LOGP, VALUE, ADV, RETURN))
-        columns = {k: rollout[k] for k in (OBS, ACTION, LOGP, VALUE)} | {ADV: adv, RETURN: ret}
+            return valid_transitions({**rollout, ADV: adv, RETURN: ret}, keys + (ADV, RETURN))
+        columns = {k: rollout[k] for k in keys} | {ADV: adv, RETURN: ret}
         # keep what GAE needs again, with the rollout's time structure: a rollout's end acts like a truncation
         cut = np.zeros((t_len, n_env), dtype=bool)
         cut[-1] = True
@@ -195,7 +201,16 @@ class PPOPolicy(OnPolicyPolicy):
             self._value_stats = RunningMeanStd()
 
     @torch.inference_mode()
-    def _forward_eval(self, obs: np.ndarray) -> dict:
-        out = self._model.compute_actor(self.obs_tensor(obs))
+    def _forward_eval(self, obs: Any) -> dict:
+        obs, mask = split_action_mask(obs)
+        out = _masked(self._model.compute_actor(self.obs_tensor(obs)), mask)
         action = out[LOGIT].argmax(dim=-1) if LOGIT in out else out[MU]
         return {ACTION: action.cpu().numpy()}
+
+
+def _masked(actor_out: dict[str, torch.Tensor], mask: Any) -> dict[str, torch.Tensor]:
+    """Actor outputs with illegal actions' logits at -1e8 (rl_utils.masks) where a mask is given."""
+    if mask is None or LOGIT not in actor_out:
+        return actor_out
+    mask_t = mask if isinstance(mask, torch.Tensor) else torch.from_numpy(np.asarray(mask))
+    return {**actor_out, LOGIT: apply_action_mask(actor_out[LOGIT], mask_t.to(actor_out[LOGIT].device))}
