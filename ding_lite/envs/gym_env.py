@@ -80,7 +80,11 @@ def build_env_manager(env_cfg: Mapping[str, Any], env_num: int, seed: int | None
     """Build the section's env manager over ``env_num`` envs, seeded with ``seed`` (env i gets seed + i)."""
     manager_cfg = env_cfg.get("manager") or {}
     manager_type = ENV_MANAGER.get(manager_cfg.get("type", "base"))
-    manager = manager_type([env_fn(env_cfg) for _ in range(env_num)], manager_cfg)
+    from_env_config = getattr(manager_type, "from_env_config", None)  # a manager that makes its envs (envpool)
+    if from_env_config is not None:
+        manager = from_env_config(env_cfg, env_num, manager_cfg)
+    else:
+        manager = manager_type([env_fn(env_cfg) for _ in range(env_num)], manager_cfg)
     if seed is not None:
         manager.seed(seed)
     return manager
