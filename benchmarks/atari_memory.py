@@ -24,7 +24,7 @@ from benchmarks.buffer_throughput import nbytes  # noqa: E402
 from ding_lite.config import compile_config  # noqa: E402
 from ding_lite.data.batch import batch_len  # noqa: E402
 from ding_lite.data.keys import NEXT_OBS, NEXT_OBS_N, OBS  # noqa: E402
-from ding_lite.entry.common import build_collector, build_env_managers, build_policy  # noqa: E402
+from ding_lite.entry.common import build, build_env_managers  # noqa: E402
 from ding_lite.registry import BUFFER  # noqa: E402
 
 
@@ -40,7 +40,8 @@ def samples(policy: str, n: int, env_num: int, manager: str) -> dict[str, Any]:
     cfg = pong_config(policy, env_num, manager)
     collector_env, _ = build_env_managers(cfg, seed=0, evaluate=False)
     with collector_env:
-        collector = build_collector(cfg, collector_env, build_policy(cfg, enable_field=["collect"]))
+        policy = build(cfg, "policy", enable_field=["collect"])
+        collector = build(cfg, "policy.collect.collector", collector_env, policy.collect_mode)
         got, _ = collector.collect(n_sample=n)
     return got
 

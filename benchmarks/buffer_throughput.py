@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 from ding_lite.config import compile_config  # noqa: E402
 from ding_lite.data.batch import batch_len, concat_batches, index_batch  # noqa: E402
 from ding_lite.data.keys import INDEX  # noqa: E402
-from ding_lite.entry.common import build_collector, build_env_managers, build_policy  # noqa: E402
+from ding_lite.entry.common import build, build_env_managers  # noqa: E402
 from ding_lite.registry import BUFFER  # noqa: E402
 
 
@@ -36,7 +36,8 @@ def cartpole_transitions(n: int) -> dict[str, np.ndarray]:
                               policy=dict(type="dqn")))
     collector_env, _ = build_env_managers(cfg, seed=0, evaluate=False)
     with collector_env:
-        collector = build_collector(cfg, collector_env, build_policy(cfg, enable_field=["collect"]))
+        policy = build(cfg, "policy", enable_field=["collect"])
+        collector = build(cfg, "policy.collect.collector", collector_env, policy.collect_mode)
         parts, got = [], 0
         while got < n:
             samples, _ = collector.collect(n_sample=4096)

@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from ding_lite.config import compile_config  # noqa: E402
-from ding_lite.entry.common import build_collector, build_env_managers, build_policy  # noqa: E402
+from ding_lite.entry.common import build, build_env_managers  # noqa: E402
 from ding_lite.model.templates import QNet  # noqa: E402
 from ding_lite.utils.torch_setup import configure_torch  # noqa: E402
 
@@ -76,9 +76,9 @@ def collector_run(model: QNet, t_len: int, seed: int, manager: str, full: bool) 
                  manager=dict(type=manager)),
         policy=dict(type="dqn", other=dict(eps=dict(type="linear", start=EPS, end=EPS, decay=1)))))
     collector_env, evaluator_env = build_env_managers(cfg, seed, evaluate=False)
-    policy = build_policy(cfg, enable_field=["collect"])
+    policy = build(cfg, "policy", enable_field=["collect"])
     policy._model.load_state_dict(model.state_dict())
-    collector = build_collector(cfg, collector_env, policy)
+    collector = build(cfg, "policy.collect.collector", collector_env, policy.collect_mode)
     collector_env.reset()
     start = time.perf_counter()
     if full:

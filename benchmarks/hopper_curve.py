@@ -25,10 +25,9 @@ import torch  # noqa: E402
 from benchmarks.throughput_real import CONFIGS, sb3_hopper  # noqa: E402
 from ding_lite.entry.common import (  # noqa: E402
     EVAL_SEED_OFFSET,
-    build_collector,
+    build,
     build_env_managers,
     build_evaluator,
-    build_policy,
     load_config,
 )
 
@@ -40,8 +39,8 @@ def ding_lite_curve(seed: int, steps: int, every: int, episodes: int) -> list[fl
     collector_env, evaluator_env = build_env_managers(cfg, seed=seed)
     returns = []
     with collector_env, evaluator_env:
-        policy = build_policy(cfg)
-        collector = build_collector(cfg, collector_env, policy)
+        policy = build(cfg, "policy")
+        collector = build(cfg, "policy.collect.collector", collector_env, policy.collect_mode)
         evaluator = build_evaluator(cfg, evaluator_env, policy, seed + EVAL_SEED_OFFSET)
         n_sample, next_eval = int(cfg.policy.collect.n_sample), every
         while collector.env_step < steps:

@@ -25,9 +25,8 @@ for path in (str(ROOT), str(HERE)):  # this checkout and busy_env, here and in e
 os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(HERE)] + [p for p in [os.environ.get("PYTHONPATH")] if p])
 
 from ding_lite.entry.common import (  # noqa: E402
-    build_collector,
+    build,
     build_env_managers,
-    build_policy,
     fill_model_shapes_from_env,
     load_config,
 )
@@ -56,7 +55,8 @@ class SerialCollector:
     def __init__(self, cfg) -> None:
         self.cfg = cfg
         self.env, _ = build_env_managers(cfg, 0, evaluate=False)
-        self.collector = build_collector(cfg, self.env, build_policy(cfg, enable_field=["collect"]))
+        self.collector = build(cfg, "policy.collect.collector", self.env,
+                               build(cfg, "policy", enable_field=["collect"]).collect_mode)
         self.collector.collect(n_sample(cfg))  # warm up
 
     def rate(self, seconds: float) -> float:
@@ -76,7 +76,7 @@ class ActorCollectors:
         self.ray = ray
         self.cfg = cfg
         self.factory = ActorFactory(ray, cfg, seed=0)
-        self.weights = Weights(ray, build_policy(cfg, enable_field=["learn"]))
+        self.weights = Weights(ray, build(cfg, "policy", enable_field=["learn"]))
         self.remote = RemoteCollectors(ray, cfg, self.factory, self.weights)
         self.factory.wait_ready()
         self.rate(0.2)  # warm up: first weights loaded, first batches through

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 import torch  # noqa: E402
 
-from ding_lite.entry.common import build_collector, build_env_managers, build_policy, load_config  # noqa: E402
+from ding_lite.entry.common import build, build_env_managers, load_config  # noqa: E402
 
 DIZOO = Path(__file__).resolve().parents[1] / "dizoo"
 CONFIGS = {"hopper": DIZOO / "mujoco/hopper/config/hopper_ppo_config.py",
@@ -51,8 +51,8 @@ def ding_lite_rate(task: str, route: str, steps: int) -> tuple[float, float]:
     cfg = load_config(str(CONFIGS[task]), overrides=overrides, seed=0)
     collector_env, _ = build_env_managers(cfg, seed=0, evaluate=False)
     with collector_env:
-        policy = build_policy(cfg, enable_field=["learn", "collect"])
-        collector = build_collector(cfg, collector_env, policy)
+        policy = build(cfg, "policy", enable_field=["learn", "collect"])
+        collector = build(cfg, "policy.collect.collector", collector_env, policy.collect_mode)
         n_sample = int(cfg.policy.collect.n_sample)
         policy.learn_mode.forward(collector.collect(n_sample)[0])  # warm-up
         start, cpu, start_step = time.perf_counter(), time.process_time(), collector.env_step

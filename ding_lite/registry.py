@@ -207,6 +207,17 @@ EVALUATOR_REGISTRY = Registry("evaluator", ["ding_lite.worker"])
 LEARNER_HOOK_REGISTRY = Registry("learner_hook", ["ding_lite.worker"])
 OPPONENT_REGISTRY = Registry("opponent", ["ding_lite.league"])  # scripted self-play opponents (baselines)
 
+# Top-level config sections owned by a pipeline or another component (name -> the section's default dict), merged
+# into every compiled config. The owner registers its section next to its defaults, e.g.
+# ``CONFIG_SECTION_REGISTRY.register('parallel')(PARALLEL_CONFIG)``; a plugin adds one the same way. Built-in owners
+# are listed here (one module a line), so that compiling a config imports them without importing any pipeline.
+CONFIG_SECTION_REGISTRY = Registry("config_section", [
+    "ding_lite.data.demo",  # demo: ding_lite -m collect_demo
+    "ding_lite.entry.parallel",  # parallel: ding_lite -m parallel
+    "ding_lite.league.config",  # league: ding_lite -m selfplay
+    "ding_lite.entry.gsl_parts",  # gsl: ding_lite -m gsl
+])
+
 # Short aliases (the same objects), for code written before the DI-engine names were the public ones.
 POLICY, MODEL, ENV, ENV_MANAGER = POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY, ENV_MANAGER_REGISTRY
 BUFFER, COLLECTOR, EVALUATOR, LEARNER_HOOK = BUFFER_REGISTRY, COLLECTOR_REGISTRY, EVALUATOR_REGISTRY, \
@@ -215,5 +226,6 @@ OPPONENT = OPPONENT_REGISTRY
 
 ALL_REGISTRIES = {
     r.kind: r for r in (POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY, ENV_MANAGER_REGISTRY, BUFFER_REGISTRY,
-                        COLLECTOR_REGISTRY, EVALUATOR_REGISTRY, LEARNER_HOOK_REGISTRY, OPPONENT_REGISTRY)
+                        COLLECTOR_REGISTRY, EVALUATOR_REGISTRY, LEARNER_HOOK_REGISTRY, OPPONENT_REGISTRY,
+                        CONFIG_SECTION_REGISTRY)
 }

@@ -3,26 +3,31 @@ values, every key and type checked, ``--set`` overrides applied."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from easydict import EasyDict
 
 from ding_lite.config.di_engine import resolve_di_engine_keys
 from ding_lite.config.reader import apply_overrides
+from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
 from ding_lite.errors import ConfigError
 from ding_lite.registry import (
     BUFFER,
     COLLECTOR,
+    CONFIG_SECTION_REGISTRY,
     ENV,
     ENV_MANAGER,
     EVALUATOR,
     MODEL,
     POLICY,
+    Registry,
     closest_match,
     import_modules,
 )
 from ding_lite.utils.dicts import deep_merge, to_plain
+from ding_lite.worker.learner import BaseLearner
 
 logger = logging.getLogger("ding_lite")
 
@@ -132,57 +137,17 @@ def check_ranges(cfg: Mapping[str, Any]) -> None:
                           f"policy.learn.batch_size={batch}: the buffer could never serve a batch")
 
 
-def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
-    """Defaults of every component the user's config names (importing its ``import_names`` first)."""
-    from ding_lite.data.demo import DEMO_SECTION_DEFAULTS
-    from ding_lite.entry.gsl_parts import GSL_CONFIG
-    from ding_lite.entry.parallel import PARALLEL_CONFIG
-    from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
-    from ding_lite.league.config import LEAGUE_CONFIG
-    from ding_lite.worker.learner import BaseLearner
+@dataclass(frozen=True)
+class ComponentSection:
+    """A config section that names a registered component by ``type``.
 
-    env, policy = user["env"], user["policy"]
-    _import_section(env, "env")
-    manager = _section(env, "manager", "env")
-    _import_section(manager, "env.manager")
-    _import_section(policy, "policy")
-    if not policy.get("type"):
-        raise ConfigError(f"policy.type is not set: name a registered policy (known: {', '.join(POLICY.names())})")
-    env_cls = ENV.get(env.get("type", ENV_SECTION_DEFAULTS["type"]))
-    policy_cls = POLICY.get(policy["type"])
-    policy_defaults = policy_cls.default_config()
-    model = _section(policy, "model", "policy")
-    _import_section(model, "policy.model")
-    model_type = model.get("type") or policy_cls.default_model()
-    model_cls = MODEL.get(model_type)
-    other = _section(policy, "other", "policy")
-    buffer = _section(other, "replay_buffer", "policy.other")
-    _import_section(buffer, "policy.other.replay_buffer")
-    collector = _section(_section(policy, "collect", "policy"), "collector", "policy.collect")
-    _import_section(collector, "policy.collect.collector")
-    evaluator = _section(_section(policy, "eval", "policy"), "evaluator", "policy.eval")
-    _import_section(evaluator, "policy.eval.evaluator")
-    parts = dict(
-        parallel=PARALLEL_CONFIG,  # settings of the parallel (Ray) pipeline
-        env=deep_merge(deep_merge(ENV_SECTION_DEFAULTS, getattr(env_cls, "config", {})),
-                       {"manager": _with_import_names(ENV_MANAGER.get(manager.get("type", "base")).config)}),
-        # the policy's own defaults for its parts (e.g. PPO's log interval) win over the parts' generic ones
-        policy=deep_merge(dict(
-            model=_model_defaults(model_cls, model_type),
-            learn=dict(learner=BaseLearner.config),
-            collect=dict(collector=_with_import_names(COLLECTOR.get(collector.get("type", "sample")).config)),
-            eval=dict(evaluator=_with_import_names(EVALUATOR.get(evaluator.get("type", "interaction")).config),
-                      # after the run: episodes (fresh seeds) that evaluate the best checkpoint (0: none)
-                      final_episodes=20),
-        ), policy_defaults),
-        demo=DEMO_SECTION_DEFAULTS,  # settings of ding_lite -m collect_demo
-        league=LEAGUE_CONFIG,  # settings of ding_lite -m selfplay
-        gsl=GSL_CONFIG,  # settings of ding_lite -m gsl
-    )
-    if not policy_defaults.get("on_policy") or buffer:
-        buffer_defaults = _with_import_names(BUFFER.get(buffer.get("type", "uniform")).config)
-        parts["policy"]["other"] = deep_merge({"replay_buffer": buffer_defaults}, parts["policy"].get("other", {}))
-    return deep_merge(TOP_LEVEL_DEFAULTS, parts)
+    ``default_type``: the type when the section names none (a function of the types resolved so far, or None: the
+    user must name one); ``defaults``: the section's defaults given the component class and its type name."""
+
+    path: str
+    registry: Registry
+    default_type: str | Callable[[Mapping[str, str]], str] | None
+    defaults: Callable[[Any, str], dict[str, Any]]
 
 
 def _model_defaults(model_cls: Any, model_type: str) -> dict[str, Any]:
@@ -204,12 +169,90 @@ def _with_import_names(config: Mapping[str, Any]) -> dict[str, Any]:
     return {**config, "import_names": config.get("import_names", [])}
 
 
+def _class_defaults(cls: Any, type_name: str) -> dict[str, Any]:
+    return _with_import_names(cls.config)
+
+
+def _env_defaults(cls: Any, type_name: str) -> dict[str, Any]:
+    return deep_merge(ENV_SECTION_DEFAULTS, getattr(cls, "config", {}))
+
+
+def _policy_defaults(cls: Any, type_name: str) -> dict[str, Any]:
+    return cls.default_config()
+
+
+def _policy_default_model(types: Mapping[str, str]) -> str:
+    return POLICY.get(types["policy"]).default_model()
+
+
+BUFFER_SECTION = "policy.other.replay_buffer"
+# Every component section, parents before their parts: where it sits, its registry, its default type, its defaults.
+COMPONENT_SECTIONS: tuple[ComponentSection, ...] = (
+    ComponentSection("env", ENV, ENV_SECTION_DEFAULTS["type"], _env_defaults),
+    ComponentSection("env.manager", ENV_MANAGER, "base", _class_defaults),
+    ComponentSection("policy", POLICY, None, _policy_defaults),
+    ComponentSection("policy.model", MODEL, _policy_default_model, _model_defaults),
+    ComponentSection(BUFFER_SECTION, BUFFER, "uniform", _class_defaults),
+    ComponentSection("policy.collect.collector", COLLECTOR, "sample", _class_defaults),
+    ComponentSection("policy.eval.evaluator", EVALUATOR, "interaction", _class_defaults),
+)
+SECTIONS_BY_PATH = {section.path: section for section in COMPONENT_SECTIONS}
+
+# Defaults of the policy's parts that no registered component declares.
+POLICY_PART_DEFAULTS: dict[str, Any] = dict(
+    learn=dict(learner=BaseLearner.config),
+    # after the run: episodes (fresh seeds) that evaluate the best checkpoint (0: none)
+    eval=dict(final_episodes=20),
+)
+
+
+def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
+    """Defaults of every component the user's config names (importing its ``import_names`` first) and of every
+    registered top-level section (:data:`~ding_lite.registry.CONFIG_SECTION_REGISTRY`)."""
+    sections: dict[str, Mapping[str, Any]] = {}
+    for component in COMPONENT_SECTIONS:  # every import first: a module may register a type another section names
+        node = sections[component.path] = section_at(user, component.path)
+        _import_section(node, component.path)
+        if component.default_type is None and not node.get("type"):
+            registry = component.registry
+            raise ConfigError(f"{component.path}.type is not set: name a registered {registry.kind} (known: "
+                              f"{', '.join(registry.names())})")
+    types: dict[str, str] = {}
+    tree: dict[str, Any] = {}
+    for component in COMPONENT_SECTIONS:
+        node = sections[component.path]
+        default = component.default_type
+        types[component.path] = node.get("type") or (default(types) if callable(default) else str(default))
+        if component.path == BUFFER_SECTION and not node and tree["policy"].get("on_policy"):
+            continue  # an on-policy policy has no replay buffer unless the config asks for one
+        defaults = component.defaults(component.registry.get(types[component.path]), types[component.path])
+        parent, _, name = component.path.rpartition(".")
+        into = tree
+        for part in parent.split(".") if parent else ():
+            into = into.setdefault(part, {})
+        # a parent's own defaults (e.g. PPO's log interval for its collector) win over its parts' generic ones
+        into[name] = deep_merge(defaults, into[name]) if name in into else defaults
+    tree["policy"] = deep_merge(POLICY_PART_DEFAULTS, tree["policy"])
+    top = {name: CONFIG_SECTION_REGISTRY.get(name) for name in CONFIG_SECTION_REGISTRY.names()}
+    return deep_merge(TOP_LEVEL_DEFAULTS, {**top, **tree})
+
+
+def section_at(cfg: Mapping[str, Any], path: str) -> Mapping[str, Any]:
+    """The section at dotted ``path`` of ``cfg`` ({} where absent or None); a non-dict is a :class:`ConfigError`."""
+    node = cfg
+    where = ""
+    for name in path.split("."):
+        node = _section(node, name, where)
+        where = f"{where}.{name}" if where else name
+    return node
+
+
 def _section(parent: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any]:
     value = parent.get(name, {})
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise ConfigError(f"{where}.{name} must be a dict, got {type(value).__name__} {value!r}")
+        raise ConfigError(f"{where + '.' if where else ''}{name} must be a dict, got {type(value).__name__} {value!r}")
     return value
 
 

@@ -29,13 +29,15 @@ import torch
 
 from ding_lite.data.keys import ACTION, EPISODE_ID, OBS, REWARD
 from ding_lite.errors import ConfigError, first_line
+from ding_lite.registry import CONFIG_SECTION_REGISTRY
 from ding_lite.utils.atomic import atomic_write
 
 DEMO_FORMAT = "ding_lite.demo"
 DEMO_VERSION = 1
 ARRAY_KEYS = (OBS, ACTION, REWARD, EPISODE_ID, "episode_return", "episode_length")
 
-# The ``demo`` config section: settings of ``ding_lite -m collect_demo`` (merged into every compiled config).
+# The ``demo`` config section: settings of ``ding_lite -m collect_demo`` (registered: merged into every compiled
+# config).
 DEMO_SECTION_DEFAULTS: dict[str, Any] = dict(
     policy_mode="eval",  # act with the policy's 'eval' mode (greedy / mean action) or its 'collect' mode (sampling)
     n_episode=20,  # episodes rolled out, spread evenly over the collector envs; only successful ones are kept
@@ -43,6 +45,7 @@ DEMO_SECTION_DEFAULTS: dict[str, Any] = dict(
     success_key="success",  # final-step info key that, when the env reports it, decides success instead ('': off)
     demo_path=None,  # output file (None: <exp_name>/demo.npz)
 )
+CONFIG_SECTION_REGISTRY.register("demo")(DEMO_SECTION_DEFAULTS)
 
 
 @dataclass

@@ -10,13 +10,7 @@ import numpy as np
 
 from ding_lite.data.demo import episodes_to_dataset, write_demo
 from ding_lite.data.keys import ACTION, OBS, REWARD
-from ding_lite.entry.common import (
-    ConfigLike,
-    build_env_managers,
-    build_policy,
-    experiment_dir,
-    load_config,
-)
+from ding_lite.entry.common import ConfigLike, build, build_env_managers, experiment_dir, load_config
 from ding_lite.envs.env_manager import EpisodeEnd, clip_action, episode_quota
 from ding_lite.errors import CheckpointError, ConfigError, DingLiteError
 from ding_lite.utils.checkpoint import load_checkpoint
@@ -82,7 +76,7 @@ def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Pa
     start = time.perf_counter()
     env_manager, _ = build_env_managers(cfg, seed, evaluate=False)
     try:
-        policy = build_policy(cfg, enable_field=(mode,))
+        policy = build(cfg, "policy", enable_field=(mode,))
         act = _acting_fn(policy, mode, state)
         episodes = rollout_episodes(env_manager, act, n_episode)
     finally:

@@ -14,11 +14,11 @@ import gymnasium as gym
 from easydict import EasyDict
 
 from ding_lite.config import compile_config, read_config, save_config
-from ding_lite.config.compile import CompiledConfig
+from ding_lite.config.compile import SECTIONS_BY_PATH, CompiledConfig, section_at
 from ding_lite.envs.gym_env import build_env, build_env_manager
 from ding_lite.envs.variations import variation_ids
 from ding_lite.errors import ConfigError
-from ding_lite.registry import BUFFER, COLLECTOR, ENV, EVALUATOR, POLICY, add_config_folder, import_modules
+from ding_lite.registry import ENV, add_config_folder, import_modules
 from ding_lite.utils.atomic import atomic_write
 
 logger = logging.getLogger("ding_lite")
@@ -118,29 +118,26 @@ def _shape_value(shape: tuple[int, ...]) -> Any:
     return shape[0] if len(shape) == 1 else list(shape)
 
 
-def build_policy(cfg: EasyDict, enable_field: Iterable[str] | None = None) -> Any:
-    """The configured policy (``policy.type``) with the requested modes."""
-    return POLICY.build(cfg.policy.type, cfg.policy, enable_field=enable_field)
-
-
-def build_collector(cfg: EasyDict, env_manager: Any, policy: Any) -> Any:
-    section = cfg.policy.collect.collector
-    return COLLECTOR.build(section.type, section, env_manager, policy.collect_mode)
+def build(cfg: EasyDict, section: str, *args: Any, **kwargs: Any) -> Any:
+    """Build the component that the config section at dotted path ``section`` names (one of
+    :data:`~ding_lite.config.compile.COMPONENT_SECTIONS`): its registry's ``type`` entry called with the section first,
+    then ``args`` and ``kwargs``; e.g. ``build(cfg, "policy", enable_field=["eval"])``,
+    ``build(cfg, "policy.collect.collector", env_manager, policy.collect_mode)``,
+    ``build(cfg, "policy.other.replay_buffer", seed=seed)``."""
+    component = SECTIONS_BY_PATH.get(section)
+    if component is None:
+        raise ValueError(f"'{section}' is not a component section; known: {', '.join(SECTIONS_BY_PATH)}")
+    node = section_at(cfg, section)
+    return component.registry.build(node["type"], node, *args, **kwargs)
 
 
 def build_evaluator(cfg: EasyDict, env_manager: Any, policy: Any, seed: int, n_episode: int | None = None,
                     stop: bool = True) -> Any:
     """The configured evaluator over ``env.n_evaluator_episode`` episodes (or ``n_episode``); ``stop=False``: it
     never declares the stop value reached."""
-    section = cfg.policy.eval.evaluator
-    return EVALUATOR.build(section.type, section, env_manager, policy.eval_mode,
-                           cfg.env.n_evaluator_episode if n_episode is None else n_episode,
-                           cfg.env.stop_value if stop else None, seed)
-
-
-def build_buffer(cfg: EasyDict, seed: int) -> Any:
-    section = cfg.policy.other.replay_buffer
-    return BUFFER.build(section.type, section, seed=seed)
+    return build(cfg, "policy.eval.evaluator", env_manager, policy.eval_mode,
+                 cfg.env.n_evaluator_episode if n_episode is None else n_episode,
+                 cfg.env.stop_value if stop else None, seed)
 
 
 def build_env_managers(cfg: EasyDict, seed: int, collect: bool = True, evaluate: bool = True) -> tuple[Any, Any]:

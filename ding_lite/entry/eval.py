@@ -7,9 +7,9 @@ from typing import Any
 from ding_lite.entry.common import (
     EVAL_SEED_OFFSET,
     ConfigLike,
+    build,
     build_env_managers,
     build_evaluator,
-    build_policy,
     experiment_dir,
     load_config,
 )
@@ -40,7 +40,7 @@ def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | Non
         cfg.env.n_evaluator_episode = int(n_episode)
     _, evaluator_env = build_env_managers(cfg, seed, collect=False)
     try:
-        policy = build_policy(cfg, enable_field=("eval",))
+        policy = build(cfg, "policy", enable_field=("eval",))
         policy.eval_mode.load_state_dict(state["policy"])
         # the training run's eval seeds: the best checkpoint's eval return is reproduced exactly
         evaluator = build_evaluator(cfg, evaluator_env, policy, seed + EVAL_SEED_OFFSET)

@@ -30,9 +30,9 @@ from ding_lite.entry.collect_demo import rollout_episodes, success_rule
 from ding_lite.entry.common import (
     EVAL_SEED_OFFSET,
     ConfigLike,
+    build,
     build_env_managers,
     build_evaluator,
-    build_policy,
     experiment_dir,
     fresh_dir,
     import_plugins,
@@ -206,7 +206,7 @@ def start_checkpoint(phase_cfg: Any, source: Path, target: Path) -> Path:
     """Write a checkpoint for ``phase_cfg``'s policy holding the weights of ``source`` and fresh counters (the
     optimiser state too where the policy type is the same); a new phase counts its own env steps."""
     src = load_checkpoint(source)
-    policy = build_policy(phase_cfg, enable_field=("learn",))
+    policy = build(phase_cfg, "policy", enable_field=("learn",))
     state = policy.learn_mode.state_dict()
     if src.get("policy_type") == phase_cfg.policy.type:
         state = {**state, **src["policy"]}
@@ -272,7 +272,7 @@ def evaluate_per_variation(cfg: Any, ckpt: Path, ids: list[int], seed: int) -> d
     ecfg = phase_config(cfg, _subset_env(cfg, ids, int(cfg.gsl.eval_episodes_per_variation)))
     _, env = build_env_managers(ecfg, seed, collect=False)
     try:
-        policy = build_policy(ecfg, enable_field=("eval",))
+        policy = build(ecfg, "policy", enable_field=("eval",))
         policy.eval_mode.load_state_dict({"model": load_checkpoint(ckpt)["policy"]["model"]})
         return build_evaluator(ecfg, env, policy, seed + EVAL_SEED_OFFSET).eval().per_variation()
     finally:
@@ -315,7 +315,7 @@ def _demo_rollout(cfg: Any, ckpt: Path, subset: list[int], n_episode: int, seed:
     dcfg = phase_config(cfg, _subset_env(cfg, subset, 1))
     env, _ = build_env_managers(dcfg, seed, evaluate=False)
     try:
-        policy = build_policy(dcfg, enable_field=("eval",))
+        policy = build(dcfg, "policy", enable_field=("eval",))
         policy.eval_mode.load_state_dict({"model": load_checkpoint(ckpt)["policy"]["model"]})
         steps = [0]
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ding_lite.errors import ConfigError
-from ding_lite.registry import EVALUATOR
+from ding_lite.registry import CONFIG_SECTION_REGISTRY, EVALUATOR
 from ding_lite.worker.evaluator import EvalResult, InteractionEvaluator
 
 # The ``gsl`` config section: settings of ``ding_lite -m gsl`` (merged into every compiled config).
@@ -28,6 +28,7 @@ GSL_CONFIG: dict[str, Any] = dict(
     use_ray=True,  # specialists as Ray actors (in parallel); False: one after the other in this process
     ray_num_cpus=None,  # CPUs of a local Ray instance (None: Ray's default)
 )
+CONFIG_SECTION_REGISTRY.register("gsl")(GSL_CONFIG)
 
 T = TypeVar("T")
 

@@ -22,16 +22,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ding_lite.entry.common import (
-    ConfigLike,
-    build_buffer,
-    build_policy,
-    fill_model_shapes_from_env,
-)
+from ding_lite.entry.common import ConfigLike, build, fill_model_shapes_from_env
 from ding_lite.entry.parallel_remote import ActorFactory, RemoteCollectors, RemoteEvaluator, Weights, to_cpu
 from ding_lite.entry.parallel_session import RAY_INSTALL_HINT, check_resources, import_ray, ray_session
 from ding_lite.entry.train_loop import run_training, start_run
 from ding_lite.errors import ConfigError
+from ding_lite.registry import CONFIG_SECTION_REGISTRY
 from ding_lite.utils.checkpoint import load_checkpoint
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.worker.evaluator import EvalResult
@@ -39,7 +35,7 @@ from ding_lite.worker.evaluator import EvalResult
 __all__ = ["PARALLEL_CONFIG", "RAY_INSTALL_HINT", "check_parallel_config", "import_ray", "parallel_pipeline",
            "ray_session"]
 
-# The ``parallel`` section of every config (compile_config merges it in; the serial pipeline ignores it).
+# The ``parallel`` section of every config (registered: compile_config merges it in; the serial pipeline ignores it).
 PARALLEL_CONFIG: dict[str, Any] = dict(
     n_collectors=2,  # collector actors
     num_cpus=None,  # CPUs of the embedded local Ray instance (None: this machine's CPU count); unused with --address
@@ -50,6 +46,7 @@ PARALLEL_CONFIG: dict[str, Any] = dict(
     actor_restart_window=3600.0,  # seconds over which max_actor_restarts_per_window counts (None: no rate guard)
     max_actor_restarts_per_window=10,  # replacements per actor slot within actor_restart_window s; the next stops
 )
+CONFIG_SECTION_REGISTRY.register("parallel")(PARALLEL_CONFIG)
 
 
 def parallel_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None = None,
@@ -117,8 +114,8 @@ class ParallelParts:
         self.ray = ray
         self.cfg = cfg
         check_resources(ray, cfg.parallel)
-        self.policy = build_policy(cfg, enable_field=["learn"])
-        self.buffer = None if cfg.policy.on_policy else build_buffer(cfg, seed)
+        self.policy = build(cfg, "policy", enable_field=["learn"])
+        self.buffer = None if cfg.policy.on_policy else build(cfg, "policy.other.replay_buffer", seed=seed)
         self.weights = Weights(ray, self.policy)
         self.factory = ActorFactory(ray, cfg, seed)
         try:

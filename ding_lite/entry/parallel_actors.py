@@ -15,13 +15,7 @@ from typing import Any, NamedTuple
 from easydict import EasyDict
 
 from ding_lite.data.batch import Batch
-from ding_lite.entry.common import (
-    EVAL_SEED_OFFSET,
-    build_collector,
-    build_evaluator,
-    build_policy,
-    import_plugins,
-)
+from ding_lite.entry.common import EVAL_SEED_OFFSET, build, build_evaluator, import_plugins
 from ding_lite.envs.env_manager import EpisodeEnd
 from ding_lite.envs.gym_env import build_env_manager
 from ding_lite.utils.seed import set_seed
@@ -78,9 +72,9 @@ class CollectorShell(_Shell):
         super().__init__(cfg, seed)
         self.env = build_env_manager(self.cfg.env, self.cfg.env.collector_env_num, seed)
         try:
-            policy = build_policy(self.cfg, enable_field=["collect"])
+            policy = build(self.cfg, "policy", enable_field=["collect"])
             self._mode = policy.collect_mode
-            self.collector = build_collector(self.cfg, self.env, policy)
+            self.collector = build(self.cfg, "policy.collect.collector", self.env, policy.collect_mode)
         except BaseException:
             self.env.close()
             raise
@@ -112,7 +106,7 @@ class EvaluatorShell(_Shell):
         super().__init__(cfg, seed)
         self.env = build_env_manager(self.cfg.env, self.cfg.env.evaluator_env_num, seed + EVAL_SEED_OFFSET)
         try:
-            self.policy = build_policy(self.cfg, enable_field=["eval"])
+            self.policy = build(self.cfg, "policy", enable_field=["eval"])
             self._mode = self.policy.eval_mode
             self.evaluator = build_evaluator(self.cfg, self.env, self.policy, seed + EVAL_SEED_OFFSET)
         except BaseException:

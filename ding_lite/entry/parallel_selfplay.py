@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ding_lite.entry.common import ConfigLike, build_collector, build_policy
+from ding_lite.entry.common import ConfigLike, build
 from ding_lite.entry.parallel import check_parallel_config
 from ding_lite.entry.parallel_actors import CollectorShell, CollectOutput, _Shell
 from ding_lite.entry.parallel_remote import ActorFactory, RemoteCollectors, Weights
@@ -72,16 +72,16 @@ class SelfPlayCollectorShell(CollectorShell):
         probe.close()
         self.view = LeagueView([], [], {})
         self._rng = np.random.default_rng(seed)
-        players = PlayerSet(lambda: build_policy(self.cfg, enable_field=["eval"]), self._snapshot, seed,
+        players = PlayerSet(lambda: build(self.cfg, "policy", enable_field=["eval"]), self._snapshot, seed,
                             layout.has_mask)
         league = self.cfg.league
         inner = build_env_manager(self.cfg.env, self.cfg.env.collector_env_num, seed)
         try:
             self.env = SelfPlayEnvManager(inner, layout, league.seats, players, self._draw, None,
                                           bool(league.swap_seats), seed)
-            policy = build_policy(self.cfg, enable_field=["collect"])
+            policy = build(self.cfg, "policy", enable_field=["collect"])
             self._mode = policy.collect_mode
-            self.collector = build_collector(self.cfg, self.env, policy)
+            self.collector = build(self.cfg, "policy.collect.collector", self.env, policy.collect_mode)
         except BaseException:
             inner.close()
             raise

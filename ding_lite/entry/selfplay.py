@@ -9,15 +9,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from ding_lite.entry.common import (
-    EVAL_SEED_OFFSET,
-    ConfigLike,
-    build_buffer,
-    build_collector,
-    build_policy,
-    check_env_config,
-    fill_model_shapes,
-)
+from ding_lite.entry.common import EVAL_SEED_OFFSET, ConfigLike, build, check_env_config, fill_model_shapes
 from ding_lite.entry.train_loop import run_training, start_run
 from ding_lite.envs.gym_env import build_env, build_env_manager
 from ding_lite.errors import ConfigError
@@ -98,10 +90,10 @@ class SelfPlayParts:
         if resume and (self.pool.folder / STATE_FILE).is_file():
             self.pool.restore()
         self.baselines = PayoffTable()  # training games against scripted seats
-        self.policy = build_policy(cfg)
+        self.policy = build(cfg, "policy")
         masked = self.layout.has_mask
-        self.players = PlayerSet(lambda: build_policy(cfg, enable_field=("eval",)), self._snapshot, seed, masked)
-        self.eval_players = PlayerSet(lambda: build_policy(cfg, enable_field=("eval",)), self._snapshot, seed + 1,
+        self.players = PlayerSet(lambda: build(cfg, "policy", enable_field=("eval",)), self._snapshot, seed, masked)
+        self.eval_players = PlayerSet(lambda: build(cfg, "policy", enable_field=("eval",)), self._snapshot, seed + 1,
                                       masked)
         for name in self.pool.snapshots:  # a resumed pool whose snapshots do not fit the network fails here
             self.eval_players.get(name)
@@ -125,8 +117,9 @@ class SelfPlayParts:
         self.evaluator.on_table = self.log_eval
         self.collector: Any = None
         if collect_here:
-            self.collector = self._snapshot_schedule(build_collector(cfg, self.collector_env, self.policy))
-        self.buffer = None if cfg.policy.on_policy else build_buffer(cfg, seed)
+            collector = build(cfg, "policy.collect.collector", self.collector_env, self.policy.collect_mode)
+            self.collector = self._snapshot_schedule(collector)
+        self.buffer = None if cfg.policy.on_policy else build(cfg, "policy.other.replay_buffer", seed=seed)
         self.learner: Any = None
         self.logger: Any = None
 

@@ -6,15 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ding_lite.entry.common import (
-    EVAL_SEED_OFFSET,
-    ConfigLike,
-    build_buffer,
-    build_collector,
-    build_env_managers,
-    build_evaluator,
-    build_policy,
-)
+from ding_lite.entry.common import EVAL_SEED_OFFSET, ConfigLike, build, build_env_managers, build_evaluator
 from ding_lite.entry.train_loop import run_training, start_run
 from ding_lite.utils.checkpoint import load_checkpoint
 from ding_lite.utils.log import ExperimentLogger
@@ -62,10 +54,10 @@ class _Parts:
         self.cfg = cfg
         self.collector_env, self.evaluator_env = build_env_managers(cfg, seed)
         try:
-            self.policy = build_policy(cfg)
-            self.collector = build_collector(cfg, self.collector_env, self.policy)
+            self.policy = build(cfg, "policy")
+            self.collector = build(cfg, "policy.collect.collector", self.collector_env, self.policy.collect_mode)
             self.evaluator = build_evaluator(cfg, self.evaluator_env, self.policy, seed + EVAL_SEED_OFFSET)
-            self.buffer = None if cfg.policy.on_policy else build_buffer(cfg, seed)
+            self.buffer = None if cfg.policy.on_policy else build(cfg, "policy.other.replay_buffer", seed=seed)
         except BaseException:
             self.close()
             raise

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ding_lite.league.pool import POOL_CONFIG
+from ding_lite.registry import CONFIG_SECTION_REGISTRY
 
 LEAGUE_SETTINGS: dict[str, Any] = dict(
     seats=["learner", "pool"],  # who plays each seat: 'learner', 'pool' (a snapshot drawn per game) or a baseline
@@ -13,3 +14,4 @@ LEAGUE_SETTINGS: dict[str, Any] = dict(
     eval_latest=1,  # the evaluator also plays this many of the newest snapshots
 )
 LEAGUE_CONFIG: dict[str, Any] = {**LEAGUE_SETTINGS, **POOL_CONFIG}  # the whole section: settings and the pool's
+CONFIG_SECTION_REGISTRY.register("league")(LEAGUE_CONFIG)

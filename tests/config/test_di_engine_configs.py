@@ -13,7 +13,7 @@ from easydict import EasyDict
 from ding_lite.config import compile_config
 from ding_lite.config.compile import ignored_keys
 from ding_lite.data.buffer import UniformBuffer
-from ding_lite.entry.common import build_policy, load_config
+from ding_lite.entry.common import build, load_config
 from ding_lite.errors import ConfigError
 
 pytestmark = pytest.mark.unittest
@@ -27,14 +27,14 @@ def test_di_engine_cartpole_config_compiles_without_unknown_keys(algo: str, capl
         cfg = load_config(CONFIGS / f"cartpole_{algo}_config.py", strict=True)  # an unknown key would raise
     assert ignored_keys(cfg) == []
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
-    policy = build_policy(cfg)  # every honoured key builds
+    policy = build(cfg, "policy")  # every honoured key builds
     assert policy.learn_mode.forward is not None
 
 
 def test_ppo_config_keys_are_honoured() -> None:
     cfg = load_config(CONFIGS / "cartpole_ppo_config.py")
     assert cfg.policy.model.action_space == "discrete"  # policy.action_space is the model's
-    model = build_policy(cfg)._model
+    model = build(cfg, "policy")._model
     # DI-engine's VAC: encoder [64, 64, 128], then one 128-wide hidden layer in each head, then the output
     widths = [m.out_features for m in model.actor_trunk if isinstance(m, torch.nn.Linear)]
     assert widths == [128] and model.actor_head.in_features == 128 and model.critic_head.in_features == 128
@@ -66,7 +66,7 @@ def test_a_di_engine_alias_and_its_key_must_agree() -> None:
 def test_dqn_head_keys_build_di_engine_heads() -> None:
     cfg = compile_config(_cartpole(dict(type="dqn", model=dict(obs_shape=4, action_shape=2, head_hidden_size=32,
                                                                head_layer_num=2))))
-    model = build_policy(cfg)._model
+    model = build(cfg, "policy")._model
     assert [m.out_features for m in model.advantage_trunk if isinstance(m, torch.nn.Linear)] == [32, 32]
     assert model.value_trunk is not None and model.advantage.in_features == 32
     assert model(torch.zeros(5, 4))["logit"].shape == (5, 2)

@@ -10,7 +10,7 @@ import torch
 from conftest import DIZOO_CARTPOLE, run_cli
 
 from ding_lite.config import compile_config
-from ding_lite.entry.common import build_policy
+from ding_lite.entry.common import build
 from ding_lite.utils.checkpoint import save_checkpoint
 
 pytestmark = pytest.mark.unittest
@@ -34,7 +34,7 @@ def _ppo_checkpoint(folder: Path) -> str:
     cfg = compile_config(dict(env=dict(type="gymnasium", env_id="CartPole-v1"), policy=dict(type="ppo")),
                          overrides=["policy.model.obs_shape=4", "policy.model.action_shape=2",
                                     "policy.model.action_space='discrete'"])
-    policy = build_policy(cfg)
+    policy = build(cfg, "policy")
     save_checkpoint(folder / "ppo.pth.tar", {"policy": policy.learn_mode.state_dict(), "train_iter": 1,
                                              "env_step": 8})
     return "ppo.pth.tar"

@@ -10,7 +10,7 @@ from conftest import DIZOO_CARTPOLE, run_cli
 from ding_lite.config import compile_config
 from ding_lite.data.demo import read_demo
 from ding_lite.entry.collect_demo import collect_demo_pipeline, rollout_episodes, success_rule
-from ding_lite.entry.common import build_policy, fill_model_shapes
+from ding_lite.entry.common import build, fill_model_shapes
 from ding_lite.envs.env_manager import BaseEnvManager, EpisodeEnd
 from ding_lite.errors import ConfigError, DingLiteError
 from ding_lite.utils.checkpoint import save_checkpoint
@@ -28,7 +28,7 @@ def checkpoint(tmp_path_factory):
     env = gym.make("CartPole-v1")
     fill_model_shapes(cfg, env.observation_space, env.action_space)
     torch.manual_seed(0)  # the same weights whatever ran before (some inits act alike in every episode)
-    policy = build_policy(cfg)
+    policy = build(cfg, "policy")
     path = tmp_path_factory.mktemp("ckpt") / "ckpt.pth.tar"
     save_checkpoint(path, {"policy": policy.learn_mode.state_dict(), "train_iter": 0, "env_step": 0})
     return path
@@ -135,7 +135,7 @@ def test_box_actions_are_stored_clipped_and_seeds_get_their_own_file(tmp_path):
     env = gym.make("Pendulum-v1")
     fill_model_shapes(cfg, env.observation_space, env.action_space)
     ckpt = tmp_path / "pendulum.pth.tar"
-    save_checkpoint(ckpt, {"policy": build_policy(cfg).learn_mode.state_dict(), "train_iter": 0, "env_step": 0})
+    save_checkpoint(ckpt, {"policy": build(cfg, "policy").learn_mode.state_dict(), "train_iter": 0, "env_step": 0})
     summary = collect_demo_pipeline(config, 1, ckpt, 2, tmp_path / "pendulum.npz", n_seeds=3,
                                     overrides=("demo.policy_mode=collect", "demo.return_threshold=-100000"))
     assert summary["demo_path"] == str(tmp_path / "pendulum_seed1.npz")

@@ -18,7 +18,7 @@ from conftest import cli_env, run_cli
 from ding_lite.config import read_config
 from ding_lite.config.compile import compile_config
 from ding_lite.data.demo import episodes_to_dataset, write_demo
-from ding_lite.entry.common import build_collector, build_env_managers, build_policy
+from ding_lite.entry.common import build, build_env_managers
 from ding_lite.entry.gsl import PHASE1, PHASE2, specialist_config
 from dizoo.grid.maze.envs.maze_env import make_level
 
@@ -112,7 +112,7 @@ def test_a_specialist_only_ever_sees_its_subset(tmp_path: Path) -> None:
     scfg = specialist_config(cfg, subset)
     env, eval_env = build_env_managers(scfg, 0)
     try:
-        collector = build_collector(scfg, env, build_policy(scfg))
+        collector = build(scfg, "policy.collect.collector", env, build(scfg, "policy").collect_mode)
         samples, episodes = collector.collect(600)
     finally:
         env.close()

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from ding_lite.data.buffer import UniformBuffer
-from ding_lite.entry.common import build_policy, fill_model_shapes_from_env, load_config
+from ding_lite.entry.common import build, fill_model_shapes_from_env, load_config
 from ding_lite.entry.parallel import PARALLEL_CONFIG, check_parallel_config, parallel_pipeline
 from ding_lite.entry.parallel_actors import CollectorShell, EvaluatorShell
 from ding_lite.entry.parallel_remote import ActorFactory
@@ -58,7 +58,7 @@ def test_parallel_section_is_declared_and_checked(capsys):
 def test_actor_shells_build_from_the_config_and_load_versioned_weights():
     cfg = load_config(DQN_CONFIG, seed=3)
     fill_model_shapes_from_env(cfg)
-    learner_policy = build_policy(cfg, enable_field=["learn"])
+    learner_policy = build(cfg, "policy", enable_field=["learn"])
     weights = learner_policy.collect_mode.state_dict()
     collector = CollectorShell(cfg, seed=3)
     try:

@@ -20,7 +20,7 @@ from ding_lite.data.batch import concat_batches
 from ding_lite.data.buffer import UniformBuffer
 from ding_lite.data.keys import DISCOUNT_N, NEXT_OBS_N, OBS
 from ding_lite.entry import serial_pipeline
-from ding_lite.entry.common import build_collector, build_env_managers, build_policy
+from ding_lite.entry.common import build, build_env_managers
 from ding_lite.envs import build_env_manager
 from ding_lite.errors import ConfigError, EnvError
 from ding_lite.registry import BUFFER
@@ -299,7 +299,8 @@ def test_episode_collector_drops_the_cut_episode(tmp_path: Path, no_orphans) -> 
     torch.manual_seed(0)
     collector_env, _ = build_env_managers(cfg, seed=0, evaluate=False)
     with collector_env:
-        collector = build_collector(cfg, collector_env, build_policy(cfg, enable_field=["collect"]))
+        policy = build(cfg, "policy", enable_field=["collect"])
+        collector = build(cfg, "policy.collect.collector", collector_env, policy.collect_mode)
         samples, episodes = collector.collect(n_episode=6)
         assert collector_env.restart_count == 1
     assert len(episodes) == 6 and all(e.episode_length == EPISODE_LEN for e in episodes)

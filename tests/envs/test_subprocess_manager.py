@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from ding_lite.config import compile_config
-from ding_lite.entry.common import build_collector, build_env_managers, build_policy
+from ding_lite.entry.common import build, build_env_managers
 from ding_lite.envs import BaseEnvManager, SubprocessEnvManager, build_env_manager
 from ding_lite.errors import ConfigError
 
@@ -105,7 +105,8 @@ def test_same_collected_samples_as_base(one_torch_thread) -> None:
                                   policy=dict(type="dqn", nstep=3)), seed=0)
         torch.manual_seed(0)
         collector_env, evaluator_env = build_env_managers(cfg, seed=0, evaluate=False)
-        collector = build_collector(cfg, collector_env, build_policy(cfg, enable_field=["collect"]))
+        policy = build(cfg, "policy", enable_field=["collect"])
+        collector = build(cfg, "policy.collect.collector", collector_env, policy.collect_mode)
         with collector_env:
             samples.append([collector.collect(n_sample=60)[0] for _ in range(4)])
     for a, b in zip(*samples, strict=True):

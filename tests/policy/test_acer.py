@@ -9,7 +9,7 @@ import torch
 
 from ding_lite.config import compile_config
 from ding_lite.data.keys import ACTION, LOGIT, MASK, OBS_PLUS_1, REWARD, TERMINATED
-from ding_lite.entry.common import build_buffer, build_collector, build_env_managers, build_policy
+from ding_lite.entry.common import build, build_env_managers
 from ding_lite.errors import ConfigError
 
 pytestmark = pytest.mark.unittest
@@ -52,8 +52,8 @@ def test_collect_stores_behaviour_logits_in_sequences_of_unroll_len():
     cfg = _cfg()
     collector_env, evaluator_env = build_env_managers(cfg, seed=0)
     try:
-        policy = build_policy(cfg)
-        collector = build_collector(cfg, collector_env, policy)
+        policy = build(cfg, "policy")
+        collector = build(cfg, "policy.collect.collector", collector_env, policy.collect_mode)
         samples, _ = collector.collect(n_sample=40)  # 20 steps of 2 envs: CartPole episodes end, sequences close
         k = len(samples[MASK])
         assert k >= 2
@@ -68,7 +68,7 @@ def test_collect_stores_behaviour_logits_in_sequences_of_unroll_len():
         after_terminal = np.cumsum(samples[TERMINATED], axis=1) - samples[TERMINATED] > 0
         assert not (after_terminal & real).any()
         # the buffer keeps one sequence per sample
-        buffer = build_buffer(cfg, seed=0)
+        buffer = build(cfg, "policy.other.replay_buffer", seed=0)
         buffer.push(samples)
         assert len(buffer) == k
         assert buffer.sample(3)[LOGIT].shape == (3, L, 2)
@@ -79,7 +79,7 @@ def test_collect_stores_behaviour_logits_in_sequences_of_unroll_len():
 
 def test_steps_after_a_terminal_carry_no_loss():
     torch.manual_seed(0)
-    policy = build_policy(_cfg(), enable_field=["learn"])
+    policy = build(_cfg(), "policy", enable_field=["learn"])
     twin = copy.deepcopy(policy)
     clean = _batch()
     noisy = copy.deepcopy(clean)  # same real steps, garbage on every padding entry of sequence 0
@@ -102,7 +102,7 @@ def test_steps_after_a_terminal_carry_no_loss():
 def test_average_network_moves_by_the_ema_rule_and_gets_no_gradient():
     torch.manual_seed(0)
     tau = 0.25
-    policy = build_policy(_cfg(target_theta=tau), enable_field=["learn"])
+    policy = build(_cfg(target_theta=tau), "policy", enable_field=["learn"])
     avg_before = [p.clone() for p in policy._avg_actor.parameters()]
     actor_before = [p.clone() for p in policy._model.actor.parameters()]
     policy.learn_mode.forward(_batch())
@@ -121,8 +121,8 @@ def test_average_network_moves_by_the_ema_rule_and_gets_no_gradient():
 
 def test_trust_region_projects_only_the_actor_step():
     torch.manual_seed(0)
-    tight = build_policy(_cfg(trust_region_value=1e-6, target_theta=0.5), enable_field=["learn"])
-    free = build_policy(_cfg(trust_region=False, target_theta=0.5), enable_field=["learn"])
+    tight = build(_cfg(trust_region_value=1e-6, target_theta=0.5), "policy", enable_field=["learn"])
+    free = build(_cfg(trust_region=False, target_theta=0.5), "policy", enable_field=["learn"])
     free._model.load_state_dict(tight._model.state_dict())
     free._avg_actor.load_state_dict(tight._avg_actor.state_dict())
     # first step: π = π_avg, so k = π − π_avg = 0 and nothing is projected
@@ -144,20 +144,20 @@ def test_trust_region_projects_only_the_actor_step():
 
 def test_config_errors_name_the_setting():
     with pytest.raises(ConfigError, match="trust_region_value must be > 0, got 0"):
-        build_policy(_cfg(trust_region_value=0.0), enable_field=["learn"])
+        build(_cfg(trust_region_value=0.0), "policy", enable_field=["learn"])
     with pytest.raises(ConfigError, match="target_theta must be in \\[0, 1\\], got 2"):
-        build_policy(_cfg(target_theta=2.0), enable_field=["learn"])
+        build(_cfg(target_theta=2.0), "policy", enable_field=["learn"])
     cfg = _cfg()
     cfg.policy.model.action_space = "continuous"
     with pytest.raises(ConfigError, match="discrete action space"):
-        build_policy(cfg)
+        build(cfg, "policy")
 
 
 def test_a_behaviour_logit_gap_past_104_gives_finite_updates():
     """Logits [0, -120] against behaviour [0, -110]: a softmax ratio was NaN there and turned every actor weight
     NaN; the log-softmax difference keeps the step finite."""
     torch.manual_seed(0)
-    policy = build_policy(_cfg(), enable_field=["learn"])
+    policy = build(_cfg(), "policy", enable_field=["learn"])
     batch = _batch()
     with torch.no_grad():  # make the actor's logits on the first observation exactly [0, -120]
         last = [m for m in policy._model.actor.modules() if isinstance(m, torch.nn.Linear)][-1]
@@ -203,8 +203,8 @@ def _naive_actor_objective(policy, batch: dict, c: float, gamma: float, entropy_
 def test_actor_gradient_matches_a_naive_per_sequence_implementation(c_clip_ratio):
     torch.manual_seed(0)
     gamma, entropy_weight = 0.9, 0.01
-    policy = build_policy(_cfg(trust_region=False, c_clip_ratio=c_clip_ratio, entropy_weight=entropy_weight,
-                               discount_factor=gamma), enable_field=["learn"])
+    policy = build(_cfg(trust_region=False, c_clip_ratio=c_clip_ratio, entropy_weight=entropy_weight,
+                        discount_factor=gamma), "policy", enable_field=["learn"])
     batch = _batch()
     policy._model.actor.zero_grad()
     (-_naive_actor_objective(policy, batch, c_clip_ratio, gamma, entropy_weight)).backward()
@@ -231,8 +231,8 @@ def test_projected_step_keeps_k_dot_z_within_delta(statistics, monkeypatch):
 
     monkeypatch.setattr(acer_module, "trust_region_projection", spy)
     torch.manual_seed(0)
-    policy = build_policy(_cfg(trust_region_value=delta, target_theta=0.5, trust_region_statistics=statistics),
-                          enable_field=["learn"])
+    policy = build(_cfg(trust_region_value=delta, target_theta=0.5, trust_region_statistics=statistics), "policy",
+                   enable_field=["learn"])
     for seed in range(3):  # the average policy lags behind after the first step: the constraint binds
         policy.learn_mode.forward(_batch(seed))
     assert any(active.any() for _, active in seen)
@@ -242,4 +242,4 @@ def test_projected_step_keeps_k_dot_z_within_delta(statistics, monkeypatch):
 
 def test_an_unknown_trust_region_statistics_is_a_config_error():
     with pytest.raises(ConfigError, match="policy.learn.trust_region_statistics must be 'probability' or 'logit'"):
-        build_policy(_cfg(trust_region_statistics="log"), enable_field=["learn"])
+        build(_cfg(trust_region_statistics="log"), "policy", enable_field=["learn"])

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from ding_lite.config import compile_config
-from ding_lite.entry.common import build_collector, build_env_managers, build_policy, fill_model_shapes
+from ding_lite.entry.common import build, build_env_managers, fill_model_shapes
 from ding_lite.envs.env_manager import StepResult
 from ding_lite.errors import ConfigError
 from ding_lite.policy.base_policy import resolve_discount_factor
@@ -47,8 +47,8 @@ def test_policy_contract(policy_type: str, env: dict) -> None:
     cfg = _compiled(policy_type, env)
     collector_env, evaluator_env = build_env_managers(cfg, seed=0)
     try:
-        policy = build_policy(cfg)
-        collector = build_collector(cfg, collector_env, policy)
+        policy = build(cfg, "policy")
+        collector = build(cfg, "policy.collect.collector", collector_env, policy.collect_mode)
         samples, _ = collector.collect(n_sample=64)
         assert samples, f"{policy_type}: collect produced no samples"
         batch = _train_batch(cfg, samples)
@@ -67,7 +67,7 @@ def test_policy_contract(policy_type: str, env: dict) -> None:
 
         fresh_cfg = _compiled(policy_type, env)
         fill_model_shapes(fresh_cfg, evaluator_env.observation_space, evaluator_env.action_space)
-        fresh = build_policy(fresh_cfg)
+        fresh = build(fresh_cfg, "policy")
         fresh.learn_mode.load_state_dict(restored_state)
         obs = np.stack([evaluator_env.observation_space.sample() for _ in range(16)])
         a1 = policy.eval_mode.forward(obs)["action"]
@@ -87,9 +87,9 @@ def _train_batch(cfg, samples: dict) -> dict:
     """On-policy policies learn from the collect itself; off-policy ones from a buffer sample."""
     if cfg.policy.on_policy:
         return samples
-    from ding_lite.entry.common import build_buffer
+    from ding_lite.entry.common import build
 
-    buf = build_buffer(cfg, seed=0)
+    buf = build(cfg, "policy.other.replay_buffer", seed=0)
     buf.push(samples)
     return buf.sample(cfg.policy.learn.batch_size)
 
@@ -124,8 +124,8 @@ def test_interrupted_rollout_stores_no_placeholder(policy_type: str, env: dict) 
     cfg = _compiled(policy_type, env)
     collector_env, evaluator_env = build_env_managers(cfg, seed=0)
     try:
-        policy = build_policy(cfg)
-        collector = build_collector(cfg, collector_env, policy)
+        policy = build(cfg, "policy")
+        collector = build(cfg, "policy.collect.collector", collector_env, policy.collect_mode)
         samples, _ = collector.collect(n_sample=16)  # runs past the first steps of every env
         _restart_env0_at(collector_env, 5)
         for _ in range(4):  # enough for sequence-cutting policies to close the sequence that met the restart

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from ding_lite.config import compile_config
-from ding_lite.entry.common import build_policy
+from ding_lite.entry.common import build
 
 pytestmark = pytest.mark.unittest
 
@@ -18,7 +18,7 @@ def _pong_shaped_dqn(cuda: bool):
     cfg = compile_config(dict(env=dict(type="gymnasium", env_id="CartPole-v1"),
                               policy=dict(type="dqn", cuda=cuda, model=dict(obs_shape=[4, 84, 84], action_shape=6,
                                                                             encoder_hidden_size_list=[32]))))
-    return build_policy(cfg)
+    return build(cfg, "policy")
 
 
 def _frames(n: int) -> np.ndarray:

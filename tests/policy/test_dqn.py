@@ -7,7 +7,7 @@ import torch
 
 from ding_lite.config import compile_config
 from ding_lite.data.keys import ACTION, DISCOUNT_N, NEXT_OBS, NEXT_OBS_N, OBS, RETURN_N, REWARD, TERMINATED, TRUNCATED
-from ding_lite.entry.common import build_policy
+from ding_lite.entry.common import build
 
 pytestmark = pytest.mark.unittest
 
@@ -17,7 +17,7 @@ def _policy(*overrides: str, fields=("learn", "collect", "eval")):
     cfg = compile_config(dict(env=dict(type="gymnasium", env_id="CartPole-v1"), policy=dict(type="dqn")),
                          overrides=["policy.model.obs_shape=1", "policy.model.action_shape=2",
                                     "policy.model.encoder_hidden_size_list=[8]", *overrides])
-    return build_policy(cfg, enable_field=fields)
+    return build(cfg, "policy", enable_field=fields)
 
 
 def _rollout(g0: int, rewards: list[list[float]], terminated=(), truncated=()) -> dict:

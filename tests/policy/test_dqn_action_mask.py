@@ -18,7 +18,7 @@ from ding_lite.data.keys import (
     TERMINATED,
     TRUNCATED,
 )
-from ding_lite.entry.common import build_policy
+from ding_lite.entry.common import build
 from ding_lite.policy import dqn as dqn_module
 from ding_lite.rl_utils.masks import MASKED_LOGIT
 
@@ -31,7 +31,7 @@ def _policy(*overrides: str):
                          overrides=["policy.model.obs_shape=2", "policy.model.action_shape=4",
                                     "policy.model.encoder_hidden_size_list=[8]", "policy.learn.double=True",
                                     *overrides])
-    return build_policy(cfg)
+    return build(cfg, "policy")
 
 
 def test_collect_and_eval_choose_legal_actions_only():

@@ -12,7 +12,7 @@ from ding_lite.config import compile_config
 from ding_lite.data.keys import INDEX, PRIORITY, WEIGHT
 from ding_lite.data.prioritized import PrioritizedBuffer
 from ding_lite.entry import serial_pipeline
-from ding_lite.entry.common import build_collector, build_env_managers, build_policy
+from ding_lite.entry.common import build, build_env_managers
 from ding_lite.registry import BUFFER
 from dizoo.classic_control.cartpole.config.cartpole_dqn_config import create_config, main_config
 
@@ -59,8 +59,8 @@ def test_importance_weights_scale_the_loss() -> None:
     collector_env, _ = build_env_managers(cfg, seed=0, evaluate=False)
     with collector_env:
         torch.manual_seed(0)
-        policy = build_policy(cfg)
-        samples, _ = build_collector(cfg, collector_env, policy).collect(n_sample=32)
+        policy = build(cfg, "policy")
+        samples, _ = build(cfg, "policy.collect.collector", collector_env, policy.collect_mode).collect(n_sample=32)
     buffer = PrioritizedBuffer(cfg.policy.other.replay_buffer, seed=0)
     buffer.push(samples)
     batch = buffer.sample(16)

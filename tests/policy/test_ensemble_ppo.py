@@ -9,7 +9,7 @@ import torch
 
 from ding_lite.config import compile_config
 from ding_lite.data.keys import ACTION, LOGP, MEMBER_LOGP, OBS
-from ding_lite.entry.common import build_collector, build_env_managers, build_policy
+from ding_lite.entry.common import build, build_env_managers
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.policy.ppo import action_distribution
 from ding_lite.rl_utils.eppo import mixture_log_prob
@@ -28,8 +28,8 @@ def _policy_and_samples(policy_type: str, space: str, n_sample: int = 64, **poli
     cfg = _cfg(policy_type, space, **policy)
     collector_env, evaluator_env = build_env_managers(cfg, seed=0)
     try:
-        pol = build_policy(cfg)
-        samples, _ = build_collector(cfg, collector_env, pol).collect(n_sample)
+        pol = build(cfg, "policy")
+        samples, _ = build(cfg, "policy.collect.collector", collector_env, pol.collect_mode).collect(n_sample)
     finally:
         collector_env.close()
         evaluator_env.close()
@@ -88,8 +88,8 @@ def _constant_members(pol, logits: list[list[float]]) -> None:
 
 def test_discrete_collect_samples_the_mixture_and_eval_takes_its_argmax():
     torch.manual_seed(0)
-    pol = build_policy(_cfg("ensemble_ppo", "discrete", model=dict(obs_shape=4, action_shape=2,
-                                                                   action_space="discrete")))
+    pol = build(_cfg("ensemble_ppo", "discrete", model=dict(obs_shape=4, action_shape=2,
+                                                            action_space="discrete")), "policy")
     # members p = (0.999, 0.001) and three times (0.2, 0.8): p̄ = ((0.999 + 0.6)/4, ...) = (0.39975, 0.60025), so
     # argmax p̄ = 1, whereas averaging logits, (ln 999 + 3 ln 0.25)/4 = 0.69 > 0, would pick action 0.
     _constant_members(pol, [[math.log(999.0), 0.0]] + [[math.log(0.25), 0.0]] * 3)
@@ -101,8 +101,8 @@ def test_discrete_collect_samples_the_mixture_and_eval_takes_its_argmax():
 
 def test_continuous_collect_samples_the_gaussian_mixture_and_eval_takes_a_mode():
     torch.manual_seed(0)
-    pol = build_policy(_cfg("ensemble_ppo", "continuous", model=dict(obs_shape=3, action_shape=1,
-                                                                     action_space="continuous")))
+    pol = build(_cfg("ensemble_ppo", "continuous", model=dict(obs_shape=3, action_shape=1,
+                                                              action_space="continuous")), "policy")
     with torch.no_grad():  # members N(-2, 0.1²), N(-2, 0.1²), N(-2, 0.1²), N(3, 0.1²)
         for member, mean in zip(pol._model.members, [-2.0, -2.0, -2.0, 3.0], strict=True):
             member.actor_head.weight.zero_()
@@ -114,8 +114,8 @@ def test_continuous_collect_samples_the_gaussian_mixture_and_eval_takes_a_mode()
     assert abs(actions.mean() - (-2.0 * 0.75 + 3.0 * 0.25)) < 0.05
     # mode: the member mean of highest mixture density, -2 (three members there); the mean of means would be -0.75
     np.testing.assert_allclose(pol.eval_mode.forward(obs[:3])[ACTION], -2.0)
-    mean_pol = build_policy(_cfg("ensemble_ppo", "continuous", eval=dict(continuous_action="mean"),
-                                 model=dict(obs_shape=3, action_shape=1, action_space="continuous")))
+    mean_pol = build(_cfg("ensemble_ppo", "continuous", eval=dict(continuous_action="mean"),
+                          model=dict(obs_shape=3, action_shape=1, action_space="continuous")), "policy")
     mean_pol._model.load_state_dict(pol._model.state_dict())
     np.testing.assert_allclose(mean_pol.eval_mode.forward(obs[:3])[ACTION], -0.75, rtol=1e-6)
 
@@ -145,8 +145,8 @@ def test_value_weighted_recomputes_member_log_probs_before_the_update(space):
 
 def test_value_weighted_collect_logp_is_the_weighted_mixture():
     torch.manual_seed(0)
-    pol = build_policy(_cfg("ensemble_ppo", "discrete", collect=dict(ensemble_action="value_weighted"),
-                            model=dict(obs_shape=4, action_shape=2, action_space="discrete")))
+    pol = build(_cfg("ensemble_ppo", "discrete", collect=dict(ensemble_action="value_weighted"),
+                     model=dict(obs_shape=4, action_shape=2, action_space="discrete")), "policy")
     _constant_members(pol, [[0.0, 0.0], [math.log(3.0), 0.0], [0.0, 0.0], [0.0, 0.0]])  # p_2 = (0.75, 0.25)
     with torch.no_grad():
         pol._model.member_value.copy_(torch.tensor([0.0, 0.1 * math.log(3.0), 0.0, 0.0]))
@@ -160,19 +160,19 @@ def test_value_weighted_collect_logp_is_the_weighted_mixture():
 
 def test_bad_options_are_config_errors():
     with pytest.raises(ConfigError, match="ensemble_action.*'mix'"):
-        build_policy(_cfg("ensemble_ppo", "discrete", collect=dict(ensemble_action="mix"),
-                          model=dict(obs_shape=4, action_shape=2, action_space="discrete")))
+        build(_cfg("ensemble_ppo", "discrete", collect=dict(ensemble_action="mix"),
+                   model=dict(obs_shape=4, action_shape=2, action_space="discrete")), "policy")
     with pytest.raises(ConfigError, match="ensemble_size"):
-        build_policy(_cfg("ensemble_ppo", "discrete", model=dict(obs_shape=4, action_shape=2,
-                                                                 action_space="discrete", ensemble_size=0)))
+        build(_cfg("ensemble_ppo", "discrete", model=dict(obs_shape=4, action_shape=2,
+                                                          action_space="discrete", ensemble_size=0)), "policy")
     with pytest.raises(ConfigError, match="init_member_ckpts lists 2 checkpoints but model.ensemble_size is 4"):
-        build_policy(_cfg("ensemble_ppo", "discrete", init_member_ckpts=["a.pth.tar", "b.pth.tar"],
-                          model=dict(obs_shape=4, action_shape=2, action_space="discrete")))
+        build(_cfg("ensemble_ppo", "discrete", init_member_ckpts=["a.pth.tar", "b.pth.tar"],
+                   model=dict(obs_shape=4, action_shape=2, action_space="discrete")), "policy")
 
 
 def test_missing_member_checkpoint_names_the_key(tmp_path):
     cfg = _cfg("ensemble_ppo", "discrete", init_member_ckpts=[str(tmp_path / "none.pth.tar")],
                model=dict(obs_shape=4, action_shape=2, action_space="discrete", ensemble_size=1))
     with pytest.raises(CheckpointError, match=r"init_member_ckpts\[0\].*not found"):
-        build_policy(cfg)
-    build_policy(cfg, enable_field=("eval",))  # only a learning policy starts from the PPO checkpoints
+        build(cfg, "policy")
+    build(cfg, "policy", enable_field=("eval",))  # only a learning policy starts from the PPO checkpoints

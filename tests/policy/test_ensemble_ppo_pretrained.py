@@ -9,7 +9,7 @@ import torch
 
 from ding_lite.config import read_config
 from ding_lite.entry import serial_pipeline
-from ding_lite.entry.common import build_env_managers, build_policy, load_config
+from ding_lite.entry.common import build, build_env_managers, load_config
 from ding_lite.errors import CheckpointError
 from ding_lite.model.ensemble_vac import ACTOR_PREFIXES, CRITIC_PREFIXES
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
@@ -49,7 +49,7 @@ def test_ensemble_from_three_pretrained_ppo_checkpoints_trains_every_member(tmp_
     cfg = load_config(_eppo_config(ckpts), overrides=SMALL, strict=True)
     _, evaluator_env = build_env_managers(cfg, seed=0, collect=False)
     evaluator_env.close()
-    policy = build_policy(cfg)
+    policy = build(cfg, "policy")
     for k, member in enumerate(policy._model.members):
         for name, value in member.state_dict().items():
             torch.testing.assert_close(value, ppo_models[k][name], rtol=0, atol=0)
@@ -81,4 +81,4 @@ def test_member_checkpoint_of_another_shape_is_a_clear_error(tmp_path):
     _, evaluator_env = build_env_managers(cfg, seed=0, collect=False)
     evaluator_env.close()
     with pytest.raises(CheckpointError, match=r"init_member_ckpts\[0\].*encoder_hidden_size_list"):
-        build_policy(cfg)
+        build(cfg, "policy")

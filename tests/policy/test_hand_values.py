@@ -26,7 +26,7 @@ from ding_lite.data.keys import (
     VALUE,
     WEIGHT,
 )
-from ding_lite.entry.common import build_policy
+from ding_lite.entry.common import build
 from ding_lite.model.templates import VAC, QNet
 from ding_lite.registry import POLICY
 
@@ -124,7 +124,7 @@ def test_ppo_learn_step_losses_on_a_hand_batch() -> None:
         type="ppo", model=dict(obs_shape=2, action_shape=2, action_space="discrete", encoder_hidden_size_list=[]),
         learn=dict(epoch_per_collect=1, batch_size=2, adv_norm=False, entropy_weight=0.1, value_weight=0.5,
                    clip_ratio=0.2, grad_clip_value=None))))
-    policy = build_policy(cfg)
+    policy = build(cfg, "policy")
     with torch.no_grad():  # π = [1/4, 3/4] and V = 1 whatever the state
         policy._model.actor_head.weight.zero_()
         policy._model.actor_head.bias.copy_(torch.tensor([0.0, math.log(3.0)]))

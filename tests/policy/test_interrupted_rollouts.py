@@ -23,7 +23,7 @@ from ding_lite.data.keys import (
     VALUE,
 )
 from ding_lite.data.rollout import settle
-from ding_lite.entry.common import build_policy
+from ding_lite.entry.common import build
 from ding_lite.rl_utils.gae import gae
 
 pytestmark = pytest.mark.unittest
@@ -38,7 +38,7 @@ def policy_of(policy_type: str, **policy_cfg):
                                                    if policy_type == "ppo" else dict(obs_shape=4, action_shape=2),
                                                    **policy_cfg)))
     torch.manual_seed(0)
-    return build_policy(cfg)
+    return build(cfg, "policy")
 
 
 def rollout(t_len: int, n_env: int, interrupted_at: tuple[int, int] | None) -> dict:

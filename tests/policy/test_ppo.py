@@ -11,7 +11,7 @@ from torch import nn
 
 from ding_lite.config import compile_config
 from ding_lite.data.keys import ACTION, ADV, LOGP, NEXT_OBS, OBS, RETURN, REWARD, TERMINATED, TRUNCATED, VALUE
-from ding_lite.entry.common import build_collector, build_policy
+from ding_lite.entry.common import build
 from ding_lite.envs import BaseEnvManager
 from ding_lite.policy.ppo import action_distribution
 from ding_lite.registry import POLICY
@@ -78,11 +78,11 @@ def test_continuous_actions_stored_unclipped_env_gets_clipped() -> None:
     cfg = _ppo_cfg("policy.model.obs_shape=3", "policy.model.action_shape=1", "policy.model.action_space='continuous'",
                    "policy.model.init_log_std=1.5", "env.collector_env_num=2", env_id="Pendulum-v1")
     torch.manual_seed(0)
-    policy = build_policy(cfg)
+    policy = build(cfg, "policy")
     recorders = [RecordActions(gym.make("Pendulum-v1")) for _ in range(2)]
     manager = BaseEnvManager([lambda r=r: r for r in recorders])
     manager.seed(0)
-    collector = build_collector(cfg, manager, policy)
+    collector = build(cfg, "policy.collect.collector", manager, policy.collect_mode)
     try:
         samples, _ = collector.collect(n_sample=64)
     finally:
@@ -103,7 +103,7 @@ def test_learn_runs_epochs_of_minibatches_and_changes_the_policy() -> None:
     cfg = _ppo_cfg("policy.model.obs_shape=4", "policy.model.action_shape=2", "policy.model.action_space='discrete'",
                    "policy.learn.epoch_per_collect=3", "policy.learn.batch_size=16")
     torch.manual_seed(0)
-    policy = build_policy(cfg)
+    policy = build(cfg, "policy")
     calls = []
     loss_of = policy._compute_loss
     policy._compute_loss = lambda mb, context: calls.append(len(mb[OBS])) or loss_of(mb, context)
@@ -126,8 +126,8 @@ def test_value_norm_statistics_belong_to_the_learner_and_travel_with_the_weights
     pipeline broadcasts) carries them, so a separate collector denormalises values exactly like the learner."""
     cfg = _ppo_cfg("policy.learn.value_norm=True", "policy.learn.epoch_per_collect=1")
     cfg.policy.model.update(obs_shape=4, action_shape=2, action_space="discrete")
-    learner = build_policy(cfg)
-    collector = build_policy(cfg, enable_field=("collect",))
+    learner = build(cfg, "policy")
+    collector = build(cfg, "policy", enable_field=("collect",))
     n = 32
     batch = {OBS: np.random.default_rng(0).normal(size=(n, 4)).astype(np.float32), ACTION: np.zeros(n, np.int64),
              LOGP: np.full(n, -0.7, np.float32), VALUE: np.zeros(n, np.float32), ADV: np.ones(n, np.float32),

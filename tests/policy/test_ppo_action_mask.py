@@ -8,7 +8,7 @@ import torch
 
 from ding_lite.config import compile_config
 from ding_lite.data.keys import ACTION_MASK, NEXT_OBS, OBS, OBSERVATION, REWARD, TERMINATED, TRUNCATED
-from ding_lite.entry.common import build_policy
+from ding_lite.entry.common import build
 
 pytestmark = pytest.mark.unittest
 
@@ -19,7 +19,7 @@ def _policy():
                          overrides=["policy.model.obs_shape=2", "policy.model.action_shape=4",
                                     "policy.model.action_space='discrete'", "policy.learn.batch_size=8",
                                     "policy.learn.entropy_weight=0.1"])
-    return build_policy(cfg)
+    return build(cfg, "policy")
 
 
 def test_ppo_samples_legal_actions_and_learns_with_masked_logits():

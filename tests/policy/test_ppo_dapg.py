@@ -10,7 +10,7 @@ import torch
 from ding_lite.config import compile_config
 from ding_lite.data.demo import episodes_to_dataset, write_demo
 from ding_lite.data.keys import ACTION, ADV, LOGP, OBS, RETURN, VALID, VALUE
-from ding_lite.entry.common import build_policy, fill_model_shapes
+from ding_lite.entry.common import build, fill_model_shapes
 from ding_lite.errors import ConfigError
 from ding_lite.policy.ppo import action_distribution
 from ding_lite.worker.learner import as_log_list, mean_log
@@ -41,7 +41,7 @@ def _policy(policy_type="ppo_dapg", obs_space=OBS_SPACE, act_space=ACT_SPACE, **
                               policy=dict(type=policy_type, learn=learn)))
     fill_model_shapes(cfg, obs_space, act_space)
     torch.manual_seed(0)  # same initial weights for every policy built here
-    return build_policy(cfg)
+    return build(cfg, "policy")
 
 
 def _batch(policy, adv):

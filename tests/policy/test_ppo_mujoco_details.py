@@ -7,7 +7,7 @@ import pytest
 
 from ding_lite.config import compile_config
 from ding_lite.data.keys import OBS, REWARD
-from ding_lite.entry.common import build_collector, build_env_managers, build_policy
+from ding_lite.entry.common import build, build_env_managers
 
 pytestmark = pytest.mark.unittest
 
@@ -20,8 +20,8 @@ def test_obs_norm_reward_scale_and_lr_decay_in_one_train_step() -> None:
                     collect=dict(n_sample=64, reward_scale=True))))
     collector_env, _ = build_env_managers(cfg, seed=0, evaluate=False)
     with collector_env:
-        policy = build_policy(cfg)
-        collector = build_collector(cfg, collector_env, policy)
+        policy = build(cfg, "policy")
+        collector = build(cfg, "policy.collect.collector", collector_env, policy.collect_mode)
         rollout, _ = collector.rollout(32)
         samples = policy.collect_mode.get_train_sample(rollout)
     model = policy._model
@@ -32,7 +32,7 @@ def test_obs_norm_reward_scale_and_lr_decay_in_one_train_step() -> None:
     assert policy._optimizer.param_groups[0]["lr"] == pytest.approx(1e-3 * 0.5)  # 2 of 4 gradient steps done
     state = policy.learn_mode.state_dict()
     assert "lr_schedule" in state and "obs_norm.mean" in state["model"]
-    fresh = build_policy(cfg)
+    fresh = build(cfg, "policy")
     fresh.learn_mode.load_state_dict(state)
     assert float(fresh._model.obs_norm.count) == 64
     assert fresh._optimizer.param_groups[0]["lr"] == pytest.approx(1e-3 * 0.5)
@@ -45,8 +45,8 @@ def test_reward_scale_changes_the_advantages_only_in_scale() -> None:
             policy=dict(type="ppo", collect=dict(n_sample=64, reward_scale=scale))))
         collector_env, _ = build_env_managers(cfg, seed=0, evaluate=False)
         with collector_env:
-            policy = build_policy(cfg, enable_field=["collect"])
-            collector = build_collector(cfg, collector_env, policy)
+            policy = build(cfg, "policy", enable_field=["collect"])
+            collector = build(cfg, "policy.collect.collector", collector_env, policy.collect_mode)
             rollout, _ = collector.rollout(32)
         return rollout[REWARD], policy.collect_mode.get_train_sample(rollout)
 

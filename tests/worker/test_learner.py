@@ -10,7 +10,7 @@ import torch
 
 from ding_lite.config import compile_config
 from ding_lite.data.keys import ACTION, ADV, LOGP, OBS, RETURN, VALUE
-from ding_lite.entry.common import build_policy
+from ding_lite.entry.common import build
 from ding_lite.utils.log import ExperimentLogger
 from ding_lite.worker.learner import BaseLearner, as_log_list, mean_log
 
@@ -22,7 +22,7 @@ def _ppo(epoch_per_collect: int, batch_size: int, **hook):
                               policy=dict(type="ppo", model=dict(obs_shape=4, action_shape=2, action_space="discrete"),
                                           learn=dict(epoch_per_collect=epoch_per_collect, batch_size=batch_size,
                                                      learner=dict(hook=hook)))))
-    return cfg, build_policy(cfg)
+    return cfg, build(cfg, "policy")
 
 
 def _batch(n: int) -> dict:
