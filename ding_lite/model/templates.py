@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from ding_lite.data.keys import LOGIT, Q_VALUE, VALUE
+from ding_lite.errors import ConfigError
 from ding_lite.model.common import (
     actor_output,
     actor_settings,
@@ -33,8 +34,8 @@ class QNet(nn.Module):
         encoder_hidden_size_list=[128, 128, 64],  # MLP encoder widths
         dueling=True,  # dueling head: Q = V + A - mean(A)
         activation="relu",  # hidden-layer activation: relu, tanh, elu, gelu or silu
-        head_hidden_size=None,  # DI-engine's head: hidden layers of this width in each head branch (None: none)
-        head_layer_num=1,  # number of those head layers
+        head_hidden_size=None,  # width of the head's hidden layers (None: the encoder's last width, as DI-engine)
+        head_layer_num=1,  # hidden layers in each head branch before its output layer (0: none)
     )
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
@@ -45,7 +46,13 @@ class QNet(nn.Module):
         self.dueling = bool(cfg["dueling"])
         self.encoder = mlp(obs_size, hidden, cfg["activation"])
         size = last_size(obs_size, hidden)
-        head = (cfg["head_hidden_size"], cfg["head_layer_num"], cfg["activation"], "")
+        # DI-engine's DQN head (DiscreteHead / DuelingHead): head_layer_num Linear+activation layers per branch, as
+        # wide as the encoder's output unless head_hidden_size says otherwise
+        layer_num = int(cfg["head_layer_num"])
+        if layer_num < 0:
+            raise ConfigError(f"model.head_layer_num must be 0 or more, got {layer_num}")
+        width = cfg["head_hidden_size"] or last_size(obs_size, hidden)
+        head = (width if layer_num else None, layer_num, cfg["activation"], "")
         self.advantage_trunk, head_size = head_trunk(size, *head)
         self.advantage = ortho_init(nn.Linear(head_size, n_action), 1.0)
         self.value_trunk = head_trunk(size, *head)[0] if self.dueling else None
