@@ -31,13 +31,8 @@ from ding_lite.entry.common import (  # noqa: E402
     fill_model_shapes_from_env,
     load_config,
 )
-from ding_lite.entry.parallel import (  # noqa: E402
-    _ActorFactory,
-    _RemoteCollectors,
-    _Weights,
-    import_ray,
-    ray_session,
-)
+from ding_lite.entry.parallel_remote import ActorFactory, RemoteCollectors, Weights  # noqa: E402
+from ding_lite.entry.parallel_session import import_ray, ray_session  # noqa: E402
 from ding_lite.utils.torch_setup import configure_torch  # noqa: E402
 
 CONFIG = ROOT / "dizoo" / "classic_control" / "cartpole" / "config" / "cartpole_dqn_config.py"
@@ -80,9 +75,9 @@ class ActorCollectors:
     def __init__(self, ray, cfg) -> None:
         self.ray = ray
         self.cfg = cfg
-        self.factory = _ActorFactory(ray, cfg, seed=0)
-        self.weights = _Weights(ray, build_policy(cfg, enable_field=["learn"]))
-        self.remote = _RemoteCollectors(ray, cfg, self.factory, self.weights)
+        self.factory = ActorFactory(ray, cfg, seed=0)
+        self.weights = Weights(ray, build_policy(cfg, enable_field=["learn"]))
+        self.remote = RemoteCollectors(ray, cfg, self.factory, self.weights)
         self.factory.wait_ready()
         self.rate(0.2)  # warm up: first weights loaded, first batches through
 

@@ -7,7 +7,9 @@ really follows it (``t + 1``, same id). Reward 1 per step; the episode terminate
 Misbehaviour (``mode``) at the instance's ``fail_at``-th step (counted over its episodes): 'raise' raises, 'kill'
 SIGKILLs its own process, 'hang' sleeps ``hang_s`` seconds; 'hang_reset' sleeps in a reset instead; 'reset' makes
 every reset raise. With ``token_dir`` set, only ``n_faults`` misbehaviours happen over all processes (each claims a
-token file); without it, every time the condition holds.
+token file); without it, every time the condition holds: each new instance (a restarted worker's, a new actor's)
+misbehaves again at its own ``fail_at``-th step, a fault every ``fail_at`` steps. With ``only_in_actor`` set, only
+instances inside a Ray actor whose name contains that text misbehave (e.g. 'collector': the evaluator's envs are sound).
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ class FaultyEnv(gym.Env):
         token_dir=None,  # folder of token files bounding the misbehaviours over all processes (None: no bound)
         n_faults=1,  # misbehaviours allowed with token_dir
         hang_s=30.0,  # how long 'hang' sleeps
+        only_in_actor=None,  # misbehave only inside a Ray actor whose name contains this text (None: anywhere)
     )
 
     observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(2,), dtype=np.float32)
@@ -41,6 +44,8 @@ class FaultyEnv(gym.Env):
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
         self.cfg = {**self.config, **(cfg or {})}
+        if self.cfg["only_in_actor"] is not None and self.cfg["only_in_actor"] not in _actor_name():
+            self.cfg["mode"] = None
         self._id = 0.0
         self._t = 0
         self._life_steps = 0  # steps over all episodes of this instance
@@ -82,6 +87,16 @@ class FaultyEnv(gym.Env):
             except FileExistsError:
                 continue
         return False
+
+
+def _actor_name() -> str:
+    """Name of the Ray actor this process runs ('' outside one)."""
+    try:
+        import ray
+
+        return (ray.get_runtime_context().get_actor_name() or "") if ray.is_initialized() else ""
+    except ImportError:
+        return ""
 
 
 def faulty_env_cfg(mode: str | None, token_dir: Any = None, *, manager: dict | None = None,

@@ -38,6 +38,7 @@ class CollectOutput(NamedTuple):
     seconds: float  # wall time of the collect inside the actor
     weights_version: int  # learner train_iter of the weights the samples were collected with
     load_seconds: float  # time spent loading new weights before collecting (0.0 when none arrived)
+    env_restarts: int  # env worker restarts of the actor's env manager so far (its life, not this collect)
 
 
 class _Shell:
@@ -93,7 +94,7 @@ class CollectorShell(_Shell):
         self.collector.env_step = env_step
         samples, episodes = self.collector.collect(n_sample, train_iter)
         return CollectOutput(samples, episodes, self.collector.env_step - env_step, time.perf_counter() - start,
-                             self.version, load_seconds)
+                             self.version, load_seconds, self.env.restart_count)
 
     def env_steps(self) -> int:
         """Global env step reached by this actor's last collect (for monitoring)."""
@@ -111,9 +112,9 @@ class EvaluatorShell(_Shell):
         super().__init__(cfg, seed)
         self.env = build_env_manager(self.cfg.env, self.cfg.env.evaluator_env_num, seed + EVAL_SEED_OFFSET)
         try:
-            policy = build_policy(self.cfg, enable_field=["eval"])
-            self._mode = policy.eval_mode
-            self.evaluator = build_evaluator(self.cfg, self.env, policy, seed + EVAL_SEED_OFFSET)
+            self.policy = build_policy(self.cfg, enable_field=["eval"])
+            self._mode = self.policy.eval_mode
+            self.evaluator = build_evaluator(self.cfg, self.env, self.policy, seed + EVAL_SEED_OFFSET)
         except BaseException:
             self.env.close()
             raise
@@ -122,6 +123,12 @@ class EvaluatorShell(_Shell):
         """Load ``weights`` if new and run one evaluation."""
         self.load_weights(weights, version)
         return self.evaluator.eval(train_iter, env_step)
+
+    def final_eval(self, weights: Mapping[str, Any], n_episode: int, seed: int) -> EvalResult:
+        """After the run: ``weights`` (an eval-mode state dict, e.g. the best checkpoint's) over ``n_episode``
+        episodes seeded from ``seed``, with no stop rule (as the serial pipeline's final evaluation)."""
+        self.load_weights(weights, -2)  # -2: no train_iter version; the next eval gets full weights again
+        return build_evaluator(self.cfg, self.env, self.policy, seed, n_episode, stop=False).eval()
 
     def close(self) -> None:
         self.evaluator.close()

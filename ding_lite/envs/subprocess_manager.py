@@ -30,6 +30,7 @@ from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory
 from ding_lite.envs.env_manager import EnvManager, StepResult, action_to_env
 from ding_lite.errors import ConfigError, EnvError
 from ding_lite.registry import ENV_MANAGER
+from ding_lite.utils.failure_budget import FailureBudget
 
 logger = logging.getLogger("ding_lite")
 
@@ -165,8 +166,10 @@ class SubprocessEnvManager(EnvManager):
     is started and its env reset (seeded from the manager's seed and the restart number, so runs stay reproducible).
     The episode it was in is cut: the step's row is flagged in ``StepResult.interrupted`` (a placeholder, truncated,
     never terminated) and the episode is not reported as ended. Restarts are counted (``restart_count``,
-    ``restarts`` per env) and logged; once an env has been restarted ``max_retry`` times, its next failure raises an
-    :class:`EnvError` naming the env, the cause and the setting.
+    ``restarts`` per env) and logged. Two guards per env (a :class:`~ding_lite.utils.failure_budget.FailureBudget`)
+    decide when to stop instead: ``max_retry`` restarts in a row (a finished episode or ``healthy_steps`` good steps
+    clear the count) and ``max_retry_per_window`` restarts within ``retry_window`` env steps; the next failure
+    raises an :class:`EnvError` naming the env, the cause and the setting.
 
     Args:
         env_fns: one picklable callable per env, each returning a ``gymnasium.Env``.
@@ -179,7 +182,10 @@ class SubprocessEnvManager(EnvManager):
         step_timeout=60.0,  # seconds an env step may take before its worker counts as hung (None: no limit)
         reset_timeout=60.0,  # seconds a reset may take: reset(), the auto reset after an episode end, and a
         # replacement worker's start plus first reset (None: no limit)
-        max_retry=5,  # worker restarts allowed per env over the run; the next failure stops it with an EnvError
+        max_retry=5,  # worker restarts allowed per env in a row; the next failure in a row stops the run (EnvError)
+        healthy_steps=100,  # good steps after which a restarted env is healthy again (a finished episode is, at once)
+        retry_window=10_000,  # env steps of each env over which max_retry_per_window counts (None: no rate guard)
+        max_retry_per_window=10,  # worker restarts allowed per env within any retry_window steps; the next stops
     )
 
     def __init__(self, env_fns: Sequence[Callable[[], gym.Env]], cfg: Mapping[str, Any] | None = None) -> None:
@@ -188,9 +194,7 @@ class SubprocessEnvManager(EnvManager):
         settings = {**self.config, **(cfg or {})}
         self.step_timeout = _timeout(settings, "step_timeout")
         self.reset_timeout = _timeout(settings, "reset_timeout")
-        self.max_retry = int(settings["max_retry"])
-        if self.max_retry < 0:
-            raise ConfigError(f"env.manager.max_retry must be >= 0, got {self.max_retry}")
+        self.max_retry = _env_budget(settings).max_in_a_row  # (checks the settings before any process starts)
         self._ctx: Any = mp.get_context(_start_method(settings.get("context")))
         probe = env_fns[0]()  # the spaces, read in this process (as gymnasium's AsyncVectorEnv does)
         try:
@@ -206,6 +210,8 @@ class SubprocessEnvManager(EnvManager):
         self._obs_view, self._next_obs_view, self._reward_view, self._term_view, self._trunc_view = \
             self._shared.views()
         self.restarts = np.zeros(self.env_num, dtype=np.int64)  # restarts per env
+        self._budgets = [_env_budget(settings) for _ in range(self.env_num)]
+        self._steps = 0  # step() calls so far: the clock of the retry window (each env steps once per call)
         self._last_seed: int | None = None  # seed of the last seeded reset (restarted envs derive theirs from it)
         self._workers: list[_Worker | None] = [None] * self.env_num
         # Workers are ended at interpreter exit or when the manager is collected, even if close() is never called.
@@ -266,6 +272,7 @@ class SubprocessEnvManager(EnvManager):
         terminated = self._term_view.copy()
         truncated = self._trunc_view.copy()
         interrupted = None
+        self._count_step(failed, finished)
         if failed:
             interrupted = np.zeros(self.env_num, dtype=bool)
             ended_ok = {i for i, _ in finished}
@@ -277,6 +284,15 @@ class SubprocessEnvManager(EnvManager):
             if not interrupted.any():
                 interrupted = None
         return self._finish_step(next_obs, reward, terminated, truncated, finished, interrupted)
+
+    def _count_step(self, failed: dict[int, str], finished: list[tuple[int, dict]]) -> None:
+        """Advance the retry window's clock; every env whose step succeeded is one step healthier, and one whose
+        episode ended (even if the reset after it failed) proved healthy."""
+        self._steps += 1
+        ended = {i for i, _ in finished}
+        for i in range(self.env_num):
+            if i not in failed or i in ended:
+                self._budgets[i].record_success(clear=i in ended)
 
     # ---- step pieces -------------------------------------------------------------------------------------------
     def _gather_steps(self, failed: dict[int, str]) -> list[tuple[int, dict]]:
@@ -316,15 +332,20 @@ class SubprocessEnvManager(EnvManager):
         self._workers[i] = _Worker(process, parent_conn)
 
     def _restart(self, i: int, cause: str) -> None:
-        """Replace env ``i``'s worker and reset its env, retrying while ``max_retry`` allows."""
+        """Replace env ``i``'s worker and reset its env, retrying while its failure budget allows."""
+        budget = self._budgets[i]
         while True:
-            if self.restarts[i] >= self.max_retry:
+            spent = budget.record_failure(self._steps)
+            if spent is not None:
                 self.close()
-                raise EnvError(f"env {i} failed after {self.restarts[i]} restart(s): {cause}. Fix the env, or allow "
-                               f"more restarts with env.manager.max_retry (now {self.max_retry})")
+                raise EnvError(f"env {i} failed after {spent.what}: {cause}. Fix the env, or allow more restarts with "
+                               f"{spent.key} (now {spent.limit})")
             self.restarts[i] += 1
-            logger.warning("warning: env %d %s; restarting its worker (restart %d of max_retry=%d)", i, cause,
-                           self.restarts[i], self.max_retry)
+            rate = "" if budget.max_per_window is None else \
+                f", {budget.in_window(self._steps)} within {budget.window:g} steps of max_retry_per_window=" \
+                f"{budget.max_per_window}"
+            logger.warning("warning: env %d %s; restarting its worker (restart %d: %d in a row of max_retry=%d%s)", i,
+                           cause, self.restarts[i], budget.in_a_row, self.max_retry, rate)
             worker = self._workers[i]
             if worker is not None:
                 worker.stop()
@@ -387,6 +408,23 @@ def _timeout(settings: Mapping[str, Any], key: str) -> float | None:
     if float(value) <= 0:
         raise ConfigError(f"env.manager.{key} must be a positive number of seconds or None, got {value!r}")
     return float(value)
+
+
+def _env_budget(settings: Mapping[str, Any]) -> FailureBudget:
+    """The failure budget of one env from the ``env.manager`` settings (a bad value is a :class:`ConfigError`)."""
+    for key in ("max_retry", "max_retry_per_window", "healthy_steps", "retry_window"):
+        value = settings[key]
+        low = 0 if key.startswith("max_") else 1
+        if value is None and key in ("max_retry_per_window", "retry_window"):
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low:
+            raise ConfigError(f"env.manager.{key} must be a number >= {low}"
+                              f"{' or None' if key in ('max_retry_per_window', 'retry_window') else ''}, got {value!r}")
+    per_window = settings["max_retry_per_window"]
+    window = settings["retry_window"]
+    return FailureBudget(int(settings["max_retry"]), None if per_window is None or window is None else int(per_window),
+                         float(window or 0), int(settings["healthy_steps"]),
+                         keys=("env.manager.max_retry", "env.manager.max_retry_per_window"), unit="env steps")
 
 
 def _deadline(timeout: float | None) -> float | None:

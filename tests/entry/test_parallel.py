@@ -1,6 +1,7 @@
-"""Parallel pipeline (ding_lite/entry/parallel.py and parallel_actors.py): actor shells without Ray, config section,
-Ray missing, learning on a shared local Ray, a dead collector and evaluator replaced mid-run, joining a separate Ray
-head via --address, Ctrl-C of an embedded run. Ray starts slowly, so the in-process runs share one local instance."""
+"""Parallel pipeline (ding_lite/entry/parallel*.py): actor shells without Ray, config section, the actor factory's
+failure budget on a fake Ray, Ray missing, learning on a shared local Ray, a dead collector and evaluator replaced
+mid-run, collectors dying every few batches or at once, joining a separate Ray head via --address, Ctrl-C of an
+embedded run. Ray starts slowly, so the in-process runs share one local instance."""
 from __future__ import annotations
 
 import json
@@ -23,12 +24,13 @@ from ding_lite.data.buffer import UniformBuffer
 from ding_lite.entry.common import build_policy, fill_model_shapes_from_env, load_config
 from ding_lite.entry.parallel import PARALLEL_CONFIG, check_parallel_config, parallel_pipeline
 from ding_lite.entry.parallel_actors import CollectorShell, EvaluatorShell
+from ding_lite.entry.parallel_remote import ActorFactory
 from ding_lite.entry.serial import serial_pipeline
 from ding_lite.errors import ConfigError, WorkerError
 from ding_lite.registry import BUFFER
 from ding_lite.utils.log import setup_console_logging
 
-from conftest import DIZOO_CARTPOLE, cli_env, run_cli  # isort: skip (tests/ helpers)
+from conftest import DIZOO_CARTPOLE, REPO_ROOT, cli_env, run_cli  # isort: skip (tests/ helpers)
 
 DQN_CONFIG = DIZOO_CARTPOLE / "cartpole_dqn_config.py"
 PPO_CONFIG = DIZOO_CARTPOLE / "cartpole_ppo_config.py"
@@ -92,12 +94,85 @@ def test_parallel_mode_without_ray_says_how_to_install_it(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+class _FakeRay:
+    """Just enough of Ray for ActorFactory: actors are handles whose ``ready`` answers from a script of results."""
+
+    class exceptions:  # noqa: N801 (as ray.exceptions)
+        class RayError(Exception):
+            pass
+
+    def __init__(self, start_results: list[Any]) -> None:
+        self.start_results = start_results  # what each new actor's ready() gives: True, or an exception (a death)
+        self.killed = 0
+
+    def remote(self, **options: Any) -> Any:
+        fake = self
+
+        class ActorClass:
+            @staticmethod
+            def options(name: str) -> Any:
+                class Starter:
+                    @staticmethod
+                    def remote(cfg: Any, seed: int) -> Any:
+                        result = fake.start_results.pop(0) if fake.start_results else True
+                        return type("Handle", (), {"ready": type("M", (), {"remote": staticmethod(lambda: result)})})
+
+                return Starter
+
+        return lambda cls: ActorClass
+
+    def get(self, ref: Any) -> Any:
+        if isinstance(ref, Exception):
+            raise ref
+        return ref
+
+    def kill(self, handle: Any) -> None:
+        self.killed += 1
+
+
+@pytest.mark.unittest
+@pytest.mark.parametrize("window,stops_at", [(3600.0, 4), (100.0, None), (None, None)])
+def test_actor_factory_bounds_deaths_per_window(window, stops_at):
+    """Deaths of one slot every 40 s, a batch in between each time (never 2 in a row): with 3 restarts allowed per
+    window, the 4th death within 3600 s stops the run; within 100 s there are at most 3; no window, no limit."""
+    cfg = load_config(DQN_CONFIG, overrides=["parallel.max_actor_restarts=1",
+                                             f"parallel.actor_restart_window={window}",
+                                             "parallel.max_actor_restarts_per_window=3"])
+    factory = ActorFactory(_FakeRay([]), cfg, seed=0)
+    now = [0.0]
+    factory.clock = lambda: now[0]
+    factory.collector(0)
+    death = _FakeRay.exceptions.RayError("actor died")
+    for k in range(1, 11):
+        now[0] = 40.0 * k
+        if k == stops_at:
+            with pytest.raises(WorkerError, match=r"^the collector0 actor died after 3 restart\(s\) within 3600 s: "
+                                                  r"actor died\. .*parallel.max_actor_restarts_per_window \(now 3\)$"):
+                factory.replace("collector0", death, env_step=k)
+            return
+        factory.replace("collector0", death, env_step=k)
+        factory.succeeded("collector0")
+    assert stops_at is None and factory.restarts == 10
+
+
+@pytest.mark.unittest
+def test_a_replacement_dying_while_it_starts_counts_as_a_death_in_a_row():
+    death = _FakeRay.exceptions.RayError("node lost")
+    fake = _FakeRay([True, death, death])  # the first actor starts; its next two replacements die while starting
+    factory = ActorFactory(fake, load_config(DQN_CONFIG, overrides=["parallel.max_actor_restarts=2"]), seed=0)
+    factory.collector(0)
+    with pytest.raises(WorkerError, match=r"collector0 actor died after 2 restart\(s\) in a row: node lost"):
+        factory.replace("collector0", _FakeRay.exceptions.RayError("actor died"), env_step=0)
+    assert factory.restarts == 2
+
+
 # ---- one local Ray for the in-process runs ---------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def local_ray():
     ray = pytest.importorskip("ray")
     old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = cli_env()["PYTHONPATH"]  # actor processes import this checkout
+    # actor processes import this checkout, and the tests' helper modules (faulty_env) as the test process does
+    os.environ["PYTHONPATH"] = cli_env([str(REPO_ROOT / "tests")])["PYTHONPATH"]
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level=logging.ERROR)
     yield ray
@@ -126,9 +201,13 @@ def test_dizoo_cartpole_config_solves_unchanged_in_serial_and_parallel(local_ray
     else:  # asynchronous: batches arrive from older weights, and every batch is accounted
         assert parallel["policy_lag_max"] > 0
         assert parallel["buffer_size"] == parallel["env_step"]
-    # the same file compiles to the same config in both modes
-    assert (tmp_path / "serial" / "total_config.py").read_text() == \
-        (tmp_path / "parallel" / "total_config.py").read_text()
+    # the same file compiles to the same config in both modes (each saved config names its own folder)
+    assert (tmp_path / "serial" / "total_config.py").read_text().replace(str(tmp_path / "serial"), "EXP") == \
+        (tmp_path / "parallel" / "total_config.py").read_text().replace(str(tmp_path / "parallel"), "EXP")
+    # both end with the best checkpoint evaluated on fresh seeds (the evaluator actor runs it in parallel mode)
+    for result in (serial, parallel):
+        assert result["final_eval_episodes"] == 20 and result["final_eval_checkpoint"] == "ckpt/ckpt_best.pth.tar"
+        assert result["final_eval_return"] > 0 and result["final_eval_std"] >= 0
     assert json.loads((tmp_path / "parallel" / "result.json").read_text())["mode"] == "parallel"
     assert list((tmp_path / "parallel" / "log").glob("events.out.tfevents.*"))
 
@@ -198,16 +277,42 @@ def test_dead_collector_and_evaluator_are_replaced_and_no_partial_batch_is_kept(
     assert result["buffer_size"] == 8 * len(RecordingBuffer.pushes) == result["env_step"]
 
 
+def _faulty_dqn(tmp_path: Path, fail_at: int, **parallel: Any) -> dict:
+    """A small DQN config on tests/faulty_env.py whose collector actors SIGKILL themselves at their envs' fail_at-th
+    step, again in every new actor (the evaluator's envs are sound); one collector of 2 envs x 8 steps per batch."""
+    env = dict(type="faulty", import_names=["faulty_env"], mode="kill", fail_at=fail_at,
+               only_in_actor="/collector", collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1,
+               stop_value=1e9)
+    policy = dict(type="dqn", model=dict(encoder_hidden_size_list=[16]), collect=dict(n_sample=16),
+                  learn=dict(batch_size=8, update_per_collect=1), eval=dict(evaluator=dict(eval_freq=1000)),
+                  other=dict(replay_buffer=dict(type="test_recording")))
+    return dict(exp_name=str(tmp_path / "run"), env=env, policy=policy, parallel=dict(n_collectors=1, **parallel))
+
+
 @pytest.mark.unittest
-def test_replacements_are_bounded_by_max_actor_restarts(local_ray, tmp_path):
-    killed: list[str] = []
-    thread = threading.Thread(target=_kill_when, args=(local_ray, "/collector1-", 100, killed), daemon=True)
-    thread.start()
-    with pytest.raises(WorkerError, match=r"collector1 actor died and parallel.max_actor_restarts=0 replacements"):
-        parallel_pipeline(DQN_CONFIG, seed=2, max_env_step=5000, exp_dir=tmp_path, progress=False,
-                          overrides=("env.stop_value=1e9", "parallel.max_actor_restarts=0"))
-    thread.join(timeout=30)
-    assert len(killed) == 1
+def test_collector_dying_every_k_batches_runs_far_past_max_actor_restarts(local_ray, tmp_path):
+    """Each collector actor delivers 2 batches, then dies in its 3rd (its envs' 20th step): 4 deaths with
+    max_actor_restarts=1, each cleared by the next actor's first batch; the run finishes with whole batches only."""
+    RecordingBuffer.pushes.clear()
+    result = parallel_pipeline(_faulty_dqn(tmp_path, fail_at=20, max_actor_restarts=1), seed=0, max_env_step=160,
+                               progress=False)
+    assert result["env_step"] >= 160 and result["actor_restarts"] == 4
+    assert result["actor_restart_rate"] > 0
+    log_text = (tmp_path / "run" / "log" / "train.log").read_text()
+    assert "replaced by a new actor (restart 4: 1 in a row of max_actor_restarts=1, 4 within 3600 s" in log_text
+    # the batch each actor was collecting when it died never arrived: only whole batches of 2 envs x 8 steps went in
+    assert RecordingBuffer.pushes and all(set(p.values()) == {16} for p in RecordingBuffer.pushes)
+    assert result["buffer_size"] == 16 * len(RecordingBuffer.pushes) == result["env_step"]
+
+
+@pytest.mark.unittest
+def test_collector_dying_at_start_stops_after_max_actor_restarts(local_ray, tmp_path):
+    with pytest.raises(WorkerError) as info:
+        parallel_pipeline(_faulty_dqn(tmp_path, fail_at=1, max_actor_restarts=1), seed=0, max_env_step=160,
+                          progress=False)
+    message = str(info.value)
+    assert message.startswith("the collector0 actor died after 1 restart(s) in a row: ") and "\n" not in message
+    assert message.endswith("allow more restarts with parallel.max_actor_restarts (now 1)")
 
 
 @pytest.mark.unittest

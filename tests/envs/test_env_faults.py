@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from ding_lite.data.keys import DISCOUNT_N, NEXT_OBS_N, OBS
 from ding_lite.entry import serial_pipeline
 from ding_lite.entry.common import build_collector, build_env_managers, build_policy
 from ding_lite.envs import build_env_manager
-from ding_lite.errors import EnvError
+from ding_lite.errors import ConfigError, EnvError
 from ding_lite.registry import BUFFER
 
 pytestmark = pytest.mark.unittest
@@ -103,7 +104,8 @@ def test_failed_step_is_cut_and_worker_restarted(mode: str, tmp_path: Path, no_o
                 pids_after = env.worker_pids()
                 assert pids_after[i] != pids_before[i] and not _running(pids_before[i])
         assert cut == 29  # the 30th step of the env instances
-    assert any(f"env {i}" in m and "restarting its worker (restart 1 of max_retry=3)" in m for m in warnings_log)
+    assert any(f"env {i}" in m and "restarting its worker (restart 1: 1 in a row of max_retry=3, 1 within 10000 "
+                                           "steps of max_retry_per_window=10)" in m for m in warnings_log)
     cause = {"raise": "step raised RuntimeError: faulty env: step blew up", "kill": "died (killed by SIGKILL)",
              "hang": "hung: no answer to step within step_timeout=1 s"}[mode]
     assert any(cause in m for m in warnings_log), warnings_log
@@ -135,15 +137,16 @@ def test_env_failing_every_reset_stops_with_clear_error(no_orphans) -> None:
     with pytest.raises(EnvError) as info:
         env.reset()
     message = str(info.value)
-    assert message.startswith("env 0 failed after 2 restart(s): reset raised RuntimeError: faulty env: reset always")
+    assert message.startswith("env 0 failed after 2 restart(s) in a row: reset raised RuntimeError: faulty env: "
+                              "reset always fails")
     assert "env.manager.max_retry (now 2)" in message
     assert env.closed
 
 
 def test_max_retry_bounds_restarts_of_a_step_that_always_fails(no_orphans) -> None:
     env = build_env_manager(faulty_env_cfg("raise", manager=dict(max_retry=2)), 1, seed=0)
-    with pytest.raises(EnvError, match=r"env 0 failed after 2 restart\(s\): step raised RuntimeError: faulty env: "
-                                       r"step blew up\. .*env.manager.max_retry \(now 2\)"):
+    with pytest.raises(EnvError, match=r"env 0 failed after 2 restart\(s\) in a row: step raised RuntimeError: "
+                                       r"faulty env: step blew up\. .*env.manager.max_retry \(now 2\)"):
         for _ in range(100):
             env.step(np.zeros(1, dtype=np.int64))
     assert env.restart_count == 2
@@ -151,8 +154,71 @@ def test_max_retry_bounds_restarts_of_a_step_that_always_fails(no_orphans) -> No
 
 def test_max_retry_zero_fails_at_once(no_orphans) -> None:
     env = build_env_manager(faulty_env_cfg("raise", manager=dict(max_retry=0), fail_at=1), 1, seed=0)
-    with pytest.raises(EnvError, match=r"env 0 failed after 0 restart\(s\)"):
+    with pytest.raises(EnvError, match=r"env 0 failed after 0 restart\(s\) in a row"):
         env.step(np.zeros(1, dtype=np.int64))
+
+
+# ---- failures at a rate: the two guards of max_retry ----------------------------------------------------------
+# Without token_dir every new env instance fails again at its fail_at-th step: a crash every fail_at steps per env.
+def _step_until(env, n: int) -> int:
+    """Step ``env`` (all actions 0) ``n`` times; returns how many steps had an interrupted row."""
+    cuts = 0
+    for _ in range(n):
+        result = env.step(np.zeros(env.env_num, dtype=np.int64))
+        cuts += result.interrupted is not None
+        assert all(e.episode_length == EPISODE_LEN for e in result.episodes)  # only whole episodes are reported
+    return cuts
+
+
+@pytest.mark.parametrize("mode", ["raise", "kill"])
+def test_env_crashing_every_k_steps_runs_far_past_max_retry(mode: str, no_orphans) -> None:
+    """A crash every 20 steps, after a finished episode each time: 15 restarts per env with max_retry=1."""
+    cfg = faulty_env_cfg(mode, fail_at=20, manager=dict(max_retry=1, max_retry_per_window=None))
+    with build_env_manager(cfg, 2, seed=0) as env:
+        env.reset()
+        assert _step_until(env, 300) == 15
+        assert env.restarts.tolist() == [15, 15]
+
+
+@pytest.mark.parametrize("healthy_steps,survives", [(5, True), (10, False)])
+def test_healthy_steps_clear_the_count_without_a_finished_episode(healthy_steps: int, survives: bool,
+                                                                  no_orphans) -> None:
+    """A crash every 7 steps, never a finished episode (12 steps): 6 good steps between crashes clear the count
+    when healthy_steps=5, not when it is 10 (then the 2nd crash in a row stops it with max_retry=1)."""
+    cfg = faulty_env_cfg("raise", fail_at=7, manager=dict(max_retry=1, healthy_steps=healthy_steps))
+    env = build_env_manager(cfg, 1, seed=0)
+    with env:
+        env.reset()
+        if survives:
+            assert _step_until(env, 70) == 10 and env.restart_count == 10
+        else:
+            with pytest.raises(EnvError, match=r"env 0 failed after 1 restart\(s\) in a row: step raised .*"
+                                               r"env.manager.max_retry \(now 1\)"):
+                _step_until(env, 70)
+            assert env.restart_count == 1 and env.closed
+
+
+@pytest.mark.parametrize("window,survives", [(100, False), (60, True)])
+def test_failures_per_window_bound_an_env_that_always_recovers(window: int, survives: bool, no_orphans) -> None:
+    """Crashes at steps 20, 40, 60, 80, ... each after a finished episode (never 2 in a row): with
+    max_retry_per_window=3 the 4th within 100 steps stops the run; within 60 steps there are never more than 3."""
+    cfg = faulty_env_cfg("raise", fail_at=20, manager=dict(max_retry=1, retry_window=window, max_retry_per_window=3))
+    env = build_env_manager(cfg, 1, seed=0)
+    with env:
+        env.reset()
+        if survives:
+            assert _step_until(env, 200) == 10
+        else:
+            with pytest.raises(EnvError, match=r"^env 0 failed after 3 restart\(s\) within 100 env steps: step "
+                                               r"raised .* env.manager.max_retry_per_window \(now 3\)$"):
+                _step_until(env, 200)
+            assert env.restart_count == 3
+
+
+def test_bad_budget_settings_are_config_errors() -> None:
+    for key, value in (("max_retry", -1), ("healthy_steps", 0), ("retry_window", 0), ("max_retry_per_window", "x")):
+        with pytest.raises(ConfigError, match=f"env.manager.{key} must be a number"):
+            build_env_manager(faulty_env_cfg(None, manager={key: value}), 1, seed=0)
 
 
 # ---- short training runs ---------------------------------------------------------------------------------------
@@ -198,6 +264,25 @@ def test_training_run_survives_fault(mode: str, fail_at: int, tmp_path: Path, no
     assert len(cut_episodes) == 1  # the interrupted episode: its real steps kept, ending truncated at the cut
 
 
+def test_training_run_with_an_env_crashing_every_k_steps_finishes(tmp_path: Path, no_orphans) -> None:
+    """Every env instance raises at its 20th step (mid-episode), over and over: far more restarts than max_retry=1,
+    the run finishes, and every cut episode is stored truncated at its last real step (none as if it had ended).
+    The rate guard is on, at a rate above this env's (5 crashes per 100 steps): the defaults (10 per 10000) would
+    rightly stop an env this bad."""
+    RecordingBuffer.pushed.clear()
+    manager = dict(max_retry=1, retry_window=100, max_retry_per_window=6)
+    cfg = dqn_config(faulty_env_cfg("raise", fail_at=20, manager=manager), tmp_path / "exp")
+    result = serial_pipeline(cfg, seed=0, max_env_step=480, progress=False)
+    assert result["env_step"] >= 480 and result["train_iter"] > 0
+    log_text = (tmp_path / "exp" / "log" / "train.log").read_text()
+    collector_restarts = int(re.search(r"env worker restarts: \d+ \(collector (\d+),", log_text).group(1))
+    assert collector_restarts >= 20 and result["env_restarts"] >= collector_restarts
+    assert result["env_restart_rate"] == pytest.approx(1000 * result["env_restarts"] / result["env_step"], rel=1e-3)
+    cut_episodes = check_transitions(concat_batches(RecordingBuffer.pushed))
+    # one cut episode per collector restart; the last one's steps may still be held back for their n-step windows
+    assert collector_restarts - 1 <= len(cut_episodes) <= collector_restarts
+
+
 def test_training_without_faults_has_no_cut_episodes(tmp_path: Path, no_orphans) -> None:
     """The check above is not vacuous: a clean run stores only whole episodes' transitions."""
     RecordingBuffer.pushed.clear()
@@ -234,7 +319,7 @@ def test_cli_reports_env_failing_every_reset(tmp_path: Path, repo_root: Path) ->
                    extra_pythonpath=[str(repo_root / "tests")])  # where faulty_env.py lives
     assert proc.returncode == 2, proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
-    assert "env 0 failed after 1 restart(s): reset raised RuntimeError: faulty env: reset always fails" in last
+    assert "env 0 failed after 1 restart(s) in a row: reset raised RuntimeError: faulty env: reset always fails" in last
     assert "env.manager.max_retry (now 1)" in last
     leftovers = [pid for pid in os.listdir("/proc") if pid.isdigit() and _cmdline_has(pid, str(config))]
     assert leftovers == []

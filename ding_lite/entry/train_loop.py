@@ -1,0 +1,255 @@
+"""What every training pipeline shares: the run's start (config, experiment folder, start checkpoint) and, once the
+pipeline has built its parts (:class:`~ding_lite.entry.parts.TrainingParts`: local workers in the serial pipeline,
+stand-ins for Ray actors in the parallel one), the learner, the train loop and ``result.json``."""
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ding_lite.config import read_config
+from ding_lite.config.compile import ignored_keys
+from ding_lite.data.keys import INDEX, PRIORITY
+from ding_lite.entry.common import (
+    EVAL_SEED_OFFSET,
+    ConfigLike,
+    experiment_dir,
+    fresh_dir,
+    load_config,
+    prepare_exp_dir,
+    write_json,
+)
+from ding_lite.entry.parts import TrainingParts
+from ding_lite.errors import CheckpointError, ConfigError
+from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
+from ding_lite.utils.log import ExperimentLogger
+from ding_lite.utils.seed import set_seed
+from ding_lite.utils.torch_setup import configure_torch
+from ding_lite.worker.learner import BaseLearner
+
+
+class RunStart(NamedTuple):
+    """What a training pipeline settles before it builds anything: config, folders, start checkpoint."""
+
+    cfg: Any
+    exp_dir: Path  # where this run writes
+    asked_dir: Path  # where the caller asked it to write (exp_dir differs if that folder holds an earlier run)
+    ckpt_path: Path | None
+
+
+def start_run(config: ConfigLike, seed: int, exp_dir: str | Path | None, resume: bool,
+              load_ckpt: str | Path | None, strict: bool, overrides: tuple[str, ...]) -> RunStart:
+    """Compile the config, choose the experiment folder, check the start checkpoint (all before anything is
+    written), then seed and set torch up. Shared by the serial and parallel pipelines."""
+    cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
+    asked_dir = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
+    chosen_dir = asked_dir if resume else fresh_dir(asked_dir)
+    if resume:
+        check_resume_seed(chosen_dir, seed)
+    ckpt_path = checkpoint_to_load(chosen_dir, resume, load_ckpt, cfg)
+    # the saved total_config.py names this run's own folder: `-m eval -c` or `--resume -c` that file finds this
+    # run's checkpoints, not those of the run (seed) the config was written for
+    cfg.exp_name = str(chosen_dir)
+    set_seed(seed)
+    configure_torch()
+    return RunStart(cfg, chosen_dir, asked_dir, ckpt_path)
+
+
+def run_training(cfg: Any, parts: TrainingParts, exp_dir: Path, ckpt_path: Path | None, max_env_step: int | None,
+                 max_train_iter: int | None, *, progress: bool, seed: int, start: float,
+                 asked_dir: Path | None = None) -> dict[str, Any]:
+    """The part every training pipeline shares once its workers are built: learner over ``parts.policy``, optional
+    checkpoint, experiment folder, logger, the train loop, ``result.json``.
+
+    ``parts`` (:class:`~ding_lite.entry.parts.TrainingParts`) holds ``policy``, ``collector``, ``evaluator``,
+    ``buffer`` (None on-policy), ``attach(learner, logger)`` (called once both exist), ``stats()`` (extra entries of
+    the result) and ``env_restarts()``. The serial pipeline's parts are local workers; the parallel pipeline's are
+    driver-side stand-ins for Ray actors with the same methods. ``asked_dir`` is
+    the folder the caller asked for, where ``exp_dir`` had to avoid an earlier run.
+    """
+    learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type)
+    if ckpt_path is not None:  # a checkpoint that does not fit the policy fails here, before anything is written
+        learner.load_checkpoint(ckpt_path)
+        parts.evaluator.best_return = learner.best_eval_return  # ckpt_best is replaced only by a better policy
+    prepare_exp_dir(exp_dir, cfg)
+    logger = learner.logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress)
+    if asked_dir is not None and exp_dir != asked_dir:
+        logger.info(f"{asked_dir} holds an earlier run: writing to {exp_dir}")
+    try:
+        if ckpt_path is not None:
+            logger.info(f"loaded {ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})")
+        parts.attach(learner, logger)
+        result = _train_loop(cfg, parts, learner, logger, max_env_step, max_train_iter)
+        result.update(parts.stats())
+        result.update(_final_eval(cfg, parts, learner, seed))
+        ignored = ignored_keys(cfg)
+        result.update(seed=seed, wall_seconds=round(time.perf_counter() - start, 3), exp_dir=str(exp_dir),
+                      ignored_keys=ignored)
+        write_json(exp_dir / "result.json", result)
+        outcome = "stop value reached" if result["stop"] else "budget spent"
+        final = "" if result.get("final_eval_return") is None else \
+            f"; best checkpoint on {result['final_eval_episodes']} fresh episodes: " \
+            f"{result['final_eval_return']:.2f} ± {result['final_eval_std']:.2f}"
+        logger.info(f"[done] {outcome}: env_step {result['env_step']}, train_iter {result['train_iter']}, "
+                    f"{result['wall_seconds']:.1f} s{final}; results in {exp_dir}"
+                    + (f"; ignored unknown config keys: {', '.join(ignored)}" if ignored else ""))
+    finally:
+        logger.close()
+    return result
+
+
+def check_resume_seed(exp_dir: Path, seed: int) -> None:
+    """``--resume`` continues only the run of the same seed: a folder whose saved config names another seed holds
+    another run, and resuming there would write into it."""
+    saved = exp_dir / "total_config.py"
+    if not saved.is_file():
+        return
+    try:
+        saved_seed = read_config(saved)[0].get("seed")
+    except ConfigError:
+        return  # an unreadable saved config: the checkpoint check below decides
+    if saved_seed is not None and int(saved_seed) != seed:
+        raise ConfigError(f"--resume: {exp_dir} holds the run of seed {saved_seed}, not seed {seed}: resume with "
+                          f"-s {saved_seed}, or give this seed its own folder (--exp-name)")
+
+
+def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None,
+                       cfg: Any = None) -> Path | None:
+    """The checkpoint a run starts from, checked to be readable before anything is written; None for a fresh start.
+
+    ``load_ckpt`` (``--load-ckpt``) first; else with ``resume`` the latest of ``exp_dir``; else the config's
+    ``policy.learn.learner.hook.load_ckpt_before_run``."""
+    if load_ckpt is not None and resume:
+        raise ConfigError("--resume and --load-ckpt both name a checkpoint to start from: give only one")
+    if load_ckpt is None and not resume and cfg is not None:
+        load_ckpt = cfg.policy.learn.learner.hook.get("load_ckpt_before_run") or None
+    if load_ckpt is not None:
+        load_checkpoint(load_ckpt)  # raises a clear CheckpointError if missing or unreadable
+        return Path(load_ckpt)
+    if resume:
+        latest = latest_checkpoint(exp_dir / "ckpt")
+        if latest is None:
+            raise CheckpointError(
+                f"--resume: no iteration_N.pth.tar or resume_N.pth.tar checkpoint in {exp_dir / 'ckpt'} (the run "
+                f"stopped before its first one): start from another checkpoint with --load-ckpt PATH (e.g. "
+                f"{exp_dir / 'ckpt' / 'ckpt_best.pth.tar'}), or write them more often with "
+                f"--set policy.learn.learner.hook.save_resume_ckpt.every_seconds=S or "
+                f"policy.learn.learner.hook.save_ckpt_after_iter=N")
+        load_checkpoint(latest)
+        return latest
+    return None
+
+
+def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: ExperimentLogger,
+                max_env_step: int | None, max_train_iter: int | None) -> dict[str, Any]:
+    collector, evaluator, buffer = parts.collector, parts.evaluator, parts.buffer
+    collector.env_step = learner.env_step
+    n_sample = cfg.policy.collect.n_sample or cfg.env.collector_env_num
+    learner.call_hooks("before_run")
+    last_eval = None
+    restarts_logged = 0
+    tick = (time.perf_counter(), collector.env_step)
+    while True:
+        if evaluator.should_eval(learner.train_iter):
+            last_eval = _evaluate(evaluator, learner, logger, collector.env_step, tick)
+            tick = (time.perf_counter(), collector.env_step)
+            if last_eval.stop:
+                break
+        if _budget_spent(collector.env_step, learner.train_iter, max_env_step, max_train_iter):
+            if last_eval is None or last_eval.train_iter != learner.train_iter:
+                last_eval = _evaluate(evaluator, learner, logger, collector.env_step, tick)
+            break
+        samples, episodes = collector.collect(n_sample, learner.train_iter)
+        if sum(parts.env_restarts().values()) != restarts_logged:
+            restarts_logged = sum(parts.env_restarts().values())
+            logger.scalar("env/restarts", restarts_logged, collector.env_step)
+            logger.scalar("env/restart_rate", _per_1k(restarts_logged, collector.env_step), collector.env_step)
+        if episodes:
+            logger.scalar("collect/episode_return", sum(e.episode_return for e in episodes) / len(episodes),
+                          collector.env_step)
+        if buffer is None:
+            learner.train(samples, collector.env_step)
+        else:
+            _train_off_policy(cfg, buffer, samples, learner, collector.env_step)
+        logger.progress(collector.env_step, iter=learner.train_iter,
+                        eval=None if last_eval is None else last_eval.mean)
+    learner.call_hooks("after_run")
+    per_manager = parts.env_restarts()
+    restarts = sum(per_manager.values())
+    if restarts:
+        logger.info("env worker restarts: " + f"{restarts} (" + ", ".join(f"{k} {v}" for k, v in per_manager.items())
+                    + ")")
+    return {
+        "stop": bool(last_eval.stop),
+        "env_step": collector.env_step,
+        "train_iter": learner.train_iter,
+        "eval_return": last_eval.mean,
+        "eval_return_std": last_eval.std,
+        "best_eval_return": float(evaluator.best_return),
+        "stop_value": cfg.env.stop_value,
+        "env_restarts": restarts,
+        "env_restart_rate": _per_1k(restarts, collector.env_step),
+    }
+
+
+def _per_1k(count: int, env_step: int) -> float:
+    """``count`` per 1000 collected env steps (the failure rate of env workers that tensorboard and result.json
+    report next to the count)."""
+    return round(1000 * count / max(env_step, 1), 4)
+
+
+FINAL_EVAL_SEED_OFFSET = 2 * EVAL_SEED_OFFSET  # seeds neither the collector nor the periodic evaluations used
+
+
+def _final_eval(cfg: Any, parts: TrainingParts, learner: BaseLearner, seed: int) -> dict[str, Any]:
+    """The best checkpoint (else the last policy) over ``policy.eval.final_episodes`` episodes on fresh seeds: the
+    stop rule's few evaluation episodes can call a policy solved by luck; this number says how good it is."""
+    n_episode = int(cfg.policy.eval.get("final_episodes", 0) or 0)
+    if n_episode <= 0:
+        return {}
+    best = learner.ckpt_dir / "ckpt_best.pth.tar" if learner.ckpt_dir is not None else None
+    if best is not None and not best.is_file():
+        best = None
+    out = parts.final_eval(n_episode, seed + FINAL_EVAL_SEED_OFFSET, best)
+    return {"final_eval_return": out.mean, "final_eval_std": out.std, "final_eval_episodes": len(out.returns),
+            # relative to the experiment folder: runs that differ only in their folder have equal results
+            "final_eval_checkpoint": "ckpt/ckpt_best.pth.tar" if best is not None else None}
+
+
+def _train_off_policy(cfg: Any, buffer: Any, samples: dict, learner: BaseLearner, env_step: int) -> None:
+    buffer.push(samples)
+    batch_size = cfg.policy.learn.batch_size
+    if len(buffer) < batch_size:
+        return
+    for _ in range(cfg.policy.learn.update_per_collect):
+        batch = buffer.sample(batch_size)
+        out = learner.train(batch, env_step)[-1]
+        if PRIORITY in out:  # priorities come back as an explicit field (STYLE rule 4)
+            buffer.update_priority(batch[INDEX], out[PRIORITY])
+
+
+def _budget_spent(env_step: int, train_iter: int, max_env_step: int | None, max_train_iter: int | None) -> bool:
+    return (max_env_step is not None and env_step >= max_env_step) or \
+        (max_train_iter is not None and train_iter >= max_train_iter)
+
+
+def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, env_step: int,
+              tick: tuple[float, int]) -> Any:
+    learner.log_now()  # learn scalars at least once per evaluation, whatever log_show_after_iter says
+    result = evaluator.eval(learner.train_iter, env_step)
+    learner.best_eval_return = float(evaluator.best_return)
+    if result.improved:
+        learner.save_checkpoint("ckpt_best")
+    learner.call_hooks("after_eval")
+    elapsed = time.perf_counter() - tick[0]
+    steps_per_s = (env_step - tick[1]) / elapsed if elapsed > 0 else math.nan
+    logger.scalar("eval/return_mean", result.mean, env_step)
+    logger.scalar("eval/return_std", result.std, env_step)
+    logger.scalar("eval/return_mean_iter", result.mean, learner.train_iter)
+    if env_step > tick[1]:
+        logger.scalar("speed/env_steps_per_second", steps_per_s, env_step)
+    logger.info(f"[eval] iter {learner.train_iter:>6d}  env_step {env_step:>8d}  return {result.mean:8.2f} ± "
+                f"{result.std:6.2f}  best {evaluator.best_return:8.2f}" + ("  stop value reached" if result.stop
+                                                                             else ""))
+    return result
