@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 
 from ding_lite.errors import DingLiteError
 
-MODES = ("serial", "parallel", "eval", "collect_demo", "plot")
+MODES = ("serial", "parallel", "eval", "collect_demo", "plot", "selfplay", "gsl")
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--n-episode", type=int, default=None, help="eval, collect_demo: number of episodes")
     parser.add_argument("--demo-path", default=None, help="collect_demo: output file (default <exp_name>/demo.npz)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    parser.add_argument("--address", default=None, help="parallel: Ray cluster to join, 'auto' or HOST:PORT "
+    parser.add_argument("--address", default=None, help="parallel, gsl: Ray cluster to join, 'auto' or HOST:PORT "
                         "(default: start a local Ray instance)")
     return parser
 
@@ -59,9 +59,21 @@ def run_serial(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
 def run_parallel(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
     from ding_lite.entry.common import experiment_dir, load_config
     from ding_lite.entry.parallel import parallel_pipeline
+    from ding_lite.entry.parallel_selfplay import is_selfplay_config, parallel_selfplay_pipeline
 
     cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
-    return parallel_pipeline(cfg, seed, args.max_env_step, args.max_train_iter, address=args.address,
+    pipeline = parallel_selfplay_pipeline if is_selfplay_config(cfg) else parallel_pipeline  # a game: self-play
+    return pipeline(cfg, seed, args.max_env_step, args.max_train_iter, address=args.address,
+                    exp_dir=experiment_dir(cfg, args.exp_name, seed, n_seeds), resume=args.resume,
+                    load_ckpt=args.load_ckpt, progress=not args.no_progress)
+
+
+def run_selfplay(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
+    from ding_lite.entry.common import experiment_dir, load_config
+    from ding_lite.entry.selfplay import selfplay_pipeline
+
+    cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
+    return selfplay_pipeline(cfg, seed, args.max_env_step, args.max_train_iter,
                              exp_dir=experiment_dir(cfg, args.exp_name, seed, n_seeds), resume=args.resume,
                              load_ckpt=args.load_ckpt, progress=not args.no_progress)
 
@@ -80,9 +92,19 @@ def run_collect_demo(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
                                  strict=args.strict, overrides=tuple(args.overrides), n_seeds=n_seeds)
 
 
+def run_gsl(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
+    from ding_lite.entry.common import experiment_dir, load_config
+    from ding_lite.entry.gsl import gsl_pipeline
+
+    cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
+    return gsl_pipeline(cfg, seed, exp_dir=experiment_dir(cfg, args.exp_name, seed, n_seeds), resume=args.resume,
+                        address=args.address, progress=not args.no_progress)
+
+
 RUNNERS: dict[str, Callable[[argparse.Namespace, int, int], Any]] = {"serial": run_serial, "eval": run_eval,
                                                                      "collect_demo": run_collect_demo,
-                                                                     "parallel": run_parallel}
+                                                                     "parallel": run_parallel,
+                                                                     "selfplay": run_selfplay, "gsl": run_gsl}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -205,13 +205,15 @@ BUFFER_REGISTRY = Registry("buffer", ["ding_lite.data"])
 COLLECTOR_REGISTRY = Registry("collector", ["ding_lite.worker"])
 EVALUATOR_REGISTRY = Registry("evaluator", ["ding_lite.worker"])
 LEARNER_HOOK_REGISTRY = Registry("learner_hook", ["ding_lite.worker"])
+OPPONENT_REGISTRY = Registry("opponent", ["ding_lite.league"])  # scripted self-play opponents (baselines)
 
 # Short aliases (the same objects), for code written before the DI-engine names were the public ones.
 POLICY, MODEL, ENV, ENV_MANAGER = POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY, ENV_MANAGER_REGISTRY
 BUFFER, COLLECTOR, EVALUATOR, LEARNER_HOOK = BUFFER_REGISTRY, COLLECTOR_REGISTRY, EVALUATOR_REGISTRY, \
     LEARNER_HOOK_REGISTRY
+OPPONENT = OPPONENT_REGISTRY
 
 ALL_REGISTRIES = {
     r.kind: r for r in (POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY, ENV_MANAGER_REGISTRY, BUFFER_REGISTRY,
-                        COLLECTOR_REGISTRY, EVALUATOR_REGISTRY, LEARNER_HOOK_REGISTRY)
+                        COLLECTOR_REGISTRY, EVALUATOR_REGISTRY, LEARNER_HOOK_REGISTRY, OPPONENT_REGISTRY)
 }

@@ -173,6 +173,19 @@ def render() -> str:
     parts.append("## Parallel section\n\nSettings of the Ray pipeline (`-m parallel`, see [ray.md](ray.md)); the "
                  f"serial pipeline ignores them (`PARALLEL_CONFIG` in {_source_link(parallel)}):\n\n"
                  + table(parallel.PARALLEL_CONFIG, source_comments(parallel, "PARALLEL_CONFIG"), "parallel.") + "\n")
+    from ding_lite.league import config as league_config
+    from ding_lite.league import pool
+
+    parts.append("## League section\n\nSettings of the self-play pipeline (`-m selfplay`, see [selfplay.md]"
+                 f"(selfplay.md)); other pipelines ignore them (`LEAGUE_SETTINGS` in {_source_link(league_config)}, "
+                 f"`POOL_CONFIG` in {_source_link(pool)}):\n\n"
+                 + table(league_config.LEAGUE_CONFIG, {**source_comments(league_config, "LEAGUE_SETTINGS"),
+                                                       **source_comments(pool, "POOL_CONFIG")}, "league.") + "\n")
+    from ding_lite.entry import gsl_parts  # also registers the 'plateau' evaluator
+
+    parts.append("## GSL section\n\nSettings of generalist-specialist learning (`-m gsl`, see [gsl.md](gsl.md)); the "
+                 f"other pipelines ignore them (`GSL_CONFIG` in {_source_link(gsl_parts)}):\n\n"
+                 + table(gsl_parts.GSL_CONFIG, source_comments(gsl_parts, "GSL_CONFIG"), "gsl.") + "\n")
     parts.append("## Env types\n\nKeys an env type adds to the `env` section (`env.type`).\n")
     for name in ENV_REGISTRY.names():
         cls = ENV_REGISTRY.get(name)

@@ -1,4 +1,5 @@
-"""Every config under dizoo/ compiles under --strict and trains through the serial pipeline on a tiny budget."""
+"""Every config under dizoo/ compiles under --strict and trains through its pipeline (serial, or selfplay for a config
+with a ``league`` section) on a tiny budget."""
 from __future__ import annotations
 
 import json
@@ -13,6 +14,17 @@ pytestmark = pytest.mark.unittest
 
 CONFIGS = sorted((REPO_ROOT / "dizoo").glob("*/*/config/*_config.py"))
 DEMO_CONFIGS = {"cartpole_ppo_dapg_config.py"}  # need a demo file made by -m collect_demo first
+# The real-workload configs run unchanged but shortened for CI: short episodes (the evaluator plays whole ones) and,
+# for the conv nets on Pong, smaller collects and fewer gradient steps; a few hundred env steps each.
+_SHORT = ["env.max_episode_steps=30", "env.evaluator_env_num=2", "env.n_evaluator_episode=2"]
+SMOKE_OVERRIDES = {
+    "pong_dqn_config.py": _SHORT + ["policy.learn.update_per_collect=1", "policy.other.replay_buffer."
+                                    "replay_buffer_size=1000"],
+    "pong_ppo_config.py": _SHORT + ["policy.collect.n_sample=128", "policy.learn.batch_size=64"],
+    "hopper_ppo_config.py": _SHORT,
+    "halfcheetah_ppo_config.py": _SHORT,
+    "doorkey_ppo_config.py": _SHORT + ["policy.collect.n_sample=256"],
+}
 
 
 def test_every_dizoo_config_is_found() -> None:
@@ -30,8 +42,10 @@ def test_dizoo_config_compiles_strictly(config: Path) -> None:
 def test_dizoo_config_trains(config: Path, tmp_path: Path) -> None:
     if config.name in DEMO_CONFIGS:
         _make_demo_file(config, tmp_path)
-    proc = run_cli("-m", "serial", "-c", str(config), "--strict", "--max-env-step", "512", "--exp-name", "exp",
-                   "--no-progress", cwd=tmp_path)
+    mode = "selfplay" if "league" in read_config(config)[0] else "serial"  # self-play configs carry a league
+    overrides = [arg for kv in SMOKE_OVERRIDES.get(config.name, []) for arg in ("--set", kv)]
+    proc = run_cli("-m", mode, "-c", str(config), "--strict", "--max-env-step", "512", "--exp-name", "exp",
+                   "--no-progress", *overrides, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "warning" not in proc.stderr.lower(), proc.stderr
     result = json.loads((tmp_path / "exp" / "result.json").read_text())

@@ -182,7 +182,8 @@ def test_di_engine_registry_names_are_public() -> None:
     # DI-engine users write `from ding.utils import POLICY_REGISTRY`; the same names work here, from both modules.
     import ding_lite.utils as utils
 
-    for name in ("POLICY", "MODEL", "ENV", "ENV_MANAGER", "BUFFER", "COLLECTOR", "EVALUATOR", "LEARNER_HOOK"):
+    for name in ("POLICY", "MODEL", "ENV", "ENV_MANAGER", "BUFFER", "COLLECTOR", "EVALUATOR", "LEARNER_HOOK",
+                 "OPPONENT"):
         reg = getattr(registry, f"{name}_REGISTRY")
         assert getattr(utils, f"{name}_REGISTRY") is reg
         assert getattr(registry, name) is reg  # the short name is an alias of the same table

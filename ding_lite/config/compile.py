@@ -135,8 +135,10 @@ def check_ranges(cfg: Mapping[str, Any]) -> None:
 def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
     """Defaults of every component the user's config names (importing its ``import_names`` first)."""
     from ding_lite.data.demo import DEMO_SECTION_DEFAULTS
+    from ding_lite.entry.gsl_parts import GSL_CONFIG
     from ding_lite.entry.parallel import PARALLEL_CONFIG
     from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
+    from ding_lite.league.config import LEAGUE_CONFIG
     from ding_lite.worker.learner import BaseLearner
 
     env, policy = user["env"], user["policy"]
@@ -174,6 +176,8 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
                       final_episodes=20),
         ), policy_defaults),
         demo=DEMO_SECTION_DEFAULTS,  # settings of ding_lite -m collect_demo
+        league=LEAGUE_CONFIG,  # settings of ding_lite -m selfplay
+        gsl=GSL_CONFIG,  # settings of ding_lite -m gsl
     )
     if not policy_defaults.get("on_policy") or buffer:
         buffer_defaults = _with_import_names(BUFFER.get(buffer.get("type", "uniform")).config)

@@ -37,3 +37,8 @@ CUT = "cut"
 N_ENV = "n_env"  # the rollout's number of env slots N, per row
 MEMBER_LOGP = "member_logp"  # (B, K) every EPPO member's log-prob of the executed action
 EPISODE_ID = "episode_id"  # demo files: the episode each step belongs to
+# action masks (ARCHITECTURE §9b): an observation dict {OBSERVATION: (N, ...), ACTION_MASK: (N, A) bool}; the collector
+# stores the mask of obs and of next_obs as columns of their own, and DQN the mask of its n-step next observation
+OBSERVATION = "observation"
+ACTION_MASK = "action_mask"
+NEXT_ACTION_MASK = "next_action_mask"

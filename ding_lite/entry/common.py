@@ -16,6 +16,7 @@ from easydict import EasyDict
 from ding_lite.config import compile_config, read_config, save_config
 from ding_lite.config.compile import CompiledConfig
 from ding_lite.envs.gym_env import build_env, build_env_manager
+from ding_lite.envs.variations import variation_ids
 from ding_lite.errors import ConfigError
 from ding_lite.registry import BUFFER, COLLECTOR, ENV, EVALUATOR, POLICY, add_config_folder, import_modules
 from ding_lite.utils.atomic import atomic_write
@@ -55,6 +56,7 @@ def check_env_config(env_cfg: Mapping[str, Any]) -> None:
     check = getattr(env_type, "check_config", None)
     if check is not None:
         check(env_cfg)
+    variation_ids(env_cfg)  # ids out of range are config errors (envs/variations.py)
 
 
 def fill_model_shapes(cfg: EasyDict, observation_space: gym.Space, action_space: gym.Space) -> None:

@@ -68,7 +68,7 @@ class ActorFactory:
     episodes), and an actor ended by ``ray.kill`` is not restarted at all. A new actor does the same job with fresh
     seeds, placed by Ray on any node with room."""
 
-    def __init__(self, ray: Any, cfg: Any, seed: int) -> None:
+    def __init__(self, ray: Any, cfg: Any, seed: int, collector_shell: type = CollectorShell) -> None:
         par = cfg.parallel
         self.ray = ray
         self.cfg = to_plain(cfg)  # what travels to each actor: the compiled config, shapes filled
@@ -85,7 +85,7 @@ class ActorFactory:
         self.created = 0  # collectors created so far; the k-th gets seed + k * env_num, so no two share env seeds
         self.started = 0  # actors started so far (numbers their names)
         self.tag = f"ding_lite-{os.getpid()}-{id(self):x}"  # names: <tag>/collector<slot>-<k>, <tag>/evaluator-<k>
-        self.collector_cls = ray.remote(num_cpus=float(par.collector_num_cpus), max_restarts=0)(CollectorShell)
+        self.collector_cls = ray.remote(num_cpus=float(par.collector_num_cpus), max_restarts=0)(collector_shell)
         self.evaluator_cls = ray.remote(num_cpus=float(par.evaluator_num_cpus), max_restarts=0)(EvaluatorShell)
         self.live: dict[str, Any] = {}  # role ('collector0', ..., 'evaluator') -> actor handle
         self._restart: dict[str, Callable[[], Any]] = {}  # role -> starts a new actor for it

@@ -21,6 +21,7 @@ from ding_lite.entry.common import (
     write_json,
 )
 from ding_lite.entry.parts import TrainingParts
+from ding_lite.envs.variations import log_per_variation
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
 from ding_lite.utils.log import ExperimentLogger
@@ -190,6 +191,7 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
         "stop_value": cfg.env.stop_value,
         "env_restarts": restarts,
         "env_restart_rate": _per_1k(restarts, collector.env_step),
+        **({"eval_per_variation": table} if (table := last_eval.per_variation()) else {}),  # env variations only
     }
 
 
@@ -247,6 +249,7 @@ def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, en
     logger.scalar("eval/return_mean", result.mean, env_step)
     logger.scalar("eval/return_std", result.std, env_step)
     logger.scalar("eval/return_mean_iter", result.mean, learner.train_iter)
+    log_per_variation(logger, result.per_variation(), env_step)  # env variations only (envs/variations.py)
     if env_step > tick[1]:
         logger.scalar("speed/env_steps_per_second", steps_per_s, env_step)
     logger.info(f"[eval] iter {learner.train_iter:>6d}  env_step {env_step:>8d}  return {result.mean:8.2f} ± "

@@ -19,6 +19,7 @@ ENV_SECTION_DEFAULTS: dict[str, Any] = dict(
     n_evaluator_episode=5,  # episodes per evaluation, spread over the evaluator envs
     stop_value=None,  # stop training once the mean eval return reaches this (None: never)
     manager=dict(),  # env manager section (type and its settings)
+    variations=None,  # env family: a count n (ids 0..n-1) or a list of variation ids (None: no variations)
 )
 
 
@@ -77,10 +78,21 @@ def build_env(env_cfg: Mapping[str, Any]) -> gym.Env:
 
 
 def build_env_manager(env_cfg: Mapping[str, Any], env_num: int, seed: int | None = None) -> Any:
-    """Build the section's env manager over ``env_num`` envs, seeded with ``seed`` (env i gets seed + i)."""
+    """Build the section's env manager over ``env_num`` envs, seeded with ``seed`` (env i gets seed + i); with
+    ``env.variations`` each env plays its share of the variations (see :mod:`ding_lite.envs.variations`)."""
+    from ding_lite.envs.variations import variation_env_fns
+
     manager_cfg = env_cfg.get("manager") or {}
     manager_type = ENV_MANAGER.get(manager_cfg.get("type", "base"))
-    manager = manager_type([env_fn(env_cfg) for _ in range(env_num)], manager_cfg)
+    from_env_config = getattr(manager_type, "from_env_config", None)  # a manager that makes its envs (envpool)
+    if from_env_config is not None:
+        if env_cfg.get("variations") is not None:
+            raise ConfigError(f"env.variations needs an env manager that builds its envs one by one (base, "
+                              f"subprocess); env.manager.type={manager_cfg.get('type')!r} makes its own")
+        manager = from_env_config(env_cfg, env_num, manager_cfg)
+    else:
+        fns = variation_env_fns(env_cfg, env_num) or [env_fn(env_cfg) for _ in range(env_num)]
+        manager = manager_type(fns, manager_cfg)
     if seed is not None:
         manager.seed(seed)
     return manager

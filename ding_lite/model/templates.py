@@ -9,16 +9,9 @@ from torch import nn
 
 from ding_lite.data.keys import LOGIT, Q_VALUE, VALUE
 from ding_lite.errors import ConfigError
-from ding_lite.model.common import (
-    actor_output,
-    actor_settings,
-    add_log_std,
-    flat_size,
-    head_trunk,
-    last_size,
-    mlp,
-    ortho_init,
-)
+from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, head_trunk, ortho_init
+from ding_lite.model.encoders import build_encoder
+from ding_lite.model.normalizer import RunningObsNorm
 from ding_lite.registry import MODEL
 
 
@@ -31,7 +24,9 @@ class QNet(nn.Module):
         type="dqn",
         obs_shape=None,  # int or list; None: taken from the env's observation space
         action_shape=None,  # number of discrete actions; None: taken from the env's action space
-        encoder_hidden_size_list=[128, 128, 64],  # MLP encoder widths
+        encoder_hidden_size_list=[128, 128, 64],  # MLP encoder widths (after the convs for image observations)
+        encoder="auto",  # 'auto' (conv for image observations, MLP for vectors), 'conv' or 'mlp'
+        image_scale=1.0 / 255.0,  # image observations are multiplied by this inside the model (uint8 frames)
         dueling=True,  # dueling head: Q = V + A - mean(A)
         activation="relu",  # hidden-layer activation: relu, tanh, elu, gelu or silu
         head_hidden_size=None,  # width of the head's hidden layers (None: the encoder's last width, as DI-engine)
@@ -40,19 +35,16 @@ class QNet(nn.Module):
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
         super().__init__()
-        obs_size = flat_size(cfg["obs_shape"])
         n_action = flat_size(cfg["action_shape"], "model.action_shape")
         hidden = list(cfg["encoder_hidden_size_list"])
         self.dueling = bool(cfg["dueling"])
-        self.encoder = mlp(obs_size, hidden, cfg["activation"])
-        size = last_size(obs_size, hidden)
+        self.encoder, size = build_encoder(cfg, hidden, cfg["activation"])
         # DI-engine's DQN head (DiscreteHead / DuelingHead): head_layer_num Linear+activation layers per branch, as
         # wide as the encoder's output unless head_hidden_size says otherwise
         layer_num = int(cfg["head_layer_num"])
         if layer_num < 0:
             raise ConfigError(f"model.head_layer_num must be 0 or more, got {layer_num}")
-        width = cfg["head_hidden_size"] or last_size(obs_size, hidden)
-        head = (width if layer_num else None, layer_num, cfg["activation"], "")
+        head = ((cfg["head_hidden_size"] or size) if layer_num else None, layer_num, cfg["activation"], "")
         self.advantage_trunk, head_size = head_trunk(size, *head)
         self.advantage = ortho_init(nn.Linear(head_size, n_action), 1.0)
         self.value_trunk = head_trunk(size, *head)[0] if self.dueling else None
@@ -79,7 +71,9 @@ class VAC(nn.Module):
         obs_shape=None,  # int or list; None: from the env
         action_shape=None,  # number of actions (discrete) or action dim (continuous); None: from the env
         action_space=None,  # 'discrete' or 'continuous'; None: from the env
-        encoder_hidden_size_list=[64, 64],  # widths of the actor's and the critic's MLPs
+        encoder_hidden_size_list=[64, 64],  # widths of the actor's and the critic's MLPs (after convs for images)
+        encoder="auto",  # 'auto' (conv for image observations, MLP for vectors), 'conv' or 'mlp'
+        image_scale=1.0 / 255.0,  # image observations are multiplied by this inside the model (uint8 frames)
         share_encoder=False,  # one encoder for actor and critic
         actor_head_hidden_size=None,  # DI-engine's actor head: hidden layers of this width (None: none)
         actor_head_layer_num=1,  # number of those actor head layers
@@ -88,18 +82,19 @@ class VAC(nn.Module):
         activation="tanh",  # hidden-layer activation: relu, tanh, elu, gelu or silu
         sigma_type="fixed",  # continuous: 'fixed' (state-independent log-std parameter) or 'conditioned'
         init_log_std=0.0,  # continuous: initial log standard deviation
+        obs_norm=False,  # normalise observations by running statistics kept in the model (MuJoCo; not images)
+        obs_norm_clip=10.0,  # bound of the normalised observations
     )
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
         super().__init__()
-        obs_size = flat_size(cfg["obs_shape"])
         act_size = flat_size(cfg["action_shape"], "model.action_shape")
         hidden = list(cfg["encoder_hidden_size_list"])
         self.continuous, self.fixed_sigma = actor_settings(cfg)
         self.action_space = cfg["action_space"]
-        size = last_size(obs_size, hidden)
-        self.actor_encoder = mlp(obs_size, hidden, cfg["activation"])
-        self.critic_encoder = self.actor_encoder if cfg["share_encoder"] else mlp(obs_size, hidden, cfg["activation"])
+        self.actor_encoder, size = build_encoder(cfg, hidden, cfg["activation"])
+        self.critic_encoder = self.actor_encoder if cfg["share_encoder"] else \
+            build_encoder(cfg, hidden, cfg["activation"])[0]
         self.actor_trunk, actor_size = head_trunk(size, cfg["actor_head_hidden_size"], cfg["actor_head_layer_num"],
                                                   cfg["activation"], "actor")
         self.critic_trunk, critic_size = head_trunk(size, cfg["critic_head_hidden_size"],
@@ -107,14 +102,23 @@ class VAC(nn.Module):
         self.actor_head = ortho_init(nn.Linear(actor_size, act_size), 0.01)
         self.critic_head = ortho_init(nn.Linear(critic_size, 1), 1.0)
         add_log_std(self, actor_size, act_size, cfg)
+        # the learner updates the statistics (update_obs_norm); they travel with the weights as buffers
+        self.obs_norm = RunningObsNorm(cfg["obs_shape"], cfg.get("obs_norm_clip", 10.0)) if cfg.get("obs_norm") \
+            else nn.Identity()
 
     def compute_actor(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        return actor_output(self, self.actor_trunk(self.actor_encoder(obs)), self.continuous, self.fixed_sigma)
+        features = self.actor_encoder(self.obs_norm(obs))
+        return actor_output(self, self.actor_trunk(features), self.continuous, self.fixed_sigma)
 
     def compute_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        return {VALUE: self.critic_head(self.critic_trunk(self.critic_encoder(obs))).squeeze(-1)}
+        return {VALUE: self.critic_head(self.critic_trunk(self.critic_encoder(self.obs_norm(obs)))).squeeze(-1)}
 
     def compute_actor_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        if self.actor_encoder is self.critic_encoder:  # a shared encoder (a conv net on frames) runs once
+            features = self.actor_encoder(self.obs_norm(obs))
+            out = actor_output(self, self.actor_trunk(features), self.continuous, self.fixed_sigma)
+            out[VALUE] = self.critic_head(self.critic_trunk(features)).squeeze(-1)
+            return out
         out = self.compute_actor(obs)
         out.update(self.compute_critic(obs))
         return out

@@ -11,6 +11,7 @@ import torch
 from ding_lite.data.keys import (
     ACTION,
     DISCOUNT_N,
+    NEXT_ACTION_MASK,
     NEXT_OBS,
     NEXT_OBS_N,
     OBS,
@@ -27,10 +28,11 @@ from ding_lite.data.rollout import cut_before_invalid, episode_ends
 from ding_lite.policy.base_policy import Policy, StepCounter, adam, grad_norm_clip
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.exploration import epsilon_schedule
+from ding_lite.rl_utils.masks import apply_action_mask, masked_argmax, random_legal_actions, split_action_mask
 from ding_lite.rl_utils.td import double_q_target, nstep_return, td_error_loss
 
 # Columns a step keeps until its n-step window is complete.
-_STEP_KEYS = (OBS, ACTION, REWARD, TERMINATED, TRUNCATED, NEXT_OBS, VALID)
+_STEP_KEYS = (OBS, ACTION, REWARD, TERMINATED, TRUNCATED, NEXT_OBS, VALID, NEXT_ACTION_MASK)
 
 
 @POLICY.register("dqn")
@@ -98,6 +100,8 @@ class DQNPolicy(Policy):
             q_next_target = self._target_model(data[NEXT_OBS_N])[Q_VALUE]
             if not learn["double"]:
                 q_next_online = q_next_target
+            # the target's max (or the online argmax) ranges over the legal next actions only (ALGORITHMS.md)
+            q_next_online = apply_action_mask(q_next_online, data.get(NEXT_ACTION_MASK))
             target = double_q_target(data[RETURN_N], data[DISCOUNT_N], q_next_online, q_next_target)
         weight = data.get(WEIGHT) if self.cfg["priority_IS_weight"] else None
         loss, td_abs = td_error_loss(q_taken, target, weight, learn["loss_type"])
@@ -132,12 +136,14 @@ class DQNPolicy(Policy):
         self._pending: dict[str, np.ndarray] | None = None  # last steps whose n-step window is still open
 
     @torch.inference_mode()
-    def _forward_collect(self, obs: np.ndarray, env_step: int = 0) -> dict:
+    def _forward_collect(self, obs: Any, env_step: int = 0) -> dict:
+        obs, mask = split_action_mask(obs)
         q = self._model(self.obs_tensor(obs))[Q_VALUE]
-        action = q.argmax(dim=-1).cpu().numpy()
+        action = masked_argmax(q, None if mask is None else torch.from_numpy(mask)).cpu().numpy()
         explore = self._rng.random(len(action)) < self._eps(env_step)
-        if explore.any():
-            action[explore] = self._rng.integers(0, q.shape[-1], size=int(explore.sum()))
+        if explore.any():  # ε-greedy explores among the legal actions only
+            action[explore] = self._rng.integers(0, q.shape[-1], size=int(explore.sum())) if mask is None else \
+                random_legal_actions(self._rng, mask[explore])
         return {ACTION: action}
 
     def _process_transition(self, policy_output: dict) -> dict:
@@ -154,7 +160,7 @@ class DQNPolicy(Policy):
         if VALID not in steps:  # a hand-built rollout: every row real
             steps[VALID] = np.ones(rollout[REWARD].shape, dtype=bool)
         if self._pending is not None:
-            steps = {k: np.concatenate([self._pending[k], steps[k]]) for k in _STEP_KEYS}
+            steps = {k: np.concatenate([self._pending[k], steps[k]]) for k in steps}
         # settled already within the rollout; an invalid first row also ends the steps held back from the last one
         steps[TERMINATED], steps[TRUNCATED] = cut_before_invalid(steps[TERMINATED], steps[TRUNCATED], steps[VALID])
         terminated, truncated = episode_ends(steps[TERMINATED], steps[TRUNCATED],
@@ -168,18 +174,23 @@ class DQNPolicy(Policy):
         ready[:hold] = True
         ready &= steps[VALID]
         t_idx, n_idx = np.nonzero(ready)
-        return {
+        samples = {
             OBS: steps[OBS][t_idx, n_idx],
             ACTION: steps[ACTION][t_idx, n_idx],
             RETURN_N: ret[t_idx, n_idx],
             DISCOUNT_N: discount[t_idx, n_idx],
             NEXT_OBS_N: steps[NEXT_OBS][last[t_idx, n_idx], n_idx],
         }
+        if NEXT_ACTION_MASK in steps:  # legal actions of the n-step next observation, for the target's max
+            samples[NEXT_ACTION_MASK] = steps[NEXT_ACTION_MASK][last[t_idx, n_idx], n_idx]
+        return samples
 
     # ---- eval --------------------------------------------------------------------------------------------------
     def _init_eval(self) -> None:
         pass
 
     @torch.inference_mode()
-    def _forward_eval(self, obs: np.ndarray) -> dict:
-        return {ACTION: self._model(self.obs_tensor(obs))[Q_VALUE].argmax(dim=-1).cpu().numpy()}
+    def _forward_eval(self, obs: Any) -> dict:
+        obs, mask = split_action_mask(obs)
+        q = self._model(self.obs_tensor(obs))[Q_VALUE]
+        return {ACTION: masked_argmax(q, None if mask is None else torch.from_numpy(mask)).cpu().numpy()}

@@ -9,6 +9,7 @@ from torch.distributions import Categorical, Independent, Normal
 
 from ding_lite.data.keys import (
     ACTION,
+    ACTION_MASK,
     ADV,
     CUT,
     LOGIT,
@@ -26,10 +27,13 @@ from ding_lite.data.keys import (
     VALUE,
 )
 from ding_lite.data.rollout import episode_ends, valid_transitions
+from ding_lite.model.normalizer import update_obs_norm
 from ding_lite.policy.base_policy import adam
 from ding_lite.policy.on_policy import Log, OnPolicyPolicy
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.gae import gae
+from ding_lite.rl_utils.masks import apply_action_mask, split_action_mask
+from ding_lite.rl_utils.normalize import RewardScaler, linear_lr_decay
 from ding_lite.rl_utils.ppo import normalize_advantage, ppo_policy_loss, ppo_value_loss
 from ding_lite.rl_utils.running_stats import RunningMeanStd
 
@@ -64,12 +68,15 @@ class PPOPolicy(OnPolicyPolicy):
             adv_norm=True,  # normalise advantages per minibatch
             value_norm=False,  # learn values of returns normalised by running statistics
             grad_clip_value=0.5,  # global gradient-norm clip (None: off)
+            lr_decay_iter=None,  # anneal the learning rate linearly to 0 over this many gradient steps (None: off)
             ignore_done=False,  # treat terminations as truncations
         ),
         collect=dict(
             n_sample=256,  # env steps per collect (rounded up to a multiple of collector_env_num)
             unroll_len=1,  # DI-engine key, not read: samples are single steps
             gae_lambda=0.95,  # λ (γ: policy.discount_factor, or DI-engine's collect.discount_factor)
+            reward_scale=False,  # divide rewards by the running std of the discounted return (MuJoCo)
+            reward_clip=10.0,  # bound of the scaled rewards (reward_scale only; None: no clip)
         ),
         eval=dict(),
     )
@@ -82,6 +89,9 @@ class PPOPolicy(OnPolicyPolicy):
     def _init_learn(self) -> None:
         self._optimizer = adam(self._model.parameters(), lr=self.cfg["learn"]["learning_rate"], eps=1e-5)
         self._learn_state["optimizer"] = self._optimizer
+        self._lr_schedule = linear_lr_decay(self._optimizer, self.cfg["learn"]["lr_decay_iter"])
+        if self._lr_schedule is not None:
+            self._learn_state["lr_schedule"] = self._lr_schedule
         self._value_stats = RunningMeanStd()
         self._learn_state["value_stats"] = self._value_stats
 
@@ -89,7 +99,18 @@ class PPOPolicy(OnPolicyPolicy):
         if self.cfg["learn"]["value_norm"]:  # the learner owns the return statistics; collectors get them with weights
             ret = data[RETURN] if VALID not in data else data[RETURN][data[VALID]]
             self._value_stats.update(ret.cpu().numpy())
+        self._collect_obs = data[OBS] if VALID not in data else data[OBS][data[VALID]]
         return data
+
+    def _end_update(self, logs: list[Log]) -> list[Log]:
+        """After learning on a collect: the observation statistics take it in (the next collect uses them; this one
+        trained with the statistics it was collected with), and the learning rate anneals by its gradient steps."""
+        update_obs_norm(self._model, self._collect_obs)
+        del self._collect_obs
+        if self._lr_schedule is not None:
+            for _ in logs:
+                self._lr_schedule.step()
+        return logs
 
     def _epoch_data(self, data: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         if not self.cfg["recompute_adv"]:
@@ -100,7 +121,7 @@ class PPOPolicy(OnPolicyPolicy):
     def _compute_loss(self, mb: dict[str, torch.Tensor], context: Log) -> tuple[torch.Tensor, Log]:
         """Loss of one minibatch (carries the gradient) and its detached statistics."""
         learn = self.cfg["learn"]
-        out = self._model.compute_actor_critic(mb[OBS])
+        out = _masked(self._model.compute_actor_critic(mb[OBS]), mb.get(ACTION_MASK))
         dist = action_distribution(out)
         adv = normalize_advantage(mb[ADV]) if learn["adv_norm"] else mb[ADV]
         policy_loss, info = ppo_policy_loss(dist.log_prob(mb[ACTION]), mb[LOGP], adv, learn["clip_ratio"],
@@ -144,10 +165,14 @@ class PPOPolicy(OnPolicyPolicy):
     def _init_collect(self) -> None:
         if not hasattr(self, "_value_stats"):
             self._value_stats = RunningMeanStd()
+        collect = self.cfg["collect"]
+        self._reward_scaler = RewardScaler(self.discount_factor, collect["reward_clip"]) \
+            if collect["reward_scale"] else None
 
     @torch.inference_mode()
-    def _forward_collect(self, obs: np.ndarray, env_step: int = 0) -> dict:
-        out = self._model.compute_actor_critic(self.obs_tensor(obs))
+    def _forward_collect(self, obs: Any, env_step: int = 0) -> dict:
+        obs, mask = split_action_mask(obs)
+        out = _masked(self._model.compute_actor_critic(self.obs_tensor(obs)), mask)
         dist = action_distribution(out)
         action = dist.sample()
         return {ACTION: action.cpu().numpy(), LOGP: dist.log_prob(action).cpu().numpy(),
@@ -160,15 +185,21 @@ class PPOPolicy(OnPolicyPolicy):
         rollout's layout, with its ``valid`` flag (the learn loop trains on the valid ones)."""
         collect = self.cfg["collect"]
         t_len, n_env = rollout[REWARD].shape
+        if self._reward_scaler is not None:  # per collector: the scale is a property of its envs' returns
+            rollout = {**rollout, REWARD: self._reward_scaler(rollout[REWARD],
+                                                              rollout[TERMINATED] | rollout[TRUNCATED])}
         next_obs = rollout[NEXT_OBS].reshape((t_len * n_env,) + rollout[NEXT_OBS].shape[2:])
         next_value = self._denormalized_value(self._model.compute_critic(self.obs_tensor(next_obs))[VALUE])
         terminated, truncated = episode_ends(rollout[TERMINATED], rollout[TRUNCATED],
                                              bool(self.cfg["learn"]["ignore_done"]))
         adv, ret = gae(rollout[REWARD], rollout[VALUE], next_value.cpu().numpy().reshape(t_len, n_env),
                        terminated, truncated, self.discount_factor, float(collect["gae_lambda"]))
+        keys: tuple[str, ...] = (OBS, ACTION, LOGP, VALUE)
+        if ACTION_MASK in rollout:  # the learn step masks the logits as collection did
+            keys += (ACTION_MASK,)
         if not self.cfg["recompute_adv"]:
-            return valid_transitions({**rollout, ADV: adv, RETURN: ret}, (OBS, ACTION, LOGP, VALUE, ADV, RETURN))
-        columns = {k: rollout[k] for k in (OBS, ACTION, LOGP, VALUE)} | {ADV: adv, RETURN: ret}
+            return valid_transitions({**rollout, ADV: adv, RETURN: ret}, keys + (ADV, RETURN))
+        columns = {k: rollout[k] for k in keys} | {ADV: adv, RETURN: ret}
         # keep what GAE needs again, with the rollout's time structure: a rollout's end acts like a truncation
         cut = np.zeros((t_len, n_env), dtype=bool)
         cut[-1] = True
@@ -195,7 +226,16 @@ class PPOPolicy(OnPolicyPolicy):
             self._value_stats = RunningMeanStd()
 
     @torch.inference_mode()
-    def _forward_eval(self, obs: np.ndarray) -> dict:
-        out = self._model.compute_actor(self.obs_tensor(obs))
+    def _forward_eval(self, obs: Any) -> dict:
+        obs, mask = split_action_mask(obs)
+        out = _masked(self._model.compute_actor(self.obs_tensor(obs)), mask)
         action = out[LOGIT].argmax(dim=-1) if LOGIT in out else out[MU]
         return {ACTION: action.cpu().numpy()}
+
+
+def _masked(actor_out: dict[str, torch.Tensor], mask: Any) -> dict[str, torch.Tensor]:
+    """Actor outputs with illegal actions' logits at -1e8 (rl_utils.masks) where a mask is given."""
+    if mask is None or LOGIT not in actor_out:
+        return actor_out
+    mask_t = mask if isinstance(mask, torch.Tensor) else torch.from_numpy(np.asarray(mask))
+    return {**actor_out, LOGIT: apply_action_mask(actor_out[LOGIT], mask_t.to(actor_out[LOGIT].device))}

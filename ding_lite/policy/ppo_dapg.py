@@ -70,7 +70,7 @@ class PPODAPGPolicy(PPOPolicy):
 
     def _end_update(self, logs: list[Log]) -> list[Log]:
         self._dapg.update_iter += 1  # k of the DAPG decay counts updates (collects)
-        return logs
+        return super()._end_update(logs)
 
     def _coeff(self) -> float:
         learn = self.cfg["learn"]

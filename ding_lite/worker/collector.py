@@ -8,7 +8,18 @@ from typing import Any
 import numpy as np
 
 from ding_lite.data.batch import Batch, concat_batches
-from ding_lite.data.keys import ACTION, NEXT_OBS, OBS, REWARD, TERMINATED, TRUNCATED, VALID
+from ding_lite.data.keys import (
+    ACTION,
+    ACTION_MASK,
+    NEXT_ACTION_MASK,
+    NEXT_OBS,
+    OBS,
+    OBSERVATION,
+    REWARD,
+    TERMINATED,
+    TRUNCATED,
+    VALID,
+)
 from ding_lite.data.rollout import settle
 from ding_lite.envs.env_manager import EpisodeEnd
 from ding_lite.registry import COLLECTOR
@@ -21,7 +32,11 @@ class _RolloutWriter:
         self.t_len = t_len
         self.columns: dict[str, np.ndarray] = {}
 
-    def write(self, t: int, name: str, value: np.ndarray) -> None:
+    def write(self, t: int, name: str, value: Any) -> None:
+        if isinstance(value, Mapping):  # an observation with an action mask: two plain columns (data/keys.py)
+            self.write(t, name, value[OBSERVATION])
+            self.write(t, NEXT_ACTION_MASK if name == NEXT_OBS else ACTION_MASK, value[ACTION_MASK])
+            return
         column = self.columns.get(name)
         if column is None:
             value = np.asarray(value)

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ding_lite.envs.env_manager import episode_quota
+from ding_lite.envs.variations import SUCCESS, VARIATION, per_variation_table
 from ding_lite.errors import ConfigError
 from ding_lite.registry import EVALUATOR
 
@@ -22,6 +23,16 @@ class EvalResult(NamedTuple):
     stop: bool  # mean return reached stop_value
     improved: bool  # best mean return so far
     seconds: float
+    # env variations (see ding_lite/envs/variations.py): per-episode info['variation'] and info['success'], None
+    # where the episode's env did not report it
+    variations: list[Any] | None = None
+    successes: list[Any] | None = None
+
+    def per_variation(self) -> dict[str, dict[str, Any]]:
+        """Mean return and success rate per variation id (empty when the envs have no variations)."""
+        if not self.variations or all(v is None for v in self.variations):
+            return {}
+        return per_variation_table(self.variations, self.returns, self.successes)
 
     @property
     def mean(self) -> float:
@@ -77,6 +88,8 @@ class InteractionEvaluator:
         quota = episode_quota(self.n_episode, n_env)
         returns: list[float] = []
         lengths: list[int] = []
+        variations: list[Any] = []
+        successes: list[Any] = []
         self.env.seed(self.seed)
         obs = self.env.reset()
         self.policy.reset()
@@ -87,13 +100,15 @@ class InteractionEvaluator:
                     quota[episode.env_id] -= 1
                     returns.append(episode.episode_return)
                     lengths.append(episode.episode_length)
+                    variations.append(episode.info.get(VARIATION))
+                    successes.append(episode.info.get(SUCCESS))
             obs = result.obs
         mean = float(np.mean(returns))
         improved = mean > self.best_return
         self.best_return = max(self.best_return, mean)
         stop = self.stop_value is not None and mean >= self.stop_value
         return EvalResult(train_iter, env_step, np.asarray(returns), np.asarray(lengths), stop, improved,
-                          time.perf_counter() - start)
+                          time.perf_counter() - start, variations, successes)
 
     def close(self) -> None:
         self.env.close()

@@ -1,0 +1,142 @@
+"""Training throughput on real workloads against Stable-Baselines3: env steps per second of collection plus learning,
+PPO on Hopper-v4 and on Pong, same hyperparameters on both sides (rl-zoo's, as in the dizoo configs), side by side
+in one run.
+
+Sides:
+- ``sb3``: SB3 PPO with rl-zoo's setup: Hopper through ``DummyVecEnv`` + ``VecNormalize`` (observations and rewards),
+  Pong through ``AtariWrapper`` + ``VecFrameStack(4)`` over ``DummyVecEnv``;
+- ``ding_lite envpool``: the dizoo config as shipped (the ``envpool`` manager);
+- ``ding_lite gym``: the same config on the plain gymnasium route (``env.type`` mujoco / atari, ``base`` manager: in
+  this process, as SB3's ``DummyVecEnv``).
+
+Atari variant: every side plays ``Pong`` without sticky actions (``repeat_action_probability=0``), 4-frame skip with
+max-pooling, 30 no-op starts, fire reset, 84x84 grey frames, 4 stacked. SB3's ``AtariWrapper`` also clips rewards
+and ends an episode at a life loss (Pong has no lives) - neither changes the work per step.
+
+Each side builds its envs and model, runs one collect + learn to warm up, then is timed over ``--steps`` env steps
+(collects and learn steps, no evaluation); the sides alternate ``--repeats`` times and each side's best run counts.
+Rates per wall second and per CPU second of the process (all its threads: the CPU rate is the steadier one on a
+loaded machine, the wall rate the one a user waits for). One torch thread on every side (``--threads``). The last
+line is the smallest wall-clock envpool ratio over the tasks (ding_lite envpool steps/s divided by SB3's), e.g.
+``ratio 1.62``.
+
+    python benchmarks/throughput_real.py [--tasks hopper pong] [--steps 4096] [--pong-steps 2048] [--threads 1]
+                                         [--repeats 2]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's ding_lite, not an installed one
+
+import torch  # noqa: E402
+
+from ding_lite.entry.common import build_collector, build_env_managers, build_policy, load_config  # noqa: E402
+
+DIZOO = Path(__file__).resolve().parents[1] / "dizoo"
+CONFIGS = {"hopper": DIZOO / "mujoco/hopper/config/hopper_ppo_config.py",
+           "pong": DIZOO / "atari/pong/config/pong_ppo_config.py"}
+GYM_ROUTE = {"hopper": "mujoco", "pong": "atari"}
+
+
+# ---- ding_lite ---------------------------------------------------------------------------------------------------
+def ding_lite_rate(task: str, route: str, steps: int) -> tuple[float, float]:
+    """Training env steps per wall second and per CPU second (all threads) of the dizoo config (``route``:
+    'envpool' as shipped, or 'gym')."""
+    overrides = [] if route == "envpool" else [f"env.type={GYM_ROUTE[task]}", "env.manager.type=base"]
+    cfg = load_config(str(CONFIGS[task]), overrides=overrides, seed=0)
+    collector_env, _ = build_env_managers(cfg, seed=0, evaluate=False)
+    with collector_env:
+        policy = build_policy(cfg, enable_field=["learn", "collect"])
+        collector = build_collector(cfg, collector_env, policy)
+        n_sample = int(cfg.policy.collect.n_sample)
+        policy.learn_mode.forward(collector.collect(n_sample)[0])  # warm-up
+        start, cpu, start_step = time.perf_counter(), time.process_time(), collector.env_step
+        while collector.env_step - start_step < steps:
+            policy.learn_mode.forward(collector.collect(n_sample)[0])
+        done = collector.env_step - start_step
+        return done / (time.perf_counter() - start), done / (time.process_time() - cpu)
+
+
+# ---- SB3 ---------------------------------------------------------------------------------------------------------
+def sb3_hopper() -> Any:
+    """rl-zoo's PPO Hopper hyperparameters, run as 8 envs x 64 steps (the dizoo config's collect of 512)."""
+    import gymnasium as gym
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    env = VecNormalize(DummyVecEnv([lambda: gym.make("Hopper-v4") for _ in range(8)]), gamma=0.999)
+    return PPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=5, gamma=0.999, gae_lambda=0.99,
+               learning_rate=9.80828e-05, ent_coef=0.00229519, clip_range=0.2, max_grad_norm=0.7,
+               vf_coef=0.835671, seed=0, device="cpu",
+               policy_kwargs=dict(log_std_init=-2, ortho_init=False, activation_fn=torch.nn.ReLU,
+                                  net_arch=dict(pi=[256, 256], vf=[256, 256])))
+
+
+def sb3_pong() -> Any:
+    """rl-zoo's PPO Atari hyperparameters: 8 envs x 128 steps, 4 epochs, minibatches of 256, CnnPolicy."""
+    import ale_py
+    import gymnasium as gym
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.atari_wrappers import AtariWrapper
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecFrameStack
+
+    gym.register_envs(ale_py)
+
+    def make() -> gym.Env:
+        return AtariWrapper(gym.make("ALE/Pong-v5", frameskip=1, repeat_action_probability=0.0))
+
+    env = VecFrameStack(DummyVecEnv([make for _ in range(8)]), n_stack=4)
+    return PPO("CnnPolicy", env, n_steps=128, batch_size=256, n_epochs=4, learning_rate=2.5e-4, clip_range=0.1,
+               vf_coef=0.5, ent_coef=0.01, seed=0, device="cpu")
+
+
+def sb3_rate(task: str, steps: int) -> tuple[float, float]:
+    """Training env steps per wall second and per CPU second of SB3 with rl-zoo's settings."""
+    model = {"hopper": sb3_hopper, "pong": sb3_pong}[task]()
+    per_collect = model.n_steps * model.n_envs
+    model.learn(total_timesteps=per_collect)  # warm-up
+    start, cpu = time.perf_counter(), time.process_time()
+    model.learn(total_timesteps=steps, reset_num_timesteps=False)
+    done = model.num_timesteps - per_collect
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    model.get_env().close()
+    return done / wall, done / cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", default=["hopper", "pong"], choices=list(CONFIGS))
+    parser.add_argument("--steps", type=int, default=4096, help="timed env steps per side for Hopper")
+    parser.add_argument("--pong-steps", type=int, default=2048, help="timed env steps per side for Pong")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads on every side")
+    parser.add_argument("--repeats", type=int, default=2, help="alternating runs per side (the best counts)")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    rows = []
+    for task in args.tasks:
+        steps = args.pong_steps if task == "pong" else args.steps
+        runs: dict[str, list[tuple[float, float]]] = {"sb3": [], "envpool": [], "gym": []}
+        for _ in range(args.repeats):  # sides alternate, so a load spike on the shared machine hits them alike
+            runs["sb3"].append(sb3_rate(task, steps))
+            runs["envpool"].append(ding_lite_rate(task, "envpool", steps))
+            runs["gym"].append(ding_lite_rate(task, "gym", steps))
+        rows.append((task, {side: (max(r[0] for r in v), max(r[1] for r in v)) for side, v in runs.items()}))
+    print(f"PPO training env steps/s (collect + learn), best of {args.repeats} alternating runs, {args.threads} "
+          f"torch thread(s), Pong without sticky actions; per wall second, and per CPU second (all threads)")
+    print(f"{'task':<8}{'clock':<6}{'SB3':>9}{'ding_lite envpool':>19}{'ding_lite gym':>15}{'envpool/SB3':>13}"
+          f"{'gym/SB3':>9}")
+    for task, best in rows:
+        for k, clock in enumerate(("wall", "cpu")):
+            sb3, pool, gym_route = best["sb3"][k], best["envpool"][k], best["gym"][k]
+            print(f"{task:<8}{clock:<6}{sb3:>9,.0f}{pool:>19,.0f}{gym_route:>15,.0f}{pool / sb3:>13.2f}"
+                  f"{gym_route / sb3:>9.2f}")
+    print(f"ratio {min(best['envpool'][0] / best['sb3'][0] for _, best in rows):.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""The pure pieces of generalist-specialist learning (GSL, Jia et al., ICML 2022; ALGORITHMS.md): its settings, the
+plateau detector (and the evaluator that stops phase I with it), the choice and split of the worst variations, the
+demo success filter and the env-step accounting. The pipeline that wires them is ``ding_lite/entry/gsl.py``."""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from ding_lite.errors import ConfigError
+from ding_lite.registry import EVALUATOR
+from ding_lite.worker.evaluator import EvalResult, InteractionEvaluator
+
+# The ``gsl`` config section: settings of ``ding_lite -m gsl`` (merged into every compiled config).
+GSL_CONFIG: dict[str, Any] = dict(
+    plateau_patience=3,  # phase I ends after this many evaluations in a row without a gain above plateau_tol
+    plateau_tol=0.02,  # gain of the best mean eval return that counts as progress (absolute, in return units)
+    phase1_max_env_step=200000,  # phase I env-step budget (it also ends earlier at a plateau or the stop value)
+    n_low=10,  # the n_low worst variations after phase I get specialists
+    n_specialists=2,  # ... split into this many disjoint subsets, one specialist each
+    specialist_max_env_step=50000,  # env steps of each specialist (on its own subset)
+    eval_episodes_per_variation=1,  # per-variation evaluation: episodes of each variation
+    demo_episodes_per_variation=4,  # demo roll-outs of each variation (only successful episodes are kept)
+    phase2_max_env_step=200000,  # phase II (PPO-DAPG on all variations) env-step budget
+    phase2_policy_type="ppo_dapg",  # policy of phase II; its learn settings come from `phase2_learn`
+    phase2_learn={},  # phase II's policy.learn overrides, e.g. dict(demo_coeff=1.0) (the rest: the policy's defaults)
+    extra_demo_path=None,  # demo file(s) of this env added to phase II's (e.g. human demos); None: only GSL's
+    use_ray=True,  # specialists as Ray actors (in parallel); False: one after the other in this process
+    ray_num_cpus=None,  # CPUs of a local Ray instance (None: Ray's default)
+)
+
+T = TypeVar("T")
+
+
+class PlateauDetector:
+    """Says when a sequence of evaluation returns stopped improving.
+
+    ``update(x)`` returns True once ``patience`` evaluations in a row did not beat the best so far by more than
+    ``tol``. The first evaluation sets the bar. Example: patience 2, tol 0.1: 1.0, 1.05, 1.08 → plateau at the third
+    (neither 1.05 nor 1.08 beats 1.0 + 0.1)."""
+
+    def __init__(self, patience: int, tol: float) -> None:
+        if patience < 1:
+            raise ConfigError(f"gsl.plateau_patience must be at least 1, got {patience}")
+        if tol < 0:
+            raise ConfigError(f"gsl.plateau_tol must be at least 0, got {tol}")
+        self.patience, self.tol = int(patience), float(tol)
+        self.best = -math.inf
+        self.stale = 0  # evaluations since the last gain
+
+    def update(self, value: float) -> bool:
+        """Record one evaluation; True when the plateau is reached."""
+        if value > self.best + self.tol or self.best == -math.inf:
+            self.best = value
+            self.stale = 0
+        else:
+            self.stale += 1
+        return self.stale >= self.patience
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"best": self.best, "stale": self.stale}
+
+
+@EVALUATOR.register("plateau")
+class PlateauEvaluator(InteractionEvaluator):
+    """The interaction evaluator whose ``stop`` is also set at a plateau of the mean return (GSL's phase I ends
+    there); ``plateau`` records at which evaluation that happened."""
+
+    config: dict[str, Any] = dict(
+        type="plateau",
+        eval_freq=1000,  # evaluate every this many train iterations
+        plateau_patience=3,  # evaluations in a row without a gain above plateau_tol
+        plateau_tol=0.02,  # gain of the best mean return that counts as progress
+    )
+
+    def __init__(self, cfg: Mapping[str, Any], *args: Any, **kwargs: Any) -> None:
+        super().__init__(cfg, *args, **kwargs)
+        self.detector = PlateauDetector(int(cfg.get("plateau_patience", 3)), float(cfg.get("plateau_tol", 0.02)))
+        self.plateau = False
+
+    def eval(self, train_iter: int = 0, env_step: int = 0) -> EvalResult:
+        result = super().eval(train_iter, env_step)
+        self.plateau = self.plateau or self.detector.update(result.mean)
+        return result._replace(stop=result.stop or self.plateau)
+
+
+def worst_variations(table: Mapping[str, Mapping[str, Any]], n_low: int) -> list[int]:
+    """The ``n_low`` variations with the lowest success rate (return where success is unknown; ties broken by lower
+    return, then by id). ``table`` maps id strings to ``{'return_mean', 'success_rate'}`` rows."""
+    if n_low < 1:
+        raise ConfigError(f"gsl.n_low must be at least 1, got {n_low}")
+    if n_low > len(table):
+        raise ConfigError(f"gsl.n_low={n_low} is more than the {len(table)} variations evaluated: lower gsl.n_low")
+
+    def key(item: tuple[str, Mapping[str, Any]]) -> tuple[float, float, int]:
+        v, row = item
+        success = row.get("success_rate")
+        primary = row["return_mean"] if success is None else success
+        return (primary, row["return_mean"], int(v))
+
+    return [int(v) for v, _ in sorted(table.items(), key=key)[:n_low]]
+
+
+def split_variations(ids: Sequence[int], n_specialists: int) -> list[list[int]]:
+    """Split ``ids`` (worst first) into ``n_specialists`` disjoint subsets of near-equal size, dealt round-robin so
+    that each subset gets a share of the hardest ones: [0, 1, 2, 3, 4] into 2 → [[0, 2, 4], [1, 3]]."""
+    if n_specialists < 1:
+        raise ConfigError(f"gsl.n_specialists must be at least 1, got {n_specialists}")
+    if n_specialists > len(ids):
+        raise ConfigError(f"gsl.n_specialists={n_specialists} is more than the {len(ids)} low variations "
+                          f"(gsl.n_low): lower gsl.n_specialists or raise gsl.n_low")
+    return [sorted(int(v) for v in ids[k::n_specialists]) for k in range(n_specialists)]
+
+
+def keep_successful(episodes: Sequence[T], is_success: Callable[[T], bool]) -> list[T]:
+    """The episodes for which ``is_success`` holds, in order (the demo filter: only successes become demos)."""
+    return [e for e in episodes if is_success(e)]
+
+
+def step_accounting(phase1: int, specialists: Sequence[int], demos: int, phase2: int) -> dict[str, Any]:
+    """Env steps of every phase and their total (what GSL is compared at against PPO alone).
+
+    Each entry is the env steps that phase itself took (a specialist's own steps, not the generalist's before it)."""
+    for name, value in (("phase1", phase1), ("demos", demos), ("phase2", phase2)):
+        if value < 0:
+            raise ValueError(f"{name} env steps must be non-negative, got {value}")
+    if any(s < 0 for s in specialists):
+        raise ValueError(f"specialist env steps must be non-negative, got {list(specialists)}")
+    return {"phase1": int(phase1), "specialists": [int(s) for s in specialists], "demos": int(demos),
+            "phase2": int(phase2), "total": int(phase1 + sum(specialists) + demos + phase2)}

@@ -1,0 +1,162 @@
+"""Self-play on Ray (``-m parallel`` with a config that has a multi-agent game and ``league.seats``).
+
+The driver holds the learner, the buffer, the opponent pool (snapshot files, payoff table, Elo) and the evaluation;
+each collector actor holds its own games and its own frozen opponents. A new snapshot goes into Ray's object store
+once (``ray.put`` of its state dict) and every actor that draws it loads it from there; with each collect an actor is
+told the pool's snapshot names, their sampling probabilities and the refs of their weights. Game results come back
+with the collected episodes and are recorded in the driver's payoff table.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ding_lite.entry.common import ConfigLike, build_collector, build_policy
+from ding_lite.entry.parallel import check_parallel_config
+from ding_lite.entry.parallel_actors import CollectorShell, CollectOutput, _Shell
+from ding_lite.entry.parallel_remote import ActorFactory, RemoteCollectors, Weights
+from ding_lite.entry.parallel_session import check_resources, import_ray, ray_session
+from ding_lite.entry.selfplay import SelfPlayParts, probe_layout
+from ding_lite.entry.train_loop import run_training, start_run
+from ding_lite.envs.gym_env import build_env, build_env_manager
+from ding_lite.league.arena import SelfPlayEnvManager
+from ding_lite.league.opponents import PlayerSet
+from ding_lite.utils.log import setup_console_logging
+
+
+def is_selfplay_config(cfg: Any) -> bool:
+    """Whether ``-m parallel`` should run this config as self-play (a multi-agent env type)."""
+    return cfg.env.get("type") == "pettingzoo"
+
+
+def parallel_selfplay_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None = None,
+                               max_train_iter: int | None = None, *, address: str | None = None,
+                               exp_dir: str | Path | None = None, resume: bool = False,
+                               load_ckpt: str | Path | None = None, strict: bool = False,
+                               overrides: tuple[str, ...] = (), progress: bool = True) -> dict[str, Any]:
+    """:func:`~ding_lite.entry.selfplay.selfplay_pipeline` with the collectors as Ray actors; arguments as for
+    :func:`~ding_lite.entry.parallel.parallel_pipeline`."""
+    ray = import_ray()
+    start = time.perf_counter()
+    run = start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides)
+    cfg = run.cfg
+    check_parallel_config(cfg.parallel)
+    probe_layout(cfg)  # fills the model shapes and env.end_when_out before the config travels to the actors
+    setup_console_logging()
+    with ray_session(ray, address, cfg.parallel.num_cpus), \
+            ParallelSelfPlayParts(ray, cfg, seed, run.exp_dir, resume) as parts:
+        return run_training(cfg, parts, run.exp_dir, run.ckpt_path, max_env_step, max_train_iter, progress=progress,
+                            seed=seed, start=start, asked_dir=run.asked_dir)
+
+
+class LeagueView(NamedTuple):
+    """What a collector actor needs of the pool for its next games."""
+
+    names: list[str]  # snapshots, oldest first
+    probs: list[float]  # their sampling probabilities
+    refs: dict[str, Any]  # name -> object ref of its model state dict
+
+
+class SelfPlayCollectorShell(CollectorShell):
+    """A collector actor of a self-play run: its own games wrapped in :class:`SelfPlayEnvManager`, its own frozen
+    opponents (weights from the object store, by snapshot name), the configured collector over the wrapper."""
+
+    def __init__(self, cfg: Mapping[str, Any], seed: int) -> None:
+        _Shell.__init__(self, cfg, seed)
+        probe = build_env(self.cfg.env)
+        layout = getattr(probe, "layout")  # noqa: B009 (a packed game; probe_layout checked it on the driver)
+        probe.close()
+        self.view = LeagueView([], [], {})
+        self._rng = np.random.default_rng(seed)
+        players = PlayerSet(lambda: build_policy(self.cfg, enable_field=["eval"]), self._snapshot, seed,
+                            layout.has_mask)
+        league = self.cfg.league
+        inner = build_env_manager(self.cfg.env, self.cfg.env.collector_env_num, seed)
+        try:
+            self.env = SelfPlayEnvManager(inner, layout, league.seats, players, self._draw, None,
+                                          bool(league.swap_seats), seed)
+            policy = build_policy(self.cfg, enable_field=["collect"])
+            self._mode = policy.collect_mode
+            self.collector = build_collector(self.cfg, self.env, policy)
+        except BaseException:
+            inner.close()
+            raise
+
+    def set_league(self, view: LeagueView) -> None:
+        """The pool as the driver sees it now (names, probabilities, weight refs); applies to games that start
+        from now on."""
+        self.view = view
+
+    def _draw(self) -> str:
+        return str(self._rng.choice(self.view.names, p=np.asarray(self.view.probs) / sum(self.view.probs)))
+
+    def _snapshot(self, name: str) -> tuple[dict, str]:
+        import ray
+
+        return ray.get(self.view.refs[name]), f"object store snapshot '{name}'"
+
+
+class _SelfPlayRemoteCollectors(RemoteCollectors):
+    """The remote collectors, each told the league view before each collect; game results go to ``record``."""
+
+    def __init__(self, ray: Any, cfg: Any, factory: ActorFactory, weights: Weights, parts: Any) -> None:
+        super().__init__(ray, cfg, factory, weights)
+        self.parts = parts
+
+    def _submit(self, slot: int, ref: Any, version: int, n_sample: int, train_iter: int) -> None:
+        self.actors[slot].set_league.remote(self.parts.view())  # an actor runs its calls in order
+        super()._submit(slot, ref, version, n_sample, train_iter)
+
+    def _account(self, slot: int, out: CollectOutput, train_iter: int) -> None:
+        super()._account(slot, out, train_iter)
+        for end in out.episodes:
+            if "score" in end.info:
+                self.parts.record_game(end.info["opponents"], end.info["score"])
+
+
+class ParallelSelfPlayParts(SelfPlayParts):
+    """The self-play parts with the collection on Ray actors: the pool, learner, buffer and evaluation stay here."""
+
+    def __init__(self, ray: Any, cfg: Any, seed: int, exp_dir: Path, resume: bool) -> None:
+        self.ray = ray
+        check_resources(ray, cfg.parallel)
+        super().__init__(cfg, seed, exp_dir, resume, collect_here=False)
+        self.refs: dict[str, Any] = {}
+        self.weights = Weights(ray, self.policy)
+        self.factory = ActorFactory(ray, cfg, seed, collector_shell=SelfPlayCollectorShell)
+        try:
+            remote = _SelfPlayRemoteCollectors(ray, cfg, self.factory, self.weights, self)
+            self.collector = self._snapshot_schedule(remote)
+            self.factory.wait_ready()
+        except BaseException:
+            self.factory.close()
+            raise
+
+    def view(self) -> LeagueView:
+        """The pool for the actors; each snapshot's weights are put in the object store once."""
+        for name in self.pool.snapshots:
+            if name not in self.refs:
+                self.refs[name] = self.ray.put(self.pool.load_weights(name))
+        for name in [n for n in self.refs if n not in self.pool.snapshots]:
+            del self.refs[name]  # evicted: the object store frees it once no actor holds it
+        return LeagueView(list(self.pool.snapshots), [float(p) for p in self.pool.probs()],
+                          {n: self.refs[n] for n in self.pool.snapshots})
+
+    def attach(self, learner: Any, logger: Any) -> None:
+        super().attach(learner, logger)
+        self.factory.logger = self.weights.logger = self.collector.inner.logger = logger
+
+    def stats(self) -> dict[str, Any]:
+        return {**super().stats(), "mode": "parallel", "n_collectors": int(self.cfg.parallel.n_collectors),
+                "actor_restarts": self.factory.restarts, **self.collector.inner.stats()}
+
+    def env_restarts(self) -> dict[str, int]:
+        return {"evaluator": int(getattr(self.evaluator_env, "restart_count", 0))}
+
+    def close(self) -> None:
+        self.factory.close()
+        super().close()

@@ -1,0 +1,233 @@
+"""Self-play pipeline: the serial training loop over a multi-agent game whose other seats are played by frozen
+snapshots of the learner (an opponent pool in ``<exp>/league/``) and scripted baselines (ARCHITECTURE §9)."""
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from ding_lite.entry.common import (
+    EVAL_SEED_OFFSET,
+    ConfigLike,
+    build_buffer,
+    build_collector,
+    build_policy,
+    check_env_config,
+    fill_model_shapes,
+)
+from ding_lite.entry.train_loop import run_training, start_run
+from ding_lite.envs.gym_env import build_env, build_env_manager
+from ding_lite.errors import ConfigError
+from ding_lite.league.arena import LEARNER, SelfPlayEnvManager
+from ding_lite.league.evaluator import SelfPlayEvaluator
+from ding_lite.league.opponents import PlayerSet
+from ding_lite.league.payoff import PayoffTable
+from ding_lite.league.pool import LEARNER as ELO_LEARNER
+from ding_lite.league.pool import STATE_FILE, OpponentPool
+from ding_lite.registry import OPPONENT
+from ding_lite.utils.checkpoint import load_checkpoint
+
+
+def selfplay_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None = None,
+                      max_train_iter: int | None = None, *, exp_dir: str | Path | None = None, resume: bool = False,
+                      load_ckpt: str | Path | None = None, strict: bool = False, overrides: tuple[str, ...] = (),
+                      progress: bool = True) -> dict[str, Any]:
+    """Train the learner against its own snapshots and baselines; arguments as for
+    :func:`~ding_lite.entry.serial.serial_pipeline`. ``result.json`` gains ``league`` (snapshots, payoff table, Elo
+    ratings) and ``eval_table`` (win / draw / loss per eval opponent).
+
+    Example::
+
+        from ding_lite.entry.selfplay import selfplay_pipeline
+        selfplay_pipeline('dizoo/board_games/snake/config/snake_arena_dqn_config.py', seed=0, max_env_step=20000)
+    """
+    start = time.perf_counter()
+    run = start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides)
+    with SelfPlayParts(run.cfg, seed, run.exp_dir, resume) as parts:
+        return run_training(run.cfg, parts, run.exp_dir, run.ckpt_path, max_env_step, max_train_iter,
+                            progress=progress, seed=seed, start=start, asked_dir=run.asked_dir)
+
+
+def check_seats(league: Mapping[str, Any], layout: Any) -> None:
+    """The ``league.seats`` list must give every seat of the game a player, with known names (before anything is
+    built or written)."""
+    seats = list(league["seats"])
+    if len(seats) != layout.n_seats:
+        raise ConfigError(f"league.seats assigns {len(seats)} players ({seats}) but the game has {layout.n_seats} "
+                          f"seats ({', '.join(layout.agents)}): give one entry per seat")
+    for name in seats + list(league["eval_opponents"]):
+        if name not in (LEARNER, "pool") and name not in OPPONENT:
+            raise ConfigError(f"league: unknown player '{name}' (use 'learner', 'pool' or a registered opponent: "
+                              f"{', '.join(OPPONENT.names())})")
+    if LEARNER not in seats:
+        raise ConfigError(f"league.seats={seats} has no 'learner' seat")
+
+
+def probe_layout(cfg: Any) -> Any:
+    """Set the game up from one probe env: its seat layout (fills the model shapes, and ``env.end_when_out`` with
+    the learner's seats where that is unset and seats are not swapped)."""
+    check_env_config(cfg.env)
+    league = cfg.league
+    probe = build_env(cfg.env)
+    try:
+        layout = getattr(probe, "layout", None)
+        if layout is None:
+            raise ConfigError(f"env type '{cfg.env.type}' is not a multi-agent game: -m selfplay needs "
+                              f"env.type='pettingzoo' (or another env with seats)")
+    finally:
+        probe.close()
+    check_seats(league, layout)
+    if "end_when_out" in cfg.env and not cfg.env.end_when_out and not league.swap_seats:
+        cfg.env.end_when_out = [k for k, s in enumerate(league.seats) if s == LEARNER]
+    fill_model_shapes(cfg, gym.spaces.Box(-1, 1, layout.obs_shape), gym.spaces.Discrete(layout.n_actions))
+    return layout
+
+
+class SelfPlayParts:
+    """Every part of a self-play run (the serial pipeline's parts, see ``run_training``), built before anything is
+    written: env managers wrapped in :class:`SelfPlayEnvManager`, the learner's policy, collector, evaluator and
+    buffer, and the opponent pool with the frozen players."""
+
+    def __init__(self, cfg: Any, seed: int, exp_dir: Path, resume: bool, collect_here: bool = True) -> None:
+        self.cfg, self.league = cfg, cfg.league
+        self.layout = probe_layout(cfg)
+        self.pool = OpponentPool(exp_dir / "league", self.league, seed)
+        if resume and (self.pool.folder / STATE_FILE).is_file():
+            self.pool.restore()
+        self.baselines = PayoffTable()  # training games against scripted seats
+        self.policy = build_policy(cfg)
+        masked = self.layout.has_mask
+        self.players = PlayerSet(lambda: build_policy(cfg, enable_field=("eval",)), self._snapshot, seed, masked)
+        self.eval_players = PlayerSet(lambda: build_policy(cfg, enable_field=("eval",)), self._snapshot, seed + 1,
+                                      masked)
+        for name in self.pool.snapshots:  # a resumed pool whose snapshots do not fit the network fails here
+            self.eval_players.get(name)
+        self.eval_players.keep_only(set())
+        self.collector_env: Any = None
+        self.evaluator_env = build_env_manager(cfg.env, cfg.env.evaluator_env_num, seed + EVAL_SEED_OFFSET)
+        try:
+            if collect_here:  # the parallel pipeline collects in Ray actors instead
+                inner = build_env_manager(cfg.env, cfg.env.collector_env_num, seed)
+                self.collector_env = SelfPlayEnvManager(inner, self.layout, self.league.seats, self.players,
+                                                        self.pool.sample, self.record_game, self.league.swap_seats,
+                                                        seed)
+        except BaseException:
+            self.evaluator_env.close()
+            raise
+        section = cfg.policy.eval.evaluator
+        self.evaluator = SelfPlayEvaluator(self.evaluator_env, self.layout, self.league.seats, self.eval_players,
+                                           self.league.swap_seats, self.policy.eval_mode, self._eval_opponents,
+                                           cfg.env.n_evaluator_episode, int(section.eval_freq), cfg.env.stop_value,
+                                           seed + EVAL_SEED_OFFSET)
+        self.evaluator.on_table = self.log_eval
+        self.collector: Any = None
+        if collect_here:
+            self.collector = self._snapshot_schedule(build_collector(cfg, self.collector_env, self.policy))
+        self.buffer = None if cfg.policy.on_policy else build_buffer(cfg, seed)
+        self.learner: Any = None
+        self.logger: Any = None
+
+    def _snapshot_schedule(self, collector: Any) -> _SnapshotCollector:
+        """``collector`` with the pool's snapshot schedule after each collect."""
+        return _SnapshotCollector(collector, self)
+
+    def _snapshot(self, name: str) -> tuple[dict, str]:
+        return self.pool.load_weights(name), str(self.pool.path(name))
+
+    def record_game(self, opponents: list[str], score: float) -> None:
+        """A finished training game: the result counts against every distinct opponent of the game."""
+        for name in opponents:
+            if name in OPPONENT:
+                self.baselines.record(name, score)
+            else:  # a snapshot (a game against one evicted meanwhile is not counted)
+                self.pool.record(name, score)
+
+    def _eval_opponents(self) -> list[str]:
+        newest = self.pool.snapshots[-int(self.league.eval_latest):] if int(self.league.eval_latest) > 0 else []
+        return list(self.league.eval_opponents) + newest[::-1]
+
+    def attach(self, learner: Any, logger: Any) -> None:
+        """The initial snapshot (unless a resumed pool has snapshots) once the experiment folder exists."""
+        self.learner, self.logger = learner, logger
+        if not self.pool.snapshots:
+            self.pool.add(self.policy.learn_mode.state_dict()["model"], learner.env_step)
+        self.collector.last_snapshot = max(int(n.rsplit("_", 1)[1]) for n in self.pool.snapshots)
+
+    def snapshot_due(self, env_step: int) -> None:
+        """Add a snapshot every ``league.snapshot_freq`` env steps; log the league's state."""
+        if env_step - self.collector.last_snapshot < int(self.league.snapshot_freq):
+            return
+        self.collector.last_snapshot = env_step
+        name = self.pool.add(self.policy.learn_mode.state_dict()["model"], env_step)
+        if self.logger is not None:
+            self.logger.scalar("selfplay/elo_learner", self.pool.elo.rating(ELO_LEARNER), env_step)
+            self.logger.scalar("selfplay/pool_size", len(self.pool.snapshots), env_step)
+            for snap, rate in zip(self.pool.snapshots, self.pool.probs(), strict=True):
+                self.logger.scalar(f"selfplay/sample_prob/{snap}", float(rate), env_step)
+                self.logger.scalar(f"selfplay/win_rate/{snap}", self.pool.payoff.win_rate(snap), env_step)
+                self.logger.scalar(f"selfplay/elo/{snap}", self.pool.elo.rating(snap), env_step)
+            self.logger.info(f"[league] {name} added; learner Elo {self.pool.elo.rating(ELO_LEARNER):.0f}, "
+                             f"{len(self.pool.snapshots)} snapshots")
+
+    def log_eval(self, table: dict[str, dict[str, float]], env_step: int) -> None:
+        """Win rates of an evaluation in tensorboard and the text log."""
+        if self.logger is None:
+            return
+        for opponent, row in table.items():
+            self.logger.scalar(f"selfplay/eval_win_rate/{opponent}", row["win_rate"], env_step)
+        self.logger.info("[selfplay eval] " + ", ".join(
+            f"{o}: W {r['win']:.2f} D {r['draw']:.2f} L {r['loss']:.2f}" for o, r in table.items()))
+
+    def stats(self) -> dict[str, Any]:
+        self.pool.save_state()
+        return {"league": {**self.pool.summary(), "elo_learner": round(self.pool.elo.rating(ELO_LEARNER), 2),
+                           "baselines": self.baselines.summary()},
+                "eval_table": self.evaluator.table}
+
+    def final_eval(self, n_episode: int, seed: int, ckpt: Path | None) -> Any:
+        """The learner's eval mode with ``ckpt``'s weights (None: the current ones) over ``n_episode`` games per
+        eval opponent on fresh seeds; the run has ended, so loading into the shared model disturbs nothing."""
+        if ckpt is not None:
+            self.policy.eval_mode.load_state_dict(load_checkpoint(ckpt)["policy"])
+        return SelfPlayEvaluator(self.evaluator_env, self.layout, self.league.seats, self.eval_players,
+                                 self.league.swap_seats, self.policy.eval_mode, self._eval_opponents, n_episode, 1,
+                                 None, seed).eval()
+
+    def env_restarts(self) -> dict[str, int]:
+        return {"collector": self.collector_env.restart_count if self.collector_env is not None else 0,
+                "evaluator": int(getattr(self.evaluator_env, "restart_count", 0))}
+
+    def close(self) -> None:
+        if self.collector_env is not None:
+            self.collector_env.close()
+        self.evaluator_env.close()
+
+    def __enter__(self) -> SelfPlayParts:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class _SnapshotCollector:
+    """The serial collector, plus the pool's snapshot schedule after each collect and the eval table's log."""
+
+    def __init__(self, collector: Any, parts: SelfPlayParts) -> None:
+        self.inner, self._parts = collector, parts
+        self.last_snapshot = 0
+
+    @property
+    def env_step(self) -> int:
+        return int(self.inner.env_step)
+
+    @env_step.setter
+    def env_step(self, value: int) -> None:
+        self.inner.env_step = value
+
+    def collect(self, n_sample: int, train_iter: int = 0) -> Any:
+        out = self.inner.collect(n_sample, train_iter)
+        self._parts.snapshot_due(self.env_step)
+        return out

@@ -1,0 +1,221 @@
+"""envpool (Weng et al. 2022): N envs stepped in C++ threads behind one batched call.
+
+Two parts, both built from an ``env`` section of ``type='envpool'`` (``env_id`` and ``kwargs`` as envpool names them):
+
+- the env type ``envpool``: one env as a ``gymnasium.Env`` (a pool of one), for probes and for the ``base`` and
+  ``subprocess`` managers;
+- the env manager ``envpool``: the whole batch in one pool, with the same :class:`StepResult` as the other managers.
+
+envpool resets an ended env on its *next* step, not the same one: the step that ends an episode returns the final
+observation, and the env's following step ignores its action and returns the reset observation with reward 0. The
+manager hides that: right after a step in which episodes ended, it steps only the ended envs once more (their actions
+are ignored) to fetch their reset observations, so ``StepResult.next_obs`` holds the final observation (for
+bootstrapping on truncation) and ``StepResult.obs`` the first observation of the next episode, as everywhere else.
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from ding_lite.envs.env_manager import EnvManager, StepResult
+from ding_lite.errors import ConfigError
+from ding_lite.registry import ENV, ENV_MANAGER, closest_match
+
+ENVPOOL_EXTRA = "pip install 'ding_lite[envpool]'"
+
+
+def import_envpool() -> Any:
+    """The ``envpool`` module, or a :class:`ConfigError` that names the extra to install."""
+    try:
+        import envpool
+    except ImportError as exc:
+        raise ConfigError(f"env.type='envpool' needs the envpool package, which is not installed: {ENVPOOL_EXTRA} "
+                          f"(or use the plain gymnasium route, see docs/envs_real.md)") from exc
+    return envpool
+
+
+def check_envpool_id(env_id: Any) -> None:
+    """Raise a :class:`ConfigError` naming ``env.env_id`` if envpool has no env of that id (with a did-you-mean)."""
+    envpool = import_envpool()
+    if not env_id:
+        raise ConfigError("env.env_id is required for env type 'envpool' (e.g. env_id='Pong-v5')")
+    known = envpool.list_all_envs()
+    if env_id not in known:
+        hint = closest_match(str(env_id), known)
+        did_you_mean = f" (did you mean '{hint}'?)" if hint else ""
+        raise ConfigError(f"unknown envpool env id env.env_id='{env_id}'{did_you_mean}; envpool.list_all_envs() "
+                          f"lists the known ids")
+
+
+def make_pool(env_cfg: Mapping[str, Any], num_envs: int, seed: int, num_threads: int = 0) -> Any:
+    """A synchronous envpool gymnasium pool of ``num_envs`` envs (env i is seeded with ``seed + i`` by envpool);
+    its ``spaces`` attribute holds ``(observation_space, action_space)``."""
+    envpool = import_envpool()
+    kwargs = dict(env_cfg.get("kwargs") or {})
+    if env_cfg.get("max_episode_steps") is not None:
+        kwargs["max_episode_steps"] = int(env_cfg["max_episode_steps"])
+    try:
+        with warnings.catch_warnings():  # envpool builds float32 boxes from float64 bounds; gymnasium warns each time
+            warnings.filterwarnings("ignore", message=".*precision lowered.*")
+            pool = envpool.make_gymnasium(str(env_cfg["env_id"]), num_envs=num_envs, batch_size=num_envs, seed=seed,
+                                          num_threads=num_threads, **kwargs)
+            pool.spaces = (float32_space(pool.observation_space), pool.action_space)  # lazy in envpool: warns here
+            return pool
+    except (TypeError, ValueError, RuntimeError) as exc:  # envpool names the bad keyword in its message
+        raise ConfigError(f"envpool could not build env.env_id='{env_cfg['env_id']}' with env.kwargs={kwargs}: "
+                          f"{exc}") from exc
+
+
+def float32_space(space: gym.Space) -> gym.Space:
+    """A float64 box as float32 (MuJoCo's observations; the models compute in float32), other spaces unchanged."""
+    if isinstance(space, gym.spaces.Box) and space.dtype == np.float64:
+        return gym.spaces.Box(space.low.astype(np.float32), space.high.astype(np.float32), space.shape, np.float32)
+    return space
+
+
+def as_space_dtype(obs: np.ndarray, space: gym.Space) -> np.ndarray:
+    """``obs`` in the dtype of ``space`` (a no-op unless :func:`float32_space` changed it)."""
+    return obs if obs.dtype == space.dtype else obs.astype(space.dtype)
+
+
+def pool_actions(actions: np.ndarray, space: gym.Space) -> np.ndarray:
+    """A policy's batched actions as envpool takes them: int32 indices, or boxes clipped to the space."""
+    if isinstance(space, gym.spaces.Discrete):
+        return np.asarray(actions).reshape(-1).astype(np.int32, copy=False)
+    if isinstance(space, gym.spaces.Box):
+        # ALGORITHMS.md (PPO): the env gets the clipped action, the policy keeps the unclipped sample for log-probs.
+        clipped = np.clip(np.asarray(actions, dtype=space.dtype), space.low, space.high)
+        return clipped.reshape((len(clipped),) + space.shape)
+    return np.asarray(actions)
+
+
+def row_info(info: Mapping[str, Any], row: int) -> dict:
+    """Env ``row``'s entries of envpool's batched info dict."""
+    return {k: (row_info(v, row) if isinstance(v, Mapping) else v[row]) for k, v in info.items()}
+
+
+def _random_seed() -> int:
+    return int(np.random.default_rng().integers(2 ** 31 - 2 ** 16))  # room for seed + i
+
+
+@ENV.register("envpool")
+class EnvpoolEnv(gym.Env):
+    """One envpool env as a ``gymnasium.Env``: ``env=dict(type='envpool', env_id='Pong-v5', kwargs={...})``.
+
+    For the batched manager set ``env.manager.type='envpool'``; this single env serves probes (the shapes of the
+    model) and the ``base`` / ``subprocess`` managers.
+    """
+
+    config: dict[str, Any] = dict(
+        env_id=None,  # envpool id, e.g. 'Pong-v5', 'Hopper-v4', 'CartPole-v1' (envpool.list_all_envs())
+        kwargs={},  # envpool keyword arguments, e.g. dict(repeat_action_probability=0.25, episodic_life=True)
+        max_episode_steps=None,  # override envpool's time limit (None: keep the id's own)
+    )
+
+    def __init__(self, cfg: Mapping[str, Any]) -> None:
+        check_envpool_id(cfg.get("env_id"))
+        self._cfg = dict(cfg)
+        self._pool = make_pool(self._cfg, 1, _random_seed(), num_threads=1)
+        self.observation_space, self.action_space = self._pool.spaces
+
+    @classmethod
+    def check_config(cls, cfg: Mapping[str, Any]) -> None:
+        """Fail early (before anything is written) on a missing package or an unknown env id."""
+        check_envpool_id(cfg.get("env_id"))
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        if seed is not None:  # envpool seeds at construction: a new seed means a new pool
+            self._pool.close()
+            self._pool = make_pool(self._cfg, 1, seed, num_threads=1)
+        obs, info = self._pool.reset()
+        return as_space_dtype(obs[0], self.observation_space), row_info(info, 0)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        obs, reward, terminated, truncated, info = self._pool.step(pool_actions(np.asarray([action]),
+                                                                                self.action_space))
+        return (as_space_dtype(obs[0], self.observation_space), float(reward[0]), bool(terminated[0]),
+                bool(truncated[0]), row_info(info, 0))
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+@ENV_MANAGER.register("envpool")
+class EnvpoolEnvManager(EnvManager):
+    """All N envs in one synchronous envpool pool (needs ``env.type='envpool'``); extra ``[envpool]``.
+
+    envpool's asynchronous mode (``batch_size`` below ``num_envs``: each call returns whichever envs are ready) is not
+    offered: the collectors write time-major (T, N) rollouts with every env in every row, which a call returning an
+    arbitrary subset of envs does not fill (docs/envs_real.md).
+
+    Args:
+        env_cfg: the ``env`` section (``env_id``, ``kwargs``, ``max_episode_steps``).
+        env_num: number of envs.
+        cfg: the ``env.manager`` section.
+    """
+
+    config: dict[str, Any] = dict(
+        type="envpool",
+        num_threads=0,  # envpool's worker threads (0: one per core, at most one per env)
+    )
+
+    def __init__(self, env_cfg: Mapping[str, Any], env_num: int, cfg: Mapping[str, Any] | None = None) -> None:
+        if env_cfg.get("type") != "envpool":
+            raise ConfigError(f"env.manager.type='envpool' needs env.type='envpool' (got env.type="
+                              f"'{env_cfg.get('type')}'): set env.type='envpool' with an envpool env_id, or use "
+                              f"env.manager.type='subprocess'")
+        if env_num < 1:
+            raise ConfigError("an env manager needs at least one env (env_num was 0): set env.collector_env_num and "
+                              "env.evaluator_env_num to 1 or more")
+        check_envpool_id(env_cfg.get("env_id"))
+        self._env_cfg = dict(env_cfg)
+        self._threads = int((cfg or {}).get("num_threads", 0))
+        self._pool = make_pool(self._env_cfg, env_num, _random_seed(), self._threads)
+        observation_space, action_space = self._pool.spaces
+        super().__init__(env_num, observation_space, action_space, cfg)
+        self._reset_obs: dict[int, np.ndarray] = {}
+
+    @classmethod
+    def from_env_config(cls, env_cfg: Mapping[str, Any], env_num: int,
+                        cfg: Mapping[str, Any] | None = None) -> EnvpoolEnvManager:
+        """Build from the ``env`` section (this manager makes its envs itself, not from per-env callables)."""
+        return cls(env_cfg, env_num, cfg)
+
+    def reset(self) -> np.ndarray:
+        """Reset every env (a pending :meth:`seed` rebuilds the pool: envpool seeds at construction)."""
+        seed = self._take_seeds()[0]
+        if seed is not None:
+            self._pool.close()
+            self._pool = make_pool(self._env_cfg, self.env_num, seed, self._threads)
+        obs, info = self._pool.reset()
+        order = np.argsort(info["env_id"])
+        self._reset_obs = {}
+        return self._start_episodes(as_space_dtype(obs[order], self.observation_space))
+
+    def step(self, actions: np.ndarray) -> StepResult:
+        """Step every env; ended envs are stepped once more to fetch their reset observations (see the module)."""
+        if self._obs is None:
+            self.reset()
+        batch = pool_actions(actions, self.action_space)
+        next_obs, reward, terminated, truncated, info = self._pool.step(batch)
+        next_obs = as_space_dtype(next_obs, self.observation_space)
+        terminated, truncated = np.asarray(terminated, dtype=bool), np.asarray(truncated, dtype=bool)
+        ended = np.flatnonzero(terminated | truncated)
+        finished: list[tuple[int, dict]] = []
+        if len(ended):
+            finished = [(int(i), row_info(info, int(i))) for i in ended]
+            # the ended envs' actions are ignored by envpool in this call: it only resets them
+            first_obs, _, _, _, reset_info = self._pool.step(batch[ended], env_id=ended.astype(np.int32))
+            first_obs = as_space_dtype(first_obs, self.observation_space)
+            self._reset_obs = {int(i): first_obs[k] for k, i in enumerate(reset_info["env_id"])}
+        return self._finish_step(next_obs, np.asarray(reward, dtype=np.float32), terminated, truncated, finished)
+
+    def _reset_one(self, i: int) -> np.ndarray:
+        return self._reset_obs.pop(i)
+
+    def _close(self) -> None:
+        self._pool.close()

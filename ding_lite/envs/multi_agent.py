@@ -1,0 +1,267 @@
+"""Multi-agent envs (PettingZoo's ``ParallelEnv`` and turn-based ``AECEnv``) as one gymnasium env with a seat axis.
+
+Every env manager (``base``, ``subprocess``) batches fixed-shape arrays with one scalar reward per env. A game with
+S seats therefore comes out *packed*: the observation of an env is one float32 array (S, W) whose row s holds seat
+s's flattened observation, its action mask, whether its agent is still in the game (``alive``), whether it is to act
+now (``acting``), and the reward it got in the step that led here. The action is one int per seat (MultiDiscrete);
+seats that are not acting are ignored, and :data:`PASS` for the acting seat of a turn-based game leaves that env as
+it is (a step of nothing, used by the self-play wrapper while other envs wait for an opponent's turn).
+:class:`SeatLayout` unpacks a batch (N, S, W) into per-seat arrays (N, S, ...).
+
+The game is over when no agent is left, or when every seat listed in ``end_when_out`` has left (a learner that is
+out cannot change its result). The final info holds ``scores``: per seat, the agent's last ``info['score']`` if the
+game reports one, else its summed reward; a game's result is decided by these scores.
+"""
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from ding_lite.errors import ConfigError
+from ding_lite.registry import ENV
+
+PASS = -1  # action of an acting seat of a turn-based game that should not move in this step
+
+
+@dataclass(frozen=True)
+class SeatLayout:
+    """Where each per-seat quantity sits in a packed row, and how to unpack a batch."""
+
+    n_seats: int
+    obs_shape: tuple[int, ...]
+    n_actions: int
+    agents: tuple[str, ...]
+    has_mask: bool = False  # the game gives action masks (PettingZoo's {'observation', 'action_mask'} spaces)
+
+    @property
+    def obs_size(self) -> int:
+        return int(np.prod(self.obs_shape)) if self.obs_shape else 1
+
+    @property
+    def width(self) -> int:
+        return self.obs_size + self.n_actions + 3
+
+    def unpack(self, packed: np.ndarray) -> SeatBatch:
+        """Per-seat views of a packed batch (N, S, W) (or of one env's (S, W))."""
+        d, a = self.obs_size, self.n_actions
+        lead = packed.shape[:-1]
+        return SeatBatch(obs=packed[..., :d].reshape(lead + self.obs_shape),
+                         action_mask=packed[..., d:d + a] > 0.5,
+                         alive=packed[..., d + a] > 0.5,
+                         acting=packed[..., d + a + 1] > 0.5,
+                         reward=packed[..., d + a + 2])
+
+
+@dataclass
+class SeatBatch:
+    """Per-seat arrays of N envs: obs (N, S, *obs_shape), action_mask (N, S, A), alive / acting (N, S) bool,
+    reward (N, S) of the step that led to this observation."""
+
+    obs: np.ndarray
+    action_mask: np.ndarray
+    alive: np.ndarray
+    acting: np.ndarray
+    reward: np.ndarray
+
+
+def _split_observation(raw: Any, info: Mapping[str, Any] | None, n_actions: int) -> tuple[np.ndarray, np.ndarray]:
+    """An agent's observation and action mask: PettingZoo's ``{'observation', 'action_mask'}`` dicts, a mask in the
+    info, or no mask (every action legal)."""
+    if isinstance(raw, Mapping):
+        return np.asarray(raw["observation"]), np.asarray(raw["action_mask"], dtype=bool)
+    mask = (info or {}).get("action_mask")
+    return np.asarray(raw), (np.ones(n_actions, dtype=bool) if mask is None else np.asarray(mask, dtype=bool))
+
+
+def _inner_space(space: gym.Space) -> gym.Space:
+    if isinstance(space, gym.spaces.Dict) and "observation" in space.spaces:
+        return space.spaces["observation"]
+    return space
+
+
+class _SeatedBase(gym.Env):
+    """What the parallel and the turn-based adapters share: seat order, spaces, packing, scores."""
+
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    def __init__(self, game: Any, end_when_out: Sequence[int] = (), name: str = "game") -> None:
+        self.game = game
+        agents = tuple(game.possible_agents)
+        obs_spaces = [_inner_space(game.observation_space(a)) for a in agents]
+        act_spaces = [game.action_space(a) for a in agents]
+        for agent, space in zip(agents[1:], obs_spaces[1:], strict=True):
+            if space.shape != obs_spaces[0].shape:
+                raise ConfigError(f"env '{name}': seat '{agent}' observes {space} but seat '{agents[0]}' observes "
+                                  f"{obs_spaces[0]}; one policy needs one observation space for every seat (give "
+                                  f"the seats equal observations, e.g. padded)")
+        if not all(isinstance(s, gym.spaces.Discrete) and s.n == act_spaces[0].n for s in act_spaces):
+            raise ConfigError(f"env '{name}': self-play needs the same Discrete action space for every seat, got "
+                              f"{act_spaces}")
+        raw = game.observation_space(agents[0])
+        has_mask = isinstance(raw, gym.spaces.Dict) and "action_mask" in raw.spaces
+        self.layout = SeatLayout(len(agents), tuple(obs_spaces[0].shape or ()), int(act_spaces[0].n), agents,
+                                 has_mask)
+        self.end_when_out = [int(s) for s in end_when_out]
+        if any(not 0 <= s < len(agents) for s in self.end_when_out):
+            raise ConfigError(f"env.end_when_out={self.end_when_out} names a seat outside 0..{len(agents) - 1}")
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (len(agents), self.layout.width), np.float32)
+        self.action_space = gym.spaces.MultiDiscrete([self.layout.n_actions] * len(agents))
+        self._packed = np.zeros((len(agents), self.layout.width), dtype=np.float32)
+        self._scores = np.zeros(len(agents))
+        self._has_score = np.zeros(len(agents), dtype=bool)
+
+    def _pack(self, observations: Mapping[str, Any], infos: Mapping[str, Any], alive: Sequence[bool],
+              acting: Sequence[bool], rewards: Mapping[str, float]) -> np.ndarray:
+        lay = self.layout
+        d, a = lay.obs_size, lay.n_actions
+        packed = self._packed.copy()
+        packed[:, d + a + 2] = 0.0
+        for s, agent in enumerate(lay.agents):
+            if agent in observations:
+                obs, mask = _split_observation(observations[agent], infos.get(agent), a)
+                packed[s, :d] = obs.reshape(-1)
+                packed[s, d:d + a] = mask
+            packed[s, d + a] = alive[s]
+            packed[s, d + a + 1] = acting[s]
+            packed[s, d + a + 2] = float(rewards.get(agent, 0.0))
+        self._packed = packed
+        return packed
+
+    def _track_scores(self, rewards: Mapping[str, float], infos: Mapping[str, Any]) -> None:
+        for s, agent in enumerate(self.layout.agents):
+            score = (infos.get(agent) or {}).get("score")
+            if score is not None:
+                self._scores[s], self._has_score[s] = float(score), True
+            elif not self._has_score[s]:
+                self._scores[s] += float(rewards.get(agent, 0.0))
+
+    def _start(self) -> None:
+        self._scores[:] = 0.0
+        self._has_score[:] = False
+        self._packed[:] = 0.0
+
+    def _over(self, alive: Sequence[bool]) -> bool:
+        if not any(alive):
+            return True
+        return bool(self.end_when_out) and not any(alive[s] for s in self.end_when_out)
+
+    def close(self) -> None:
+        self.game.close()
+
+
+class SeatedParallelEnv(_SeatedBase):
+    """A PettingZoo ``ParallelEnv`` with its seats packed (simultaneous moves: every agent in the game acts)."""
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        self._start()
+        observations, infos = self.game.reset(seed=seed, options=options)
+        alive = [a in self.game.agents for a in self.layout.agents]
+        return self._pack(observations, infos, alive, alive, {}), {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        action = np.asarray(action).reshape(-1)
+        moves = {agent: int(action[s]) for s, agent in enumerate(self.layout.agents) if agent in self.game.agents}
+        observations, rewards, terminations, truncations, infos = self.game.step(moves)
+        self._track_scores(rewards, infos)
+        alive = [a in self.game.agents and not (terminations.get(a) or truncations.get(a))
+                 for a in self.layout.agents]
+        packed = self._pack(observations, infos, alive, alive, rewards)
+        over = self._over(alive)
+        truncated = over and any(truncations.get(a, False) for a in self.layout.agents) and \
+            not any(terminations.get(a, False) for a in self.layout.agents)
+        info = {"scores": self._scores.tolist()} if over else {}
+        return packed, float(packed[0, -1]), over and not truncated, truncated, info
+
+
+class SeatedAECEnv(_SeatedBase):
+    """A turn-based PettingZoo ``AECEnv`` (classic board games) with its seats packed: only the agent to move is
+    ``acting``; a step applies its action (or nothing, for :data:`PASS`)."""
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        self._start()
+        self.game.reset(seed=seed, options=options)
+        return self._observe({}), {}
+
+    def _observe(self, rewards: Mapping[str, float]) -> np.ndarray:
+        game = self.game
+        done = {a: game.terminations.get(a, False) or game.truncations.get(a, False) for a in game.agents}
+        alive = [a in game.agents and not done[a] for a in self.layout.agents]
+        acting = [alive[s] and a == game.agent_selection for s, a in enumerate(self.layout.agents)]
+        observations = {a: game.observe(a) for a in game.agents}
+        return self._pack(observations, game.infos, alive, acting, rewards)
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        action = np.asarray(action).reshape(-1)
+        game = self.game
+        seat = self.layout.agents.index(game.agent_selection)
+        if int(action[seat]) == PASS:
+            packed = self._packed.copy()
+            packed[:, -1] = 0.0
+            self._packed = packed
+            return packed, 0.0, False, False, {}
+        game.step(int(action[seat]))
+        rewards = {a: float(game.rewards.get(a, 0.0)) for a in self.layout.agents}
+        self._track_scores(rewards, game.infos)
+        packed = self._observe(rewards)
+        alive = packed[:, self.layout.obs_size + self.layout.n_actions] > 0.5
+        over = self._over(list(alive))
+        truncated = over and any(game.truncations.values()) and not any(game.terminations.values())
+        info = {"scores": self._scores.tolist()} if over else {}
+        return packed, float(packed[0, -1]), over and not truncated, truncated, info
+
+
+def import_object(path: str, key: str = "env.import_path") -> Any:
+    """The object at ``'package.module:attr'`` (or ``'package.module.attr'``); a miss names ``key``."""
+    module_name, sep, attr = path.partition(":")
+    if not sep:
+        module_name, _, attr = path.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"{key}='{path}' cannot be imported ({type(exc).__name__}: {exc}); give "
+                          f"'package.module:callable' returning a PettingZoo env") from exc
+
+
+def seat_game(game: Any, end_when_out: Sequence[int] = (), name: str = "game") -> _SeatedBase:
+    """Pack a PettingZoo ParallelEnv or AECEnv (see the module docstring)."""
+    try:
+        from pettingzoo.utils.env import AECEnv, ParallelEnv
+    except ImportError as exc:
+        raise ConfigError("env type 'pettingzoo' needs PettingZoo: pip install 'ding_lite[pettingzoo]'") from exc
+    if isinstance(game, ParallelEnv):
+        return SeatedParallelEnv(game, end_when_out, name)
+    if isinstance(game, AECEnv):
+        return SeatedAECEnv(game, end_when_out, name)
+    raise ConfigError(f"env '{name}' built a {type(game).__name__}, not a PettingZoo ParallelEnv or AECEnv")
+
+
+@ENV.register("pettingzoo")
+class PettingZooEnv:
+    """Factory for any PettingZoo game: ``env=dict(type='pettingzoo', import_path='pettingzoo.classic.
+    connect_four_v3:env')`` builds ``connect_four_v3.env(**kwargs)`` and packs its seats."""
+
+    config: dict[str, Any] = dict(
+        import_path=None,  # 'package.module:callable' returning a ParallelEnv or AECEnv
+        kwargs={},  # keyword arguments of that callable
+        end_when_out=[],  # seats whose leaving (all of them) ends the game; self-play sets the learner's seats
+    )
+
+    def __new__(cls, cfg: Mapping[str, Any]) -> gym.Env:  # type: ignore[misc]
+        path = cfg.get("import_path")
+        if not path:
+            raise ConfigError("env.import_path is required for env type 'pettingzoo' (e.g. "
+                              "'pettingzoo.classic.connect_four_v3:env')")
+        make = import_object(str(path))
+        return seat_game(make(**dict(cfg.get("kwargs") or {})), cfg.get("end_when_out") or (), str(path))
+
+    @classmethod
+    def check_config(cls, cfg: Mapping[str, Any]) -> None:
+        """Build one env and close it: a bad import path or unequal seat spaces fail before anything is written."""
+        cls(cfg).close()

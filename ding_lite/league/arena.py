@@ -1,0 +1,266 @@
+"""The self-play wrapper: a vector of multi-agent games seen by the learner as a single-agent env manager.
+
+The learner's seats are folded into the env axis (row ``i * L + k`` is learner seat k of game i); every other seat is
+played in this process by a :class:`~ding_lite.league.opponents.PlayerSet` player, one call per distinct player per
+step over all (game, seat) pairs it plays. Who plays which seat is drawn when a game starts and fixed until it ends,
+so a snapshot's weights never change mid-game. In a turn-based game one wrapper step runs the game until the learner
+is to move again (the opponents' turns are sub-steps; the other games pass meanwhile).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from ding_lite.data.keys import ACTION_MASK, OBSERVATION
+from ding_lite.envs.env_manager import EpisodeEnd, StepResult
+from ding_lite.envs.multi_agent import PASS, SeatBatch, SeatLayout
+from ding_lite.errors import ConfigError
+from ding_lite.league.payoff import DRAW, LOSS, WIN
+
+LEARNER = "learner"
+MAX_SUBSTEPS = 10_000  # a turn-based game where the learner never gets a turn again is a bug in the game
+
+
+def game_score(scores: Sequence[float], learner_seat: int, opponent_seats: Sequence[int]) -> float:
+    """The learner's result from a finished game's per-seat scores: a win if its score beats every opponent's, a
+    draw if it ties the best one, a loss otherwise."""
+    best = max(scores[s] for s in opponent_seats)
+    mine = scores[learner_seat]
+    return WIN if mine > best else DRAW if mine == best else LOSS
+
+
+class SelfPlayEnvManager:
+    """An env manager interface (``env_num``, ``obs``, ``reset``, ``step``, ``seed``, ``close``) over a manager of
+    packed multi-agent games.
+
+    Args:
+        inner: an env manager over packed games (see :mod:`ding_lite.envs.multi_agent`).
+        layout: the games' seat layout.
+        seats: one entry per seat: ``'learner'``, ``'pool'`` (an opponent drawn by ``draw_pool`` per game) or the
+            name of a player (a scripted baseline or a snapshot).
+        players: who acts for the non-learner seats.
+        draw_pool: draws a snapshot name for a ``'pool'`` seat.
+        on_result: called with ``(opponent names of the game, learner's score)`` when a game ends normally.
+        swap_seats: shuffle which seat plays which role at every game start (e.g. first and second player).
+        seed: seed of the seat shuffling.
+    """
+
+    def __init__(self, inner: Any, layout: SeatLayout, seats: Sequence[str], players: Any,
+                 draw_pool: Callable[[], str] | None = None,
+                 on_result: Callable[[list[str], float], None] | None = None, swap_seats: bool = False,
+                 seed: int = 0) -> None:
+        if len(seats) != layout.n_seats:
+            raise ConfigError(f"league.seats assigns {len(seats)} players ({list(seats)}) but the game has "
+                              f"{layout.n_seats} seats ({', '.join(layout.agents)}): give one entry per seat")
+        self.n_learner = sum(s == LEARNER for s in seats)
+        if self.n_learner == 0:
+            raise ConfigError(f"league.seats={list(seats)} has no 'learner' seat")
+        if "pool" in seats and draw_pool is None:
+            raise ConfigError("league.seats names 'pool' but no opponent pool is set up")
+        self.inner, self.layout, self.seats, self.players = inner, layout, list(seats), players
+        self.draw_pool, self.on_result, self.swap_seats = draw_pool, on_result, swap_seats
+        self.n_games = inner.env_num
+        self.env_num = self.n_games * self.n_learner
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, layout.obs_shape, np.float32)
+        self.action_space = gym.spaces.Discrete(layout.n_actions)
+        self._rng = np.random.default_rng(seed)
+        self.roles = np.empty((self.n_games, layout.n_seats), dtype=object)  # (N, S) player name per seat
+        self._learner_seats = np.zeros((self.n_games, self.n_learner), dtype=np.int64)
+        self._ep_return = np.zeros(self.env_num)
+        self._ep_length = np.zeros(self.env_num, dtype=np.int64)
+        self._out = np.zeros(self.env_num, dtype=bool)  # learner rows whose agent left a game that goes on
+        self._seat_obs: SeatBatch | None = None
+        self._obs: np.ndarray | None = None  # (N * L, *obs_shape) the learner rows' observations
+        self._mask: np.ndarray | None = None  # (N * L, A) their legal actions, where the game has masks
+
+    # ---- env manager interface ---------------------------------------------------------------------------------
+    @property
+    def restart_count(self) -> int:
+        return int(getattr(self.inner, "restart_count", 0))
+
+    def seed(self, seed: int) -> None:
+        self.inner.seed(seed)
+
+    @property
+    def obs(self) -> np.ndarray:
+        return self.reset() if self._obs is None else self._view(self._obs, self._mask)
+
+    def reset(self) -> np.ndarray:
+        """Start every game anew (new seat draws); returns the learner rows' first observations."""
+        for i in range(self.n_games):
+            self._assign(i)
+        self._seat_obs = self.layout.unpack(self.inner.reset())
+        self._ep_return[:] = 0.0
+        self._ep_length[:] = 0
+        self._out[:] = False
+        self._advance_to_learner(None)
+        return self._view(self._obs, self._mask)  # type: ignore[arg-type]
+
+    def _view(self, obs: np.ndarray, mask: np.ndarray | None) -> Any:
+        """What the learner's policy sees: the observations, or with a game that has action masks PettingZoo's
+        ``{'observation', 'action_mask'}`` dict (ARCHITECTURE §9b)."""
+        return obs if not self.layout.has_mask else {OBSERVATION: obs, ACTION_MASK: mask}
+
+    def close(self) -> None:
+        self.inner.close()
+
+    @property
+    def closed(self) -> bool:
+        return bool(self.inner.closed)
+
+    def __enter__(self) -> SelfPlayEnvManager:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ---- seats -------------------------------------------------------------------------------------------------
+    def _assign(self, i: int) -> None:
+        """Roles of game ``i`` for its next episode (only ever called between episodes)."""
+        order = self._rng.permutation(self.layout.n_seats) if self.swap_seats else np.arange(self.layout.n_seats)
+        for seat, role_index in enumerate(order):
+            role = self.seats[role_index]
+            self.roles[i, seat] = self.draw_pool() if role == "pool" and self.draw_pool is not None else role
+        self._learner_seats[i] = np.flatnonzero(self.roles[i] == LEARNER)
+        keep = getattr(self.players, "keep_only", None)
+        if keep is not None:
+            keep({str(r) for r in self.roles.ravel() if r is not None and r != LEARNER})
+
+    def opponents(self, i: int) -> list[str]:
+        """Distinct opponent names of game ``i``."""
+        return sorted({str(r) for r in self.roles[i] if r != LEARNER})
+
+    def _learner_rows(self, per_seat: np.ndarray) -> np.ndarray:
+        """The learner seats' entries of a per-seat array (N, S, ...) as rows (N * L, ...)."""
+        games = np.repeat(np.arange(self.n_games), self.n_learner)
+        return per_seat[games, self._learner_seats.reshape(-1)]
+
+    def _opponent_actions(self, actions: np.ndarray, seats: SeatBatch, games: np.ndarray) -> None:
+        """Fill ``actions`` (N, S) of the opponent seats that act now in ``games``: one call per player."""
+        todo = seats.acting & games[:, None] & (self.roles != LEARNER)
+        if not todo.any():
+            return
+        gi, si = np.nonzero(todo)
+        names = self.roles[gi, si]
+        for name in dict.fromkeys(names.tolist()):  # distinct, in a stable order
+            pick = names == name
+            actions[gi[pick], si[pick]] = self.players.act(name, seats.obs[gi[pick], si[pick]],
+                                                           seats.action_mask[gi[pick], si[pick]])
+
+    # ---- stepping ----------------------------------------------------------------------------------------------
+    def step(self, actions: np.ndarray) -> StepResult:
+        """Act for the learner rows (N * L,), let the opponents act, and run each game until the learner is to move
+        again (or its episode ended). Returns the learner rows' :class:`StepResult`."""
+        if self._obs is None:
+            self.reset()
+        seats = self._seat_obs
+        assert seats is not None
+        games = np.arange(self.n_games)[:, None]
+        full = np.full((self.n_games, self.layout.n_seats), PASS, dtype=np.int64)
+        learner_actions = np.asarray(actions).reshape(self.n_games, self.n_learner)
+        acting = seats.acting[games, self._learner_seats]
+        full[games, self._learner_seats] = np.where(acting, learner_actions, PASS)
+        self._opponent_actions(full, seats, np.ones(self.n_games, dtype=bool))
+        acc = _StepAcc(self._obs, self._mask)  # type: ignore[arg-type]
+        # rows whose learner seat left a game that goes on are placeholders until that game ends
+        acc.interrupted |= self._out
+        acc.settled_rows |= self._out
+        self._absorb(self.inner.step(full), acc)
+        self._advance_to_learner(acc)
+        self._ep_return += acc.reward
+        self._ep_length += ~acc.interrupted
+        episodes = [self._episode_end(row, info) for row, info in acc.ended]
+        for row, _ in acc.ended:
+            self._ep_return[row], self._ep_length[row] = 0.0, 0
+        assert self._obs is not None
+        return StepResult(self._view(self._obs, self._mask), self._view(acc.next_obs, acc.next_mask), acc.reward,
+                          acc.terminated, acc.truncated, episodes,
+                          acc.interrupted if acc.interrupted.any() else None)  # type: ignore[arg-type]
+
+    def _advance_to_learner(self, acc: _StepAcc | None) -> None:
+        """Sub-steps of turn-based games until a learner seat is to move in every game where one is still in."""
+        for _ in range(MAX_SUBSTEPS):
+            seats = self._seat_obs
+            assert seats is not None
+            games = np.arange(self.n_games)[:, None]
+            need = np.asarray(seats.alive[games, self._learner_seats].any(1)
+                              & ~seats.acting[games, self._learner_seats].any(1))
+            if not need.any():
+                break
+            full = np.full((self.n_games, self.layout.n_seats), PASS, dtype=np.int64)
+            self._opponent_actions(full, seats, need)
+            self._absorb(self.inner.step(full), acc)
+        else:
+            raise RuntimeError(f"a game did not give the learner a turn within {MAX_SUBSTEPS} opponent moves")
+        self._obs = self._learner_rows(self._seat_obs.obs).astype(np.float32)  # type: ignore[union-attr]
+        self._mask = self._learner_rows(self._seat_obs.action_mask)  # type: ignore[union-attr]
+
+    def _absorb(self, res: StepResult, acc: _StepAcc | None) -> None:
+        """Take one inner step's results into the learner rows; settle games that ended or were cut."""
+        after = self.layout.unpack(res.next_obs)
+        before = self._seat_obs
+        assert before is not None
+        ends = {e.env_id: e for e in res.episodes}
+        cut = res.interrupted if res.interrupted is not None else np.zeros(self.n_games, dtype=bool)
+        if acc is not None:
+            open_rows = ~acc.settled_rows
+            acc.reward += np.where(open_rows, self._learner_rows(after.reward), 0.0).astype(np.float32)
+            left = self._learner_rows(before.alive) & ~self._learner_rows(after.alive) & open_rows
+            next_rows = self._learner_rows(after.obs)
+            acc.next_obs[left] = next_rows[left]
+            acc.next_mask[left] = self._learner_rows(after.action_mask)[left]
+            acc.terminated |= left  # its agent is out: a terminal transition for that seat
+            acc.settled_rows |= left
+            self._out |= left
+        for i in np.flatnonzero(res.terminated | res.truncated | cut):
+            rows = slice(i * self.n_learner, (i + 1) * self.n_learner)
+            info = self._settle_game(int(i), ends.get(int(i)), bool(cut[i]))
+            if acc is not None:
+                fresh = ~acc.settled_rows[rows]
+                if cut[i]:
+                    acc.interrupted[rows] |= fresh
+                else:
+                    acc.next_obs[rows][fresh] = self._learner_rows(after.obs)[rows][fresh]
+                    acc.next_mask[rows][fresh] = self._learner_rows(after.action_mask)[rows][fresh]
+                    acc.terminated[rows] |= fresh & bool(res.terminated[i])
+                    acc.truncated[rows] |= fresh & bool(res.truncated[i])
+                acc.settled_rows[rows] = True
+                acc.ended.extend((r, info[r - rows.start]) for r in range(rows.start, rows.stop) if not cut[i])
+            self._out[rows] = False
+            self._assign(int(i))
+        self._seat_obs = self.layout.unpack(res.obs)
+
+    def _settle_game(self, i: int, end: EpisodeEnd | None, cut: bool) -> list[dict]:
+        """Score a finished game per learner seat and report it (a game cut by a worker failure is not scored)."""
+        opponent_seats = np.flatnonzero(self.roles[i] != LEARNER).tolist()
+        infos = []
+        scores = (end.info or {}).get("scores") if end is not None else None
+        for seat in self._learner_seats[i]:
+            info: dict[str, Any] = {"opponents": self.opponents(i), "seat": int(seat)}
+            if not cut and scores is not None:
+                info["score"] = game_score(scores, int(seat), opponent_seats)
+                if self.on_result is not None:
+                    self.on_result(info["opponents"], info["score"])
+            infos.append(info)
+        return infos
+
+    def _episode_end(self, row: int, info: dict) -> EpisodeEnd:
+        return EpisodeEnd(row, float(self._ep_return[row]), int(self._ep_length[row]), True, info)
+
+
+class _StepAcc:
+    """The learner rows' results being gathered over one wrapper step's sub-steps."""
+
+    def __init__(self, obs: np.ndarray, mask: np.ndarray) -> None:
+        n = len(obs)
+        self.next_obs = obs.copy()
+        self.next_mask = mask.copy()
+        self.reward = np.zeros(n, dtype=np.float32)
+        self.terminated = np.zeros(n, dtype=bool)
+        self.truncated = np.zeros(n, dtype=bool)
+        self.interrupted = np.zeros(n, dtype=bool)
+        self.settled_rows = np.zeros(n, dtype=bool)  # the row's transition is complete (its episode ended or cut)
+        self.ended: list[tuple[int, dict]] = []

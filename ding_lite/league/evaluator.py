@@ -1,0 +1,114 @@
+"""Self-play evaluation: the learner's eval mode against each baseline and the newest snapshots, as win / draw /
+loss rates; the win rate (wins + draws / 2) against the first baseline is the run's eval return."""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ding_lite.league.arena import LEARNER, SelfPlayEnvManager
+from ding_lite.league.payoff import DRAW, WIN
+from ding_lite.worker.evaluator import EvalResult
+
+
+def seat_plans(seats: Sequence[str], opponent: str, swap_seats: bool) -> dict[str, list[str]]:
+    """The seat lists to evaluate against ``opponent``: every non-learner seat played by it; with ``swap_seats``
+    one list per learner position (``'<opponent>@seat<k>'``), so first and second player are reported apart."""
+    base = [LEARNER if s == LEARNER else opponent for s in seats]
+    if not swap_seats:
+        return {opponent: base}
+    n_learner = base.count(LEARNER)
+    plans = {}
+    for k in range(len(base)):
+        rotated = base[-k:] + base[:-k] if k else list(base)
+        if rotated.count(LEARNER) == n_learner and rotated[k] == LEARNER:
+            plans[f"{opponent}@seat{k}"] = rotated
+    return plans
+
+
+class SelfPlayEvaluator:
+    """Same interface as :class:`~ding_lite.worker.evaluator.InteractionEvaluator` (``should_eval``, ``eval``,
+    ``best_return``), plus ``table``: per opponent (and learner seat), wins / draws / losses of the last evaluation.
+
+    Args:
+        inner: env manager over packed games (``evaluator_env_num`` envs).
+        layout, seats, players, swap_seats: as for :class:`SelfPlayEnvManager`.
+        policy: the learner's eval mode.
+        opponents: callable giving the current list of opponents (baselines, then newest snapshots).
+        n_episode: games per opponent (and learner seat).
+        eval_freq: train iterations between evaluations.
+        stop_value: win rate against the first opponent at which training stops (None: never).
+        seed: seed of the eval games.
+    """
+
+    def __init__(self, inner: Any, layout: Any, seats: Sequence[str], players: Any, swap_seats: bool, policy: Any,
+                 opponents: Callable[[], list[str]], n_episode: int, eval_freq: int,
+                 stop_value: float | None = None, seed: int = 0) -> None:
+        self.inner, self.layout, self.seats, self.players = inner, layout, list(seats), players
+        self.swap_seats, self.policy, self.opponents = swap_seats, policy, opponents
+        self.n_episode, self.eval_freq, self.stop_value, self.seed = n_episode, eval_freq, stop_value, seed
+        self.best_return = -np.inf
+        self.table: dict[str, dict[str, float]] = {}
+        self._last_eval_iter: int | None = None
+        self.on_table: Callable[[dict[str, dict[str, float]], int], None] | None = None  # told each eval's table
+
+    def should_eval(self, train_iter: int) -> bool:
+        return self._last_eval_iter is None or train_iter - self._last_eval_iter >= self.eval_freq
+
+    def eval(self, train_iter: int = 0, env_step: int = 0) -> EvalResult:
+        """Play every opponent; returns an :class:`EvalResult` whose returns are the scores (1 / 0.5 / 0) of the
+        games against the first opponent."""
+        start = time.perf_counter()
+        self._last_eval_iter = train_iter
+        self.table = {}
+        primary: list[float] = []
+        lengths: list[int] = []
+        for k, opponent in enumerate(self.opponents()):
+            for label, seats in seat_plans(self.seats, opponent, self.swap_seats).items():
+                scores, lens = self.play(seats)
+                self.table[label] = _rates(scores)
+                if k == 0:
+                    primary += scores
+                    lengths += lens
+        mean = float(np.mean(primary))
+        improved = mean > self.best_return
+        self.best_return = max(self.best_return, mean)
+        stop = self.stop_value is not None and mean >= self.stop_value
+        if self.on_table is not None:
+            self.on_table(self.table, env_step)
+        return EvalResult(train_iter, env_step, np.asarray(primary), np.asarray(lengths), stop, improved,
+                          time.perf_counter() - start)
+
+    def play(self, seats: list[str]) -> tuple[list[float], list[int]]:
+        """``n_episode`` games with these seats (each env plays its share, as the interaction evaluator does);
+        returns the learner's scores and the games' lengths. Games cut by a worker failure are not counted."""
+        arena = SelfPlayEnvManager(self.inner, self.layout, seats, self.players, seed=self.seed)
+        n_rows = arena.env_num
+        quota = np.array([self.n_episode // n_rows + (i < self.n_episode % n_rows) for i in range(n_rows)])
+        self.inner.seed(self.seed)
+        obs = arena.reset()
+        self.policy.reset()
+        scores: list[float] = []
+        lengths: list[int] = []
+        while quota.any():
+            result = arena.step(self.policy.forward(obs)["action"])
+            for end in result.episodes:
+                if quota[end.env_id] > 0 and "score" in end.info:
+                    quota[end.env_id] -= 1
+                    scores.append(end.info["score"])
+                    lengths.append(end.episode_length)
+            obs = result.obs
+        return scores, lengths
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _rates(scores: list[float]) -> dict[str, float]:
+    s = np.asarray(scores)
+    n = max(len(s), 1)
+    return {"win": float((s == WIN).sum() / n), "draw": float((s == DRAW).sum() / n),
+            "loss": float((s < DRAW).sum() / n), "games": float(len(s)),
+            "win_rate": float(s.mean()) if len(s) else 0.0}

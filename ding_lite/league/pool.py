@@ -1,0 +1,148 @@
+"""Opponent pool: snapshots of the learner as checkpoint files in ``<exp>/league/``, sampled by a strategy, with
+the payoff table and Elo ratings; its state file is written atomically, so ``--resume`` finds it as it was."""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ding_lite.errors import CheckpointError, ConfigError
+from ding_lite.league.elo import EloTable
+from ding_lite.league.payoff import PayoffTable
+from ding_lite.league.pfsp import STRATEGIES, sampling_probs
+from ding_lite.utils.atomic import atomic_write
+from ding_lite.utils.checkpoint import load_checkpoint, save_checkpoint
+
+LEARNER = "learner"  # the learner's name in the Elo table
+STATE_FILE = "league_state.json"
+
+POOL_CONFIG: dict[str, Any] = dict(
+    capacity=8,  # snapshots kept; the oldest (but the initial one, see keep_initial) is evicted beyond it
+    keep_initial=True,  # never evict the initial snapshot (it anchors the Elo scale)
+    strategy="pfsp",  # opponent sampling: 'latest', 'uniform' or 'pfsp'
+    pfsp_weighting="squared",  # PFSP f(w): 'squared' (1-w)^p, 'linear' 1-w, 'variance' w(1-w)
+    pfsp_p=2.0,  # exponent p of 'squared'
+    p_latest=0.2,  # share of games against the latest snapshot, whatever the strategy
+    prior_games=2.0,  # pseudo-games of a new snapshot in its win rate
+    prior_rate=0.5,  # win rate of those pseudo-games
+    elo_k=32.0,  # Elo K factor
+)
+
+
+class OpponentPool:
+    """Snapshots of the learner (oldest first) with a payoff table and Elo ratings.
+
+    Args:
+        folder: where snapshot files and the state file live (``<exp>/league``).
+        cfg: the ``league`` section (keys of :data:`POOL_CONFIG`).
+        seed: seed of the opponent sampling.
+    """
+
+    def __init__(self, folder: str | Path, cfg: Mapping[str, Any], seed: int = 0) -> None:
+        self.folder = Path(folder)
+        self.cfg = {**POOL_CONFIG, **{k: cfg[k] for k in POOL_CONFIG if k in cfg}}
+        if self.cfg["strategy"] not in STRATEGIES:
+            raise ConfigError(f"unknown league.strategy '{self.cfg['strategy']}': use one of {', '.join(STRATEGIES)}")
+        if int(self.cfg["capacity"]) < 1:
+            raise ConfigError(f"league.capacity must be at least 1, got {self.cfg['capacity']}")
+        self.snapshots: list[str] = []
+        self.payoff = PayoffTable(self.cfg["prior_games"], self.cfg["prior_rate"])
+        self.elo = EloTable(k=self.cfg["elo_k"])
+        self._rng = np.random.default_rng(seed)
+        self._initial: str | None = None
+
+    # ---- snapshots ---------------------------------------------------------------------------------------------
+    def path(self, name: str) -> Path:
+        return self.folder / f"{name}.pth.tar"
+
+    def add(self, model_state: Mapping[str, Any], env_step: int) -> str:
+        """Save the learner's model weights as a new snapshot (rated as the learner is now); evicts beyond capacity.
+        Returns the snapshot's name."""
+        name = f"snapshot_{int(env_step)}"
+        save_checkpoint(self.path(name), {"policy": {"model": dict(model_state)}, "env_step": int(env_step)})
+        if name in self.snapshots:  # the same env step twice (a resume right after a snapshot): newest weights
+            self.snapshots.remove(name)
+        self.snapshots.append(name)
+        if self._initial is None:
+            self._initial = name
+            self.elo.anchor = name
+        self.elo.add(name, self.elo.rating(LEARNER))
+        self._evict()
+        self.save_state()
+        return name
+
+    def _evict(self) -> None:
+        while len(self.snapshots) > int(self.cfg["capacity"]):
+            keep_first = self.cfg["keep_initial"] and self.snapshots[0] == self._initial and len(self.snapshots) > 1
+            victim = self.snapshots.pop(1 if keep_first else 0)
+            self.payoff.forget(victim)
+            self.elo.forget(victim)
+            self.path(victim).unlink(missing_ok=True)
+
+    @property
+    def latest(self) -> str:
+        if not self.snapshots:
+            raise ValueError("the opponent pool is empty: add the initial snapshot first")
+        return self.snapshots[-1]
+
+    def load_weights(self, name: str) -> dict[str, Any]:
+        """The model state dict of snapshot ``name`` (loaded with ``weights_only=True``)."""
+        state = load_checkpoint(self.path(name))
+        model = state["policy"].get("model") if isinstance(state["policy"], Mapping) else None
+        if model is None:
+            raise CheckpointError(f"snapshot {self.path(name)} has no policy.model weights")
+        return model
+
+    # ---- sampling and results ----------------------------------------------------------------------------------
+    def probs(self) -> np.ndarray:
+        """Sampling probability of each snapshot (same order as :attr:`snapshots`)."""
+        rates = [self.payoff.win_rate(name) for name in self.snapshots]
+        return sampling_probs(self.cfg["strategy"], rates, float(self.cfg["p_latest"]), self.cfg["pfsp_weighting"],
+                              float(self.cfg["pfsp_p"]))
+
+    def sample(self) -> str:
+        """Draw the opponent of the next game."""
+        return self.snapshots[int(self._rng.choice(len(self.snapshots), p=self.probs()))]
+
+    def record(self, opponent: str, score: float) -> None:
+        """One finished game of the learner against snapshot ``opponent`` with the learner's ``score``; games
+        against an opponent evicted meanwhile are not counted."""
+        if opponent not in self.snapshots:
+            return
+        self.payoff.record(opponent, score)
+        self.elo.update(LEARNER, opponent, score)
+
+    def summary(self) -> dict[str, Any]:
+        """Snapshots, payoff table and Elo ratings (for ``result.json``)."""
+        return {"snapshots": list(self.snapshots), "payoff": self.payoff.summary(),
+                "elo": {name: round(r, 2) for name, r in self.elo.ratings.items()}}
+
+    # ---- persistence -------------------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {"snapshots": list(self.snapshots), "initial": self._initial, "payoff": self.payoff.state_dict(),
+                "elo": self.elo.state_dict(), "rng": self._rng.bit_generator.state}
+
+    def save_state(self) -> None:
+        """Write the pool's state file atomically (a crash mid-write keeps the previous one)."""
+        text = json.dumps(self.state_dict(), indent=1) + "\n"
+        atomic_write(self.folder / STATE_FILE, lambda f: f.write(text.encode()))
+
+    def restore(self) -> None:
+        """Load the state file of :attr:`folder` (for ``--resume``); every snapshot it lists must be there."""
+        path = self.folder / STATE_FILE
+        try:
+            state = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise CheckpointError(f"--resume: cannot read the league state {path}: {exc}") from exc
+        missing = [str(self.path(n)) for n in state["snapshots"] if not self.path(n).is_file()]
+        if missing:
+            raise CheckpointError(f"--resume: league snapshot file(s) missing: {', '.join(missing)}")
+        self.snapshots = list(state["snapshots"])
+        self._initial = state["initial"]
+        self.elo.anchor = self._initial
+        self.payoff.load_state_dict(state["payoff"])
+        self.elo.load_state_dict(state["elo"])
+        self._rng.bit_generator.state = state["rng"]

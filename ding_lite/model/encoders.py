@@ -1,0 +1,96 @@
+"""Observation encoders chosen from the observation shape: an MLP for vectors, a conv net for images.
+
+Image observations stay uint8 everywhere outside the model (rollouts, replay buffers); the conv encoder casts and
+scales them as its first step, so a stored Atari transition costs its frames' bytes, not four times as many.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+from ding_lite.errors import ConfigError
+from ding_lite.model.common import activation, flat_size, mlp
+
+ENCODERS = ("auto", "mlp", "conv")
+NATURE_MIN_SIDE = 36  # the Nature-DQN stack (8/4, 4/2, 3/1) needs at least 36 pixels a side
+
+
+def image_shape(obs_shape: Any) -> tuple[int, int, int] | None:
+    """``(C, H, W)`` of an image observation shape (channels first, or last when there are at most 4 of them and
+    the first side is larger, as MiniGrid's (7, 7, 3)); None for a vector shape."""
+    if isinstance(obs_shape, int) or obs_shape is None or len(obs_shape) != 3:
+        return None
+    a, b, c = (int(x) for x in obs_shape)
+    if c <= 4 < a:
+        return c, a, b
+    return a, b, c
+
+
+class ConvEncoder(nn.Module):
+    """uint8 (or float) images ``(B, C, H, W)`` (or channels last) to features: ``x * scale``, a conv stack, flatten,
+    then an MLP of ``hidden_sizes``.
+
+    Sides of 36 pixels or more get the Nature-DQN stack (Mnih et al. 2015: 32 8x8/4, 64 4x4/2, 64 3x3/1; with
+    ``hidden_sizes=[512]`` it is that paper's network); smaller grids (MiniGrid's 7x7 view) get three 2x2 convs.
+    Orthogonal init with gain sqrt(2) as in the MLPs (Huang et al. 2022, detail 2).
+    """
+
+    def __init__(self, obs_shape: Sequence[int], hidden_sizes: Sequence[int], act: str = "relu",
+                 scale: float = 1.0 / 255.0) -> None:
+        super().__init__()
+        shape = image_shape(obs_shape)
+        assert shape is not None, obs_shape
+        channels, height, width = shape
+        self.channels_last = tuple(int(x) for x in obs_shape) != shape
+        self.scale = float(scale)
+        if min(height, width) >= NATURE_MIN_SIDE:
+            spec = [(32, 8, 4), (64, 4, 2), (64, 3, 1)]
+        else:
+            spec = [(16, 2, 1), (32, 2, 1), (64, 2, 1)]
+        layers: list[nn.Module] = []
+        for out_channels, kernel, stride in spec:
+            conv = nn.Conv2d(channels, out_channels, kernel, stride)
+            nn.init.orthogonal_(conv.weight, 2 ** 0.5)
+            nn.init.zeros_(conv.bias)  # type: ignore[arg-type]
+            layers += [conv, activation(act)]
+            channels = out_channels
+        self.convs = nn.Sequential(*layers, nn.Flatten())
+        with torch.no_grad():
+            conv_size = int(self.convs(torch.zeros(1, *shape)).shape[1])
+        self.head = mlp(conv_size, hidden_sizes, act)
+        self.out_size = int(hidden_sizes[-1]) if len(hidden_sizes) else conv_size
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        x = obs.float() * self.scale  # uint8 frames are scaled here, never before storage
+        if self.channels_last:
+            x = x.permute(0, 3, 1, 2)
+        return self.head(self.convs(x))
+
+
+def build_encoder(cfg: Mapping[str, Any], hidden_sizes: Sequence[int], act: str) -> tuple[nn.Module, int]:
+    """The encoder a model section asks for and its output size.
+
+    ``cfg['encoder']`` is 'auto' (a conv net for an image ``obs_shape`` (3 dims), an MLP otherwise), 'conv' or
+    'mlp'; an MLP configured for image observations is a config error (flattened pixels train poorly and waste
+    memory). ``cfg['image_scale']`` multiplies pixels before the convs (1/255 for uint8 frames).
+    """
+    choice = cfg.get("encoder", "auto")
+    if choice not in ENCODERS:
+        raise ConfigError(f"model.encoder must be one of {', '.join(ENCODERS)}, got {choice!r}")
+    obs_shape = cfg["obs_shape"]
+    image = image_shape(obs_shape)
+    if image is not None and choice == "mlp":
+        raise ConfigError(f"policy.model.encoder='mlp' cannot encode the image observations of shape "
+                          f"{list(obs_shape)}: set policy.model.encoder='auto' (or 'conv') for a conv encoder")
+    if image is None and choice == "conv":
+        raise ConfigError(f"policy.model.encoder='conv' needs image observations (C, H, W), got obs_shape="
+                          f"{obs_shape!r}: set policy.model.encoder='auto'")
+    if image is not None:
+        encoder = ConvEncoder(obs_shape, hidden_sizes, act, float(cfg.get("image_scale", 1.0 / 255.0)))
+        return encoder, encoder.out_size
+    size = flat_size(obs_shape)
+    return mlp(size, hidden_sizes, act), (int(hidden_sizes[-1]) if len(hidden_sizes) else size)
+

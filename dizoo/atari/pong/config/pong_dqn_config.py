@@ -1,0 +1,56 @@
+"""DQN (Nature-DQN conv net, double, dueling, 3-step) on Pong through envpool (DI-engine's pong_dqn settings).
+
+Run: ding_lite -m serial -c pong_dqn_config.py -s 0
+Without envpool (ale-py + gymnasium's Atari preprocessing, same frames):
+     ding_lite -m serial -c pong_dqn_config.py --set env.type=atari --set env.manager.type=subprocess
+Atari variant: envpool's defaults on both routes (no sticky actions, 30 no-op starts, fire reset, whole-game episodes,
+rewards unclipped, 4 frames of 84x84 grey stacked as uint8).
+"""
+from easydict import EasyDict
+
+pong_dqn_config = dict(
+    exp_name="pong_dqn_seed0",
+    env=dict(
+        env_id="Pong-v5",
+        collector_env_num=8,
+        evaluator_env_num=4,
+        n_evaluator_episode=4,
+        stop_value=20,
+        manager=dict(type="envpool"),
+    ),
+    policy=dict(
+        cuda=False,
+        model=dict(
+            encoder="auto",  # the Nature-DQN conv net for the (4, 84, 84) frames
+            encoder_hidden_size_list=[512],
+            dueling=True,
+        ),
+        nstep=3,
+        discount_factor=0.99,
+        learn=dict(
+            update_per_collect=10,
+            batch_size=32,
+            learning_rate=0.0001,
+            target_update_freq=500,
+        ),
+        collect=dict(n_sample=96),
+        eval=dict(evaluator=dict(eval_freq=4000)),
+        other=dict(
+            eps=dict(type="exp", start=1.0, end=0.05, decay=250000),
+            replay_buffer=dict(replay_buffer_size=100000),
+        ),
+    ),
+)
+pong_dqn_config = EasyDict(pong_dqn_config)
+main_config = pong_dqn_config
+pong_dqn_create_config = dict(
+    env=dict(type="envpool"),
+    policy=dict(type="dqn"),
+)
+pong_dqn_create_config = EasyDict(pong_dqn_create_config)
+create_config = pong_dqn_create_config
+
+if __name__ == "__main__":
+    from ding_lite.entry import serial_pipeline
+
+    serial_pipeline((main_config, create_config), seed=0)

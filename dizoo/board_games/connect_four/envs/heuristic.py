@@ -1,0 +1,49 @@
+"""A scripted connect-four player for PettingZoo's ``connect_four_v3`` observations: win now if it can, else block
+the opponent's winning move, else a random legal column, centre columns preferred."""
+from __future__ import annotations
+
+import numpy as np
+
+from ding_lite.registry import OPPONENT
+
+_ROWS, _COLS = 6, 7
+_CENTRE_PREFERENCE = np.array([1, 2, 3, 4, 3, 2, 1], dtype=np.float64)
+
+
+def _wins(board: np.ndarray) -> bool:
+    """Whether a (6, 7) 0/1 board holds four in a row."""
+    b = board.astype(bool)
+    return bool((b[:, :-3] & b[:, 1:-2] & b[:, 2:-1] & b[:, 3:]).any()
+                or (b[:-3] & b[1:-2] & b[2:-1] & b[3:]).any()
+                or (b[:-3, :-3] & b[1:-2, 1:-2] & b[2:-1, 2:-1] & b[3:, 3:]).any()
+                or (b[3:, :-3] & b[2:-1, 1:-2] & b[1:-2, 2:-1] & b[:-3, 3:]).any())
+
+
+def _drop(board: np.ndarray, occupied: np.ndarray, col: int) -> np.ndarray:
+    """``board`` with a piece dropped into ``col`` (the lowest empty row)."""
+    row = int(np.flatnonzero(~occupied[:, col])[-1])
+    out = board.copy()
+    out[row, col] = 1
+    return out
+
+
+@OPPONENT.register("connect_four_heuristic")
+class ConnectFourHeuristic:
+    """Plane 0 of an observation is the mover's pieces, plane 1 the opponent's (PettingZoo's convention)."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def act(self, obs: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        return np.array([self._one(o, m) for o, m in zip(obs, action_mask, strict=True)], dtype=np.int64)
+
+    def _one(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        mine, theirs = obs[..., 0] > 0.5, obs[..., 1] > 0.5
+        occupied = mine | theirs
+        legal = np.flatnonzero(mask)
+        for board in (mine, theirs):  # first a winning move of ours, then one of theirs to block
+            for col in legal:
+                if _wins(_drop(board, occupied, int(col))):
+                    return int(col)
+        weights = _CENTRE_PREFERENCE[legal] * self._rng.random(len(legal))
+        return int(legal[int(np.argmax(weights))])

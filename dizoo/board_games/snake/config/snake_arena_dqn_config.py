@@ -1,0 +1,38 @@
+"""DQN learner against three snakes of its own opponent pool in the 4-snake arena (11x11).
+Run: ding_lite -m selfplay -c dizoo/board_games/snake/config/snake_arena_dqn_config.py -s 0"""
+main_config = dict(
+    exp_name="snake_arena_dqn_seed0",
+    env=dict(
+        type="pettingzoo",
+        import_names=["dizoo.board_games.snake.envs.heuristic"],
+        import_path="dizoo.board_games.snake.envs.snake_arena:snake_arena",
+        kwargs=dict(n_snakes=4, size=11, n_food=3, max_steps=100),
+        collector_env_num=8,
+        evaluator_env_num=8,
+        n_evaluator_episode=48,
+        stop_value=0.95,  # win rate against three scripted snakes (the first eval opponent)
+        manager=dict(type="base"),
+    ),
+    policy=dict(
+        type="dqn",
+        model=dict(encoder_hidden_size_list=[64, 64], dueling=True),
+        nstep=3,
+        discount_factor=0.97,
+        learn=dict(update_per_collect=2, batch_size=64, learning_rate=0.001, target_update_freq=200),
+        collect=dict(n_sample=32),
+        eval=dict(evaluator=dict(eval_freq=500)),
+        other=dict(
+            eps=dict(type="exp", start=0.9, end=0.05, decay=5000),
+            replay_buffer=dict(replay_buffer_size=20000),
+        ),
+    ),
+    league=dict(
+        seats=["learner", "pool", "pool", "pool"],
+        snapshot_freq=4000,
+        capacity=6,
+        strategy="pfsp",
+        p_latest=0.3,
+        eval_opponents=["snake_heuristic", "random"],
+        eval_latest=1,
+    ),
+)

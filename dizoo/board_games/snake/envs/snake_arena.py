@@ -1,0 +1,178 @@
+"""Multi-snake arena in numpy as a PettingZoo ``ParallelEnv``: several snakes on one grid, food, simultaneous moves.
+
+A snake dies when its head leaves the grid, enters a body (its own or another's, after this step's tails moved) or
+meets another head. The last snake alive wins; after ``max_steps`` the longest-lived, then the longest, wins.
+Each agent's ``info['score']`` (steps survived, plus length / 100 as the tie-break) decides the game.
+
+Actions are relative to the heading: 0 straight, 1 turn left, 2 turn right. The observation of a snake is 16
+egocentric features (see :meth:`SnakeArenaEnv.features`); :class:`SnakeHeuristic` acts on them.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo.utils.env import ParallelEnv
+
+_MOVES = np.array([(-1, 0), (0, 1), (1, 0), (0, -1)])  # up, right, down, left (heading = index)
+N_FEATURES = 16
+# feature index ranges
+DANGER_SELF = slice(0, 3)  # straight / left / right cell is a wall or the snake's own body
+DANGER_OTHER = slice(3, 6)  # ... is another snake's body or next to another snake's head
+FREE_RUN = slice(6, 9)  # free cells in a straight line that way / grid size
+FOOD_VECTOR = slice(9, 11)  # nearest food: (ahead, right) distance / grid size
+FOOD_SIDE = slice(11, 14)  # nearest food is ahead / left / right
+LENGTH, OTHERS = 14, 15  # own length / 20, snakes still in the game besides this one / (n - 1)
+
+
+def _start_spots(size: int) -> list[tuple[list[tuple[int, int]], int]]:
+    """Four starting bodies (head first) in the middle band of each edge, heading inwards on lanes that do not
+    meet head-on."""
+    a, b = size // 4 + 1, size - size // 4 - 2
+    return [
+        ([(2, a), (1, a), (0, a)], 2),  # top, heading down
+        ([(size - 3, b), (size - 2, b), (size - 1, b)], 0),  # bottom, heading up
+        ([(b, 2), (b, 1), (b, 0)], 1),  # left, heading right
+        ([(a, size - 3), (a, size - 2), (a, size - 1)], 3),  # right, heading left
+    ]
+
+
+class SnakeArenaEnv(ParallelEnv):
+    """``n_snakes`` (2 to 4) snakes on a ``size`` x ``size`` grid with ``n_food`` pieces of food.
+
+    Rewards: ``food_reward`` per food eaten, -1 on death, +1 to the winner (the last snake alive)."""
+
+    metadata = {"name": "snake_arena_v0", "render_modes": []}
+
+    def __init__(self, n_snakes: int = 4, size: int = 11, n_food: int = 3, max_steps: int = 100,
+                 food_reward: float = 0.1, shuffle_starts: bool = True) -> None:
+        if not 2 <= n_snakes <= 4:
+            raise ValueError(f"snake arena: n_snakes must be 2, 3 or 4, got {n_snakes}")
+        if size < 7:
+            raise ValueError(f"snake arena: size must be at least 7, got {size}")
+        self.n_snakes, self.size, self.n_food, self.max_steps = n_snakes, size, n_food, max_steps
+        self.food_reward, self.shuffle_starts = food_reward, shuffle_starts
+        self.possible_agents = [f"snake_{k}" for k in range(n_snakes)]
+        self.agents: list[str] = []
+        self._obs_space = spaces.Box(-1.0, 1.0, (N_FEATURES,), np.float32)
+        self._act_space = spaces.Discrete(3)
+        self._rng = np.random.default_rng()
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._obs_space
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._act_space
+
+    # ---- dynamics ----------------------------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        spots = _start_spots(self.size)
+        order = self._rng.permutation(4)[:self.n_snakes] if self.shuffle_starts else np.arange(self.n_snakes)
+        if not self.shuffle_starts and self.n_snakes == 2:
+            order = np.array([0, 1])
+        self.bodies = {a: list(spots[k][0]) for a, k in zip(self.possible_agents, order, strict=True)}
+        self.heading = {a: spots[k][1] for a, k in zip(self.possible_agents, order, strict=True)}
+        self.agents = list(self.possible_agents)
+        self.t = 0
+        self.death_step = {a: None for a in self.possible_agents}
+        self.food: list[tuple[int, int]] = []
+        self._spawn_food()
+        return {a: self.features(a) for a in self.agents}, {a: {} for a in self.agents}
+
+    def _spawn_food(self) -> None:
+        taken = {c for body in self.bodies.values() for c in body} | set(self.food)
+        free = [(r, c) for r in range(self.size) for c in range(self.size) if (r, c) not in taken]
+        while len(self.food) < self.n_food and free:
+            self.food.append(free.pop(int(self._rng.integers(len(free)))))
+
+    def step(self, actions: dict[str, int]) -> tuple[dict, dict, dict, dict, dict]:
+        self.t += 1
+        rewards = {a: 0.0 for a in self.agents}
+        heads: dict[str, tuple[int, int]] = {}
+        for a in self.agents:
+            turn = int(actions.get(a, 0))
+            self.heading[a] = (self.heading[a] + (3 if turn == 1 else 1 if turn == 2 else 0)) % 4
+            dr, dc = _MOVES[self.heading[a]]
+            heads[a] = (self.bodies[a][0][0] + int(dr), self.bodies[a][0][1] + int(dc))
+        for a in self.agents:
+            ate = heads[a] in self.food
+            self.bodies[a] = [heads[a]] + (self.bodies[a] if ate else self.bodies[a][:-1])
+            if ate:
+                self.food.remove(heads[a])
+                rewards[a] += self.food_reward
+        dead = self._collisions(heads)
+        for a in dead:
+            rewards[a] -= 1.0
+            self.death_step[a] = self.t
+        survivors = [a for a in self.agents if a not in dead]
+        over = len(survivors) <= 1
+        if len(survivors) == 1:
+            rewards[survivors[0]] += 1.0  # the last snake alive wins
+        truncated = not over and self.t >= self.max_steps
+        terminations = {a: a in dead or over for a in self.agents}
+        truncations = {a: truncated and a not in dead for a in self.agents}
+        for a in dead:
+            del self.bodies[a]
+        self._spawn_food()
+        infos = {a: {"score": self._score(a)} for a in self.agents}
+        observations = {a: self.features(a) if a in self.bodies else np.zeros(N_FEATURES, np.float32)
+                        for a in self.agents}
+        self.agents = [] if over or truncated else survivors
+        return observations, rewards, terminations, truncations, infos
+
+    def _collisions(self, heads: dict[str, tuple[int, int]]) -> set[str]:
+        size = self.size
+        cells: dict[tuple[int, int], int] = {}
+        for body in self.bodies.values():
+            for cell in body[1:]:
+                cells[cell] = cells.get(cell, 0) + 1
+        head_count: dict[tuple[int, int], int] = {}
+        for h in heads.values():
+            head_count[h] = head_count.get(h, 0) + 1
+        return {a for a, (r, c) in heads.items()
+                if not (0 <= r < size and 0 <= c < size) or (r, c) in cells or head_count[(r, c)] > 1}
+
+    def _score(self, agent: str) -> float:
+        survived = self.death_step[agent] - 1 if self.death_step[agent] is not None else self.t
+        length = len(self.bodies.get(agent, ()))
+        return float(survived) + length / 100.0
+
+    # ---- observation -------------------------------------------------------------------------------------------
+    def features(self, agent: str) -> np.ndarray:
+        """16 egocentric features of ``agent`` (see the index constants of this module)."""
+        size, body, heading = self.size, self.bodies[agent], self.heading[agent]
+        own = set(body[:-1])
+        others = {c for a, b in self.bodies.items() if a != agent for c in b}
+        near_heads = {(b[0][0] + int(dr), b[0][1] + int(dc)) for a, b in self.bodies.items() if a != agent
+                      for dr, dc in _MOVES}
+        out = np.zeros(N_FEATURES, dtype=np.float32)
+        head = body[0]
+        for k, turn in enumerate((0, 3, 1)):  # straight, left, right
+            dr, dc = _MOVES[(heading + turn) % 4]
+            cell = (head[0] + int(dr), head[1] + int(dc))
+            out[DANGER_SELF][k] = not (0 <= cell[0] < size and 0 <= cell[1] < size) or cell in own
+            out[DANGER_OTHER][k] = cell in others or cell in near_heads
+            run = 0
+            while 0 <= cell[0] < size and 0 <= cell[1] < size and cell not in own and cell not in others:
+                run += 1
+                cell = (cell[0] + int(dr), cell[1] + int(dc))
+            out[FREE_RUN][k] = run / size
+        if self.food:
+            dists = [abs(f[0] - head[0]) + abs(f[1] - head[1]) for f in self.food]
+            fr, fc = self.food[int(np.argmin(dists))]
+            fwd, right = _MOVES[heading], _MOVES[(heading + 1) % 4]
+            ahead = (fr - head[0]) * fwd[0] + (fc - head[1]) * fwd[1]
+            side = (fr - head[0]) * right[0] + (fc - head[1]) * right[1]
+            out[FOOD_VECTOR] = (ahead / size, side / size)
+            out[FOOD_SIDE] = (ahead > 0, side < 0, side > 0)
+        out[LENGTH] = min(len(body) / 20.0, 1.0)
+        out[OTHERS] = (len(self.bodies) - 1) / max(self.n_snakes - 1, 1)
+        return out
+
+
+def snake_arena(**kwargs: Any) -> SnakeArenaEnv:
+    """The arena as ``env.import_path='dizoo.board_games.snake.envs.snake_arena:snake_arena'`` builds it."""
+    return SnakeArenaEnv(**kwargs)

@@ -1,0 +1,158 @@
+"""``-m gsl`` end to end on a tiny maze family: folders, phase order, per-variation tables, Ray specialists, a kill
+in phase II and ``--resume``, specialists that only see their subsets, and bad input (one line, exit 2, nothing
+written)."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import cli_env, run_cli
+
+from ding_lite.config import read_config
+from ding_lite.config.compile import compile_config
+from ding_lite.data.demo import episodes_to_dataset, write_demo
+from ding_lite.entry.common import build_collector, build_env_managers, build_policy
+from ding_lite.entry.gsl import PHASE1, PHASE2, specialist_config
+from dizoo.grid.maze.envs.maze_env import make_level
+
+TINY = """
+from easydict import EasyDict
+main_config = EasyDict(dict(
+    exp_name="gsl_exp",
+    env=dict(type="maze", import_names=["dizoo.grid.maze.envs.maze_env"], num_levels=20, variations=6, size=4,
+             min_distance=3, max_episode_steps=12, collector_env_num=4, evaluator_env_num=3, n_evaluator_episode=6,
+             stop_value=10),
+    policy=dict(type="ppo", model=dict(obs_shape=48, action_shape=4, action_space="discrete",
+                                       encoder_hidden_size_list=[32]),
+                learn=dict(epoch_per_collect=2, batch_size=128, learning_rate=3e-3, entropy_weight=0.01),
+                collect=dict(n_sample=256, discount_factor=0.95), eval=dict(evaluator=dict(eval_freq=8))),
+    gsl=dict(phase1_max_env_step=1500, n_low=4, n_specialists=2, specialist_max_env_step=1000,
+             demo_episodes_per_variation=2, phase2_max_env_step=1000, use_ray=USE_RAY, ray_num_cpus=1),
+))
+"""
+
+
+def _config(folder: Path, use_ray: bool = False) -> str:
+    (folder / "gsl_tiny.py").write_text(textwrap.dedent(TINY).replace("USE_RAY", str(use_ray)))
+    return "gsl_tiny.py"
+
+
+def _check_run(exp: Path) -> dict:
+    top = json.loads((exp / "result.json").read_text())
+    assert top["phases_done"] == [PHASE1, "demos", PHASE2]
+    for sub in (PHASE1, "specialist_0", "specialist_1", PHASE2):
+        for name in ("total_config.py", "result.json", "log", "ckpt"):
+            assert (exp / sub / name).exists(), (sub, name)
+    assert (exp / "demos" / "summary.json").is_file()
+    for phase in ("phase1_per_variation", "phase2_per_variation"):
+        assert sorted(top[phase], key=int) == [str(v) for v in range(6)]
+        assert all(row["episodes"] == 1 and row["success_rate"] in (0.0, 1.0) for row in top[phase].values())
+    subsets = top["specialist_subsets"]
+    assert sorted(v for s in subsets for v in s) == sorted(top["low_variations"]) and len(subsets) == 2
+    for k, subset in enumerate(subsets):  # each specialist's own config names only its subset
+        main, _ = read_config(exp / f"specialist_{k}" / "total_config.py")
+        assert list(main["env"]["variations"]) == subset
+    steps = top["env_steps"]
+    assert steps["phase1"] == json.loads((exp / PHASE1 / "result.json").read_text())["env_step"]
+    assert steps["total"] == steps["phase1"] + sum(steps["specialists"]) + steps["demos"] + steps["phase2"]
+    assert all(s >= 1000 for s in steps["specialists"])
+    # the phases ran in order: each later folder was written after the previous one finished
+    done = [(exp / sub / "result.json").stat().st_mtime for sub in (PHASE1, "specialist_0", PHASE2)]
+    assert done == sorted(done)
+    return top
+
+
+@pytest.mark.unittest
+def test_gsl_end_to_end_with_ray_specialists(tmp_path: Path) -> None:
+    """Two specialist actors on a one-CPU Ray instance: the second runs once the first is done and gone."""
+    pytest.importorskip("ray")
+    proc = run_cli("-m", "gsl", "-c", _config(tmp_path, use_ray=True), "--no-progress", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    top = _check_run(tmp_path / "gsl_exp")
+    assert set(top["summary"]) == {"phase1", "phase2"}
+
+
+@pytest.mark.unittest
+def test_gsl_killed_in_phase2_resumes_there(tmp_path: Path) -> None:
+    cfg = _config(tmp_path)
+    cmd = [sys.executable, "-m", "ding_lite", "-m", "gsl", "-c", cfg, "--no-progress",
+           "--set", "gsl.phase2_max_env_step=10000000"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    ckpts = tmp_path / "gsl_exp" / PHASE2 / "ckpt"
+    try:
+        while not any(ckpts.glob("iteration_*.pth.tar")) and proc.poll() is None:
+            time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert any(ckpts.glob("iteration_*.pth.tar")), proc.stderr.read().decode()[-3000:] if proc.stderr else ""
+    exp = tmp_path / "gsl_exp"
+    before = {sub: (exp / sub / "result.json").stat().st_mtime for sub in (PHASE1, "specialist_0", "specialist_1")}
+    assert not (exp / PHASE2 / "result.json").exists()
+    resumed = run_cli("-m", "gsl", "-c", cfg, "--no-progress", "--resume", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert before == {sub: (exp / sub / "result.json").stat().st_mtime for sub in before}  # not redone
+    assert "loaded" in resumed.stderr and "phase2_generalist/ckpt/iteration_" in resumed.stderr
+    assert not (tmp_path / "gsl_exp_1").exists()
+    _check_run(exp)
+
+
+@pytest.mark.unittest
+def test_a_specialist_only_ever_sees_its_subset(tmp_path: Path) -> None:
+    main, create = read_config(tmp_path / _config(tmp_path))
+    cfg = compile_config(main, create)
+    subset = [1, 4]
+    scfg = specialist_config(cfg, subset)
+    env, eval_env = build_env_managers(scfg, 0)
+    try:
+        collector = build_collector(scfg, env, build_policy(scfg))
+        samples, episodes = collector.collect(600)
+    finally:
+        env.close()
+        eval_env.close()
+    assert len(episodes) > 10 and {e.info["variation"] for e in episodes} <= set(subset)
+    walls = {v: make_level(v, 4, 0.3, 3)[0].reshape(-1).astype(np.float32) for v in range(20)}
+    layout_of = [[v for v, w in walls.items() if np.array_equal(row[:16], w)] for row in samples["obs"]]
+    assert all(found and set(found) <= set(subset) for found in layout_of)  # every trained-on step: its subset
+
+
+def _assert_rejected(proc: subprocess.CompletedProcess, words: str, folder: Path, keep: set[str]) -> None:
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], proc.stderr
+    assert {p.name for p in folder.iterdir()} == keep  # nothing written
+
+
+@pytest.mark.unittest
+@pytest.mark.parametrize("override, words", [
+    ("env.variations=[0,25]", "env.variations: id 25 is out of range"),
+    ("gsl.n_specialists=5", "gsl.n_specialists=5 is more than the 4 low variations"),
+    ("gsl.n_low=7", "gsl.n_low=7 must be between 1 and the 6 variations"),
+])
+def test_bad_gsl_input_is_one_line_exit_2_nothing_written(tmp_path: Path, override: str, words: str) -> None:
+    cfg = _config(tmp_path)
+    proc = run_cli("-m", "gsl", "-c", cfg, "--set", override, cwd=tmp_path)
+    _assert_rejected(proc, words, tmp_path, {cfg})
+
+
+@pytest.mark.unittest
+def test_a_demo_file_of_another_env_is_rejected(tmp_path: Path) -> None:
+    cfg = _config(tmp_path)
+    steps = {"obs": np.zeros((3, 48), np.float32), "action": np.zeros(3, np.int64), "reward": np.ones(3, np.float32)}
+    write_demo(tmp_path / "cartpole_demo.npz", episodes_to_dataset([steps], [3.0], {"env": {"type": "cartpole"}}))
+    proc = run_cli("-m", "gsl", "-c", cfg, "--set", "gsl.extra_demo_path='cartpole_demo.npz'", cwd=tmp_path)
+    _assert_rejected(proc, "demo file cartpole_demo.npz was collected in env", tmp_path, {cfg, "cartpole_demo.npz"})
+
+
+@pytest.mark.unittest
+def test_serial_run_with_an_out_of_range_variation_is_rejected(tmp_path: Path) -> None:
+    cfg = _config(tmp_path)
+    proc = run_cli("-m", "serial", "-c", cfg, "--set", "env.variations=[3,20]", cwd=tmp_path)
+    _assert_rejected(proc, "id 20 is out of range for env type 'maze' (ids 0..19)", tmp_path, {cfg})

@@ -1,0 +1,106 @@
+"""``ding_lite -m selfplay`` from the command line: a run, its resume, and bad input (one line, exit 2, nothing
+written)."""
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import REPO_ROOT, run_cli
+
+pytestmark = pytest.mark.unittest
+pytest.importorskip("pettingzoo")
+
+TESTS = str(REPO_ROOT / "tests")
+
+TAG_CONFIG = """
+main_config = dict(
+    exp_name="tag",
+    env=dict(type="pettingzoo", import_path="fake_games:tag_game", kwargs=dict(n_seats=3, episode_len=3{extra}),
+             collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=2),
+    policy=dict(type="dqn", model=dict(encoder_hidden_size_list=[8]), learn=dict(batch_size=4),
+                collect=dict(n_sample=4), eval=dict(evaluator=dict(eval_freq=5)),
+                other=dict(replay_buffer=dict(replay_buffer_size=100))),
+    league=dict(seats=["learner", "pool", "pool"], snapshot_freq=8, capacity=3, eval_opponents=["random"]),
+)
+"""
+
+
+def _config(folder: Path, extra: str = "") -> str:
+    (folder / "tag_config.py").write_text(textwrap.dedent(TAG_CONFIG.format(extra=extra)))
+    return "tag_config.py"
+
+
+def _files(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")}
+
+
+def _one_line_exit_2(proc, *needles: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def test_run_resume_and_a_snapshot_that_does_not_fit(tmp_path):
+    config = _config(tmp_path)
+    proc = run_cli("-m", "selfplay", "-c", config, "--max-env-step", "40", "--no-progress", cwd=tmp_path,
+                   extra_pythonpath=[TESTS])
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads((tmp_path / "tag" / "result.json").read_text())
+    assert result["league"]["snapshots"][0] == "snapshot_0" and len(result["league"]["snapshots"]) == 3
+    assert "elo_learner" in result["league"] and "random" in result["eval_table"]
+    assert (tmp_path / "tag" / "league" / "league_state.json").is_file()
+    assert list((tmp_path / "tag" / "log").glob("events.out.tfevents.*"))
+    proc = run_cli("-m", "selfplay", "-c", config, "--max-env-step", "56", "--resume", "--no-progress",
+                   cwd=tmp_path, extra_pythonpath=[TESTS])
+    assert proc.returncode == 0, proc.stderr
+    resumed = json.loads((tmp_path / "tag" / "result.json").read_text())
+    assert resumed["env_step"] == 56
+    # the pool came back from <exp>/league: the initial snapshot's games go on counting, newer snapshots were added
+    assert resumed["league"]["snapshots"][0] == "snapshot_0" and resumed["league"]["snapshots"][-1] == "snapshot_56"
+    assert resumed["league"]["payoff"]["snapshot_0"]["games"] >= result["league"]["payoff"]["snapshot_0"]["games"]
+    snapshot = tmp_path / "tag" / "league" / "snapshot_0.pth.tar"
+    torch.save({"policy": {"model": {"encoder.0.weight": torch.zeros(2, 2)}}}, snapshot)
+    before = _files(tmp_path)
+    proc = run_cli("-m", "selfplay", "-c", config, "--max-env-step", "64", "--resume", "--no-progress",
+                   cwd=tmp_path, extra_pythonpath=[TESTS])
+    _one_line_exit_2(proc, "snapshot_0.pth.tar", "does not fit")
+    assert _files(tmp_path) == before
+
+
+def test_more_seats_than_the_config_assigns(tmp_path):
+    proc = run_cli("-m", "selfplay", "-c", _config(tmp_path), "--set", "league.seats=['learner','pool']",
+                   cwd=tmp_path, extra_pythonpath=[TESTS])
+    _one_line_exit_2(proc, "league.seats", "3 seats")
+    assert _files(tmp_path) == {"tag_config.py"}
+
+
+def test_seats_with_different_observation_spaces(tmp_path):
+    proc = run_cli("-m", "selfplay", "-c", _config(tmp_path, ", obs_sizes=[3, 4, 3]"), cwd=tmp_path,
+                   extra_pythonpath=[TESTS])
+    _one_line_exit_2(proc, "seat 'p1'", "one observation space")
+    assert _files(tmp_path) == {"tag_config.py"}
+
+
+def test_a_single_agent_env_is_refused(tmp_path):
+    proc = run_cli("-m", "selfplay", "-c", str(REPO_ROOT / "dizoo/classic_control/cartpole/config/"
+                                               "cartpole_dqn_config.py"), cwd=tmp_path)
+    _one_line_exit_2(proc, "not a multi-agent game")
+    assert _files(tmp_path) == set()
+
+
+def test_parallel_runs_a_selfplay_config_with_actors_holding_their_opponents(tmp_path):
+    pytest.importorskip("ray")
+    proc = run_cli("-m", "parallel", "-c", _config(tmp_path), "--max-env-step", "48", "--no-progress", "--set",
+                   "parallel.num_cpus=2", cwd=tmp_path, extra_pythonpath=[TESTS])
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads((tmp_path / "tag" / "result.json").read_text())
+    assert result["mode"] == "parallel" and result["n_collectors"] == 2 and result["env_step"] >= 48
+    league = result["league"]
+    assert league["snapshots"][0] == "snapshot_0" and len(league["snapshots"]) == 3
+    assert sum(row["games"] for row in league["payoff"].values()) > 0  # results came back from the actors
+    assert not league["baselines"]  # every training seat was a snapshot

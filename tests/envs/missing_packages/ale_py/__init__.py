@@ -1,0 +1,1 @@
+raise ImportError("No module named 'ale_py' (a test stand-in for a missing package)")

@@ -1,0 +1,1 @@
+raise ImportError("No module named 'mujoco' (a test stand-in for a missing package)")

@@ -1,0 +1,94 @@
+"""The envpool env manager: same StepResult as the other managers, final observations for bootstrapping although
+envpool resets an ended env on its next step, seeding, and bad input."""
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from ding_lite.envs.gym_env import build_env, build_env_manager
+from ding_lite.errors import ConfigError
+
+pytest.importorskip("envpool")
+pytestmark = pytest.mark.unittest
+
+HORIZON = 5  # CartPole cut by the time limit long before it falls with these actions
+
+
+def _cfg(**kw):
+    return dict(type="envpool", env_id="CartPole-v1", max_episode_steps=HORIZON, manager=dict(type="envpool")) | kw
+
+
+def _successor(obs: np.ndarray, action: int) -> np.ndarray:
+    """gymnasium's CartPole dynamics from state ``obs`` (the same equations envpool implements)."""
+    env = gym.make("CartPole-v1").unwrapped
+    env.reset(seed=0)
+    env.state = obs.astype(np.float64)
+    return env.step(int(action))[0]
+
+
+def test_every_next_obs_is_the_successor_and_truncation_keeps_the_final_obs() -> None:
+    manager = build_env_manager(_cfg(), 3, seed=0)
+    with manager:
+        obs = manager.reset()
+        ends = []
+        for t in range(2 * HORIZON + 2):
+            actions = np.array([t % 2, 1 - t % 2, 0])
+            result = manager.step(actions)
+            for i in range(3):  # the row is a real transition, also where the time limit cut the episode
+                np.testing.assert_allclose(result.next_obs[i], _successor(obs[i], actions[i]), rtol=1e-4, atol=1e-5)
+            done = result.truncated
+            assert not result.terminated.any()
+            assert done.all() == ((t + 1) % HORIZON == 0) and (done.any() == done.all())
+            if done.any():  # obs is a fresh episode's first observation, next_obs the final one
+                assert np.abs(result.obs).max() < 0.05 and not np.allclose(result.obs, result.next_obs)
+                ends += result.episodes
+            else:
+                np.testing.assert_array_equal(result.obs, result.next_obs)
+            np.testing.assert_array_equal(result.reward, 1.0)  # envpool's reset step (reward 0) never shows
+            obs = result.obs
+    assert [(e.episode_length, e.episode_return, e.terminated) for e in ends] == [(HORIZON, HORIZON, False)] * 6
+
+
+def test_terminated_episodes_end_with_their_own_length() -> None:
+    manager = build_env_manager(_cfg(max_episode_steps=500), 2, seed=3)
+    with manager:
+        manager.reset()
+        ends = []
+        for _ in range(60):  # always pushing right: the pole falls within a few dozen steps
+            ends += manager.step(np.ones(2, dtype=np.int64)).episodes
+    assert ends and all(e.terminated and 5 < e.episode_length < 60 for e in ends)
+    assert all(e.episode_return == e.episode_length for e in ends)
+
+
+def test_seeding_is_reproducible_and_per_env() -> None:
+    def first_obs(seed: int) -> np.ndarray:
+        with build_env_manager(_cfg(), 2, seed=seed) as manager:
+            return manager.reset().copy()
+
+    a, b, c = first_obs(7), first_obs(7), first_obs(8)
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c) and not np.allclose(a[0], a[1])
+
+
+def test_continuous_actions_are_clipped_and_single_env_type_works() -> None:
+    cfg = dict(type="envpool", env_id="Pendulum-v1", max_episode_steps=3)
+    env = build_env(cfg)
+    assert isinstance(env, gym.Env) and env.observation_space.shape == (3,)
+    env.reset(seed=1)
+    _, reward, _, truncated, _ = env.step(np.array([100.0]))  # clipped to the max torque 2
+    assert reward <= 0.0 and not truncated
+    env.close()
+    with build_env_manager(cfg | {"manager": dict(type="envpool")}, 2, seed=0) as manager:
+        result = manager.step(np.array([[5.0], [-5.0]]))
+        assert result.next_obs.shape == (2, 3) and result.reward.dtype == np.float32
+
+
+def test_unknown_env_id_has_a_did_you_mean() -> None:
+    with pytest.raises(ConfigError, match=r"env.env_id='Pong-v4'.*did you mean 'Pong-v5'"):
+        build_env_manager(dict(type="envpool", env_id="Pong-v4", manager=dict(type="envpool")), 2)
+
+
+def test_envpool_manager_needs_an_envpool_env() -> None:
+    with pytest.raises(ConfigError, match="needs env.type='envpool'"):
+        build_env_manager(dict(type="gymnasium", env_id="CartPole-v1", manager=dict(type="envpool")), 2)

@@ -1,0 +1,56 @@
+"""Bad input around the real-workload envs: one line on stderr, exit code 2, nothing written. Missing packages are
+simulated by stand-in packages that fail to import (tests/envs/missing_packages/), put first on PYTHONPATH."""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT, run_cli
+
+pytestmark = pytest.mark.unittest
+
+MISSING = str(Path(__file__).parent / "missing_packages")
+PONG_PPO = str(REPO_ROOT / "dizoo/atari/pong/config/pong_ppo_config.py")
+HOPPER_PPO = str(REPO_ROOT / "dizoo/mujoco/hopper/config/hopper_ppo_config.py")
+
+CASES = {
+    "unknown envpool id": (["-c", PONG_PPO, "--set", "env.env_id=Pong-v4"], None,
+                           "unknown envpool env id env.env_id='Pong-v4' (did you mean 'Pong-v5'?)"),
+    "envpool not installed": (["-c", PONG_PPO], MISSING,
+                              "env.type='envpool' needs the envpool package, which is not installed: "
+                              "pip install 'ding_lite[envpool]'"),
+    "mujoco not installed": (["-c", HOPPER_PPO, "--set", "env.type=mujoco", "--set", "env.manager.type=base"],
+                             MISSING, "env.type='mujoco' needs the mujoco package, which is not installed: "
+                                      "pip install 'ding_lite[mujoco]'"),
+    "ale-py not installed": (["-c", PONG_PPO, "--set", "env.type=atari", "--set", "env.manager.type=base"],
+                             MISSING, "env.type='atari' needs the ale_py package, which is not installed: "
+                                      "pip install 'ding_lite[atari]'"),
+    "vector encoder on images": (["-c", PONG_PPO, "--set", "policy.model.encoder=mlp"], None,
+                                 "policy.model.encoder='mlp' cannot encode the image observations of shape "
+                                 "[4, 84, 84]: set policy.model.encoder='auto'"),
+}
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    folders = {case: tmp_path_factory.mktemp("real_env_error") for case in CASES}
+
+    def run(case: str):
+        args, extra_path, _ = CASES[case]
+        extra = [extra_path] if extra_path else None
+        proc = run_cli("-m", "serial", *args, "--exp-name", "exp", cwd=folders[case], extra_pythonpath=extra)
+        return folders[case], proc
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        return dict(zip(CASES, pool.map(run, CASES), strict=True))
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_one_line_exit_2_nothing_written(case: str, outcomes) -> None:
+    folder, proc = outcomes[case]
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2, proc.stderr
+    assert len(lines) == 1, f"expected one line on stderr, got:\n{proc.stderr}"
+    assert CASES[case][2] in lines[0], lines[0]
+    assert list(folder.iterdir()) == []

@@ -1,0 +1,79 @@
+"""A tiny PettingZoo ParallelEnv for the self-play tests: every transition says whose it is.
+
+Seat s observes ``[s, t, 1]`` (its seat, the step count, 1 while in the game) and gets reward ``s + 1`` per step, so
+a learner row that carries another seat's data shows at once. Agents listed in ``leave_at`` terminate at that step
+while the game goes on; the game ends (all terminate) at ``episode_len``; ``winner`` gets score 1, the others 0. An
+action for an agent that is not in the game raises. ``crash_at`` (with ``token_dir``) raises once, at the
+instance's ``crash_at``-th step over all its episodes. ``obs_sizes`` gives seats unequal observation sizes.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo.utils.env import ParallelEnv
+
+
+class TagGame(ParallelEnv):
+    metadata = {"name": "tag_game_v0", "render_modes": []}
+
+    def __init__(self, n_seats: int = 2, episode_len: int = 5, leave_at: dict | None = None, winner: int = 0,
+                 crash_at: int | None = None, token_dir: str | None = None, obs_sizes: list | None = None) -> None:
+        self.possible_agents = [f"p{s}" for s in range(n_seats)]
+        self.agents: list[str] = []
+        self.episode_len, self.winner = episode_len, winner
+        self.leave_at = {int(k): int(v) for k, v in (leave_at or {}).items()}
+        self.crash_at, self.token_dir = crash_at, token_dir
+        self.obs_sizes = obs_sizes or [3] * n_seats
+        self.life_steps = 0
+        self.t = 0
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return spaces.Box(-np.inf, np.inf, (self.obs_sizes[self.possible_agents.index(agent)],), np.float32)
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return spaces.Discrete(2)
+
+    def _obs(self, agent: str, alive: bool = True) -> np.ndarray:
+        s = self.possible_agents.index(agent)
+        out = np.zeros(self.obs_sizes[s], dtype=np.float32)
+        out[:3] = (s, self.t, float(alive))
+        return out
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        self.agents = list(self.possible_agents)
+        self.t = 0
+        return {a: self._obs(a) for a in self.agents}, {a: {} for a in self.agents}
+
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        stray = set(actions) - set(self.agents)
+        if stray:
+            raise RuntimeError(f"tag game: actions for agents not in the game: {stray}")
+        self.life_steps += 1
+        if self.crash_at is not None and self.life_steps == self.crash_at and self._claim():
+            raise RuntimeError("tag game: crash on purpose")
+        self.t += 1
+        over = self.t >= self.episode_len
+        leaving = {a for a in self.agents if self.leave_at.get(self.possible_agents.index(a)) == self.t}
+        rewards = {a: float(self.possible_agents.index(a) + 1) for a in self.agents}
+        terminations = {a: over or a in leaving for a in self.agents}
+        truncations = {a: False for a in self.agents}
+        infos = {a: {"score": float(self.possible_agents.index(a) == self.winner)} for a in self.agents}
+        observations = {a: self._obs(a, not terminations[a]) for a in self.agents}
+        self.agents = [] if over else [a for a in self.agents if a not in leaving]
+        return observations, rewards, terminations, truncations, infos
+
+    def _claim(self) -> bool:
+        if self.token_dir is None:
+            return True
+        try:
+            os.close(os.open(os.path.join(self.token_dir, "crash"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return True
+        except FileExistsError:
+            return False
+
+
+def tag_game(**kwargs: Any) -> TagGame:
+    return TagGame(**kwargs)

@@ -1,0 +1,219 @@
+"""The self-play wrapper and parts: learner-seat rows only, batched opponents, swaps between episodes only, agents
+that leave, frozen opponents that are never trained, crashed workers left out of the payoff table."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from ding_lite.data.keys import ACTION_MASK, NEXT_ACTION_MASK, OBSERVATION
+from ding_lite.entry.common import load_config
+from ding_lite.entry.selfplay import SelfPlayParts
+from ding_lite.envs.gym_env import build_env, build_env_manager
+from ding_lite.league.arena import SelfPlayEnvManager
+from ding_lite.league.opponents import FrozenPolicy, PlayerSet
+from ding_lite.worker.learner import BaseLearner
+
+pytestmark = pytest.mark.unittest
+pytest.importorskip("pettingzoo")
+
+
+def _cfg(seats, manager="base", n_env=2, **game):
+    game.setdefault("n_seats", len(seats))
+    return load_config(dict(
+        env=dict(type="pettingzoo", import_path="fake_games:tag_game", kwargs=game, collector_env_num=n_env,
+                 evaluator_env_num=1, n_evaluator_episode=2, manager=dict(type=manager)),
+        policy=dict(type="dqn", model=dict(encoder_hidden_size_list=[8]), learn=dict(batch_size=4),
+                    collect=dict(n_sample=4)),
+        league=dict(seats=seats, strategy="latest", p_latest=0.0, snapshot_freq=10**9),
+    ))
+
+
+def _parts(tmp_path, seats, **game):
+    parts = SelfPlayParts(_cfg(seats, **game), 0, tmp_path, resume=False)
+    learner = BaseLearner(parts.cfg.policy.learn.learner, parts.policy, tmp_path, None, "dqn")
+    parts.attach(learner, None)
+    return parts
+
+
+def test_only_the_learner_seats_reach_the_learner(tmp_path):
+    with _parts(tmp_path, ["learner", "pool", "pool"], episode_len=4) as parts:
+        rollout, episodes = parts.collector.inner.rollout(9)
+        assert rollout["obs"].shape == (9, 2, 3)
+        assert (rollout["obs"][..., 0] == 0).all() and (rollout["next_obs"][..., 0] == 0).all()
+        assert (rollout["reward"] == 1.0).all()  # seat 0's reward (seats 1 and 2 get 2 and 3)
+        assert rollout["terminated"].sum() == 4 and len(episodes) == 4  # steps 4 and 8 of each game
+        samples, _ = parts.collector.collect(4)
+        assert len(samples["obs"]) == 4
+
+
+def test_one_forward_per_distinct_snapshot_per_step(tmp_path):
+    with _parts(tmp_path, ["learner", "pool", "pool", "pool"], episode_len=3) as parts:
+        arena = parts.collector_env
+        arena.reset()
+        before = parts.players.forward_calls
+        for _ in range(5):
+            arena.step(np.zeros(arena.env_num, dtype=np.int64))
+        assert parts.players.forward_calls - before == 5  # one snapshot plays 3 seats x 2 games: one call a step
+        parts.pool.add(parts.policy.learn_mode.state_dict()["model"], 100)
+        arena.reset()  # now every game draws the new latest snapshot
+        rng = np.random.default_rng(0)
+        arena.roles[0, 1] = "snapshot_0"  # two snapshots in use
+        before = parts.players.forward_calls
+        arena.step(rng.integers(0, 2, arena.env_num))
+        assert parts.players.forward_calls - before == 2
+
+
+def test_snapshot_swaps_only_at_episode_ends(tmp_path):
+    with _parts(tmp_path, ["learner", "pool"], episode_len=4, n_env=2) as parts:
+        arena = parts.collector_env
+        arena.reset()
+        assert (arena.roles[:, 1] == "snapshot_0").all()
+        arena.step(np.zeros(2, dtype=np.int64))
+        parts.pool.add({k: v + 1 for k, v in parts.policy.learn_mode.state_dict()["model"].items()}, 50)
+        for t in range(2, 5):
+            result = arena.step(np.zeros(2, dtype=np.int64))
+            if t < 4:  # the running games keep their opponent until they end
+                assert (arena.roles[:, 1] == "snapshot_0").all() and not result.episodes
+        assert len(result.episodes) == 2 and (arena.roles[:, 1] == "snapshot_50").all()
+        old = parts.players.get("snapshot_0").model.state_dict()
+        new = parts.players.get("snapshot_50").model.state_dict()
+        assert all(torch.equal(new[k], old[k] + 1) for k in old)
+
+
+def test_agents_that_leave_are_masked_not_crashed_on(tmp_path):
+    # opponent seat 2 leaves at step 2: the game goes on, nobody acts for it (the game raises on a stray action)
+    with _parts(tmp_path, ["learner", "pool", "pool"], episode_len=5, leave_at={2: 2}) as parts:
+        arena = parts.collector_env
+        arena.reset()
+        for t in range(1, 6):
+            result = arena.step(np.zeros(2, dtype=np.int64))
+            assert not result.terminated.any() if t < 5 else result.terminated.all()
+        assert result.next_obs[:, 1].tolist() == [5, 5]
+
+
+def test_a_learner_seat_that_leaves_a_running_game(tmp_path):
+    # learner leaves at step 2 while the game goes on (seat 1 in the learner role was never told to end the game)
+    cfg = _cfg(["learner", "pool", "pool"], episode_len=4, leave_at={0: 2})
+    env = build_env(cfg.env)
+    layout = env.layout
+    env.close()
+    inner = build_env_manager(cfg.env, 1, 0)
+    players = PlayerSet(lambda: None, lambda name: ({}, ""))
+    players.players["stub"] = type("Stub", (), {"act": lambda self, o, m: np.zeros(len(o), dtype=np.int64)})()
+    with SelfPlayEnvManager(inner, layout, ["learner", "stub", "stub"], players) as arena:
+        arena.reset()
+        flags = []
+        for _ in range(4):
+            r = arena.step(np.zeros(1, dtype=np.int64))
+            flags.append((bool(r.terminated[0]), r.interrupted is not None and bool(r.interrupted[0]),
+                          len(r.episodes)))
+        # step 2: terminal for the learner; steps 3-4: placeholders (dropped by the policy); the game ends at 4
+        assert flags == [(False, False, 0), (True, False, 0), (False, True, 0), (False, True, 1)]
+    # with the pipeline's default, the learner's leaving ends the game at once
+    with _parts(tmp_path, ["learner", "pool", "pool"], episode_len=4, leave_at={0: 2}) as parts:
+        parts.collector_env.reset()
+        results = [parts.collector_env.step(np.zeros(2, dtype=np.int64)) for _ in range(2)]
+        assert results[1].terminated.all() and len(results[1].episodes) == 2
+
+
+def test_no_opponent_parameter_is_trained(tmp_path):
+    with _parts(tmp_path, ["learner", "pool"], episode_len=3) as parts:
+        for _ in range(3):
+            samples, _ = parts.collector.collect(8)
+            parts.buffer.push(samples)
+            parts.policy.learn_mode.forward(parts.buffer.sample(4))
+        frozen = parts.players.parameters()
+        assert frozen and all(not p.requires_grad and p.grad is None for p in frozen)
+        optimised = {id(p) for group in parts.policy._optimizer.param_groups for p in group["params"]}
+        assert not optimised & {id(p) for p in frozen}
+        player = parts.players.get("snapshot_0")
+        assert isinstance(player, FrozenPolicy) and not player.model.training
+        assert not hasattr(player.policy, "_optimizer")  # built with its eval mode only
+        saved = parts.pool.load_weights("snapshot_0")
+        assert all(torch.equal(saved[k], v) for k, v in player.model.state_dict().items())
+
+
+def test_a_crashed_worker_is_restarted_and_its_game_not_scored(tmp_path):
+    seats = ["learner", "pool"]
+    cfg = _cfg(seats, manager="subprocess", n_env=1, episode_len=3, crash_at=5, token_dir=str(tmp_path))
+    with SelfPlayParts(cfg, 0, tmp_path / "exp", resume=False) as parts:
+        parts.attach(BaseLearner(cfg.policy.learn.learner, parts.policy, tmp_path / "exp", None, "dqn"), None)
+        arena = parts.collector_env
+        arena.reset()
+        ends, cut = 0, 0
+        for _ in range(10):
+            result = arena.step(np.zeros(1, dtype=np.int64))
+            ends += len(result.episodes)
+            cut += 0 if result.interrupted is None else int(result.interrupted.sum())
+        assert arena.restart_count == 1 and cut == 1
+        # steps 1-3 game 1; steps 4-5 game 2, cut at its 2nd step; steps 6-8 game 3; 9-10 game 4 still running
+        assert ends == 2
+        assert parts.pool.payoff.games("snapshot_0") == 2
+
+
+def test_turn_based_games_give_the_learner_every_turn(tmp_path):
+    pytest.importorskip("pettingzoo.classic")
+    cfg = load_config(dict(
+        env=dict(type="pettingzoo", import_path="pettingzoo.classic.connect_four_v3:env", collector_env_num=3),
+        policy=dict(type="dqn"), league=dict(seats=["learner", "random"], swap_seats=True)))
+    env = build_env(cfg.env)
+    layout = env.layout
+    env.close()
+    players = PlayerSet(lambda: None, lambda name: ({}, ""))
+    rng = np.random.default_rng(0)
+    seats_seen = set()
+    with SelfPlayEnvManager(build_env_manager(cfg.env, 3, 0), layout, ["learner", "random"], players,
+                            swap_seats=True) as arena:
+        obs = arena.reset()
+        for _ in range(60):
+            seats = arena._seat_obs
+            learner = arena._learner_seats[:, 0]
+            assert seats.acting[np.arange(3), learner].all()  # the learner is to move in every game
+            seats_seen |= set(learner.tolist())
+            mask = seats.action_mask[np.arange(3), learner]
+            obs = arena.step(np.array([rng.choice(np.flatnonzero(m)) for m in mask])).obs
+            # the learner sees PettingZoo's {'observation', 'action_mask'} of the seat it plays now
+            assert obs[OBSERVATION].shape == (3, 6, 7, 2)
+            now = arena._learner_seats[:, 0]
+            assert (obs[ACTION_MASK] == arena._seat_obs.action_mask[np.arange(3), now]).all()
+        assert seats_seen == {0, 1}
+
+
+def test_masked_games_store_masks_and_the_learner_never_plays_an_illegal_move(tmp_path):
+    pytest.importorskip("pettingzoo.classic")
+    cfg = load_config(dict(
+        env=dict(type="pettingzoo", import_path="pettingzoo.classic.connect_four_v3:env", collector_env_num=2,
+                 evaluator_env_num=1, n_evaluator_episode=2),
+        policy=dict(type="dqn", model=dict(encoder_hidden_size_list=[8]), other=dict(eps=dict(start=1.0, end=1.0))),
+        league=dict(seats=["learner", "pool"], swap_seats=True)))
+    with SelfPlayParts(cfg, 0, tmp_path, resume=False) as parts:
+        parts.attach(BaseLearner(cfg.policy.learn.learner, parts.policy, tmp_path, None, "dqn"), None)
+        rollout, episodes = parts.collector.inner.rollout(60)
+        assert rollout[ACTION_MASK].shape == (60, 2, 7) and rollout[NEXT_ACTION_MASK].shape == (60, 2, 7)
+        t, n = np.indices(rollout["action"].shape)
+        assert rollout[ACTION_MASK][t, n, rollout["action"]].all()  # ε = 1 and still only legal moves
+        assert all(e.episode_return in (-1.0, 0.0, 1.0) for e in episodes)  # no illegal-move game ends
+
+
+@pytest.mark.parametrize("game", ["tictactoe_v3", "connect_four_v3"])
+def test_classic_turn_based_games_come_in_through_the_aec_wrapper(game):
+    pytest.importorskip("pettingzoo.classic")
+    env = build_env(dict(type="pettingzoo", import_path=f"pettingzoo.classic.{game}:env", kwargs={},
+                         end_when_out=[], import_names=[]))
+    lay = env.layout
+    assert lay.n_seats == 2 and lay.has_mask
+    packed, _ = env.reset(seed=0)
+    seats = lay.unpack(packed)
+    assert seats.acting.tolist() == [True, False] and seats.alive.all()
+    rng = np.random.default_rng(0)
+    done, plies = False, 0
+    while not done:
+        seats = lay.unpack(packed)
+        mover = int(np.flatnonzero(seats.acting)[0])
+        action = np.full(2, -1)
+        action[mover] = rng.choice(np.flatnonzero(seats.action_mask[mover]))
+        packed, _, terminated, truncated, info = env.step(action)
+        done, plies = terminated or truncated, plies + 1
+    assert sorted(info["scores"]) in ([-1.0, 1.0], [0.0, 0.0]) and plies >= 5
+    env.close()

@@ -1,0 +1,78 @@
+"""The opponent pool: snapshot files, capacity and eviction, sampling, and restoring its state from the folder."""
+
+import numpy as np
+import pytest
+import torch
+
+from ding_lite.errors import CheckpointError, ConfigError
+from ding_lite.league.pool import LEARNER, STATE_FILE, OpponentPool
+
+pytestmark = pytest.mark.unittest
+
+
+def _weights(value: float) -> dict:
+    return {"w": torch.full((2,), value)}
+
+
+def test_snapshots_are_files_and_eviction_keeps_the_initial_one(tmp_path):
+    pool = OpponentPool(tmp_path, dict(capacity=3, strategy="latest"))
+    for step in (0, 100, 200, 300):
+        pool.add(_weights(step), step)
+    assert pool.snapshots == ["snapshot_0", "snapshot_200", "snapshot_300"]  # snapshot_100 evicted
+    assert not (tmp_path / "snapshot_100.pth.tar").exists()
+    assert sorted(p.name for p in tmp_path.glob("*.pth.tar")) == ["snapshot_0.pth.tar", "snapshot_200.pth.tar",
+                                                                 "snapshot_300.pth.tar"]
+    assert torch.equal(pool.load_weights("snapshot_200")["w"], torch.full((2,), 200.0))
+    assert pool.sample() == "snapshot_300"
+    no_keep = OpponentPool(tmp_path / "b", dict(capacity=2, keep_initial=False))
+    for step in (0, 1, 2):
+        no_keep.add(_weights(step), step)
+    assert no_keep.snapshots == ["snapshot_1", "snapshot_2"]
+
+
+def test_pfsp_sampling_follows_the_payoff_table(tmp_path):
+    pool = OpponentPool(tmp_path, dict(strategy="pfsp", p_latest=0.0, prior_games=0), seed=3)
+    pool.add(_weights(0), 0)
+    pool.add(_weights(1), 10)
+    for _ in range(4):
+        pool.record("snapshot_0", 1.0)  # always beaten: PFSP weight (1 - 1)^2 = 0
+    pool.record("snapshot_10", 0.0)
+    assert pool.probs() == pytest.approx([0.0, 1.0])
+    assert {pool.sample() for _ in range(20)} == {"snapshot_10"}
+    assert pool.elo.rating("snapshot_0") == 1000.0  # the initial snapshot anchors the scale
+    assert pool.elo.rating(LEARNER) > 1000.0
+
+
+def test_state_file_restores_the_pool(tmp_path):
+    pool = OpponentPool(tmp_path, dict(capacity=4), seed=1)
+    pool.add(_weights(0), 0)
+    pool.add(_weights(1), 50)
+    pool.record("snapshot_50", 0.5)
+    pool.record("snapshot_0", 1.0)
+    pool.save_state()
+    assert (tmp_path / STATE_FILE).is_file()
+    assert not list(tmp_path.glob(".*.tmp"))  # written atomically, no temp file left
+    again = OpponentPool(tmp_path, dict(capacity=4), seed=99)
+    again.restore()
+    assert again.snapshots == pool.snapshots
+    assert again.summary() == pool.summary()
+    assert [again.sample() for _ in range(10)] == [pool.sample() for _ in range(10)]  # same sampling stream
+    (tmp_path / "snapshot_50.pth.tar").unlink()
+    with pytest.raises(CheckpointError, match="snapshot_50.pth.tar"):
+        OpponentPool(tmp_path, {}).restore()
+
+
+def test_games_against_an_evicted_snapshot_are_not_counted(tmp_path):
+    pool = OpponentPool(tmp_path, dict(capacity=1, keep_initial=False))
+    pool.add(_weights(0), 0)
+    pool.add(_weights(1), 1)
+    pool.record("snapshot_0", 1.0)
+    assert pool.payoff.counts == {}
+    assert np.isclose(pool.elo.rating(LEARNER), 1000.0)
+
+
+def test_bad_pool_settings(tmp_path):
+    with pytest.raises(ConfigError, match="league.strategy"):
+        OpponentPool(tmp_path, dict(strategy="best"))
+    with pytest.raises(ConfigError, match="league.capacity"):
+        OpponentPool(tmp_path, dict(capacity=0))

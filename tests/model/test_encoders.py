@@ -1,0 +1,72 @@
+"""Encoders chosen from the observation shape: the Nature-DQN conv stack for Atari frames, a small conv net for
+MiniGrid's view, the MLP for vectors; uint8 frames are scaled inside the model."""
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from ding_lite.errors import ConfigError
+from ding_lite.model.encoders import ConvEncoder, image_shape
+from ding_lite.model.templates import VAC, QNet
+
+pytestmark = pytest.mark.unittest
+
+
+def _qnet(obs_shape, **kw) -> QNet:
+    cfg = dict(QNet.config, obs_shape=obs_shape, action_shape=6, encoder_hidden_size_list=[512]) | kw
+    return QNet(cfg)
+
+
+def test_image_shape_reads_channels_first_or_last() -> None:
+    assert image_shape([4, 84, 84]) == (4, 84, 84)
+    assert image_shape([7, 7, 3]) == (3, 7, 7)
+    assert image_shape(4) is None and image_shape([11]) is None
+
+
+def test_atari_frames_get_the_nature_dqn_network() -> None:
+    model = _qnet([4, 84, 84], dueling=False)
+    convs = [m for m in model.encoder.convs if isinstance(m, nn.Conv2d)]
+    assert [(c.out_channels, c.kernel_size[0], c.stride[0]) for c in convs] == [(32, 8, 4), (64, 4, 2), (64, 3, 1)]
+    linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
+    assert [(m.in_features, m.out_features) for m in linears] == [(64 * 7 * 7, 512), (512, 6)]
+    frames = torch.randint(0, 256, (2, 4, 84, 84), dtype=torch.uint8)
+    assert model(frames)["logit"].shape == (2, 6)
+
+
+def test_uint8_frames_are_scaled_inside_the_model() -> None:
+    encoder = ConvEncoder([4, 84, 84], [16])
+    frames = torch.randint(0, 256, (3, 4, 84, 84), dtype=torch.uint8)
+    # the same as feeding pre-scaled floats to the same weights with scale 1
+    scaled = frames.float() / 255.0
+    encoder_unit = ConvEncoder([4, 84, 84], [16], scale=1.0)
+    encoder_unit.load_state_dict(encoder.state_dict())
+    torch.testing.assert_close(encoder(frames), encoder_unit(scaled))
+
+
+def test_channels_last_grids_get_the_small_conv_net() -> None:
+    cfg = dict(VAC.config, obs_shape=[7, 7, 3], action_shape=7, action_space="discrete", share_encoder=True)
+    model = VAC(cfg)
+    out = model(torch.randint(0, 11, (5, 7, 7, 3), dtype=torch.uint8))
+    assert out["logit"].shape == (5, 7) and out["value"].shape == (5,)
+
+
+def test_vectors_keep_the_mlp_and_a_mlp_for_images_is_a_config_error() -> None:
+    assert not any(isinstance(m, nn.Conv2d) for m in _qnet(11).modules())
+    with pytest.raises(ConfigError, match=r"policy.model.encoder='mlp' cannot encode the image observations"):
+        _qnet([4, 84, 84], encoder="mlp")
+    with pytest.raises(ConfigError, match=r"encoder='conv' needs image observations"):
+        _qnet(11, encoder="conv")
+
+
+def test_a_shared_encoder_runs_once_per_actor_critic_forward() -> None:
+    cfg = dict(VAC.config, obs_shape=[4, 84, 84], action_shape=6, action_space="discrete", share_encoder=True,
+               encoder_hidden_size_list=[32])
+    model = VAC(cfg)
+    calls = []
+    model.actor_encoder.register_forward_hook(lambda *_: calls.append(1))
+    frames = torch.randint(0, 256, (2, 4, 84, 84), dtype=torch.uint8)
+    both = model.compute_actor_critic(frames)
+    assert len(calls) == 1
+    torch.testing.assert_close(both["logit"], model.compute_actor(frames)["logit"])
+    torch.testing.assert_close(both["value"], model.compute_critic(frames)["value"])
