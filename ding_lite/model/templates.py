@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from ding_lite.data.keys import LOGIT, Q_VALUE, VALUE
+from ding_lite.errors import ConfigError
 from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, head_trunk, ortho_init
 from ding_lite.model.encoders import build_encoder
 from ding_lite.model.normalizer import RunningObsNorm
@@ -28,8 +29,8 @@ class QNet(nn.Module):
         image_scale=1.0 / 255.0,  # image observations are multiplied by this inside the model (uint8 frames)
         dueling=True,  # dueling head: Q = V + A - mean(A)
         activation="relu",  # hidden-layer activation: relu, tanh, elu, gelu or silu
-        head_hidden_size=None,  # DI-engine's head: hidden layers of this width in each head branch (None: none)
-        head_layer_num=1,  # number of those head layers
+        head_hidden_size=None,  # width of the head's hidden layers (None: the encoder's last width, as DI-engine)
+        head_layer_num=1,  # hidden layers in each head branch before its output layer (0: none)
     )
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
@@ -38,7 +39,12 @@ class QNet(nn.Module):
         hidden = list(cfg["encoder_hidden_size_list"])
         self.dueling = bool(cfg["dueling"])
         self.encoder, size = build_encoder(cfg, hidden, cfg["activation"])
-        head = (cfg["head_hidden_size"], cfg["head_layer_num"], cfg["activation"], "")
+        # DI-engine's DQN head (DiscreteHead / DuelingHead): head_layer_num Linear+activation layers per branch, as
+        # wide as the encoder's output unless head_hidden_size says otherwise
+        layer_num = int(cfg["head_layer_num"])
+        if layer_num < 0:
+            raise ConfigError(f"model.head_layer_num must be 0 or more, got {layer_num}")
+        head = ((cfg["head_hidden_size"] or size) if layer_num else None, layer_num, cfg["activation"], "")
         self.advantage_trunk, head_size = head_trunk(size, *head)
         self.advantage = ortho_init(nn.Linear(head_size, n_action), 1.0)
         self.value_trunk = head_trunk(size, *head)[0] if self.dueling else None

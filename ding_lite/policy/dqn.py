@@ -53,7 +53,7 @@ class DQNPolicy(Policy):
             learning_rate=0.001,  # Adam step size
             target_update_freq=100,  # copy the online net to the target net every this many iterations
             target_theta=None,  # if set: momentum target update θ_t ← (1−τ)θ_t + τθ every iteration instead
-            loss_type="huber",  # 'huber' or 'mse'
+            loss_type="mse",  # 'mse' (squared TD error, DI-engine's DQN loss) or 'huber' (Mnih et al. 2015)
             double=True,  # double-DQN action selection by the online net
             grad_clip_value=None,  # clip the gradient's global norm (None: off)
             ignore_done=False,  # treat terminations as truncations (bootstrap through them)

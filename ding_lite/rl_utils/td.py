@@ -107,7 +107,8 @@ def td_error_loss(
         q_taken: (B,) Q(s, a) of the taken actions (carries the gradient).
         target: (B,) TD targets (treated as constants).
         weight: (B,) importance-sampling weights (Schaul et al. 2016); ``None`` means ones.
-        loss_type: ``"huber"`` (smooth L1 with δ = 1, Mnih et al. 2015) or ``"mse"`` (½ squared error).
+        loss_type: ``"huber"`` (smooth L1 with δ = 1, Mnih et al. 2015) or ``"mse"`` (squared error, DI-engine's
+            ``q_nstep_td_error`` criterion).
 
     Returns:
         ``(loss, td_error_abs)``: scalar ``mean(weight · l)``, and (B,) ``|target − q_taken|`` detached.
@@ -116,7 +117,7 @@ def td_error_loss(
     if loss_type == "huber":
         per_sample = torch.nn.functional.smooth_l1_loss(q_taken, target, reduction="none", beta=1.0)
     elif loss_type == "mse":
-        per_sample = 0.5 * (target - q_taken) ** 2
+        per_sample = (target - q_taken) ** 2
     else:
         raise ValueError(f"loss_type must be 'huber' or 'mse', got {loss_type=}")
     if weight is not None:

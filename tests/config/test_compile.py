@@ -44,7 +44,7 @@ def test_dizoo_main_and_create_form(warnings_log) -> None:
     assert cfg.policy.other.replay_buffer.replay_buffer_size == 20000
     assert cfg.policy.eval.evaluator.eval_freq == 40
     # ... over the defaults of every component, merged in below them
-    assert cfg.policy.learn.double is True and cfg.policy.learn.loss_type == "huber"
+    assert cfg.policy.learn.double is True and cfg.policy.learn.loss_type == "mse"
     assert cfg.policy.other.replay_buffer.type == "uniform"
     assert cfg.policy.collect.collector.type == "sample"
     assert cfg.policy.eval.evaluator.type == "interaction"

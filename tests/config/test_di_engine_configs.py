@@ -72,6 +72,22 @@ def test_dqn_head_keys_build_di_engine_heads() -> None:
     assert model(torch.zeros(5, 4))["logit"].shape == (5, 2)
 
 
+def test_dqn_default_head_is_di_engine_s_one_hidden_layer_of_the_encoder_width() -> None:
+    # DI-engine's DQN: head_hidden_size None means encoder_hidden_size_list[-1]; head_layer_num=1 hidden layer
+    cfg = compile_config(_cartpole(dict(type="dqn", model=dict(obs_shape=4, action_shape=2,
+                                                               encoder_hidden_size_list=[128, 128, 64]))))
+    model = build_policy(cfg)._model
+    for trunk in (model.advantage_trunk, model.value_trunk):
+        assert [(m.in_features, m.out_features) for m in trunk if isinstance(m, torch.nn.Linear)] == [(64, 64)]
+    assert model.advantage.in_features == 64 and model.value is not None and model.value.in_features == 64
+    bare = build_policy(compile_config(_cartpole(dict(type="dqn", model=dict(obs_shape=4, action_shape=2,
+                                                                             head_layer_num=0)))))._model
+    assert isinstance(bare.advantage_trunk, torch.nn.Identity) and bare.advantage.in_features == 64
+    with pytest.raises(ConfigError, match="model.head_layer_num must be 0 or more"):
+        build_policy(compile_config(_cartpole(dict(type="dqn", model=dict(obs_shape=4, action_shape=2,
+                                                                          head_layer_num=-1)))))
+
+
 def test_max_use_retires_a_sample_after_that_many_draws() -> None:
     buf = UniformBuffer(EasyDict(replay_buffer_size=8, max_use=2), seed=0)
     buf.push({"x": np.arange(3)})

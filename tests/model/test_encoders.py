@@ -25,7 +25,7 @@ def test_image_shape_reads_channels_first_or_last() -> None:
 
 
 def test_atari_frames_get_the_nature_dqn_network() -> None:
-    model = _qnet([4, 84, 84], dueling=False)
+    model = _qnet([4, 84, 84], dueling=False, head_layer_num=0)  # Mnih et al. 2015: no hidden layer after the 512
     convs = [m for m in model.encoder.convs if isinstance(m, nn.Conv2d)]
     assert [(c.out_channels, c.kernel_size[0], c.stride[0]) for c in convs] == [(32, 8, 4), (64, 4, 2), (64, 3, 1)]
     linears = [m for m in model.modules() if isinstance(m, nn.Linear)]

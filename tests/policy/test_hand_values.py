@@ -36,7 +36,8 @@ ENV = dict(type="gymnasium", env_id="CartPole-v1", collector_env_num=1, evaluato
 
 
 def test_dueling_head_is_value_plus_advantage_minus_its_mean() -> None:
-    net = QNet(dict(QNet.config, obs_shape=2, action_shape=3, encoder_hidden_size_list=[], dueling=True))
+    net = QNet(dict(QNet.config, obs_shape=2, action_shape=3, encoder_hidden_size_list=[], dueling=True,
+                    head_layer_num=0))
     with torch.no_grad():  # no hidden layer: the heads read the observation itself
         net.advantage.weight.copy_(torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
         net.advantage.bias.zero_()
@@ -62,8 +63,9 @@ class _LinearQ(nn.Module):
         return {Q_VALUE: self.layer(obs)}
 
 
-def _dqn(double: bool, **policy):
-    cfg = compile_config(dict(env=ENV, policy=dict(type="dqn", learn=dict(double=double), **policy)))
+def _dqn(double: bool, loss_type: str = "huber", **policy):
+    cfg = compile_config(dict(env=ENV, policy=dict(type="dqn", learn=dict(double=double, loss_type=loss_type),
+                                                    **policy)))
     dqn = POLICY.get("dqn")(cfg.policy, model=_LinearQ([[1.0], [2.0]]), enable_field=["learn"])
     with torch.no_grad():  # a target network that disagrees with the online one
         dqn._target_model.layer.weight.copy_(torch.tensor([[3.0], [1.0]]))
@@ -78,14 +80,26 @@ def _dqn_batch(n: int, weight=None) -> dict:
     return batch
 
 
-@pytest.mark.parametrize("double,expected", [(True, 0.5), (False, 2.5)])
-def test_dqn_target_with_and_without_double_q(double: bool, expected: float) -> None:
+@pytest.mark.parametrize("double,loss_type,expected",
+                         [(True, "huber", 0.5), (False, "huber", 2.5), (True, "mse", 1.0), (False, "mse", 9.0)])
+def test_dqn_target_with_and_without_double_q(double: bool, loss_type: str, expected: float) -> None:
     # Q(s) = [1, 2], online Q(s') = [2, 4], target Q(s') = [6, 2]; action 0, return_n 1, discount_n 0.5.
-    # double: a* = argmax online = 1 -> target 1 + 0.5 * 2 = 2, TD 1, huber 0.5.
-    # double=False: max target = 6 -> target 1 + 0.5 * 6 = 4, TD 3, huber 3 - 0.5 = 2.5.
-    log = _dqn(double).learn_mode.forward(_dqn_batch(1))
+    # double: a* = argmax online = 1 -> target 1 + 0.5 * 2 = 2, TD 1, huber 0.5, mse 1.
+    # double=False: max target = 6 -> target 1 + 0.5 * 6 = 4, TD 3, huber 3 - 0.5 = 2.5, mse 9.
+    log = _dqn(double, loss_type).learn_mode.forward(_dqn_batch(1))
     assert float(log["loss"]) == pytest.approx(expected)
     assert float(log["q_mean"]) == pytest.approx(1.0)
+
+
+def test_dqn_default_loss_is_di_engine_squared_td_error() -> None:
+    # DI-engine's q_nstep_td_error: mean of nn.MSELoss(reduction='none'), no ½ and no Huber. double=False, two
+    # samples: Q taken [1, 2], targets [4, 4], TD [3, 2] -> (9 + 4) / 2 = 6.5
+    cfg = compile_config(dict(env=ENV, policy=dict(type="dqn", learn=dict(double=False))))
+    assert cfg.policy.learn.loss_type == "mse"
+    dqn = POLICY.get("dqn")(cfg.policy, model=_LinearQ([[1.0], [2.0]]), enable_field=["learn"])
+    with torch.no_grad():
+        dqn._target_model.layer.weight.copy_(torch.tensor([[3.0], [1.0]]))
+    assert float(dqn.learn_mode.forward(_dqn_batch(2))["loss"]) == pytest.approx(6.5)
 
 
 def test_importance_weights_scale_the_dqn_loss_proportionally() -> None:

@@ -79,7 +79,7 @@ def test_td_error_loss_huber_and_mse_with_weights():
     # huber (δ=1): [0.5*0.25, 2 - 0.5, 3 - 0.5] = [0.125, 1.5, 2.5]
     #   weighted: [0.125, 3.0, 1.25] -> mean 4.375 / 3 = 1.4583333
     #   unweighted: 4.125 / 3 = 1.375
-    # mse (½e²): [0.125, 2, 4.5]; weighted [0.125, 4, 2.25] -> mean 6.375 / 3 = 2.125
+    # mse (e², DI-engine's nn.MSELoss): [0.25, 4, 9]; weighted [0.25, 8, 4.5] -> mean 12.75 / 3 = 4.25
     loss, td_abs = td_error_loss(q_taken, target, weight, loss_type="huber")
     torch.testing.assert_close(loss, torch.tensor(1.4583333))
     torch.testing.assert_close(td_abs, torch.tensor([0.5, 2.0, 3.0]))
@@ -91,7 +91,7 @@ def test_td_error_loss_huber_and_mse_with_weights():
     loss_plain, _ = td_error_loss(q_taken, target, loss_type="huber")
     torch.testing.assert_close(loss_plain, torch.tensor(1.375))
     loss_mse, _ = td_error_loss(q_taken, target, weight, loss_type="mse")
-    torch.testing.assert_close(loss_mse, torch.tensor(2.125))
+    torch.testing.assert_close(loss_mse, torch.tensor(4.25))
 
 
 def test_td_error_loss_rejects_unknown_type():

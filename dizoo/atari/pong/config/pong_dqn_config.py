@@ -24,6 +24,7 @@ pong_dqn_config = dict(
             encoder="auto",  # the Nature-DQN conv net for the (4, 84, 84) frames
             encoder_hidden_size_list=[512],
             dueling=True,
+            head_layer_num=0,  # the dueling branches read the 512 features directly (no head hidden layer)
         ),
         nstep=3,
         discount_factor=0.99,
