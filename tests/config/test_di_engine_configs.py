@@ -76,16 +76,16 @@ def test_dqn_default_head_is_di_engine_s_one_hidden_layer_of_the_encoder_width()
     # DI-engine's DQN: head_hidden_size None means encoder_hidden_size_list[-1]; head_layer_num=1 hidden layer
     cfg = compile_config(_cartpole(dict(type="dqn", model=dict(obs_shape=4, action_shape=2,
                                                                encoder_hidden_size_list=[128, 128, 64]))))
-    model = build_policy(cfg)._model
+    model = build(cfg, "policy")._model
     for trunk in (model.advantage_trunk, model.value_trunk):
         assert [(m.in_features, m.out_features) for m in trunk if isinstance(m, torch.nn.Linear)] == [(64, 64)]
     assert model.advantage.in_features == 64 and model.value is not None and model.value.in_features == 64
-    bare = build_policy(compile_config(_cartpole(dict(type="dqn", model=dict(obs_shape=4, action_shape=2,
-                                                                             head_layer_num=0)))))._model
+    bare = build(compile_config(_cartpole(dict(type="dqn", model=dict(obs_shape=4, action_shape=2,
+                                                                      head_layer_num=0)))), "policy")._model
     assert isinstance(bare.advantage_trunk, torch.nn.Identity) and bare.advantage.in_features == 64
     with pytest.raises(ConfigError, match="model.head_layer_num must be 0 or more"):
-        build_policy(compile_config(_cartpole(dict(type="dqn", model=dict(obs_shape=4, action_shape=2,
-                                                                          head_layer_num=-1)))))
+        build(compile_config(_cartpole(dict(type="dqn", model=dict(obs_shape=4, action_shape=2,
+                                                                   head_layer_num=-1)))), "policy")
 
 
 def test_max_use_retires_a_sample_after_that_many_draws() -> None:
