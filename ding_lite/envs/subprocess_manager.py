@@ -9,152 +9,36 @@ deadline counts as hung and is killed.
 """
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import logging
 import multiprocessing as mp
 import os
 import pickle
-import signal
 import sys
 import time
-import traceback
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory
 
 from ding_lite.envs.env_manager import EnvManager, StepResult, action_to_env
+from ding_lite.envs.subprocess_worker import (
+    ERROR,
+    RESET,
+    SHAREABLE,
+    STEP,
+    SharedArrays,
+    Worker,
+    WorkerFailure,
+    shutdown,
+    worker_main,
+)
 from ding_lite.errors import ConfigError, EnvError
 from ding_lite.registry import ENV_MANAGER
 from ding_lite.utils.failure_budget import FailureBudget
 
 logger = logging.getLogger("ding_lite")
-
-_STEP, _RESET, _CLOSE = 0, 1, 2  # commands
-_DONE, _ERROR = "done", "error"  # replies besides the empty "ok"
-_PARENT_CHECK_S = 0.5  # an idle worker checks this often whether the main process still exists
-_CLOSE_WAIT_S = 2.0  # close(): how long workers get to exit on their own before they are killed
-_SHAREABLE = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
-
-
-class _WorkerFailure(Exception):
-    """A worker raised, died or hung; ``args[0]`` says which, in words."""
-
-
-class _SharedArrays:
-    """The shared memory of all workers: obs to act on, obs after a step, reward, terminated, truncated."""
-
-    def __init__(self, space: gym.Space, n: int, ctx: Any) -> None:
-        self.n, self.space = n, space
-        self.obs = create_shared_memory(space, n, ctx)
-        self.next_obs = create_shared_memory(space, n, ctx)
-        self.reward = ctx.RawArray(ctypes.c_float, n)
-        self.terminated = ctx.RawArray(ctypes.c_bool, n)
-        self.truncated = ctx.RawArray(ctypes.c_bool, n)
-
-    def views(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Numpy views (no copies) of the five arrays, each (N, ...)."""
-        return (read_from_shared_memory(self.space, self.obs, self.n),  # type: ignore[return-value]
-                read_from_shared_memory(self.space, self.next_obs, self.n),
-                np.frombuffer(self.reward, dtype=np.float32), np.frombuffer(self.terminated, dtype=bool),
-                np.frombuffer(self.truncated, dtype=bool))
-
-
-def _worker_main(index: int, env_fn: Callable[[], gym.Env], conn: Any, shared: _SharedArrays,
-                 parent_pid: int) -> None:
-    """Body of a worker process: build the env, then serve commands until CLOSE or until the main process is gone.
-    Anything the env raises is sent back as ``(ERROR, text, traceback)`` and ends the worker."""
-    # Ctrl-C reaches the whole process group: the main process alone decides, and closes the workers itself.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    doing = ["building the env"]  # what the worker is at, for the error text
-    env = None
-    try:
-        env = env_fn()
-        _serve(index, env, conn, shared.views(), parent_pid, doing)
-    except (EOFError, BrokenPipeError, ConnectionResetError):
-        return  # the main process closed our pipe: nobody is listening
-    except BaseException as exc:  # noqa: BLE001 (whatever the env raises is reported, then the worker ends)
-        reply = (_ERROR, f"{doing[0]} raised {type(exc).__name__}: {exc}", traceback.format_exc())
-        with contextlib.suppress(OSError, pickle.PicklingError):
-            conn.send_bytes(pickle.dumps(reply, pickle.HIGHEST_PROTOCOL))
-    finally:
-        if env is not None:
-            with contextlib.suppress(Exception):  # a failing close must not hide the real failure
-                env.close()
-
-
-def _serve(index: int, env: gym.Env, conn: Any, views: tuple[np.ndarray, ...], parent_pid: int,
-           doing: list[str]) -> None:
-    """The command loop of a worker: results go to row ``index`` of the shared arrays, a short reply to the pipe."""
-    obs, next_obs, reward, terminated, truncated = views
-    while True:
-        if not conn.poll(_PARENT_CHECK_S):
-            if os.getppid() != parent_pid:  # orphaned (the main process was killed): leave
-                return
-            continue
-        cmd, arg = conn.recv()
-        if cmd == _STEP:
-            doing[0] = "step"
-            o, r, te, tr, info = env.step(arg)
-            next_obs[index], reward[index], terminated[index], truncated[index] = o, r, te, tr
-            if te or tr:
-                conn.send_bytes(pickle.dumps((_DONE, info), pickle.HIGHEST_PROTOCOL))
-                doing[0] = "reset"
-                obs[index] = env.reset()[0]
-            conn.send_bytes(b"")
-        elif cmd == _RESET:
-            doing[0] = "reset"
-            if arg is not None:
-                env.action_space.seed(arg)
-            obs[index] = env.reset(seed=arg)[0]
-            conn.send_bytes(b"")
-        else:
-            return
-
-
-class _Worker:
-    """Main-process handle of one worker: its process and our end of its pipe."""
-
-    def __init__(self, process: Any, conn: Any) -> None:
-        self.process, self.conn = process, conn
-
-    def stop(self, timeout: float = 0.0) -> None:
-        """Kill the process (after ``timeout`` s to exit on its own), reap it, close the pipe."""
-        self.process.join(timeout)
-        if self.process.is_alive():
-            self.process.kill()
-            self.process.join()
-        self.conn.close()
-
-    def cause_of_death(self) -> str:
-        """``died (...)`` with the exit code or signal, once the process has ended."""
-        self.process.join(1.0)
-        code = self.process.exitcode
-        if code is None:
-            return "closed its pipe"
-        if code < 0:
-            try:
-                return f"died (killed by {signal.Signals(-code).name})"
-            except ValueError:
-                return f"died (killed by signal {-code})"
-        return f"died (exit code {code})"
-
-
-def _shutdown(workers: list[_Worker | None]) -> None:
-    """Ask every worker to close, give them ``_CLOSE_WAIT_S`` together, then kill what is left and reap all."""
-    for w in workers:
-        if w is not None:
-            with contextlib.suppress(OSError):
-                w.conn.send((_CLOSE, None))
-    deadline = time.monotonic() + _CLOSE_WAIT_S
-    for w in workers:
-        if w is not None:
-            w.stop(max(0.0, deadline - time.monotonic()))
-    workers[:] = [None] * len(workers)
 
 
 @ENV_MANAGER.register("subprocess")
@@ -201,21 +85,21 @@ class SubprocessEnvManager(EnvManager):
             observation_space, action_space = probe.observation_space, probe.action_space
         finally:
             probe.close()
-        if not isinstance(observation_space, _SHAREABLE):
+        if not isinstance(observation_space, SHAREABLE):
             raise EnvError(f"env manager 'subprocess' shares observations as fixed-shape arrays; the env's observation "
                            f"space {observation_space} is not one (use env.manager.type='base')")
         super().__init__(len(env_fns), observation_space, action_space, cfg)
         self._env_fns = list(env_fns)
-        self._shared = _SharedArrays(observation_space, self.env_num, self._ctx)
+        self._shared = SharedArrays(observation_space, self.env_num, self._ctx)
         self._obs_view, self._next_obs_view, self._reward_view, self._term_view, self._trunc_view = \
             self._shared.views()
         self.restarts = np.zeros(self.env_num, dtype=np.int64)  # restarts per env
         self._budgets = [_env_budget(settings) for _ in range(self.env_num)]
         self._steps = 0  # step() calls so far: the clock of the retry window (each env steps once per call)
         self._last_seed: int | None = None  # seed of the last seeded reset (restarted envs derive theirs from it)
-        self._workers: list[_Worker | None] = [None] * self.env_num
+        self._workers: list[Worker | None] = [None] * self.env_num
         # Workers are ended at interpreter exit or when the manager is collected, even if close() is never called.
-        self._finalizer = weakref.finalize(self, _shutdown, self._workers)
+        self._finalizer = weakref.finalize(self, shutdown, self._workers)
         try:
             for i in range(self.env_num):
                 self._start(i)
@@ -241,13 +125,13 @@ class SubprocessEnvManager(EnvManager):
             self._last_seed = seeds[0]
         failed: dict[int, str] = {}
         for i, seed in enumerate(seeds):
-            self._send(i, _RESET, seed, failed)
+            self._send(i, RESET, seed, failed)
         deadline = _deadline(self.reset_timeout)
         for i in range(self.env_num):
             if i not in failed:
                 try:
                     self._receive(i, deadline, "reset")
-                except _WorkerFailure as exc:
+                except WorkerFailure as exc:
                     failed[i] = str(exc)
         for i, cause in failed.items():
             self._restart(i, cause)
@@ -264,7 +148,7 @@ class SubprocessEnvManager(EnvManager):
             raise ValueError(f"step() got {len(env_actions)} actions for {self.env_num} envs")
         failed: dict[int, str] = {}
         for i, action in enumerate(env_actions):
-            self._send(i, _STEP, action, failed)
+            self._send(i, STEP, action, failed)
         ended = self._gather_steps(failed)
         finished = self._gather_resets(ended, failed)
         next_obs = self._next_obs_view.copy()
@@ -304,7 +188,7 @@ class SubprocessEnvManager(EnvManager):
                 continue
             try:
                 msg = self._receive(i, deadline, "step")
-            except _WorkerFailure as exc:
+            except WorkerFailure as exc:
                 failed[i] = str(exc)
                 continue
             if msg:
@@ -318,18 +202,18 @@ class SubprocessEnvManager(EnvManager):
         for i, _ in ended:
             try:
                 self._receive(i, deadline, "reset")
-            except _WorkerFailure as exc:
+            except WorkerFailure as exc:
                 failed[i] = str(exc)
         return ended
 
     # ---- worker life -------------------------------------------------------------------------------------------
     def _start(self, i: int) -> None:
         parent_conn, child_conn = self._ctx.Pipe()
-        process = self._ctx.Process(target=_worker_main, name=f"ding_lite-env-{i}", daemon=True,
+        process = self._ctx.Process(target=worker_main, name=f"ding_lite-env-{i}", daemon=True,
                                     args=(i, self._env_fns[i], child_conn, self._shared, os.getpid()))
         process.start()
         child_conn.close()  # only the worker holds its end: its death then shows as EOF on ours
-        self._workers[i] = _Worker(process, parent_conn)
+        self._workers[i] = Worker(process, parent_conn)
 
     def _restart(self, i: int, cause: str) -> None:
         """Replace env ``i``'s worker and reset its env, retrying while its failure budget allows."""
@@ -355,10 +239,10 @@ class SubprocessEnvManager(EnvManager):
             if self._last_seed is not None:  # reproducible but different from the lost env's seed
                 seed = int(np.random.SeedSequence([self._last_seed + i, int(self.restarts[i])]).generate_state(1)[0])
             try:
-                self._send(i, _RESET, seed)
+                self._send(i, RESET, seed)
                 self._receive(i, _deadline(self.reset_timeout), "reset")
                 return
-            except _WorkerFailure as exc:
+            except WorkerFailure as exc:
                 cause = str(exc)
 
     def _send(self, i: int, cmd: int, arg: Any, failed: dict[int, str] | None = None) -> None:
@@ -368,26 +252,26 @@ class SubprocessEnvManager(EnvManager):
             worker.conn.send((cmd, arg))
         except OSError as exc:  # broken pipe: the worker is gone
             if failed is None:
-                raise _WorkerFailure(worker.cause_of_death()) from exc
+                raise WorkerFailure(worker.cause_of_death()) from exc
             failed[i] = worker.cause_of_death()
 
     def _receive(self, i: int, deadline: float | None, what: str) -> Any:
-        """The worker's next reply (``b""`` or a decoded ``(DONE, info)``), or :class:`_WorkerFailure`."""
+        """The worker's next reply (``b""`` or a decoded ``(DONE, info)``), or :class:`WorkerFailure`."""
         worker = self._workers[i]
         assert worker is not None
         try:
             if not worker.conn.poll(None if deadline is None else max(0.0, deadline - time.monotonic())):
                 limit = self.step_timeout if what == "step" else self.reset_timeout
-                raise _WorkerFailure(f"hung: no answer to {what} within {what}_timeout={limit:g} s")
+                raise WorkerFailure(f"hung: no answer to {what} within {what}_timeout={limit:g} s")
             msg = worker.conn.recv_bytes()
         except (EOFError, OSError) as exc:
-            raise _WorkerFailure(worker.cause_of_death()) from exc
+            raise WorkerFailure(worker.cause_of_death()) from exc
         if not msg:
             return msg
         reply = pickle.loads(msg)
-        if reply[0] == _ERROR:
+        if reply[0] == ERROR:
             logger.debug("env %d worker traceback:\n%s", i, reply[2])
-            raise _WorkerFailure(reply[1])
+            raise WorkerFailure(reply[1])
         return reply
 
     def _reset_one(self, i: int) -> np.ndarray:

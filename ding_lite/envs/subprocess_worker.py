@@ -1,0 +1,140 @@
+"""The worker-process side of the subprocess env manager: the command protocol, the shared observation memory,
+the loop each worker runs, and the main process's handle on a worker (see ``subprocess_manager`` for the protocol).
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import pickle
+import signal
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory
+
+STEP, RESET, CLOSE = 0, 1, 2  # commands
+DONE, ERROR = "done", "error"  # replies besides the empty "ok"
+_PARENT_CHECK_S = 0.5  # an idle worker checks this often whether the main process still exists
+_CLOSE_WAIT_S = 2.0  # close(): how long workers get to exit on their own before they are killed
+SHAREABLE = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
+
+
+class WorkerFailure(Exception):
+    """A worker raised, died or hung; ``args[0]`` says which, in words."""
+
+
+class SharedArrays:
+    """The shared memory of all workers: obs to act on, obs after a step, reward, terminated, truncated."""
+
+    def __init__(self, space: gym.Space, n: int, ctx: Any) -> None:
+        self.n, self.space = n, space
+        self.obs = create_shared_memory(space, n, ctx)
+        self.next_obs = create_shared_memory(space, n, ctx)
+        self.reward = ctx.RawArray(ctypes.c_float, n)
+        self.terminated = ctx.RawArray(ctypes.c_bool, n)
+        self.truncated = ctx.RawArray(ctypes.c_bool, n)
+
+    def views(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Numpy views (no copies) of the five arrays, each (N, ...)."""
+        return (read_from_shared_memory(self.space, self.obs, self.n),  # type: ignore[return-value]
+                read_from_shared_memory(self.space, self.next_obs, self.n),
+                np.frombuffer(self.reward, dtype=np.float32), np.frombuffer(self.terminated, dtype=bool),
+                np.frombuffer(self.truncated, dtype=bool))
+
+
+def worker_main(index: int, env_fn: Callable[[], gym.Env], conn: Any, shared: SharedArrays,
+                 parent_pid: int) -> None:
+    """Body of a worker process: build the env, then serve commands until CLOSE or until the main process is gone.
+    Anything the env raises is sent back as ``(ERROR, text, traceback)`` and ends the worker."""
+    # Ctrl-C reaches the whole process group: the main process alone decides, and closes the workers itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    doing = ["building the env"]  # what the worker is at, for the error text
+    env = None
+    try:
+        env = env_fn()
+        _serve(index, env, conn, shared.views(), parent_pid, doing)
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        return  # the main process closed our pipe: nobody is listening
+    except BaseException as exc:  # noqa: BLE001 (whatever the env raises is reported, then the worker ends)
+        reply = (ERROR, f"{doing[0]} raised {type(exc).__name__}: {exc}", traceback.format_exc())
+        with contextlib.suppress(OSError, pickle.PicklingError):
+            conn.send_bytes(pickle.dumps(reply, pickle.HIGHEST_PROTOCOL))
+    finally:
+        if env is not None:
+            with contextlib.suppress(Exception):  # a failing close must not hide the real failure
+                env.close()
+
+
+def _serve(index: int, env: gym.Env, conn: Any, views: tuple[np.ndarray, ...], parent_pid: int,
+           doing: list[str]) -> None:
+    """The command loop of a worker: results go to row ``index`` of the shared arrays, a short reply to the pipe."""
+    obs, next_obs, reward, terminated, truncated = views
+    while True:
+        if not conn.poll(_PARENT_CHECK_S):
+            if os.getppid() != parent_pid:  # orphaned (the main process was killed): leave
+                return
+            continue
+        cmd, arg = conn.recv()
+        if cmd == STEP:
+            doing[0] = "step"
+            o, r, te, tr, info = env.step(arg)
+            next_obs[index], reward[index], terminated[index], truncated[index] = o, r, te, tr
+            if te or tr:
+                conn.send_bytes(pickle.dumps((DONE, info), pickle.HIGHEST_PROTOCOL))
+                doing[0] = "reset"
+                obs[index] = env.reset()[0]
+            conn.send_bytes(b"")
+        elif cmd == RESET:
+            doing[0] = "reset"
+            if arg is not None:
+                env.action_space.seed(arg)
+            obs[index] = env.reset(seed=arg)[0]
+            conn.send_bytes(b"")
+        else:
+            return
+
+
+class Worker:
+    """Main-process handle of one worker: its process and our end of its pipe."""
+
+    def __init__(self, process: Any, conn: Any) -> None:
+        self.process, self.conn = process, conn
+
+    def stop(self, timeout: float = 0.0) -> None:
+        """Kill the process (after ``timeout`` s to exit on its own), reap it, close the pipe."""
+        self.process.join(timeout)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.conn.close()
+
+    def cause_of_death(self) -> str:
+        """``died (...)`` with the exit code or signal, once the process has ended."""
+        self.process.join(1.0)
+        code = self.process.exitcode
+        if code is None:
+            return "closed its pipe"
+        if code < 0:
+            try:
+                return f"died (killed by {signal.Signals(-code).name})"
+            except ValueError:
+                return f"died (killed by signal {-code})"
+        return f"died (exit code {code})"
+
+
+def shutdown(workers: list[Worker | None]) -> None:
+    """Ask every worker to close, give them ``_CLOSE_WAIT_S`` together, then kill what is left and reap all."""
+    for w in workers:
+        if w is not None:
+            with contextlib.suppress(OSError):
+                w.conn.send((CLOSE, None))
+    deadline = time.monotonic() + _CLOSE_WAIT_S
+    for w in workers:
+        if w is not None:
+            w.stop(max(0.0, deadline - time.monotonic()))
+    workers[:] = [None] * len(workers)
