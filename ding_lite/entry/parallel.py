@@ -141,9 +141,10 @@ class ParallelParts:
         return self.evaluator.final_eval(weights, n_episode, seed)
 
     def env_restarts(self) -> dict[str, int]:
-        """Env worker restarts inside the collector actors' env managers (each logs its own), as of each actor's last
-        batch; the evaluator actor's are not reported to the driver."""
-        return {"collector": self.collector.retired_env_restarts + sum(self.collector.env_restarts)}
+        """Env worker restarts inside the actors' env managers (each logs its own): the collectors' as of each one's
+        last batch, the evaluator's as of its last evaluation; actors that died keep their count."""
+        return {"collector": self.collector.retired_env_restarts + sum(self.collector.env_restarts),
+                "evaluator": self.evaluator.retired_env_restarts + self.evaluator.env_restarts}
 
     def stats(self) -> dict[str, Any]:
         return {

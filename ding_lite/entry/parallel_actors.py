@@ -113,10 +113,11 @@ class EvaluatorShell(_Shell):
             self.env.close()
             raise
 
-    def eval(self, weights: Mapping[str, Any] | None, version: int, train_iter: int, env_step: int) -> EvalResult:
-        """Load ``weights`` if new and run one evaluation."""
+    def eval(self, weights: Mapping[str, Any] | None, version: int, train_iter: int,
+             env_step: int) -> tuple[EvalResult, int]:
+        """Load ``weights`` if new and run one evaluation; also the env worker restarts of this actor so far."""
         self.load_weights(weights, version)
-        return self.evaluator.eval(train_iter, env_step)
+        return self.evaluator.eval(train_iter, env_step), int(getattr(self.env, "restart_count", 0))
 
     def final_eval(self, weights: Mapping[str, Any], n_episode: int, seed: int) -> EvalResult:
         """After the run: ``weights`` (an eval-mode state dict, e.g. the best checkpoint's) over ``n_episode``

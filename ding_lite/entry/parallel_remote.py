@@ -316,6 +316,15 @@ class RemoteEvaluator:
         self.best_return = -math.inf  # over the whole run, whatever actor evaluated
         self._last_eval_iter: int | None = None
         self._last_env_step = 0
+        self.env_restarts = 0  # env worker restarts inside the current actor, as of its last evaluation
+        self.retired_env_restarts = 0  # the same, of the evaluator actors that died
+
+    def _replace_actor(self, exc: Exception) -> None:
+        """A new evaluator actor for the dead one; its env restarts so far are kept in the run's count."""
+        self.actor = self.factory.replace("evaluator", exc, self._last_env_step)
+        self.retired_env_restarts += self.env_restarts
+        self.env_restarts = 0
+        self.loaded = None
 
     def should_eval(self, train_iter: int) -> bool:
         """True at the first call and whenever ``eval_freq`` iterations passed since the last evaluation."""
@@ -330,11 +339,11 @@ class RemoteEvaluator:
             weights = ref if self.loaded != version else None
             self.loaded = version
             try:
-                result = self.ray.get(self.actor.eval.remote(weights, version, train_iter, env_step))
+                result, self.env_restarts = self.ray.get(self.actor.eval.remote(weights, version, train_iter,
+                                                                                 env_step))
                 break
             except self.ray.exceptions.RayActorError as exc:
-                self.actor = self.factory.replace("evaluator", exc, env_step)
-                self.loaded = None
+                self._replace_actor(exc)
             except self.ray.exceptions.RayTaskError as exc:
                 raise _task_error(exc) from None
         self.factory.succeeded("evaluator")
@@ -349,7 +358,7 @@ class RemoteEvaluator:
                 result = self.ray.get(self.actor.final_eval.remote(weights, n_episode, seed))
                 break
             except self.ray.exceptions.RayActorError as exc:
-                self.actor = self.factory.replace("evaluator", exc, self._last_env_step)
+                self._replace_actor(exc)
             except self.ray.exceptions.RayTaskError as exc:
                 raise _task_error(exc) from None
         self.loaded = None  # the actor now holds other weights than any broadcast version

@@ -76,9 +76,10 @@ def test_actor_shells_build_from_the_config_and_load_versioned_weights():
         collector.close()
     evaluator = EvaluatorShell(cfg, seed=3)
     try:
-        result = evaluator.eval(weights, 7, train_iter=7, env_step=516)
+        result, env_restarts = evaluator.eval(weights, 7, train_iter=7, env_step=516)
         assert len(result.returns) == cfg.env.n_evaluator_episode and result.train_iter == 7
-        assert np.array_equal(evaluator.eval(None, 7, 7, 516).returns, result.returns)  # same seeds every time
+        assert env_restarts == 0
+        assert np.array_equal(evaluator.eval(None, 7, 7, 516)[0].returns, result.returns)  # same seeds every time
     finally:
         evaluator.close()
 
@@ -427,3 +428,17 @@ def test_ctrl_c_stops_an_embedded_run_and_its_ray_instance(tmp_path):
     alive = [pid for pid in ray_processes if Path(f"/proc/{pid}").exists()]
     assert not alive, f"Ray processes left running after Ctrl-C: {alive}"
     assert (tmp_path / "run" / "log" / "train.log").exists()
+
+
+@pytest.mark.unittest
+def test_env_restarts_inside_the_evaluator_actor_reach_the_run_result(local_ray, tmp_path):
+    """The evaluator actor's env manager restarts a worker whose env raised (once, over all processes); the driver
+    counts that restart in result.json and in the log's per-manager line, as the serial pipeline does."""
+    (tmp_path / "tokens").mkdir()
+    cfg = _faulty_dqn(tmp_path, fail_at=5)
+    cfg["env"].update(mode="raise", only_in_actor="/evaluator", token_dir=str(tmp_path / "tokens"), n_faults=1,
+                      manager=dict(type="subprocess", step_timeout=5.0, reset_timeout=10.0, max_retry=3))
+    result = parallel_pipeline(cfg, seed=0, max_env_step=160, progress=False)
+    assert result["env_restarts"] == 1 and result["actor_restarts"] == 0
+    log_text = (tmp_path / "run" / "log" / "train.log").read_text()
+    assert "env worker restarts: 1 (collector 0, evaluator 1)" in log_text
