@@ -217,8 +217,9 @@ class SeatedAECEnv(_SeatedBase):
         return packed, float(packed[0, -1]), over and not truncated, truncated, info
 
 
-def import_object(path: str, key: str = "env.import_path") -> Any:
-    """The object at ``'package.module:attr'`` (or ``'package.module.attr'``); a miss names ``key``."""
+def import_object(path: str, key: str = "env.import_path", what: str = "returning a PettingZoo env") -> Any:
+    """The object at ``'package.module:attr'`` (or ``'package.module.attr'``); a miss names ``key`` and says what
+    the callable should be."""
     module_name, sep, attr = path.partition(":")
     if not sep:
         module_name, _, attr = path.rpartition(".")
@@ -226,7 +227,7 @@ def import_object(path: str, key: str = "env.import_path") -> Any:
         return getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError, ValueError) as exc:
         raise ConfigError(f"{key}='{path}' cannot be imported ({type(exc).__name__}: {exc}); give "
-                          f"'package.module:callable' returning a PettingZoo env") from exc
+                          f"'package.module:callable' {what}") from exc
 
 
 def seat_game(game: Any, end_when_out: Sequence[int] = (), name: str = "game") -> _SeatedBase:
