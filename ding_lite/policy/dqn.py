@@ -25,9 +25,8 @@ from ding_lite.data.keys import (
     WEIGHT,
 )
 from ding_lite.data.rollout import cut_before_invalid, episode_ends
-from ding_lite.envs.multi_agent import import_object
 from ding_lite.policy.base_policy import Policy, StepCounter, adam, grad_norm_clip
-from ding_lite.registry import POLICY
+from ding_lite.registry import POLICY, import_object
 from ding_lite.rl_utils.exploration import epsilon_schedule
 from ding_lite.rl_utils.masks import apply_action_mask, masked_argmax, random_legal_actions, split_action_mask
 from ding_lite.rl_utils.td import double_q_target, nstep_return, td_error_loss
