@@ -28,7 +28,7 @@ def test_snake_arena_learner_beats_random_and_heuristic_snakes(tmp_path, seed):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_connect_four_learner_beats_random_as_first_and_second_player(tmp_path, seed):
-    # one evaluation at the end of the budget: 100 games against the random player per learner seat
+    # evaluations only at the start and at the end; the table is the last one: 100 games per learner seat
     result = selfplay_pipeline(CONNECT_FOUR, seed=seed, max_env_step=C4_ENV_STEPS, exp_dir=tmp_path / "c4",
                                progress=False, overrides=("policy.eval.evaluator.eval_freq=1000000",
                                                           'league.eval_opponents=["random"]', "league.eval_latest=0"))
