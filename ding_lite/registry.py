@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from ding_lite.errors import DuplicateRegistrationError, PluginImportError, UnknownTypeError
+from ding_lite.errors import ConfigError, DuplicateRegistrationError, PluginImportError, UnknownTypeError
 
 T = TypeVar("T")
 
@@ -106,6 +106,19 @@ class Registry:
         self._builtins_loaded = True
         for module in self._builtin_modules:
             importlib.import_module(module)
+
+
+def import_object(path: str, key: str = "env.import_path", what: str = "returning a PettingZoo env") -> Any:
+    """The object at ``'package.module:attr'`` (or ``'package.module.attr'``); a miss names ``key`` and says what
+    the callable should be."""
+    module_name, sep, attr = path.partition(":")
+    if not sep:
+        module_name, _, attr = path.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"{key}='{path}' cannot be imported ({type(exc).__name__}: {exc}); give "
+                          f"'package.module:callable' {what}") from exc
 
 
 def _same_object(a: Any, b: Any) -> bool:

@@ -77,3 +77,8 @@ class TagGame(ParallelEnv):
 
 def tag_game(**kwargs: Any) -> TagGame:
     return TagGame(**kwargs)
+
+
+def negated_samples(samples: dict) -> dict:
+    """A test augmentation for DQN's ``policy.collect.augment``: observations negated, actions 0 <-> 1."""
+    return {**samples, "obs": -samples["obs"], "next_obs_n": -samples["next_obs_n"], "action": 1 - samples["action"]}

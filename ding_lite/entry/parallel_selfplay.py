@@ -56,7 +56,7 @@ def parallel_selfplay_pipeline(config: ConfigLike, seed: int = 0, max_env_step: 
 class LeagueView(NamedTuple):
     """What a collector actor needs of the pool for its next games."""
 
-    names: list[str]  # snapshots, oldest first
+    names: list[str]  # snapshots, oldest first, then the pool's baselines
     probs: list[float]  # their sampling probabilities
     refs: dict[str, Any]  # name -> object ref of its model state dict
 
@@ -143,8 +143,8 @@ class ParallelSelfPlayParts(SelfPlayParts):
                 self.refs[name] = self.ray.put(self.pool.load_weights(name))
         for name in [n for n in self.refs if n not in self.pool.snapshots]:
             del self.refs[name]  # evicted: the object store frees it once no actor holds it
-        return LeagueView(list(self.pool.snapshots), [float(p) for p in self.pool.probs()],
-                          {n: self.refs[n] for n in self.pool.snapshots})
+        names, probs = self.pool.candidates()  # baselines have no weights: actors build them by name
+        return LeagueView(names, [float(p) for p in probs], {n: self.refs[n] for n in self.pool.snapshots})
 
     def attach(self, learner: Any, logger: Any) -> None:
         super().attach(learner, logger)

@@ -54,6 +54,10 @@ def check_seats(league: Mapping[str, Any], layout: Any) -> None:
         if name not in (LEARNER, "pool") and name not in OPPONENT:
             raise ConfigError(f"league: unknown player '{name}' (use 'learner', 'pool' or a registered opponent: "
                               f"{', '.join(OPPONENT.names())})")
+    for name in league.get("baselines", []):
+        if name not in OPPONENT:
+            raise ConfigError(f"league.baselines: unknown scripted opponent '{name}' (registered: "
+                              f"{', '.join(OPPONENT.names())})")
     if LEARNER not in seats:
         raise ConfigError(f"league.seats={seats} has no 'learner' seat")
 
@@ -158,8 +162,9 @@ class SelfPlayParts:
         if self.logger is not None:
             self.logger.scalar("selfplay/elo_learner", self.pool.elo.rating(ELO_LEARNER), env_step)
             self.logger.scalar("selfplay/pool_size", len(self.pool.snapshots), env_step)
-            for snap, rate in zip(self.pool.snapshots, self.pool.probs(), strict=True):
-                self.logger.scalar(f"selfplay/sample_prob/{snap}", float(rate), env_step)
+            for snap, prob in zip(*self.pool.candidates(), strict=True):
+                self.logger.scalar(f"selfplay/sample_prob/{snap}", float(prob), env_step)
+            for snap in self.pool.snapshots:
                 self.logger.scalar(f"selfplay/win_rate/{snap}", self.pool.payoff.win_rate(snap), env_step)
                 self.logger.scalar(f"selfplay/elo/{snap}", self.pool.elo.rating(snap), env_step)
             self.logger.info(f"[league] {name} added; learner Elo {self.pool.elo.rating(ELO_LEARNER):.0f}, "

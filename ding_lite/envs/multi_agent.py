@@ -14,7 +14,6 @@ game reports one, else its summed reward; a game's result is decided by these sc
 """
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +22,7 @@ import gymnasium as gym
 import numpy as np
 
 from ding_lite.errors import ConfigError
-from ding_lite.registry import ENV
+from ding_lite.registry import ENV, import_object
 
 PASS = -1  # action of an acting seat of a turn-based game that should not move in this step
 
@@ -215,18 +214,6 @@ class SeatedAECEnv(_SeatedBase):
         truncated = over and any(game.truncations.values()) and not any(game.terminations.values())
         info = {"scores": self._scores.tolist()} if over else {}
         return packed, float(packed[0, -1]), over and not truncated, truncated, info
-
-
-def import_object(path: str, key: str = "env.import_path") -> Any:
-    """The object at ``'package.module:attr'`` (or ``'package.module.attr'``); a miss names ``key``."""
-    module_name, sep, attr = path.partition(":")
-    if not sep:
-        module_name, _, attr = path.rpartition(".")
-    try:
-        return getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"{key}='{path}' cannot be imported ({type(exc).__name__}: {exc}); give "
-                          f"'package.module:callable' returning a PettingZoo env") from exc
 
 
 def seat_game(game: Any, end_when_out: Sequence[int] = (), name: str = "game") -> _SeatedBase:

@@ -26,6 +26,8 @@ POOL_CONFIG: dict[str, Any] = dict(
     pfsp_weighting="squared",  # PFSP f(w): 'squared' (1-w)^p, 'linear' 1-w, 'variance' w(1-w)
     pfsp_p=2.0,  # exponent p of 'squared'
     p_latest=0.2,  # share of games against the latest snapshot, whatever the strategy
+    baselines=[],  # scripted opponents ('random', a game's heuristic) that 'pool' seats draw too
+    p_baseline=0.0,  # share of 'pool' draws that go to one of `baselines` (uniformly), the rest to snapshots
     prior_games=2.0,  # pseudo-games of a new snapshot in its win rate
     prior_rate=0.5,  # win rate of those pseudo-games
     elo_k=32.0,  # Elo K factor
@@ -48,6 +50,12 @@ class OpponentPool:
             raise ConfigError(f"unknown league.strategy '{self.cfg['strategy']}': use one of {', '.join(STRATEGIES)}")
         if int(self.cfg["capacity"]) < 1:
             raise ConfigError(f"league.capacity must be at least 1, got {self.cfg['capacity']}")
+        self.baselines = [str(b) for b in self.cfg["baselines"]]
+        if not 0.0 <= float(self.cfg["p_baseline"]) <= 1.0:
+            raise ConfigError(f"league.p_baseline must be in [0, 1], got {self.cfg['p_baseline']}")
+        if float(self.cfg["p_baseline"]) > 0 and not self.baselines:
+            raise ConfigError(f"league.p_baseline={self.cfg['p_baseline']} but league.baselines is empty: name the "
+                              f"scripted opponents to draw (e.g. baselines=['random'])")
         self.snapshots: list[str] = []
         self.payoff = PayoffTable(self.cfg["prior_games"], self.cfg["prior_rate"])
         self.elo = EloTable(k=self.cfg["elo_k"])
@@ -103,9 +111,17 @@ class OpponentPool:
         return sampling_probs(self.cfg["strategy"], rates, float(self.cfg["p_latest"]), self.cfg["pfsp_weighting"],
                               float(self.cfg["pfsp_p"]))
 
+    def candidates(self) -> tuple[list[str], np.ndarray]:
+        """Everyone a ``'pool'`` seat may draw, snapshots (oldest first) then baselines, with their probabilities:
+        ``(1 - p_baseline) * probs()`` for the snapshots, ``p_baseline / len(baselines)`` for each baseline."""
+        p_baseline = float(self.cfg["p_baseline"]) if self.baselines else 0.0
+        share = np.full(len(self.baselines), p_baseline / max(len(self.baselines), 1))
+        return self.snapshots + self.baselines, np.concatenate([(1.0 - p_baseline) * self.probs(), share])
+
     def sample(self) -> str:
-        """Draw the opponent of the next game."""
-        return self.snapshots[int(self._rng.choice(len(self.snapshots), p=self.probs()))]
+        """Draw the opponent of the next game (a snapshot, or a baseline with probability ``p_baseline``)."""
+        names, probs = self.candidates()
+        return names[int(self._rng.choice(len(names), p=probs))]
 
     def record(self, opponent: str, score: float) -> None:
         """One finished game of the learner against snapshot ``opponent`` with the learner's ``score``; games

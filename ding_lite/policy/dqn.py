@@ -26,7 +26,7 @@ from ding_lite.data.keys import (
 )
 from ding_lite.data.rollout import cut_before_invalid, episode_ends
 from ding_lite.policy.base_policy import Policy, StepCounter, adam, grad_norm_clip
-from ding_lite.registry import POLICY
+from ding_lite.registry import POLICY, import_object
 from ding_lite.rl_utils.exploration import epsilon_schedule
 from ding_lite.rl_utils.masks import apply_action_mask, masked_argmax, random_legal_actions, split_action_mask
 from ding_lite.rl_utils.td import double_q_target, nstep_return, td_error_loss
@@ -61,6 +61,7 @@ class DQNPolicy(Policy):
         collect=dict(
             n_sample=8,  # env steps per collect (rounded up to a multiple of collector_env_num)
             unroll_len=1,  # DI-engine key, not read: samples are single (n-step) transitions
+            augment=None,  # 'package.module:function' giving extra samples from samples (a game's symmetry)
         ),
         eval=dict(),
         other=dict(
@@ -132,6 +133,9 @@ class DQNPolicy(Policy):
     # ---- collect -----------------------------------------------------------------------------------------------
     def _init_collect(self) -> None:
         self._eps = epsilon_schedule(self.cfg["other"]["eps"])
+        path = self.cfg["collect"].get("augment")
+        self._augment = None if not path else import_object(str(path), "policy.collect.augment",
+                                                               "mapping a dict of sample arrays to extra samples")
         self._rng = np.random.default_rng(torch.initial_seed())  # seeded by set_seed: runs repeat exactly
         self._pending: dict[str, np.ndarray] | None = None  # last steps whose n-step window is still open
 
@@ -183,7 +187,19 @@ class DQNPolicy(Policy):
         }
         if NEXT_ACTION_MASK in steps:  # legal actions of the n-step next observation, for the target's max
             samples[NEXT_ACTION_MASK] = steps[NEXT_ACTION_MASK][last[t_idx, n_idx], n_idx]
-        return samples
+        return self._augmented(samples)
+
+    def _augmented(self, samples: dict) -> dict:
+        """``samples`` followed by the extra samples of ``collect.augment`` (e.g. the mirror images of a board game's
+        transitions: Q-learning is off-policy, so a transition that did not happen but is as valid as one that did
+        is a sample like any other)."""
+        if self._augment is None or not len(samples[ACTION]):
+            return samples
+        extra = self._augment(samples)
+        if set(extra) != set(samples):
+            raise ValueError(f"policy.collect.augment returned the keys {sorted(extra)}, not the samples' keys "
+                             f"{sorted(samples)}")
+        return {k: np.concatenate([samples[k], np.asarray(extra[k], dtype=samples[k].dtype)]) for k in samples}
 
     # ---- eval --------------------------------------------------------------------------------------------------
     def _init_eval(self) -> None:

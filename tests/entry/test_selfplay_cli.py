@@ -79,6 +79,13 @@ def test_more_seats_than_the_config_assigns(tmp_path):
     assert _files(tmp_path) == {"tag_config.py"}
 
 
+def test_an_unknown_pool_baseline(tmp_path):
+    proc = run_cli("-m", "selfplay", "-c", _config(tmp_path), "--set", "league.baselines=['randon']", "--set",
+                   "league.p_baseline=0.5", cwd=tmp_path, extra_pythonpath=[TESTS])
+    _one_line_exit_2(proc, "league.baselines", "'randon'")
+    assert _files(tmp_path) == {"tag_config.py"}
+
+
 def test_seats_with_different_observation_spaces(tmp_path):
     proc = run_cli("-m", "selfplay", "-c", _config(tmp_path, ", obs_sizes=[3, 4, 3]"), cwd=tmp_path,
                    extra_pythonpath=[TESTS])
@@ -96,11 +103,12 @@ def test_a_single_agent_env_is_refused(tmp_path):
 def test_parallel_runs_a_selfplay_config_with_actors_holding_their_opponents(tmp_path):
     pytest.importorskip("ray")
     proc = run_cli("-m", "parallel", "-c", _config(tmp_path), "--max-env-step", "48", "--no-progress", "--set",
-                   "parallel.num_cpus=2", cwd=tmp_path, extra_pythonpath=[TESTS])
+                   "parallel.num_cpus=2", "--set", "league.baselines=['random']", "--set", "league.p_baseline=0.3",
+                   cwd=tmp_path, extra_pythonpath=[TESTS])
     assert proc.returncode == 0, proc.stderr
     result = json.loads((tmp_path / "tag" / "result.json").read_text())
     assert result["mode"] == "parallel" and result["n_collectors"] == 2 and result["env_step"] >= 48
     league = result["league"]
     assert league["snapshots"][0] == "snapshot_0" and len(league["snapshots"]) == 3
     assert sum(row["games"] for row in league["payoff"].values()) > 0  # results came back from the actors
-    assert not league["baselines"]  # every training seat was a snapshot
+    assert league["baselines"]["random"]["games"] > 0  # the actors drew the pool's baseline by name too

@@ -1,5 +1,5 @@
 """Self-play learning (algotest): the snake-arena DQN learner against its own snapshot pool beats three random snakes
-and three scripted snakes."""
+and three scripted snakes; the connect-four DQN learner beats the random player as first and as second player."""
 from __future__ import annotations
 
 import pytest
@@ -11,6 +11,8 @@ pytestmark = pytest.mark.algotest
 pytest.importorskip("pettingzoo")
 
 SNAKE = str(REPO_ROOT / "dizoo" / "board_games" / "snake" / "config" / "snake_arena_dqn_config.py")
+CONNECT_FOUR = str(REPO_ROOT / "dizoo" / "board_games" / "connect_four" / "config" / "connect_four_dqn_config.py")
+C4_ENV_STEPS = 30_000  # the budget of the measured table in docs/selfplay.md (Connect four)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -22,3 +24,18 @@ def test_snake_arena_learner_beats_random_and_heuristic_snakes(tmp_path, seed):
     assert table["random"]["win"] >= 0.8, table
     assert table["snake_heuristic"]["win"] >= 0.5, table
     assert len(result["league"]["snapshots"]) >= 3  # the initial policy and the learner every 4000 env steps
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_connect_four_learner_beats_random_as_first_and_second_player(tmp_path, seed):
+    # evaluations only at the start and at the end; the table is the last one: 100 games per learner seat
+    result = selfplay_pipeline(CONNECT_FOUR, seed=seed, max_env_step=C4_ENV_STEPS, exp_dir=tmp_path / "c4",
+                               progress=False, overrides=("policy.eval.evaluator.eval_freq=1000000",
+                                                          'league.eval_opponents=["random"]', "league.eval_latest=0"))
+    table = result["eval_table"]
+    assert set(table) == {"random@seat0", "random@seat1"}  # the learner as first and as second player
+    for seat in table.values():
+        assert seat["games"] == 100
+        assert seat["win"] >= 0.9, table  # wins only: a draw is not a win
+    assert result["league"]["baselines"]["random"]["games"] > 0  # the pool drew the random player too
+    assert len(result["league"]["snapshots"]) >= 3

@@ -71,8 +71,29 @@ def test_games_against_an_evicted_snapshot_are_not_counted(tmp_path):
     assert np.isclose(pool.elo.rating(LEARNER), 1000.0)
 
 
+def test_a_share_of_pool_draws_goes_to_the_baselines(tmp_path):
+    pool = OpponentPool(tmp_path, dict(strategy="uniform", p_latest=0.5, baselines=["random", "heuristic"],
+                                       p_baseline=0.4), seed=0)
+    pool.add(_weights(0), 0)
+    pool.add(_weights(1), 10)
+    names, probs = pool.candidates()
+    assert names == ["snapshot_0", "snapshot_10", "random", "heuristic"]
+    # snapshots: 0.6 * (0.5 * [0.5, 0.5] + 0.5 * [0, 1]) = [0.15, 0.45]; baselines: 0.4 / 2 each
+    assert probs == pytest.approx([0.15, 0.45, 0.2, 0.2])
+    draws = [pool.sample() for _ in range(4000)]
+    assert draws.count("random") / 4000 == pytest.approx(0.2, abs=0.03)
+    assert draws.count("snapshot_0") / 4000 == pytest.approx(0.15, abs=0.03)
+    none = OpponentPool(tmp_path / "b", dict(strategy="latest", baselines=["random"], p_baseline=0.0))
+    none.add(_weights(0), 0)
+    assert none.candidates()[1] == pytest.approx([1.0, 0.0])
+
+
 def test_bad_pool_settings(tmp_path):
     with pytest.raises(ConfigError, match="league.strategy"):
         OpponentPool(tmp_path, dict(strategy="best"))
     with pytest.raises(ConfigError, match="league.capacity"):
         OpponentPool(tmp_path, dict(capacity=0))
+    with pytest.raises(ConfigError, match="league.p_baseline"):
+        OpponentPool(tmp_path, dict(baselines=["random"], p_baseline=1.5))
+    with pytest.raises(ConfigError, match="league.baselines is empty"):
+        OpponentPool(tmp_path, dict(p_baseline=0.3))

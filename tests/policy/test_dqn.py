@@ -145,3 +145,21 @@ def test_exploration_is_reproducible_under_the_torch_seed() -> None:
     torch.manual_seed(1)
     other = type(template)(template.cfg, enable_field=("collect",))
     assert not np.array_equal(other.collect_mode.forward(obs, env_step=0)[ACTION], runs[0])
+
+
+def test_augment_appends_the_extra_samples() -> None:
+    policy = _policy("policy.nstep=1", "policy.discount_factor=0.5",
+                     "policy.collect.augment=fake_games:negated_samples", fields=("collect",))
+    out = policy.collect_mode.get_train_sample(_rollout(0, [[1, 3], [2, 5]], terminated=[(0, 1)]))
+    np.testing.assert_array_equal(out[OBS][:, 0], [0, 100, 1, 101, -0, -100, -1, -101])
+    np.testing.assert_array_equal(out[ACTION], [0, 0, 1, 1, 1, 1, 0, 0])
+    np.testing.assert_allclose(out[RETURN_N], [1, 3, 2, 5] * 2)
+    np.testing.assert_allclose(out[DISCOUNT_N], [0.5, 0, 0.5, 0.5] * 2)
+    assert out[OBS].dtype == np.float32
+
+
+def test_a_bad_augment_path_names_the_key() -> None:
+    from ding_lite.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="policy.collect.augment='no_such_module:f'"):
+        _policy("policy.collect.augment=no_such_module:f", fields=("collect",))
