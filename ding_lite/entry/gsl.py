@@ -163,8 +163,11 @@ def _subset_env(cfg: Any, subset: list[int], per_variation: int) -> dict[str, An
 
 
 def specialist_config(cfg: Any, subset: list[int]) -> Any:
-    """Specialist: the phase-I policy, its env restricted to ``subset`` (collector and evaluator)."""
+    """Specialist: the phase-I policy, its env restricted to ``subset`` (collector and evaluator), its
+    ``policy.learn`` with ``gsl.specialist_learn`` merged in (e.g. a larger entropy bonus to explore its few
+    variations)."""
     changes = deep_merge(_subset_env(cfg, subset, int(cfg.gsl.eval_episodes_per_variation)), _ckpt_every_eval(cfg))
+    changes = deep_merge(changes, {"policy": {"learn": dict(cfg.gsl.specialist_learn or {})}})
     return phase_config(cfg, changes)
 
 
@@ -256,14 +259,35 @@ def run_specialists(cfg: Any, root: Path, subsets: list[list[int]], seed: int, a
 
         ray = import_ray()
         with ray_session(ray, address, cfg.gsl.ray_num_cpus):
-            actor_cls = ray.remote(num_cpus=1, max_restarts=0)(SpecialistActor)
-            actors = {k: actor_cls.remote() for k in todo}  # more actors than CPUs wait for a CPU to free
-            pending = {actors[k].train.remote(cfg, str(root), k, subsets[k], seed + 1 + k): k for k in todo}
-            while pending:
-                done, _ = ray.wait(list(pending), num_returns=1)
-                ray.get(done[0])  # a specialist's error stops the run here
-                ray.kill(actors[pending.pop(done[0])])  # an idle actor would keep its CPU from the waiting ones
+            _train_on_actors(ray, cfg, root, subsets, todo, seed)
     return [train_specialist(cfg, root, k, s, seed + 1 + k, progress) for k, s in enumerate(subsets)]
+
+
+def _train_on_actors(ray: Any, cfg: Any, root: Path, subsets: list[list[int]], todo: list[int], seed: int) -> None:
+    """One actor per CPU of the cluster (at most one per specialist), each training the next waiting specialist when
+    it is done with one: a fresh worker process (Python, torch) per specialist would cost more than a tiny one."""
+    actor_cls = ray.remote(num_cpus=1, max_restarts=0)(SpecialistActor)
+    n_actors = max(1, min(len(todo), int(ray.cluster_resources().get("CPU", 1))))
+    actors = [actor_cls.remote() for _ in range(n_actors)]
+    waiting = list(todo)
+    pending: dict[Any, Any] = {}
+
+    def give(actor: Any) -> None:
+        k = waiting.pop(0)
+        pending[actor.train.remote(cfg, str(root), k, subsets[k], seed + 1 + k)] = actor
+
+    try:
+        for actor in actors[:len(waiting)]:
+            give(actor)
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            ray.get(done[0])  # a specialist's error stops the run here
+            actor = pending.pop(done[0])
+            if waiting:
+                give(actor)
+    finally:
+        for actor in actors:
+            ray.kill(actor)
 
 
 def evaluate_per_variation(cfg: Any, ckpt: Path, ids: list[int], seed: int) -> dict[str, dict[str, Any]]:

@@ -71,7 +71,7 @@ def _check_run(exp: Path) -> dict:
 
 @pytest.mark.unittest
 def test_gsl_end_to_end_with_ray_specialists(tmp_path: Path) -> None:
-    """Two specialist actors on a one-CPU Ray instance: the second runs once the first is done and gone."""
+    """Two specialists on a one-CPU Ray instance: its one actor trains them in turn."""
     pytest.importorskip("ray")
     proc = run_cli("-m", "gsl", "-c", _config(tmp_path, use_ray=True), "--no-progress", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
