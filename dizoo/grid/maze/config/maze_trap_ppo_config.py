@@ -10,6 +10,7 @@ maze_trap_ppo_config = dict(
         variations=50,  # levels 0..49, spread over the envs and episodes; 4, 9, ..., 49 are the 10 traps
         family="trap",
         min_distance=4,  # the staircases (easy levels): shortest path at least 4 steps
+        hard_min_distance=6,  # the traps: a detour of at least 6 steps to a goal at most 2 cells away
         shaping_distance="manhattan",  # as the crow flies: right on staircases, a lure on traps
         collector_env_num=8,
         evaluator_env_num=5,
