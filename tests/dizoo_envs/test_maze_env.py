@@ -47,7 +47,7 @@ def test_an_episode_without_the_goal_is_truncated_and_not_a_success() -> None:
 
 
 TRAP = {"num_levels": 50, "family": "trap", "min_distance": 4, "hard_every": 5, "hard_max_manhattan": 2,
-        "hard_min_distance": 6, "shaping_distance": "manhattan", "max_episode_steps": 40}
+        "hard_min_distance": 8, "hard_max_distance": 10, "shaping_distance": "manhattan", "max_episode_steps": 40}
 
 
 def _manhattan(a: tuple, b: tuple) -> int:
@@ -61,12 +61,12 @@ def test_trap_levels_are_every_fifth_id() -> None:
 
 def test_trap_family_layouts_are_deterministic_and_have_the_promised_starts() -> None:
     for level in range(20):
-        walls, start, dist = make_trap_level(level, 7, 0.3, 4, 5, 2, 6)
-        again = make_trap_level.__wrapped__(level, 7, 0.3, 4, 5, 2, 6)
+        walls, start, dist = make_trap_level(level, 7, 0.3, 4, 5, 2, 8, 10)
+        again = make_trap_level.__wrapped__(level, 7, 0.3, 4, 5, 2, 8, 10)
         assert np.array_equal(walls, again[0]) and start == again[1]
         goal = tuple(int(x) for x in np.argwhere(dist == 0)[0])
         if level % 5 == 4:  # a trap: close as the crow flies, far along the maze
-            assert _manhattan(start, goal) <= 2 and dist[start] >= 6
+            assert _manhattan(start, goal) <= 2 and 8 <= dist[start] <= 10
         else:  # a staircase: the shortest path is as long as the Manhattan distance
             assert dist[start] == _manhattan(start, goal) >= 4
 

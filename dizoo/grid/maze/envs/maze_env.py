@@ -8,10 +8,10 @@ specialist on a few levels only has to remember them.
 
 Family ``'trap'`` (``family='trap'``): every ``hard_every``-th level (ids ``hard_every-1, 2·hard_every-1, ...``) is a
 trap, the start at most ``hard_max_manhattan`` cells from the goal as the crow flies but walled off from it, its
-shortest path at least ``hard_min_distance`` steps (a detour); on the other levels the shortest path is a straight
-staircase (its length equals the Manhattan distance, at least ``min_distance``), so walking towards the goal always
-works there. With Manhattan shaping a generalist learns "walk towards the goal" from the many easy levels and runs
-into the wall on the traps; solving a trap means exploring a detour, which a specialist on a few traps can
+shortest path ``hard_min_distance`` to ``hard_max_distance`` steps (a detour); on the other levels the shortest path
+is a straight staircase (its length equals the Manhattan distance, at least ``min_distance``), so walking towards the
+goal always works there. With Manhattan shaping a generalist learns "walk towards the goal" from the many easy levels
+and runs into the wall on the traps; solving a trap means exploring a detour, which a specialist on a few traps can
 afford and a generalist spreading its samples over all levels rarely does.
 
 Reward: +1 on reaching the goal (terminated, ``info['success']`` True) plus potential-based shaping
@@ -76,11 +76,12 @@ def is_trap_level(level: int, hard_every: int) -> bool:
 
 @lru_cache(maxsize=4096)
 def make_trap_level(level: int, size: int, wall_prob: float, min_distance: int, hard_every: int,
-                    hard_max_manhattan: int, hard_min_distance: int) -> tuple[np.ndarray, tuple, np.ndarray]:
+                    hard_max_manhattan: int, hard_min_distance: int,
+                    hard_max_distance: int) -> tuple[np.ndarray, tuple, np.ndarray]:
     """Level ``level`` of the ``'trap'`` family (module docstring): walls, start and distance map, deterministic in
-    the arguments. A trap's start is within ``hard_max_manhattan`` of the goal with a shortest path of at least
-    ``hard_min_distance``; another level's start has a shortest path equal to its Manhattan distance, at least
-    ``min_distance``. Layouts are drawn until one has such a start."""
+    the arguments. A trap's start is within ``hard_max_manhattan`` of the goal with a shortest path of
+    ``hard_min_distance`` to ``hard_max_distance`` steps; another level's start has a shortest path equal to its
+    Manhattan distance, at least ``min_distance``. Layouts are drawn until one has such a start."""
     rng = np.random.default_rng(level)
     trap = is_trap_level(level, hard_every)
     rows, cols = np.indices((size, size))
@@ -93,7 +94,7 @@ def make_trap_level(level: int, size: int, wall_prob: float, min_distance: int, 
         dist = bfs_distances(walls, goal)  # type: ignore[arg-type]
         manhattan = np.abs(rows - goal[0]) + np.abs(cols - goal[1])
         if trap:
-            ok = (dist >= hard_min_distance) & (manhattan <= hard_max_manhattan)
+            ok = (dist >= hard_min_distance) & (dist <= hard_max_distance) & (manhattan <= hard_max_manhattan)
         else:
             ok = (dist >= min_distance) & (dist == manhattan)
         starts = np.argwhere(ok)
@@ -121,7 +122,8 @@ class MazeEnv(gym.Env):
         family="far",  # 'far': start and goal far apart; 'trap': staircases and every hard_every-th level a trap
         hard_every=5,  # 'trap' family: levels hard_every-1, 2*hard_every-1, ... are traps
         hard_max_manhattan=2,  # 'trap' family: a trap's start is at most this many cells from the goal (Manhattan)
-        hard_min_distance=12,  # 'trap' family: ... and at least this many steps away along the shortest path
+        hard_min_distance=8,  # 'trap' family: ... and at least this many steps away along the shortest path
+        hard_max_distance=10,  # 'trap' family: ... and at most this many
     )
 
     @classmethod
@@ -143,7 +145,8 @@ class MazeEnv(gym.Env):
         self.family = str(cfg["family"])
         if self.family not in ("far", "trap"):
             raise ConfigError(f"env.family must be 'far' or 'trap', got {self.family!r}")
-        self.trap_args = (int(cfg["hard_every"]), int(cfg["hard_max_manhattan"]), int(cfg["hard_min_distance"]))
+        self.trap_args = (int(cfg["hard_every"]), int(cfg["hard_max_manhattan"]), int(cfg["hard_min_distance"]),
+                          int(cfg["hard_max_distance"]))
         n = self.size * self.size
         self.observation_space = gym.spaces.Box(0.0, 1.0, (3 * n,), dtype=np.float32)
         self.action_space = gym.spaces.Discrete(4)
