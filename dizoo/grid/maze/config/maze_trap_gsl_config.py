@@ -43,13 +43,15 @@ maze_trap_gsl_config = dict(
         eval=dict(evaluator=dict(eval_freq=80)),  # 16 gradient steps per collect: every 5th collect
     ),
     gsl=dict(
-        plateau_patience=8,  # 8 evaluations (about 40k env steps) without a gain above plateau_tol end phase I
+        plateau_patience=10,  # 10 evaluations (about 50k env steps) without a gain above plateau_tol end phase I
         plateau_tol=0.02,
-        phase1_max_env_step=250000,
+        phase1_max_env_step=200000,  # PPO alone is flat from about 150k steps on (docs/gsl.md)
         n_low=10,  # the 10 worst of the 50 levels...
         n_specialists=5,  # ... get five specialists of 2 levels each
-        specialist_max_env_step=20000,
-        specialist_learn=dict(entropy_weight=0.05),  # a specialist explores its two levels harder
+        specialist_max_env_step=40000,
+        # a specialist explores its two traps: the advantages are normalised, so only a large bonus gets the
+        # generalist's "walk towards the goal" policy off the wall (0.05-0.3 did not in 40k steps)
+        specialist_learn=dict(entropy_weight=0.5),
         eval_episodes_per_variation=1,  # levels are deterministic and eval is greedy: one episode says it all
         demo_episodes_per_variation=4,
         phase2_max_env_step=150000,
