@@ -19,7 +19,7 @@ from ding_lite.config import read_config
 from ding_lite.config.compile import compile_config
 from ding_lite.data.demo import episodes_to_dataset, write_demo
 from ding_lite.entry.common import build, build_env_managers
-from ding_lite.entry.gsl import PHASE1, PHASE2, specialist_config
+from ding_lite.entry.gsl import PHASE1, PHASE2, phase1_config, specialist_config
 from dizoo.grid.maze.envs.maze_env import make_level
 
 TINY = """
@@ -121,6 +121,15 @@ def test_a_specialist_only_ever_sees_its_subset(tmp_path: Path) -> None:
     walls = {v: make_level(v, 4, 0.3, 3)[0].reshape(-1).astype(np.float32) for v in range(20)}
     layout_of = [[v for v, w in walls.items() if np.array_equal(row[:16], w)] for row in samples["obs"]]
     assert all(found and set(found) <= set(subset) for found in layout_of)  # every trained-on step: its subset
+
+
+@pytest.mark.unittest
+def test_specialist_learn_overrides_only_the_specialists(tmp_path: Path) -> None:
+    main, create = read_config(tmp_path / _config(tmp_path))
+    main["gsl"]["specialist_learn"] = {"entropy_weight": 0.5}
+    cfg = compile_config(main, create)
+    assert specialist_config(cfg, [1, 4]).policy.learn.entropy_weight == 0.5
+    assert phase1_config(cfg).policy.learn.entropy_weight == 0.01  # the generalist keeps the config's own
 
 
 def _assert_rejected(proc: subprocess.CompletedProcess, words: str, folder: Path, keep: set[str]) -> None:
