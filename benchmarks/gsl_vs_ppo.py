@@ -64,22 +64,25 @@ def _means(table: dict, only: list[int] | None = None) -> tuple[float, float]:
     return (statistics.fmean(r["return_mean"] for r in rows), statistics.fmean(r["success_rate"] for r in rows))
 
 
-def run_seed(seed: int, work: Path, gsl_config: str = GSL, ppo_config: str = PPO) -> dict:
-    """GSL, then PPO for GSL's total env steps; both final policies evaluated on every variation."""
+def run_seed(seed: int, work: Path, gsl_config: str = GSL, ppo_config: str = PPO,
+             ppo_set: tuple[str, ...] = ()) -> dict:
+    """GSL, then PPO (its config with the ``--set`` overrides ``ppo_set``) for GSL's total env steps; both final
+    policies evaluated on every variation."""
     if not _finished(work / f"gsl_{seed}", "phase2_per_variation"):  # runs a killed benchmark finished are kept
         _cli(["-m", "gsl", "-c", gsl_config, "-s", str(seed), "--exp-name", f"gsl_{seed}"]
              + (["--resume"] if (work / f"gsl_{seed}").exists() else []), work)
     gsl = json.loads((work / f"gsl_{seed}" / "result.json").read_text())
     total = gsl["env_steps"]["total"]
-    if not _finished(work / f"ppo_{seed}", "env_step"):
-        shutil.rmtree(work / f"ppo_{seed}", ignore_errors=True)
-        _cli(["-m", "serial", "-c", ppo_config, "-s", str(seed), "--max-env-step", str(total), "--exp-name",
-              f"ppo_{seed}"], work)
+    ppo = "ppo_" + "".join(f"{kv.rsplit('.', 1)[-1]}_" for kv in ppo_set) + str(seed)  # e.g. ppo_entropy_weight=0.05_0
+    if not _finished(work / ppo, "env_step"):
+        shutil.rmtree(work / ppo, ignore_errors=True)
+        _cli(["-m", "serial", "-c", ppo_config, "-s", str(seed), "--max-env-step", str(total)]
+             + [arg for kv in ppo_set for arg in ("--set", kv)] + ["--exp-name", ppo], work)
     cfg = load_config(gsl_config, seed=seed)
-    ckpt = latest_checkpoint(work / f"ppo_{seed}" / "ckpt")
+    ckpt = latest_checkpoint(work / ppo / "ckpt")
     assert ckpt is not None
     ppo_table = evaluate_per_variation(cfg, ckpt, gsl["variations"], seed)
-    ppo_steps = json.loads((work / f"ppo_{seed}" / "result.json").read_text())["env_step"]
+    ppo_steps = json.loads((work / ppo / "result.json").read_text())["env_step"]
     low = gsl["low_variations"]
     return {"seed": seed, "gsl": _means(gsl["phase2_per_variation"]), "gsl_phase1": _means(gsl["phase1_per_variation"]),
             "ppo": _means(ppo_table), "gsl_steps": gsl["env_steps"], "ppo_steps": ppo_steps, "low": low,
@@ -94,6 +97,8 @@ def main(gsl_config: str | None = None, ppo_config: str | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--family", choices=sorted(FAMILIES), default="trap", help="maze family (default: trap)")
+    parser.add_argument("--ppo-set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override in the PPO baseline's config only, e.g. policy.learn.entropy_weight=0.05")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--work", default=None, help="folder for the runs (default: a temporary one)")
     args = parser.parse_args()
@@ -102,9 +107,10 @@ def main(gsl_config: str | None = None, ppo_config: str | None = None) -> None:
     if gsl_config is None or ppo_config is None:
         gsl_config, ppo_config = (str(CONFIGS / name) for name in FAMILIES[args.family])
     rows: list[dict] = []
+    print(f"PPO baseline overrides: {args.ppo_set or 'none'}")
 
     def one(seed: int) -> dict:
-        row = run_seed(seed, work, gsl_config, ppo_config)
+        row = run_seed(seed, work, gsl_config, ppo_config, tuple(args.ppo_set))
         rows.append(row)  # partial results, as the seeds finish
         (work / "rows.json").write_text(json.dumps(sorted(rows, key=lambda r: r["seed"]), indent=2))
         return row
