@@ -7,7 +7,8 @@ pipeline in ``<exp>/``:
 2. ``specialist_k/``: the ``gsl.n_low`` worst variations split into ``gsl.n_specialists`` disjoint subsets; each
    specialist starts from the generalist's weights and trains only on its subset (Ray actors in parallel, or one
    after the other), ``gsl.specialist_max_env_step`` env steps each.
-3. ``demos/``: successful episodes of each specialist on its subset and of the generalist on the other variations.
+3. ``demos/``: successful episodes of each specialist (its best evaluated checkpoint) on its subset and of the
+   generalist on the other variations.
 4. ``phase2_generalist/``: the generalist continues with PPO-DAPG on those demos, on all variations.
 
 ``<exp>/result.json`` is rewritten after every phase (the per-variation tables, the subsets, the env steps of every
@@ -313,7 +314,7 @@ def collect_gsl_demos(cfg: Any, root: Path, subsets: list[list[int]], ids: list[
     per_source = {}
     for name, subset in sources:
         n_episode = len(subset) * int(cfg.gsl.demo_episodes_per_variation)
-        episodes, steps = _demo_rollout(cfg, _final_ckpt(root / name), subset, n_episode, seed)
+        episodes, steps = _demo_rollout(cfg, _demo_ckpt(root / name), subset, n_episode, seed)
         kept = keep_successful(episodes, lambda e: is_success(e.end))
         env_step += steps
         per_source[name] = {"variations": subset, "n_episode": n_episode, "n_episode_kept": len(kept)}
@@ -332,6 +333,13 @@ def collect_gsl_demos(cfg: Any, root: Path, subsets: list[list[int]], ids: list[
                "success_rule": rule, "sources": per_source}
     write_json(root / DEMOS / "summary.json", summary)
     return summary
+
+
+def _demo_ckpt(folder: Path) -> Path:
+    """A specialist's best evaluated checkpoint (its policy may lose a level it had found while it keeps exploring;
+    ``-m collect_demo`` rolls out the best one too); the generalist's final one, which phase II continues from."""
+    best = folder / "ckpt" / "ckpt_best.pth.tar"
+    return best if folder.name != PHASE1 and best.is_file() else _final_ckpt(folder)
 
 
 def _demo_rollout(cfg: Any, ckpt: Path, subset: list[int], n_episode: int, seed: int) -> tuple[list[Any], int]:

@@ -47,11 +47,11 @@ maze_trap_gsl_config = dict(
         plateau_tol=0.02,
         phase1_max_env_step=200000,  # PPO alone is flat from about 150k steps on (docs/gsl.md)
         n_low=10,  # the 10 worst of the 50 levels...
-        n_specialists=5,  # ... get five specialists of 2 levels each
+        n_specialists=10,  # ... get a specialist each
         specialist_max_env_step=40000,
-        # a specialist explores its two traps: the advantages are normalised, so only a large bonus gets the
-        # generalist's "walk towards the goal" policy off the wall (0.05-0.3 did not in 40k steps)
-        specialist_learn=dict(entropy_weight=0.5),
+        # a specialist explores its trap: the advantages are normalised, so only a large bonus gets the generalist's
+        # "walk towards the goal" policy off the wall (0.05-0.3 did not in 40k steps)
+        specialist_learn=dict(entropy_weight=1.0),
         eval_episodes_per_variation=1,  # levels are deterministic and eval is greedy: one episode says it all
         demo_episodes_per_variation=4,
         phase2_max_env_step=150000,
