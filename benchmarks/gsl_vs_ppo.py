@@ -73,7 +73,8 @@ def run_seed(seed: int, work: Path, gsl_config: str = GSL, ppo_config: str = PPO
              + (["--resume"] if (work / f"gsl_{seed}").exists() else []), work)
     gsl = json.loads((work / f"gsl_{seed}" / "result.json").read_text())
     total = gsl["env_steps"]["total"]
-    ppo = "ppo_" + "".join(f"{kv.rsplit('.', 1)[-1]}_" for kv in ppo_set) + str(seed)  # e.g. ppo_entropy_weight=0.05_0
+    tags = [kv.split("=", 1)[0].rsplit(".", 1)[-1] + "=" + kv.split("=", 1)[-1] for kv in ppo_set]
+    ppo = "_".join(["ppo", *tags, str(seed)])  # e.g. ppo_entropy_weight=0.05_0
     if not _finished(work / ppo, "env_step"):
         shutil.rmtree(work / ppo, ignore_errors=True)
         _cli(["-m", "serial", "-c", ppo_config, "-s", str(seed), "--max-env-step", str(total)]
