@@ -49,7 +49,7 @@ def _cli(args: list[str], cwd: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run([sys.executable, "-m", "ding_lite", *args, "--no-progress"], cwd=cwd, env=env,
                           capture_output=True, text=True)
-    (cwd / f"{args[1]}_{args[-1]}.log").write_text(proc.stderr)
+    (cwd / f"{args[args.index('--exp-name') + 1]}.log").write_text(proc.stderr)  # gsl_0.log, ppo_0.log, ...
     if proc.returncode != 0:
         raise RuntimeError(f"{args} failed: {proc.stderr[-2000:]}")
 
