@@ -107,6 +107,7 @@ def main(gsl_config: str | None = None, ppo_config: str | None = None) -> None:
     work.mkdir(parents=True, exist_ok=True)
     if gsl_config is None or ppo_config is None:
         gsl_config, ppo_config = (str(CONFIGS / name) for name in FAMILIES[args.family])
+    load_config(gsl_config)  # registers every component once: lazy imports from several threads at once race
     rows: list[dict] = []
     print(f"PPO baseline overrides: {args.ppo_set or 'none'}")
 
