@@ -8,7 +8,8 @@ final policies are evaluated alike: one greedy episode on each of the 50 levels 
 Seeds run as subprocesses, ``--jobs`` at a time. Runs that finished in ``--work`` are not redone (a killed
 benchmark, or seeds run on their own, are completed and reported together).
 
-Run (not part of CI; about 5 minutes per seed and method on one free core):
+Run (not part of CI; a few minutes per seed and method on one free core, 25-30 minutes for 3 seeds and both methods
+on 2 cores loaded by other jobs):
     python benchmarks/gsl_vs_ppo.py                       # seeds 0 1 2
     python benchmarks/gsl_vs_ppo.py --seeds 0 --jobs 1 --work /tmp/gsl_bench
 
