@@ -19,7 +19,7 @@ from ding_lite.config import read_config
 from ding_lite.config.compile import compile_config
 from ding_lite.data.demo import episodes_to_dataset, write_demo
 from ding_lite.entry.common import build, build_env_managers
-from ding_lite.entry.gsl import PHASE1, PHASE2, phase1_config, specialist_config
+from ding_lite.entry.gsl import PHASE1, PHASE2, _demo_ckpt, phase1_config, specialist_config
 from dizoo.grid.maze.envs.maze_env import make_level
 
 TINY = """
@@ -130,6 +130,18 @@ def test_specialist_learn_overrides_only_the_specialists(tmp_path: Path) -> None
     cfg = compile_config(main, create)
     assert specialist_config(cfg, [1, 4]).policy.learn.entropy_weight == 0.5
     assert phase1_config(cfg).policy.learn.entropy_weight == 0.01  # the generalist keeps the config's own
+
+
+@pytest.mark.unittest
+def test_demos_come_from_a_specialists_best_checkpoint_and_the_generalists_final_one(tmp_path: Path) -> None:
+    for name in ("specialist_0", PHASE1, "specialist_1"):
+        (tmp_path / name / "ckpt").mkdir(parents=True)
+        for ckpt in ("iteration_8.pth.tar", "iteration_16.pth.tar", "ckpt_best.pth.tar"):
+            (tmp_path / name / "ckpt" / ckpt).touch()
+    (tmp_path / "specialist_1" / "ckpt" / "ckpt_best.pth.tar").unlink()
+    assert _demo_ckpt(tmp_path / "specialist_0").name == "ckpt_best.pth.tar"
+    assert _demo_ckpt(tmp_path / PHASE1).name == "iteration_16.pth.tar"  # phase II continues from this one
+    assert _demo_ckpt(tmp_path / "specialist_1").name == "iteration_16.pth.tar"  # no best: the final one
 
 
 def _assert_rejected(proc: subprocess.CompletedProcess, words: str, folder: Path, keep: set[str]) -> None:
