@@ -7,7 +7,8 @@ pipeline in ``<exp>/``:
 2. ``specialist_k/``: the ``gsl.n_low`` worst variations split into ``gsl.n_specialists`` disjoint subsets; each
    specialist starts from the generalist's weights and trains only on its subset (Ray actors in parallel, or one
    after the other), ``gsl.specialist_max_env_step`` env steps each.
-3. ``demos/``: successful episodes of each specialist on its subset and of the generalist on the other variations.
+3. ``demos/``: successful episodes of each specialist (its best evaluated checkpoint) on its subset and of the
+   generalist on the other variations.
 4. ``phase2_generalist/``: the generalist continues with PPO-DAPG on those demos, on all variations.
 
 ``<exp>/result.json`` is rewritten after every phase (the per-variation tables, the subsets, the env steps of every
@@ -163,8 +164,11 @@ def _subset_env(cfg: Any, subset: list[int], per_variation: int) -> dict[str, An
 
 
 def specialist_config(cfg: Any, subset: list[int]) -> Any:
-    """Specialist: the phase-I policy, its env restricted to ``subset`` (collector and evaluator)."""
+    """Specialist: the phase-I policy, its env restricted to ``subset`` (collector and evaluator), its
+    ``policy.learn`` with ``gsl.specialist_learn`` merged in (e.g. a larger entropy bonus to explore its few
+    variations)."""
     changes = deep_merge(_subset_env(cfg, subset, int(cfg.gsl.eval_episodes_per_variation)), _ckpt_every_eval(cfg))
+    changes = deep_merge(changes, {"policy": {"learn": dict(cfg.gsl.specialist_learn or {})}})
     return phase_config(cfg, changes)
 
 
@@ -256,14 +260,35 @@ def run_specialists(cfg: Any, root: Path, subsets: list[list[int]], seed: int, a
 
         ray = import_ray()
         with ray_session(ray, address, cfg.gsl.ray_num_cpus):
-            actor_cls = ray.remote(num_cpus=1, max_restarts=0)(SpecialistActor)
-            actors = {k: actor_cls.remote() for k in todo}  # more actors than CPUs wait for a CPU to free
-            pending = {actors[k].train.remote(cfg, str(root), k, subsets[k], seed + 1 + k): k for k in todo}
-            while pending:
-                done, _ = ray.wait(list(pending), num_returns=1)
-                ray.get(done[0])  # a specialist's error stops the run here
-                ray.kill(actors[pending.pop(done[0])])  # an idle actor would keep its CPU from the waiting ones
+            _train_on_actors(ray, cfg, root, subsets, todo, seed)
     return [train_specialist(cfg, root, k, s, seed + 1 + k, progress) for k, s in enumerate(subsets)]
+
+
+def _train_on_actors(ray: Any, cfg: Any, root: Path, subsets: list[list[int]], todo: list[int], seed: int) -> None:
+    """One actor per CPU of the cluster (at most one per specialist), each training the next waiting specialist when
+    it is done with one: a fresh worker process (Python, torch) per specialist would cost more than a tiny one."""
+    actor_cls = ray.remote(num_cpus=1, max_restarts=0)(SpecialistActor)
+    n_actors = max(1, min(len(todo), int(ray.cluster_resources().get("CPU", 1))))
+    actors = [actor_cls.remote() for _ in range(n_actors)]
+    waiting = list(todo)
+    pending: dict[Any, Any] = {}
+
+    def give(actor: Any) -> None:
+        k = waiting.pop(0)
+        pending[actor.train.remote(cfg, str(root), k, subsets[k], seed + 1 + k)] = actor
+
+    try:
+        for actor in actors[:len(waiting)]:
+            give(actor)
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            ray.get(done[0])  # a specialist's error stops the run here
+            actor = pending.pop(done[0])
+            if waiting:
+                give(actor)
+    finally:
+        for actor in actors:
+            ray.kill(actor)
 
 
 def evaluate_per_variation(cfg: Any, ckpt: Path, ids: list[int], seed: int) -> dict[str, dict[str, Any]]:
@@ -289,7 +314,7 @@ def collect_gsl_demos(cfg: Any, root: Path, subsets: list[list[int]], ids: list[
     per_source = {}
     for name, subset in sources:
         n_episode = len(subset) * int(cfg.gsl.demo_episodes_per_variation)
-        episodes, steps = _demo_rollout(cfg, _final_ckpt(root / name), subset, n_episode, seed)
+        episodes, steps = _demo_rollout(cfg, _demo_ckpt(root / name), subset, n_episode, seed)
         kept = keep_successful(episodes, lambda e: is_success(e.end))
         env_step += steps
         per_source[name] = {"variations": subset, "n_episode": n_episode, "n_episode_kept": len(kept)}
@@ -308,6 +333,13 @@ def collect_gsl_demos(cfg: Any, root: Path, subsets: list[list[int]], ids: list[
                "success_rule": rule, "sources": per_source}
     write_json(root / DEMOS / "summary.json", summary)
     return summary
+
+
+def _demo_ckpt(folder: Path) -> Path:
+    """A specialist's best evaluated checkpoint (its policy may lose a level it had found while it keeps exploring;
+    ``-m collect_demo`` rolls out the best one too); the generalist's final one, which phase II continues from."""
+    best = folder / "ckpt" / "ckpt_best.pth.tar"
+    return best if folder.name != PHASE1 and best.is_file() else _final_ckpt(folder)
 
 
 def _demo_rollout(cfg: Any, ckpt: Path, subset: list[int], n_episode: int, seed: int) -> tuple[list[Any], int]:

@@ -19,6 +19,7 @@ GSL_CONFIG: dict[str, Any] = dict(
     n_low=10,  # the n_low worst variations after phase I get specialists
     n_specialists=2,  # ... split into this many disjoint subsets, one specialist each
     specialist_max_env_step=50000,  # env steps of each specialist (on its own subset)
+    specialist_learn={},  # the specialists' policy.learn overrides, e.g. dict(entropy_weight=0.05) to explore more
     eval_episodes_per_variation=1,  # per-variation evaluation: episodes of each variation
     demo_episodes_per_variation=4,  # demo roll-outs of each variation (only successful episodes are kept)
     phase2_max_env_step=200000,  # phase II (PPO-DAPG on all variations) env-step budget

@@ -19,7 +19,7 @@ from ding_lite.config import read_config
 from ding_lite.config.compile import compile_config
 from ding_lite.data.demo import episodes_to_dataset, write_demo
 from ding_lite.entry.common import build, build_env_managers
-from ding_lite.entry.gsl import PHASE1, PHASE2, specialist_config
+from ding_lite.entry.gsl import PHASE1, PHASE2, _demo_ckpt, phase1_config, specialist_config
 from dizoo.grid.maze.envs.maze_env import make_level
 
 TINY = """
@@ -71,7 +71,7 @@ def _check_run(exp: Path) -> dict:
 
 @pytest.mark.unittest
 def test_gsl_end_to_end_with_ray_specialists(tmp_path: Path) -> None:
-    """Two specialist actors on a one-CPU Ray instance: the second runs once the first is done and gone."""
+    """Two specialists on a one-CPU Ray instance: its one actor trains them in turn."""
     pytest.importorskip("ray")
     proc = run_cli("-m", "gsl", "-c", _config(tmp_path, use_ray=True), "--no-progress", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -121,6 +121,27 @@ def test_a_specialist_only_ever_sees_its_subset(tmp_path: Path) -> None:
     walls = {v: make_level(v, 4, 0.3, 3)[0].reshape(-1).astype(np.float32) for v in range(20)}
     layout_of = [[v for v, w in walls.items() if np.array_equal(row[:16], w)] for row in samples["obs"]]
     assert all(found and set(found) <= set(subset) for found in layout_of)  # every trained-on step: its subset
+
+
+@pytest.mark.unittest
+def test_specialist_learn_overrides_only_the_specialists(tmp_path: Path) -> None:
+    main, create = read_config(tmp_path / _config(tmp_path))
+    main["gsl"]["specialist_learn"] = {"entropy_weight": 0.5}
+    cfg = compile_config(main, create)
+    assert specialist_config(cfg, [1, 4]).policy.learn.entropy_weight == 0.5
+    assert phase1_config(cfg).policy.learn.entropy_weight == 0.01  # the generalist keeps the config's own
+
+
+@pytest.mark.unittest
+def test_demos_come_from_a_specialists_best_checkpoint_and_the_generalists_final_one(tmp_path: Path) -> None:
+    for name in ("specialist_0", PHASE1, "specialist_1"):
+        (tmp_path / name / "ckpt").mkdir(parents=True)
+        for ckpt in ("iteration_8.pth.tar", "iteration_16.pth.tar", "ckpt_best.pth.tar"):
+            (tmp_path / name / "ckpt" / ckpt).touch()
+    (tmp_path / "specialist_1" / "ckpt" / "ckpt_best.pth.tar").unlink()
+    assert _demo_ckpt(tmp_path / "specialist_0").name == "ckpt_best.pth.tar"
+    assert _demo_ckpt(tmp_path / PHASE1).name == "iteration_16.pth.tar"  # phase II continues from this one
+    assert _demo_ckpt(tmp_path / "specialist_1").name == "iteration_16.pth.tar"  # no best: the final one
 
 
 def _assert_rejected(proc: subprocess.CompletedProcess, words: str, folder: Path, keep: set[str]) -> None:

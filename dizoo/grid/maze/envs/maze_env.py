@@ -6,9 +6,19 @@ layout. The observation is the whole level, flattened: wall map, agent one-hot a
 one policy can in principle solve every level; solving many levels asks it to read paths out of the wall map, while a
 specialist on a few levels only has to remember them.
 
+Family ``'trap'`` (``family='trap'``): every ``hard_every``-th level (ids ``hard_every-1, 2·hard_every-1, ...``) is a
+trap, the start at most ``hard_max_manhattan`` cells from the goal as the crow flies but walled off from it, its
+shortest path ``hard_min_distance`` to ``hard_max_distance`` steps (a detour); on the other levels the shortest path
+is a straight staircase (its length equals the Manhattan distance, at least ``min_distance``), so walking towards the
+goal always works there. With Manhattan shaping a generalist learns "walk towards the goal" from the many easy levels
+and runs into the wall on the traps; solving a trap means exploring a detour, which a specialist on a few traps can
+afford and a generalist spreading its samples over all levels rarely does.
+
 Reward: +1 on reaching the goal (terminated, ``info['success']`` True) plus potential-based shaping
-``shaping · (d_before − d_after)``, d the shortest-path distance to the goal (Ng et al. 1999: the optimal policy is
-unchanged). Episodes are truncated after ``max_episode_steps``.
+``shaping · (d_before − d_after)``, d the shortest-path distance to the goal, or the Manhattan distance with
+``shaping_distance='manhattan'`` (Ng et al. 1999: either way the optimal policy is unchanged; the Manhattan one agrees
+with the shortest path on staircases and lures the agent into the wall on traps).
+Episodes are truncated after ``max_episode_steps``.
 """
 from __future__ import annotations
 
@@ -59,6 +69,41 @@ def make_level(level: int, size: int, wall_prob: float, min_distance: int) -> tu
             return walls, start, dist
 
 
+def is_trap_level(level: int, hard_every: int) -> bool:
+    """Whether ``level`` is a trap of the ``'trap'`` family (every ``hard_every``-th id; never when it is 0)."""
+    return hard_every > 0 and level % hard_every == hard_every - 1
+
+
+@lru_cache(maxsize=4096)
+def make_trap_level(level: int, size: int, wall_prob: float, min_distance: int, hard_every: int,
+                    hard_max_manhattan: int, hard_min_distance: int,
+                    hard_max_distance: int) -> tuple[np.ndarray, tuple, np.ndarray]:
+    """Level ``level`` of the ``'trap'`` family (module docstring): walls, start and distance map, deterministic in
+    the arguments. A trap's start is within ``hard_max_manhattan`` of the goal with a shortest path of
+    ``hard_min_distance`` to ``hard_max_distance`` steps; another level's start has a shortest path equal to its
+    Manhattan distance, at least ``min_distance``. Layouts are drawn until one has such a start."""
+    rng = np.random.default_rng(level)
+    trap = is_trap_level(level, hard_every)
+    rows, cols = np.indices((size, size))
+    for _ in range(100000):
+        walls = rng.random((size, size)) < wall_prob
+        free = np.argwhere(~walls)
+        if len(free) < 2:
+            continue
+        goal = tuple(int(x) for x in free[rng.integers(len(free))])
+        dist = bfs_distances(walls, goal)  # type: ignore[arg-type]
+        manhattan = np.abs(rows - goal[0]) + np.abs(cols - goal[1])
+        if trap:
+            ok = (dist >= hard_min_distance) & (dist <= hard_max_distance) & (manhattan <= hard_max_manhattan)
+        else:
+            ok = (dist >= min_distance) & (dist == manhattan)
+        starts = np.argwhere(ok)
+        if len(starts):
+            return walls, tuple(int(x) for x in starts[rng.integers(len(starts))]), dist
+    raise ConfigError(f"maze level {level}: no {'trap' if trap else 'staircase'} layout found in 100000 draws; lower "
+                      f"env.hard_min_distance / env.min_distance or raise env.size")
+
+
 @ENV.register("maze")
 class MazeEnv(gym.Env):
     """A family of ``num_levels`` mazes; the level (variation) of an episode comes from ``reset(options=...)``.
@@ -71,8 +116,14 @@ class MazeEnv(gym.Env):
         size=7,  # the grid is size x size cells
         wall_prob=0.3,  # chance that a cell is a wall
         min_distance=8,  # shortest start-goal path of a level, at least
-        shaping=0.1,  # potential-based shaping weight on the shortest-path distance (0: sparse reward)
+        shaping=0.1,  # potential-based shaping weight on the distance to the goal (0: sparse reward)
+        shaping_distance="path",  # the shaping's distance: 'path' (shortest path) or 'manhattan' (as the crow flies)
         max_episode_steps=40,  # truncation
+        family="far",  # 'far': start and goal far apart; 'trap': staircases and every hard_every-th level a trap
+        hard_every=5,  # 'trap' family: levels hard_every-1, 2*hard_every-1, ... are traps
+        hard_max_manhattan=2,  # 'trap' family: a trap's start is at most this many cells from the goal (Manhattan)
+        hard_min_distance=8,  # 'trap' family: ... and at least this many steps away along the shortest path
+        hard_max_distance=10,  # 'trap' family: ... and at most this many
     )
 
     @classmethod
@@ -88,6 +139,14 @@ class MazeEnv(gym.Env):
         self.wall_prob, self.min_distance = float(cfg["wall_prob"]), int(cfg["min_distance"])
         self.shaping, self.max_steps = float(cfg["shaping"]), int(cfg["max_episode_steps"])
         self.num_levels = int(cfg["num_levels"])
+        self.shaping_distance = str(cfg["shaping_distance"])
+        if self.shaping_distance not in ("path", "manhattan"):
+            raise ConfigError(f"env.shaping_distance must be 'path' or 'manhattan', got {self.shaping_distance!r}")
+        self.family = str(cfg["family"])
+        if self.family not in ("far", "trap"):
+            raise ConfigError(f"env.family must be 'far' or 'trap', got {self.family!r}")
+        self.trap_args = (int(cfg["hard_every"]), int(cfg["hard_max_manhattan"]), int(cfg["hard_min_distance"]),
+                          int(cfg["hard_max_distance"]))
         n = self.size * self.size
         self.observation_space = gym.spaces.Box(0.0, 1.0, (3 * n,), dtype=np.float32)
         self.action_space = gym.spaces.Discrete(4)
@@ -98,11 +157,18 @@ class MazeEnv(gym.Env):
         if not 0 <= level < self.num_levels:
             raise ValueError(f"maze level {level} out of range 0..{self.num_levels - 1}")
         self.level = level
-        self.walls, self.start, self.dist = make_level(level, self.size, self.wall_prob, self.min_distance)
+        if self.family == "trap":
+            self.walls, self.start, self.dist = make_trap_level(level, self.size, self.wall_prob, self.min_distance,
+                                                                *self.trap_args)
+        else:
+            self.walls, self.start, self.dist = make_level(level, self.size, self.wall_prob, self.min_distance)
         self._base = np.zeros(self.observation_space.shape, dtype=np.float32)
         n = self.size * self.size
         self._base[:n] = self.walls.reshape(-1)
         goal = np.argwhere(self.dist == 0)[0]
+        rows, cols = np.indices(self.walls.shape)
+        manhattan = np.abs(rows - goal[0]) + np.abs(cols - goal[1])
+        self.potential = self.dist if self.shaping_distance == "path" else manhattan
         self._base[2 * n + goal[0] * self.size + goal[1]] = 1.0
 
     def _obs(self) -> np.ndarray:
@@ -121,11 +187,11 @@ class MazeEnv(gym.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         r, c = self.pos[0] + MOVES[int(action)][0], self.pos[1] + MOVES[int(action)][1]
-        before = self.dist[self.pos]
+        before = self.potential[self.pos]
         if 0 <= r < self.size and 0 <= c < self.size and not self.walls[r, c]:
             self.pos = (int(r), int(c))
         self.t += 1
         success = bool(self.dist[self.pos] == 0)
-        reward = self.shaping * float(before - self.dist[self.pos]) + (1.0 if success else 0.0)
+        reward = self.shaping * float(before - self.potential[self.pos]) + (1.0 if success else 0.0)
         truncated = not success and self.t >= self.max_steps
         return self._obs(), reward, success, truncated, {"success": success, "level": self.level}
