@@ -8,9 +8,9 @@ manager does not batch):
 - ``ppo``: the config as shipped (one conv encoder shared by actor and critic);
 - ``eppo``: EPPO (``ensemble_ppo``, 4 members, the mixture collects; EPPO's loss weights c_center 1, c_sub 0.5,
   c_div 0.01), each member and the critic with their own small conv encoder;
-- ``ppo_dapg``: PPO-DAPG with demos that ``collect_demo`` rolls out from the ``ppo`` seed-0 run's best checkpoint
-  (40 episodes, those with return >= 0.5 kept), the demo term as tuned on CartPole (log-likelihood, every
-  minibatch, c = 2).
+- ``ppo_dapg``: PPO-DAPG with demos that ``collect_demo`` rolls out from the best checkpoint of a ``ppo`` run
+  (seed ``--demo-seed``, default 0; 40 episodes, those with return >= 0.5 kept), the demo term as tuned on
+  CartPole (log-likelihood, every minibatch, c = 2).
 
 Every run evaluates 8 deterministic episodes every 5 collects (800 gradient steps). Each run is a ``serial``
 experiment under ``--work`` whose ``log/train.log`` holds its evaluations as they come, so runs can go in parallel
@@ -22,7 +22,7 @@ budget.
 
     python benchmarks/doorkey_variants.py --work /tmp/doorkey                     # everything, then the table
     python benchmarks/doorkey_variants.py --work /tmp/doorkey --variants ppo --seeds 0
-    python benchmarks/doorkey_variants.py --work /tmp/doorkey --make-demos
+    python benchmarks/doorkey_variants.py --work /tmp/doorkey --make-demos [--demo-seed 1]
     python benchmarks/doorkey_variants.py --work /tmp/doorkey --report
 """
 from __future__ import annotations
@@ -75,9 +75,10 @@ def train(variant: str, seed: int, work: Path, budget: int) -> None:
                         exp_dir=work / f"{variant}_seed{seed}", overrides=overrides, progress=False)
 
 
-def make_demos(work: Path) -> None:
-    """Demos from the ``ppo`` seed-0 run's best checkpoint (its eval-mode policy), into ``<work>/demo.npz``."""
-    ckpt = work / "ppo_seed0" / "ckpt" / "ckpt_best.pth.tar"
+def make_demos(work: Path, demo_seed: int) -> None:
+    """Demos from the best checkpoint of the ``ppo`` run of seed ``demo_seed`` (its eval-mode policy, as far as it
+    has trained), into ``<work>/demo.npz``."""
+    ckpt = work / f"ppo_seed{demo_seed}" / "ckpt" / "ckpt_best.pth.tar"
     summary = collect_demo_pipeline(str(PPO_CONFIG), 0, ckpt, DEMO_EPISODES, work / "demo.npz",
                                     overrides=(f"demo.return_threshold={DEMO_THRESHOLD}",))
     print(f"demos from {ckpt}: kept {summary['n_episode_kept']}/{summary['n_episode_rolled_out']} episodes "
@@ -139,18 +140,19 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--budget", type=int, default=100_000, help="env steps per run")
     parser.add_argument("--threshold", type=float, default=0.9, help="eval return the step counts refer to")
-    parser.add_argument("--make-demos", action="store_true", help="only collect the demos (needs ppo seed 0)")
+    parser.add_argument("--make-demos", action="store_true", help="only collect the demos (needs a ppo run)")
+    parser.add_argument("--demo-seed", type=int, default=0, help="the ppo run whose best checkpoint makes the demos")
     parser.add_argument("--report", action="store_true", help="only print the table of the runs under --work")
     args = parser.parse_args()
     if args.report:
         report(args.work, args.threshold, args.budget)
         return
     if args.make_demos:
-        make_demos(args.work)
+        make_demos(args.work, args.demo_seed)
         return
     for variant in args.variants:
         if variant == "ppo_dapg" and not (args.work / "demo.npz").is_file():
-            make_demos(args.work)
+            make_demos(args.work, args.demo_seed)
         for seed in args.seeds:
             train(variant, seed, args.work, args.budget)
     if set(args.variants) == set(VARIANTS):

@@ -10,8 +10,10 @@ observation statistics. Both sides' episodes end at 1,000 steps.
 Long runs: every checkpoint is appended to ``--out`` as a JSON line the moment it is measured, so a partial run is
 usable, and one process can run one side and some seeds (``--side sb3 --seeds 1``) so runs go in parallel.
 ``--report FILE...`` prints the side-by-side table of the saved checkpoints (mean return per checkpoint and seed,
-then mean +- std over seeds) and the last line: the median over seeds of ding_lite's return divided by SB3's at the
-last checkpoint every run reached, e.g. ``ratio 1.05``. Without ``--report`` the runs are made and then reported.
+then mean +- std over seeds), each run's final return (the mean of the last 3 checkpoints every run reached: one
+evaluation swings, a policy standing at 1,000 can fall over once) and the last line: the median over seeds of
+ding_lite's final return divided by SB3's, e.g. ``ratio 1.05``. Without ``--report`` the runs are made, then
+reported.
 
     python benchmarks/hopper_curve.py [--steps 50000] [--eval-every 10000] [--seeds 0 1 2] [--episodes 5]
                                       [--side ding_lite sb3] [--out curves.jsonl]
@@ -41,6 +43,7 @@ from ding_lite.entry.common import (  # noqa: E402
     load_config,
 )
 
+FINAL_CHECKPOINTS = 3  # the final return: the mean of the last checkpoints every run reached
 Record = Callable[[int, int, float], None]  # (checkpoint, env steps done, mean eval return)
 
 
@@ -114,20 +117,26 @@ def report(files: list[Path]) -> None:
         sys.exit("hopper_curve: no checkpoint that every run reached; run longer or drop the short runs")
     marks = sorted(set.union(*(set(c) for c in runs.values())))
     print("Hopper-v4 PPO, mean return of the deterministic eval episodes after N env steps")
-    print(f"{'side':<11}{'seed':>6}" + "".join(f"{m:>8}" for m in (f"{m // 1000}k" for m in marks)))
+    print(f"{'side':<11}{'seed':>6}" + "".join(f"{m:>11}" for m in (f"{m // 1000}k" for m in marks)))
     for (side, seed), curve in sorted(runs.items()):
-        print(f"{side:<11}{seed:>6}" + "".join(f"{curve[m]:>8.0f}" if m in curve else f"{'-':>8}" for m in marks))
+        print(f"{side:<11}{seed:>6}" + "".join(f"{curve[m]:>11.0f}" if m in curve else f"{'-':>11}" for m in marks))
     for side in sides:
         cells = []
         for m in marks:
             rets = [c[m] for (s, _), c in runs.items() if s == side and m in c]
-            cells.append(f"{statistics.mean(rets):>5.0f}+-{statistics.pstdev(rets):<4.0f}" if rets else f"{'-':>11}")
-        print(f"{side:<11}{'mean':>6} " + " ".join(cells))
-    last = max(common)
+            cells.append(f"{statistics.mean(rets):>6.0f}+-{statistics.pstdev(rets):<3.0f}" if rets else f"{'-':>11}")
+        print(f"{side:<11}{'mean':>6}" + "".join(cells))
+    tail = sorted(common)[-FINAL_CHECKPOINTS:]  # one evaluation swings (a policy at 1,000 can fall over once)
     seeds = sorted({s for side, s in runs if side == "ding_lite"} & {s for side, s in runs if side == "sb3"})
-    ratios = [runs[("ding_lite", s)][last] / max(runs[("sb3", s)][last], 1e-6) for s in seeds]
-    print(f"final checkpoint {last:,} env steps, seeds {seeds}: ding_lite / SB3 per seed "
-          + ", ".join(f"{r:.2f}" for r in ratios))
+    final = {(side, s): statistics.mean(runs[(side, s)][m] for m in tail) for side in sides for s in seeds}
+    print(f"final return: mean of the checkpoints at {', '.join(f'{m:,}' for m in tail)} env steps (the last "
+          f"{len(tail)} every run reached)")
+    for side in sides:
+        vals = [final[(side, s)] for s in seeds]
+        print(f"{side:<11}" + "".join(f"  seed {s}: {v:.0f}" for s, v in zip(seeds, vals, strict=True))
+              + f"  mean {statistics.mean(vals):.0f} +- {statistics.pstdev(vals):.0f}")
+    ratios = [final[("ding_lite", s)] / max(final[("sb3", s)], 1e-6) for s in seeds]
+    print("ding_lite / SB3 per seed: " + ", ".join(f"{r:.2f}" for r in ratios))
     print(f"ratio {statistics.median(ratios):.2f}")
 
 
