@@ -15,8 +15,9 @@ manager does not batch):
 Every run evaluates 8 deterministic episodes every 5 collects (800 gradient steps). Each run is a ``serial``
 experiment under ``--work`` whose ``log/train.log`` holds its evaluations as they come, so runs can go in parallel
 processes (``--variants eppo --seeds 1``) and ``--report`` reads whatever has been written, finished or not. The
-table: per variant and seed the final eval return and the env steps of the first eval at or above ``--threshold``,
-then mean +- std over seeds. The last line is the smaller of EPPO's and PPO-DAPG's median env steps to the threshold
+table: per variant and seed the eval return at the furthest env step every PPO and PPO-DAPG run reached (the budget
+once they are done), the last eval return, and the env steps of the first eval at or above ``--threshold``; then
+mean +- std over seeds. The last line is the smaller of EPPO's and PPO-DAPG's median env steps to the threshold
 over PPO's, e.g. ``ratio 0.80`` (below 1: a variant reached it sooner); a run that never reached it counts as its
 budget.
 
@@ -99,32 +100,41 @@ def read_curves(work: Path) -> dict[tuple[str, int], tuple[bool, list[tuple[int,
     return curves
 
 
+def return_at(curve: list[tuple[int, float]], step: int) -> float | None:
+    """The eval return of the last evaluation at or before ``step`` env steps (None: none that late)."""
+    before = [r for s, r in curve if s <= step]
+    return before[-1] if before and curve[-1][0] >= step else None
+
+
 def report(work: Path, threshold: float, budget: int) -> None:
     """The side-by-side table of the runs under ``work`` and the last line ``ratio X``."""
-    curves = read_curves(work)
-    print(f"MiniGrid-DoorKey-5x5-v0, budget {budget:,} env steps per run: final eval return (8 episodes) and env "
-          f"steps of the first eval >= {threshold:g} ('>' = not reached, counted as the budget; '*' = run unfinished)")
-    print(f"{'variant':<10}{'seed':>5}{'env steps done':>16}{'final return':>14}{'steps to thr':>14}")
+    curves = {k: v for k, v in read_curves(work).items() if v[1]}
+    # the comparison at equal env steps: the furthest every PPO and PPO-DAPG run has reached (the budget once done)
+    common = min((c[-1][0] for (v, _), (_, c) in curves.items() if v != "eppo"), default=budget)
+    print(f"MiniGrid-DoorKey-5x5-v0, budget {budget:,} env steps per run: eval return (8 episodes) at {common:,} env "
+          f"steps and at the run's end, env steps of the first eval >= {threshold:g} ('>' = not reached, counted as "
+          f"the budget; '*' = run unfinished)")
+    print(f"{'variant':<10}{'seed':>5}{'steps done':>12}{f'at {common:,}':>10}{'last':>8}{'steps to thr':>14}")
     steps: dict[str, list[float]] = {}
-    finals: dict[str, list[float]] = {}
+    at_common: dict[str, list[float]] = {}
     for (variant, seed), (finished, curve) in sorted(curves.items(),
                                                      key=lambda kv: (VARIANTS.index(kv[0][0]), kv[0][1])):
-        if not curve:
-            continue
-        done, final = curve[-1]
+        done, last = curve[-1]
         reached = next((s for s, r in curve if r >= threshold), None)
+        at = return_at(curve, common)
         cell = f"{reached:,}" if reached is not None else f">{done:,}"
-        print(f"{variant:<10}{seed:>5}{f'{done:,}' + ('' if finished else '*'):>16}{final:>14.3f}{cell:>14}")
+        print(f"{variant:<10}{seed:>5}{f'{done:,}' + ('' if finished else '*'):>12}"
+              f"{'-' if at is None else f'{at:.3f}':>10}{last:>8.3f}{cell:>14}")
         if finished or reached is not None:
             steps.setdefault(variant, []).append(reached if reached is not None else budget)
-        if finished:
-            finals.setdefault(variant, []).append(final)
-    print(f"{'variant':<10}{'final return, mean +- std':>28}{'steps to thr, median (min-max)':>34}")
+        if at is not None:
+            at_common.setdefault(variant, []).append(at)
+    print(f"{'variant':<10}{f'return at {common:,}, mean +- std':>32}{'steps to thr, median (min-max)':>34}")
     for variant in VARIANTS:
-        f, s = finals.get(variant, []), steps.get(variant, [])
+        f, s = at_common.get(variant, []), steps.get(variant, [])
         fin = f"{statistics.mean(f):.3f} +- {statistics.pstdev(f):.3f} (n={len(f)})" if f else "-"
         thr = f"{statistics.median(s):,.0f} ({min(s):,.0f}-{max(s):,.0f}) (n={len(s)})" if s else "-"
-        print(f"{variant:<10}{fin:>28}{thr:>34}")
+        print(f"{variant:<10}{fin:>32}{thr:>34}")
     if "ppo" not in steps or not any(v in steps for v in ("eppo", "ppo_dapg")):
         sys.exit("doorkey_variants: no ratio without PPO's runs and one variant's")
     base = statistics.median(steps["ppo"])
