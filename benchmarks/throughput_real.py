@@ -14,18 +14,22 @@ max-pooling, 30 no-op starts, fire reset, 84x84 grey frames, 4 stacked. SB3's ``
 and ends an episode at a life loss (Pong has no lives) - neither changes the work per step.
 
 Each side builds its envs and model, runs one collect + learn to warm up, then is timed over ``--steps`` env steps
-(collects and learn steps, no evaluation); the sides alternate ``--repeats`` times and each side's best run counts.
-Rates per wall second and per CPU second of the process (all its threads: the CPU rate is the steadier one on a
-loaded machine, the wall rate the one a user waits for). One torch thread on every side (``--threads``). The last
-line is the smallest wall-clock envpool ratio over the tasks (ding_lite envpool steps/s divided by SB3's), e.g.
+(collects and learn steps, no evaluation). The sides run in turn, ``--repeats`` rounds (SB3, envpool, gym, SB3, ...),
+and each ratio is taken within a round, so a load change on the shared machine hits both of its rates; the table
+gives the median ratio over the rounds with its min-max, and the load average at the start and the end. Rates per
+wall second and per CPU second of the process (all its threads: the CPU rate is the steadier one on a loaded
+machine, the wall rate the one a user waits for). One torch thread on every side (``--threads``). The last line is
+the smallest median wall-clock envpool ratio over the tasks (ding_lite envpool steps/s divided by SB3's), e.g.
 ``ratio 1.62``.
 
     python benchmarks/throughput_real.py [--tasks hopper pong] [--steps 4096] [--pong-steps 2048] [--threads 1]
-                                         [--repeats 2]
+                                         [--repeats 5]
 """
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -63,7 +67,7 @@ def ding_lite_rate(task: str, route: str, steps: int) -> tuple[float, float]:
 
 
 # ---- SB3 ---------------------------------------------------------------------------------------------------------
-def sb3_hopper() -> Any:
+def sb3_hopper(seed: int = 0) -> Any:
     """rl-zoo's PPO Hopper hyperparameters, run as 8 envs x 64 steps (the dizoo config's collect of 512)."""
     import gymnasium as gym
     from stable_baselines3 import PPO
@@ -72,7 +76,7 @@ def sb3_hopper() -> Any:
     env = VecNormalize(DummyVecEnv([lambda: gym.make("Hopper-v4") for _ in range(8)]), gamma=0.999)
     return PPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=5, gamma=0.999, gae_lambda=0.99,
                learning_rate=9.80828e-05, ent_coef=0.00229519, clip_range=0.2, max_grad_norm=0.7,
-               vf_coef=0.835671, seed=0, device="cpu",
+               vf_coef=0.835671, seed=seed, device="cpu",
                policy_kwargs=dict(log_std_init=-2, ortho_init=False, activation_fn=torch.nn.ReLU,
                                   net_arch=dict(pi=[256, 256], vf=[256, 256])))
 
@@ -108,34 +112,53 @@ def sb3_rate(task: str, steps: int) -> tuple[float, float]:
     return done / wall, done / cpu
 
 
+def measure(task: str, steps: int, repeats: int) -> dict[str, list[tuple[float, float]]]:
+    """``repeats`` rounds of SB3, ding_lite envpool, ding_lite gym, one after the other in each round (A B C A B C
+    ...), so a load change on the shared machine hits neighbouring runs of every side alike."""
+    runs: dict[str, list[tuple[float, float]]] = {"sb3": [], "envpool": [], "gym": []}
+    for _ in range(repeats):
+        runs["sb3"].append(sb3_rate(task, steps))
+        runs["envpool"].append(ding_lite_rate(task, "envpool", steps))
+        runs["gym"].append(ding_lite_rate(task, "gym", steps))
+    return runs
+
+
+def ratio_cell(side: list[tuple[float, float]], sb3: list[tuple[float, float]], k: int) -> tuple[float, str]:
+    """Median over rounds of the side's rate divided by SB3's in the same round (clock ``k``: 0 wall, 1 CPU), and
+    the cell 'median (min-max)'."""
+    ratios = [a[k] / b[k] for a, b in zip(side, sb3, strict=True)]
+    med = statistics.median(ratios)
+    return med, f"{med:.2f} ({min(ratios):.2f}-{max(ratios):.2f})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=["hopper", "pong"], choices=list(CONFIGS))
-    parser.add_argument("--steps", type=int, default=4096, help="timed env steps per side for Hopper")
-    parser.add_argument("--pong-steps", type=int, default=2048, help="timed env steps per side for Pong")
+    parser.add_argument("--steps", type=int, default=4096, help="timed env steps per side and round for Hopper")
+    parser.add_argument("--pong-steps", type=int, default=2048, help="timed env steps per side and round for Pong")
     parser.add_argument("--threads", type=int, default=1, help="torch threads on every side")
-    parser.add_argument("--repeats", type=int, default=2, help="alternating runs per side (the best counts)")
+    parser.add_argument("--repeats", type=int, default=5, help="rounds of the sides in turn (the median counts)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    rows = []
-    for task in args.tasks:
-        steps = args.pong_steps if task == "pong" else args.steps
-        runs: dict[str, list[tuple[float, float]]] = {"sb3": [], "envpool": [], "gym": []}
-        for _ in range(args.repeats):  # sides alternate, so a load spike on the shared machine hits them alike
-            runs["sb3"].append(sb3_rate(task, steps))
-            runs["envpool"].append(ding_lite_rate(task, "envpool", steps))
-            runs["gym"].append(ding_lite_rate(task, "gym", steps))
-        rows.append((task, {side: (max(r[0] for r in v), max(r[1] for r in v)) for side, v in runs.items()}))
-    print(f"PPO training env steps/s (collect + learn), best of {args.repeats} alternating runs, {args.threads} "
-          f"torch thread(s), Pong without sticky actions; per wall second, and per CPU second (all threads)")
-    print(f"{'task':<8}{'clock':<6}{'SB3':>9}{'ding_lite envpool':>19}{'ding_lite gym':>15}{'envpool/SB3':>13}"
-          f"{'gym/SB3':>9}")
-    for task, best in rows:
+    load = os.getloadavg()
+    rows = [(task, measure(task, args.pong_steps if task == "pong" else args.steps, args.repeats))
+            for task in args.tasks]
+    print(f"PPO training env steps/s (collect + learn), {args.repeats} rounds of the sides in turn, {args.threads} "
+          f"torch thread(s), Pong without sticky actions; per wall second and per CPU second (all threads): median "
+          f"rate over rounds, ratios to SB3 of the same round as median (min-max); load average "
+          f"{load[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end")
+    print(f"{'task':<8}{'clock':<6}{'SB3':>7}{'envpool':>9}{'gym':>7}{'envpool/SB3':>19}{'gym/SB3':>19}")
+    wall_envpool = []
+    for task, runs in rows:
         for k, clock in enumerate(("wall", "cpu")):
-            sb3, pool, gym_route = best["sb3"][k], best["envpool"][k], best["gym"][k]
-            print(f"{task:<8}{clock:<6}{sb3:>9,.0f}{pool:>19,.0f}{gym_route:>15,.0f}{pool / sb3:>13.2f}"
-                  f"{gym_route / sb3:>9.2f}")
-    print(f"ratio {min(best['envpool'][0] / best['sb3'][0] for _, best in rows):.2f}")
+            med = {side: statistics.median(r[k] for r in v) for side, v in runs.items()}
+            pool, pool_cell = ratio_cell(runs["envpool"], runs["sb3"], k)
+            _, gym_cell = ratio_cell(runs["gym"], runs["sb3"], k)
+            if k == 0:
+                wall_envpool.append(pool)
+            print(f"{task:<8}{clock:<6}{med['sb3']:>7,.0f}{med['envpool']:>9,.0f}{med['gym']:>7,.0f}{pool_cell:>19}"
+                  f"{gym_cell:>19}")
+    print(f"ratio {min(wall_envpool):.2f}")
 
 
 if __name__ == "__main__":

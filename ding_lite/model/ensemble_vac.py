@@ -9,7 +9,8 @@ from torch import nn
 
 from ding_lite.data.keys import VALUE
 from ding_lite.errors import ConfigError
-from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, last_size, mlp, ortho_init
+from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, ortho_init
+from ding_lite.model.encoders import build_encoder
 from ding_lite.registry import MODEL
 
 # Parameter-name prefixes of VAC's actor and critic; members and critic below use the same names, so a PPO (VAC)
@@ -19,17 +20,16 @@ CRITIC_PREFIXES = ("critic_encoder.", "critic_head.")
 
 
 class MemberActor(nn.Module):
-    """One member policy: its own MLP and head (no layer shared with other members or the critic).
+    """One member policy: its own encoder (MLP, or a conv net for images) and head (no layer shared with other members
+    or the critic).
 
     ``forward(obs)`` returns ``{'logit'}`` (discrete) or ``{'mu', 'sigma'}`` (diagonal Gaussian), like VAC's actor.
     """
 
-    def __init__(self, obs_size: int, act_size: int, cfg: Mapping[str, Any]) -> None:
+    def __init__(self, act_size: int, cfg: Mapping[str, Any]) -> None:
         super().__init__()
-        hidden = list(cfg["encoder_hidden_size_list"])
-        size = last_size(obs_size, hidden)
         self.continuous, self.fixed_sigma = actor_settings(cfg)
-        self.actor_encoder = mlp(obs_size, hidden, cfg["activation"])
+        self.actor_encoder, size = build_encoder(cfg, list(cfg["encoder_hidden_size_list"]), cfg["activation"])
         self.actor_head = ortho_init(nn.Linear(size, act_size), 0.01)
         add_log_std(self, size, act_size, cfg)
 
@@ -40,11 +40,10 @@ class MemberActor(nn.Module):
 class Critic(nn.Module):
     """The shared state-value network, ``forward(obs) -> (B,) V(s)``."""
 
-    def __init__(self, obs_size: int, cfg: Mapping[str, Any]) -> None:
+    def __init__(self, cfg: Mapping[str, Any]) -> None:
         super().__init__()
-        hidden = list(cfg["encoder_hidden_size_list"])
-        self.critic_encoder = mlp(obs_size, hidden, cfg["activation"])
-        self.critic_head = ortho_init(nn.Linear(last_size(obs_size, hidden), 1), 1.0)
+        self.critic_encoder, size = build_encoder(cfg, list(cfg["encoder_hidden_size_list"]), cfg["activation"])
+        self.critic_head = ortho_init(nn.Linear(size, 1), 1.0)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return self.critic_head(self.critic_encoder(obs)).squeeze(-1)
@@ -66,7 +65,9 @@ class EnsembleVAC(nn.Module):
         action_shape=None,  # number of actions (discrete) or action dim (continuous); None: from the env
         action_space=None,  # 'discrete' or 'continuous'; None: from the env
         ensemble_size=4,  # K, number of member actors
-        encoder_hidden_size_list=[64, 64],  # widths of each member's MLP and of the critic's MLP
+        encoder_hidden_size_list=[64, 64],  # widths of each member's MLP and of the critic's (after convs for images)
+        encoder="auto",  # 'auto' (conv for image observations, MLP for vectors), 'conv' or 'mlp'
+        image_scale=1.0 / 255.0,  # image observations are multiplied by this inside the model (uint8 frames)
         activation="tanh",  # hidden-layer activation: relu, tanh, elu, gelu or silu
         sigma_type="fixed",  # continuous: 'fixed' (state-independent log-std parameter) or 'conditioned'
         init_log_std=0.0,  # continuous: initial log standard deviation
@@ -74,7 +75,6 @@ class EnsembleVAC(nn.Module):
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
         super().__init__()
-        obs_size = flat_size(cfg["obs_shape"])
         act_size = flat_size(cfg["action_shape"], "model.action_shape")
         actor_settings(cfg)  # checked once here, before K members are built
         k = cfg["ensemble_size"]
@@ -82,8 +82,8 @@ class EnsembleVAC(nn.Module):
             raise ConfigError(f"model.ensemble_size must be an int >= 1, got {k!r}")
         self.action_space = cfg["action_space"]
         self.ensemble_size = k
-        self.members = nn.ModuleList(MemberActor(obs_size, act_size, cfg) for _ in range(k))
-        self.critic = Critic(obs_size, cfg)
+        self.members = nn.ModuleList(MemberActor(act_size, cfg) for _ in range(k))
+        self.critic = Critic(cfg)
         self.register_buffer("member_value", torch.zeros(k))
 
     def compute_actor(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:

@@ -84,6 +84,7 @@ class VAC(nn.Module):
         init_log_std=0.0,  # continuous: initial log standard deviation
         obs_norm=False,  # normalise observations by running statistics kept in the model (MuJoCo; not images)
         obs_norm_clip=10.0,  # bound of the normalised observations
+        ortho_init=True,  # orthogonal init (sqrt 2 hidden, 0.01 actor head, 1 critic head); False: PyTorch's default
     )
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
@@ -105,6 +106,10 @@ class VAC(nn.Module):
         # the learner updates the statistics (update_obs_norm); they travel with the weights as buffers
         self.obs_norm = RunningObsNorm(cfg["obs_shape"], cfg.get("obs_norm_clip", 10.0)) if cfg.get("obs_norm") \
             else nn.Identity()
+        if not cfg.get("ortho_init", True):  # hyperparameters tuned without it (rl-zoo's MuJoCo PPO sets)
+            for layer in self.modules():
+                if isinstance(layer, (nn.Linear, nn.Conv2d)):
+                    layer.reset_parameters()
 
     def compute_actor(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         features = self.actor_encoder(self.obs_norm(obs))

@@ -188,12 +188,11 @@ class PPOPolicy(OnPolicyPolicy):
         if self._reward_scaler is not None:  # per collector: the scale is a property of its envs' returns
             rollout = {**rollout, REWARD: self._reward_scaler(rollout[REWARD],
                                                               rollout[TERMINATED] | rollout[TRUNCATED])}
-        next_obs = rollout[NEXT_OBS].reshape((t_len * n_env,) + rollout[NEXT_OBS].shape[2:])
-        next_value = self._denormalized_value(self._model.compute_critic(self.obs_tensor(next_obs))[VALUE])
         terminated, truncated = episode_ends(rollout[TERMINATED], rollout[TRUNCATED],
                                              bool(self.cfg["learn"]["ignore_done"]))
-        adv, ret = gae(rollout[REWARD], rollout[VALUE], next_value.cpu().numpy().reshape(t_len, n_env),
-                       terminated, truncated, self.discount_factor, float(collect["gae_lambda"]))
+        next_value = self._next_value(rollout, terminated, truncated)
+        adv, ret = gae(rollout[REWARD], rollout[VALUE], next_value, terminated, truncated, self.discount_factor,
+                       float(collect["gae_lambda"]))
         keys: tuple[str, ...] = (OBS, ACTION, LOGP, VALUE)
         if ACTION_MASK in rollout:  # the learn step masks the logits as collection did
             keys += (ACTION_MASK,)
@@ -207,6 +206,25 @@ class PPOPolicy(OnPolicyPolicy):
         columns |= {NEXT_OBS: rollout[NEXT_OBS], REWARD: rollout[REWARD], TERMINATED: terminated,
                     TRUNCATED: truncated, CUT: cut, N_ENV: np.full((t_len, n_env), n_env), VALID: valid}
         return {k: v.reshape((t_len * n_env,) + v.shape[2:]) for k, v in columns.items()}
+
+    def _next_value(self, rollout: dict, terminated: np.ndarray, truncated: np.ndarray) -> np.ndarray:
+        """(T, N) V of each step's next observation. Within an episode that is the next row's observation, whose
+        value was stored when it was acted on; the critic runs only where no such row follows: the truncated rows
+        (their final observation, not the reset one) and the rollout's last row. Terminated rows need none (GAE
+        drops it), nor do invalid rows (never samples)."""
+        t_len, n_env = rollout[REWARD].shape
+        next_value = np.zeros((t_len, n_env), dtype=np.float32)
+        next_value[:-1] = rollout[VALUE][1:]  # settled rollouts end an episode before an invalid row: no gap here
+        boot = truncated.copy()
+        boot[-1] = True
+        boot &= ~terminated
+        if VALID in rollout:
+            boot &= rollout[VALID]
+        rows, envs = np.nonzero(boot)
+        if len(rows):
+            value = self._model.compute_critic(self.obs_tensor(rollout[NEXT_OBS][rows, envs]))[VALUE]
+            next_value[rows, envs] = self._denormalized_value(value).cpu().numpy()
+        return next_value
 
     def _state_dict_model(self) -> dict[str, Any]:
         """Weights plus the value-normalisation statistics (collect mode needs both to compute GAE)."""

@@ -8,6 +8,7 @@ from torch import nn
 
 from ding_lite.errors import ConfigError
 from ding_lite.model.encoders import ConvEncoder, image_shape
+from ding_lite.model.ensemble_vac import EnsembleVAC
 from ding_lite.model.templates import VAC, QNet
 
 pytestmark = pytest.mark.unittest
@@ -70,3 +71,32 @@ def test_a_shared_encoder_runs_once_per_actor_critic_forward() -> None:
     assert len(calls) == 1
     torch.testing.assert_close(both["logit"], model.compute_actor(frames)["logit"])
     torch.testing.assert_close(both["value"], model.compute_critic(frames)["value"])
+
+
+def test_ortho_init_off_keeps_pytorch_default_init() -> None:
+    """rl-zoo's MuJoCo PPO sets were tuned with ``ortho_init=False``: the layers keep nn.Linear's default init
+    (uniform within 1/sqrt(fan_in), biases included) instead of orthogonal weights and zero biases."""
+    cfg = dict(VAC.config, obs_shape=11, action_shape=3, action_space="continuous", encoder_hidden_size_list=[64],
+               init_log_std=-2.0)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        ortho, default = VAC(cfg).requires_grad_(False), VAC(dict(cfg, ortho_init=False)).requires_grad_(False)
+    assert float(ortho.actor_head.bias.abs().max()) == 0.0
+    gram = ortho.actor_head.weight @ ortho.actor_head.weight.T  # orthogonal rows of norm 0.01
+    assert torch.allclose(gram, 1e-4 * torch.eye(3), atol=1e-7)
+    for layer in (default.actor_head, default.critic_head, default.actor_encoder[1]):
+        bound = layer.in_features ** -0.5
+        assert float(layer.bias.abs().max()) > 0.0 and float(layer.weight.abs().max()) <= bound
+        assert float(layer.weight.abs().max()) > 0.5 * bound
+    assert torch.equal(default.log_std.data, torch.full((3,), -2.0))
+
+
+def test_ensemble_members_and_critic_get_conv_encoders_for_grids() -> None:
+    """EPPO on MiniGrid: each member and the critic encode the 7x7x3 view with their own small conv net."""
+    cfg = dict(EnsembleVAC.config, obs_shape=[7, 7, 3], action_shape=7, action_space="discrete", ensemble_size=3,
+               encoder_hidden_size_list=[64], image_scale=0.1)
+    model = EnsembleVAC(cfg)
+    encoders = [m.actor_encoder for m in model.members] + [model.critic.critic_encoder]
+    assert all(isinstance(e, ConvEncoder) for e in encoders) and len({id(e) for e in encoders}) == 4
+    out = model.compute_actor_critic(torch.randint(0, 11, (5, 7, 7, 3), dtype=torch.uint8))
+    assert out["logit"].shape == (3, 5, 7) and out["value"].shape == (5,)

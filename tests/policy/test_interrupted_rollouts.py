@@ -102,9 +102,11 @@ def test_ppo_drops_the_placeholder_and_truncates_before_it() -> None:
     data = ppo_rollout(policy, interrupted_at=(2, 1))
     samples = policy.collect_mode.get_train_sample(data)
     assert len(samples[OBS]) == 7 and MARK not in samples[OBS]
-    # env 1's advantages at t = 0, 1 are those of an episode truncated at t = 1 (bootstrapped from V(obs[2]))
+    # env 1's advantages at t = 0, 1 are those of an episode truncated at t = 1, bootstrapped from the critic on its
+    # next_obs; t = 0 takes row 1's stored value
     with torch.no_grad():
-        next_value = policy._model.compute_critic(torch.as_tensor(data[NEXT_OBS][:2, 1]))[VALUE].numpy()
+        last = policy._model.compute_critic(torch.as_tensor(data[NEXT_OBS][1:2, 1]))[VALUE].numpy()
+    next_value = np.array([data[VALUE][1, 1], last[0]], dtype=np.float32)
     adv, _ = gae(data[REWARD][:2, 1:2], data[VALUE][:2, 1:2], next_value[:, None], np.zeros((2, 1), bool),
                  np.array([[False], [True]]), 0.99, 0.95)
     env1 = samples[OBS][:, 1] == 1

@@ -74,6 +74,36 @@ def test_rollout_cut_bootstraps_from_the_next_obs() -> None:
     np.testing.assert_allclose(sample[ADV], [1 + 0.5 * 3 - 0.5, 1 + 0.5 * 7 - 6])
 
 
+class CountingCritic(ObsIsValue):
+    """V(s) = s[0], recording every observation the critic is asked about."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[float] = []
+
+    def compute_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        self.seen += obs[:, 0].tolist()
+        return super().compute_critic(obs)
+
+
+def test_critic_runs_only_where_no_stored_value_follows() -> None:
+    """Within an episode V(next_obs) is the next row's stored value; the critic sees only the final observation of
+    the truncated episode (10) and the last row's next observation of the env still running (3), not the terminated
+    env's (7). Stored values that differ from the critic's show which one GAE used."""
+    cfg = _ppo_cfg("policy.collect.discount_factor=0.5", "policy.collect.gae_lambda=0.5")
+    critic = CountingCritic()
+    policy = POLICY.get("ppo")(cfg.policy, model=critic, enable_field=("collect",))
+    rollout = _rollout()
+    rollout[VALUE] = rollout[OBS][..., 0] + 100.0  # V stored at collection: s + 100
+    sample = policy.collect_mode.get_train_sample(rollout)
+    assert sorted(critic.seen) == [3.0, 10.0]
+    # env 0: δ2 = 1 + .5·3 − 100.5 = −98 (critic on the cut); δ1 = 1 + .5·10 − 102 = −96 (critic on the final obs);
+    # δ0 = 1 + .5·102 − 101 = −49 (row 1's stored value), A0 = −49 + .25·(−96) = −73.
+    # env 1: δ2 = 1 − 106 = −105; δ1 = 1 + .5·106 − 105 = −51, A1 = −51 − 26.25 = −77.25;
+    # δ0 = 1 + .5·105 − 104 = −50.5, A0 = −50.5 + .25·(−77.25) = −69.8125.
+    np.testing.assert_allclose(sample[ADV], [-73, -69.8125, -96, -77.25, -98, -105])
+
+
 def test_continuous_actions_stored_unclipped_env_gets_clipped() -> None:
     cfg = _ppo_cfg("policy.model.obs_shape=3", "policy.model.action_shape=1", "policy.model.action_space='continuous'",
                    "policy.model.init_log_std=1.5", "env.collector_env_num=2", env_id="Pendulum-v1")

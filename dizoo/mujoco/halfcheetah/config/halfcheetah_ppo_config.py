@@ -1,7 +1,7 @@
 """PPO on HalfCheetah-v4 (envpool) with rl-zoo's tuned HalfCheetah hyperparameters (1 env x 512 steps there),
 run as 8 envs x 64 steps per collect, plus the MuJoCo details of Huang et al. 2022: running observation
-normalisation inside the model, reward scaling by the return's spread, state-independent log-std, orthogonal init
-(rl-zoo turns it off here).
+normalisation inside the model, reward scaling by the return's spread, state-independent log-std; orthogonal init off,
+as rl-zoo tuned the set.
 
 Run: ding_lite -m serial -c halfcheetah_ppo_config.py -s 0
 Without envpool (gymnasium[mujoco], same task): ding_lite -m serial -c halfcheetah_ppo_config.py --set env.type=mujoco
@@ -26,12 +26,13 @@ halfcheetah_ppo_config = dict(
             sigma_type="fixed",
             init_log_std=-2.0,
             obs_norm=True,
+            ortho_init=False,  # as rl-zoo tuned these hyperparameters
         ),
         learn=dict(
             epoch_per_collect=20,
             batch_size=64,
             learning_rate=2.0633e-05,
-            value_weight=0.58096,
+            value_weight=1.16192,  # rl-zoo's vf_coef 0.58096 x 2: SB3's value loss has no 1/2
             entropy_weight=0.000401762,
             clip_ratio=0.1,
             grad_clip_value=0.8,

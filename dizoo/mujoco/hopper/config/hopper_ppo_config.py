@@ -1,6 +1,6 @@
 """PPO on Hopper-v4 (envpool) with rl-zoo's tuned Hopper hyperparameters (1 env x 512 steps there), run as 8 envs x 64
 steps per collect, plus the MuJoCo details of Huang et al. 2022: running observation normalisation inside the model,
-reward scaling by the return's spread, state-independent log-std, orthogonal init (rl-zoo turns it off here).
+reward scaling by the return's spread, state-independent log-std; orthogonal init off, as rl-zoo tuned the set.
 
 Run: ding_lite -m serial -c hopper_ppo_config.py -s 0
 Without envpool (gymnasium[mujoco], same task): ding_lite -m serial -c hopper_ppo_config.py --set env.type=mujoco
@@ -25,12 +25,13 @@ hopper_ppo_config = dict(
             sigma_type="fixed",
             init_log_std=-2.0,
             obs_norm=True,
+            ortho_init=False,  # as rl-zoo tuned these hyperparameters
         ),
         learn=dict(
             epoch_per_collect=5,
             batch_size=32,
             learning_rate=9.80828e-05,
-            value_weight=0.835671,
+            value_weight=1.671342,  # rl-zoo's vf_coef 0.835671 x 2: SB3's value loss has no 1/2
             entropy_weight=0.00229519,
             clip_ratio=0.2,
             grad_clip_value=0.7,
