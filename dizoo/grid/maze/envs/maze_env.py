@@ -52,17 +52,23 @@ def bfs_distances(walls: np.ndarray, goal: tuple[int, int]) -> np.ndarray:
     return dist
 
 
+def draw_layout(rng: np.random.Generator, size: int, wall_prob: float) -> tuple[np.ndarray, np.ndarray]:
+    """Random walls (each cell with ``wall_prob``) and a goal on a free cell, redrawn until two cells are free; returns
+    the walls and the distance map to the goal (0 at the goal)."""
+    while True:
+        walls = rng.random((size, size)) < wall_prob
+        free = np.argwhere(~walls)
+        if len(free) >= 2:
+            goal = tuple(int(x) for x in free[rng.integers(len(free))])
+            return walls, bfs_distances(walls, goal)  # type: ignore[arg-type]
+
+
 @lru_cache(maxsize=4096)
 def make_level(level: int, size: int, wall_prob: float, min_distance: int) -> tuple[np.ndarray, tuple, np.ndarray]:
     """Walls (size, size) bool, start cell and distance map of level ``level`` (deterministic in its arguments)."""
     rng = np.random.default_rng(level)
     while True:
-        walls = rng.random((size, size)) < wall_prob
-        free = np.argwhere(~walls)
-        if len(free) < 2:
-            continue
-        goal = tuple(int(x) for x in free[rng.integers(len(free))])
-        dist = bfs_distances(walls, goal)  # type: ignore[arg-type]
+        walls, dist = draw_layout(rng, size, wall_prob)
         if dist.max() >= min_distance:
             far = np.argwhere(dist == dist.max())
             start = tuple(int(x) for x in far[rng.integers(len(far))])
@@ -86,12 +92,8 @@ def make_trap_level(level: int, size: int, wall_prob: float, min_distance: int, 
     trap = is_trap_level(level, hard_every)
     rows, cols = np.indices((size, size))
     for _ in range(100000):
-        walls = rng.random((size, size)) < wall_prob
-        free = np.argwhere(~walls)
-        if len(free) < 2:
-            continue
-        goal = tuple(int(x) for x in free[rng.integers(len(free))])
-        dist = bfs_distances(walls, goal)  # type: ignore[arg-type]
+        walls, dist = draw_layout(rng, size, wall_prob)
+        goal = tuple(int(x) for x in np.argwhere(dist == 0)[0])
         manhattan = np.abs(rows - goal[0]) + np.abs(cols - goal[1])
         if trap:
             ok = (dist >= hard_min_distance) & (dist <= hard_max_distance) & (manhattan <= hard_max_manhattan)
