@@ -121,6 +121,21 @@ class EnvManager:
         """Step every env with its action; finished envs are reset. Returns a :class:`StepResult`."""
         raise NotImplementedError(f"{type(self).__name__} must implement step")
 
+    @property
+    def groups(self) -> list[slice]:
+        """Rows of envs that step apart from the others (:meth:`send` / :meth:`recv`): with more than one, the sample
+        collector computes one group's actions while the others step (envpool's ``pipeline_groups``)."""
+        return [slice(0, self.env_num)]
+
+    def send(self, group: int, actions: np.ndarray) -> None:
+        """Start a step of the envs of ``groups[group]`` (managers with more than one group)."""
+        raise NotImplementedError(f"{type(self).__name__} steps all its envs at once: use step")
+
+    def recv(self, group: int) -> StepResult:
+        """Finish the step :meth:`send` started: a :class:`StepResult` of that group's rows (env indices in
+        ``episodes`` are global)."""
+        raise NotImplementedError(f"{type(self).__name__} steps all its envs at once: use step")
+
     def _reset_one(self, i: int) -> np.ndarray:
         """First observation of env ``i``'s next episode (after its episode ended or was interrupted)."""
         raise NotImplementedError(f"{type(self).__name__} must implement _reset_one")
@@ -141,23 +156,32 @@ class EnvManager:
                      interrupted: np.ndarray | None = None) -> StepResult:
         """Update episode stats, report finished episodes, and put each finished or interrupted env's reset
         observation into the next ``obs``. ``finished`` lists ``(env index, final info)`` of ended episodes."""
-        self._ep_return += reward
-        self._ep_length += 1
+        result = self._finish_rows(slice(0, self.env_num), next_obs, reward, terminated, truncated, finished,
+                                   interrupted)
+        self._obs = result.obs
+        return result
+
+    def _finish_rows(self, rows: slice, next_obs: np.ndarray, reward: np.ndarray, terminated: np.ndarray,
+                     truncated: np.ndarray, finished: list[tuple[int, dict]],
+                     interrupted: np.ndarray | None = None) -> StepResult:
+        """:meth:`_finish_step` for the envs ``rows`` only (the arrays hold those rows; env indices in ``finished``
+        are global); leaves the current observation to the caller."""
+        self._ep_return[rows] += reward
+        self._ep_length[rows] += 1
         obs = next_obs
         episodes: list[EpisodeEnd] = []
         if finished or interrupted is not None:
             obs = next_obs.copy()
             for i, info in finished:
                 episodes.append(EpisodeEnd(i, float(self._ep_return[i]), int(self._ep_length[i]),
-                                           bool(terminated[i]), info))
+                                           bool(terminated[i - rows.start]), info))
             restarted = [i for i, _ in finished]
             if interrupted is not None:  # the cut episode is dropped from the stats, not reported as ended
-                restarted += np.flatnonzero(interrupted).tolist()
+                restarted += (np.flatnonzero(interrupted) + rows.start).tolist()
             for i in restarted:
-                obs[i] = self._reset_one(i)
+                obs[i - rows.start] = self._reset_one(i)
                 self._ep_return[i] = 0.0
                 self._ep_length[i] = 0
-        self._obs = obs
         return StepResult(obs, next_obs, reward, terminated, truncated, episodes, interrupted)
 
     def close(self) -> None:

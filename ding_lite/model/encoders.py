@@ -44,9 +44,10 @@ class ConvEncoder(nn.Module):
         shape = image_shape(obs_shape)
         assert shape is not None, obs_shape
         channels, height, width = shape
-        self.channels_last = tuple(int(x) for x in obs_shape) != shape
+        self.hwc_input = tuple(int(x) for x in obs_shape) != shape  # (H, W, C) observations, permuted in forward
         self.scale = float(scale)
-        if min(height, width) >= NATURE_MIN_SIDE:
+        nature = min(height, width) >= NATURE_MIN_SIDE
+        if nature:
             spec = [(32, 8, 4), (64, 4, 2), (64, 3, 1)]
         else:
             spec = [(16, 2, 1), (32, 2, 1), (64, 2, 1)]
@@ -58,16 +59,44 @@ class ConvEncoder(nn.Module):
             layers += [conv, activation(act)]
             channels = out_channels
         self.convs = nn.Sequential(*layers, nn.Flatten())
+        # The Nature stack runs in the NHWC ("channels_last") memory format: oneDNN's conv backward is about a quarter
+        # faster in it on the CPU (256 frames, one thread: 236 -> 177 ms per forward and backward); the arithmetic is
+        # the same. The small grids' 2x2 convs gain nothing from it and keep NCHW.
+        self.nhwc = nature
+        if self.nhwc:
+            self.convs.to(memory_format=torch.channels_last)  # type: ignore[call-overload]  # missing in torch's stubs
         with torch.no_grad():
             conv_size = int(self.convs(torch.zeros(1, *shape)).shape[1])
         self.head = mlp(conv_size, hidden_sizes, act)
         self.out_size = int(hidden_sizes[-1]) if len(hidden_sizes) else conv_size
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        x = obs.float() * self.scale  # uint8 frames are scaled here, never before storage
-        if self.channels_last:
-            x = x.permute(0, 3, 1, 2)
-        return self.head(self.convs(x))
+        if self.hwc_input:
+            obs = obs.permute(0, 3, 1, 2)  # a view: NCHW shape, NHWC memory
+        return self.head(self.convs(self.scaled(obs)))
+
+    def scaled(self, obs: torch.Tensor) -> torch.Tensor:
+        """``obs * scale`` as float32 in the convs' memory format, in one pass over the frames (uint8 frames are
+        scaled here, never before storage)."""
+        if obs.is_floating_point() and obs.dtype != torch.float32:
+            obs = obs.float()
+        if not self.nhwc or obs.is_contiguous(memory_format=torch.channels_last):
+            return obs * self.scale  # an integer tensor times a float is float32
+        out = torch.empty(obs.shape, dtype=torch.float32, device=obs.device, memory_format=torch.channels_last)
+        return torch.mul(obs, self.scale, out=out)
+
+
+def conv_layout(model: nn.Module, obs: Any) -> Any:
+    """``obs`` in the memory layout that ``model``'s conv encoders read without a transposition: (B, C, H, W) frames
+    in NHWC memory when an encoder runs the Nature stack in it, anything else unchanged. For a learner that draws
+    many minibatches from one batch: one reordering of the batch instead of one per minibatch (Pong PPO, 1,024
+    frames, 16 minibatches of 256: 17 ms once against 7 ms per minibatch)."""
+    if not isinstance(obs, torch.Tensor) or obs.dim() != 4 or obs.is_contiguous(memory_format=torch.channels_last):
+        return obs
+    for module in model.modules():
+        if isinstance(module, ConvEncoder) and module.nhwc and not module.hwc_input:
+            return obs.contiguous(memory_format=torch.channels_last)
+    return obs
 
 
 def build_encoder(cfg: Mapping[str, Any], hidden_sizes: Sequence[int], act: str) -> tuple[nn.Module, int]:

@@ -112,21 +112,24 @@ class VAC(nn.Module):
                     layer.reset_parameters()
 
     def compute_actor(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        features = self.actor_encoder(self.obs_norm(obs))
-        return actor_output(self, self.actor_trunk(features), self.continuous, self.fixed_sigma)
+        return self._actor(self.actor_encoder(self.obs_norm(obs)))
 
     def compute_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        return {VALUE: self.critic_head(self.critic_trunk(self.critic_encoder(self.obs_norm(obs)))).squeeze(-1)}
+        return {VALUE: self._value(self.critic_encoder(self.obs_norm(obs)))}
 
     def compute_actor_critic(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
-        if self.actor_encoder is self.critic_encoder:  # a shared encoder (a conv net on frames) runs once
-            features = self.actor_encoder(self.obs_norm(obs))
-            out = actor_output(self, self.actor_trunk(features), self.continuous, self.fixed_sigma)
-            out[VALUE] = self.critic_head(self.critic_trunk(features)).squeeze(-1)
-            return out
-        out = self.compute_actor(obs)
-        out.update(self.compute_critic(obs))
+        x = self.obs_norm(obs)  # once for both
+        features = self.actor_encoder(x)
+        out = self._actor(features)
+        # a shared encoder (a conv net on frames) runs once
+        out[VALUE] = self._value(features if self.actor_encoder is self.critic_encoder else self.critic_encoder(x))
         return out
+
+    def _actor(self, features: torch.Tensor) -> dict[str, torch.Tensor]:
+        return actor_output(self, self.actor_trunk(features), self.continuous, self.fixed_sigma)
+
+    def _value(self, features: torch.Tensor) -> torch.Tensor:
+        return self.critic_head(self.critic_trunk(features)).squeeze(-1)
 
     def forward(self, obs: torch.Tensor, mode: str = "compute_actor_critic") -> dict[str, torch.Tensor]:
         return getattr(self, mode)(obs)

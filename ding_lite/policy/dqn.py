@@ -81,7 +81,8 @@ class DQNPolicy(Policy):
     # ---- learn -------------------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
         learn = self.cfg["learn"]
-        self._optimizer = adam(self._model.parameters(), lr=learn["learning_rate"])
+        self._params = list(self._model.parameters())  # walked once, not per step (a module-tree walk each time)
+        self._optimizer = adam(self._params, lr=learn["learning_rate"])
         self._target_model = copy.deepcopy(self._model).requires_grad_(False)
         self._learn_state.update(target_model=self._target_model, optimizer=self._optimizer)
         self._train_steps = StepCounter()
@@ -108,7 +109,7 @@ class DQNPolicy(Policy):
         loss, td_abs = td_error_loss(q_taken, target, weight, learn["loss_type"])
         self._optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        grad_norm_clip(self._model.parameters(), learn["grad_clip_value"])
+        grad_norm_clip(self._params, learn["grad_clip_value"])
         self._optimizer.step()
         self._train_steps.count += 1
         self._update_target()

@@ -6,7 +6,8 @@ from typing import Any
 
 import torch
 
-from ding_lite.data.keys import VALID
+from ding_lite.data.keys import OBS, VALID
+from ding_lite.model.encoders import conv_layout
 from ding_lite.policy.base_policy import Policy, grad_norm_clip
 
 Log = dict[str, torch.Tensor]
@@ -44,7 +45,11 @@ class OnPolicyPolicy(Policy):
 
     def _forward_learn(self, batch: dict) -> list[Log]:
         learn = self.cfg["learn"]
-        data = self._prepare(self.batch_tensors(batch))
+        data = self.batch_tensors(batch)
+        if OBS in data:
+            data[OBS] = conv_layout(self._model, data[OBS])  # frames reordered once, not per minibatch
+        data = self._prepare(data)
+        params = list(self._model.parameters())  # one module-tree walk per collect, not per gradient step
         logs: list[Log] = []
         for _ in range(int(learn["epoch_per_collect"])):
             data = self._epoch_data(data)
@@ -55,7 +60,7 @@ class OnPolicyPolicy(Policy):
                 loss, log = self._compute_loss({k: v[idx] for k, v in view.items()}, context)
                 self._optimizer.zero_grad(set_to_none=True)
                 loss.backward()
-                grad_norm_clip(self._model.parameters(), learn["grad_clip_value"])
+                grad_norm_clip(params, learn["grad_clip_value"])
                 self._optimizer.step()
                 logs.append({**context, **log})
         return self._end_update(logs)

@@ -5,7 +5,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch.distributions import Categorical, Independent, Normal
 
 from ding_lite.data.keys import (
     ACTION,
@@ -31,6 +30,7 @@ from ding_lite.model.normalizer import update_obs_norm
 from ding_lite.policy.base_policy import adam
 from ding_lite.policy.on_policy import Log, OnPolicyPolicy
 from ding_lite.registry import POLICY
+from ding_lite.rl_utils.distributions import CategoricalLogits, DiagGaussian
 from ding_lite.rl_utils.gae import gae
 from ding_lite.rl_utils.masks import apply_action_mask, split_action_mask
 from ding_lite.rl_utils.normalize import RewardScaler, linear_lr_decay
@@ -38,11 +38,11 @@ from ding_lite.rl_utils.ppo import normalize_advantage, ppo_policy_loss, ppo_val
 from ding_lite.rl_utils.running_stats import RunningMeanStd
 
 
-def action_distribution(actor_out: dict[str, torch.Tensor]) -> torch.distributions.Distribution:
+def action_distribution(actor_out: dict[str, torch.Tensor]) -> CategoricalLogits | DiagGaussian:
     """Categorical over ``logit`` or diagonal Gaussian over (``mu``, ``sigma``)."""
     if LOGIT in actor_out:
-        return Categorical(logits=actor_out[LOGIT])
-    return Independent(Normal(actor_out[MU], actor_out[SIGMA]), 1)
+        return CategoricalLogits(actor_out[LOGIT])
+    return DiagGaussian(actor_out[MU], actor_out[SIGMA])
 
 
 @POLICY.register("ppo")

@@ -26,30 +26,40 @@ from ding_lite.registry import COLLECTOR
 
 
 class _RolloutWriter:
-    """Preallocated time-major (T, N, ...) columns filled one step at a time."""
+    """Preallocated time-major (T, N, ...) columns filled one step (or one group of envs' step) at a time."""
 
-    def __init__(self, t_len: int) -> None:
-        self.t_len = t_len
+    def __init__(self, t_len: int, n_env: int) -> None:
+        self.t_len, self.n_env = t_len, n_env
         self.columns: dict[str, np.ndarray] = {}
 
-    def write(self, t: int, name: str, value: Any) -> None:
+    def write(self, t: int, name: str, value: Any, rows: slice = slice(None)) -> None:
         if isinstance(value, Mapping):  # an observation with an action mask: two plain columns (data/keys.py)
-            self.write(t, name, value[OBSERVATION])
-            self.write(t, NEXT_ACTION_MASK if name == NEXT_OBS else ACTION_MASK, value[ACTION_MASK])
+            self.write(t, name, value[OBSERVATION], rows)
+            self.write(t, NEXT_ACTION_MASK if name == NEXT_OBS else ACTION_MASK, value[ACTION_MASK], rows)
             return
         column = self.columns.get(name)
         if column is None:
             value = np.asarray(value)
-            column = self.columns[name] = np.empty((self.t_len,) + value.shape, dtype=value.dtype)
-        column[t] = value
+            column = self.columns[name] = np.empty((self.t_len, self.n_env) + value.shape[1:], dtype=value.dtype)
+        column[t, rows] = value
 
-    def invalidate(self, t: int, invalid: np.ndarray) -> None:
+    def invalidate(self, t: int, invalid: np.ndarray, rows: slice = slice(None)) -> None:
         """Mark step ``t``'s rows ``invalid`` (e.g. ``StepResult.interrupted``) in the ``valid`` column, made on the
         first invalid row, so that the hot loop of a rollout without faults writes none."""
         column = self.columns.get(VALID)
         if column is None:
-            column = self.columns[VALID] = np.ones((self.t_len,) + invalid.shape, dtype=bool)
-        column[t] &= ~invalid
+            column = self.columns[VALID] = np.ones((self.t_len, self.n_env), dtype=bool)
+        column[t, rows] &= ~invalid
+
+
+def _write_result(writer: _RolloutWriter, t: int, result: Any, rows: slice) -> None:
+    """A step's outcome (of the envs ``rows``) into row ``t``."""
+    writer.write(t, NEXT_OBS, result.next_obs, rows)
+    writer.write(t, REWARD, result.reward, rows)
+    writer.write(t, TERMINATED, result.terminated, rows)
+    writer.write(t, TRUNCATED, result.truncated, rows)
+    if result.interrupted is not None:  # an env worker failed and was restarted (subprocess manager)
+        writer.invalidate(t, result.interrupted, rows)
 
 
 @COLLECTOR.register("sample")
@@ -86,8 +96,10 @@ class SampleCollector:
     def rollout(self, t_len: int) -> tuple[dict[str, np.ndarray], list[EpisodeEnd]]:
         """Raw time-major rollout of ``t_len`` steps of every env (the hot loop of collection): not yet settled, and
         with a ``valid`` column only when some row is invalid."""
+        if len(getattr(self.env, "groups", ())) > 1:  # duck-typed managers (self-play's) step all envs at once
+            return self._pipelined_rollout(t_len)
         forward, process, step = self.policy.forward, self.policy.process_transition, self.env.step
-        writer = _RolloutWriter(t_len)
+        writer = _RolloutWriter(t_len, self.env.env_num)
         write = writer.write
         obs = self.env.obs
         episodes: list[EpisodeEnd] = []
@@ -96,18 +108,44 @@ class SampleCollector:
             output = forward(obs, env_step=self.env_step)
             result = step(output[ACTION])
             write(t, OBS, obs)
-            write(t, NEXT_OBS, result.next_obs)
-            write(t, REWARD, result.reward)
-            write(t, TERMINATED, result.terminated)
-            write(t, TRUNCATED, result.truncated)
             for name, value in process(output).items():
                 write(t, name, value)
+            _write_result(writer, t, result, slice(None))
             if result.episodes:
                 episodes.extend(result.episodes)
-            if result.interrupted is not None:  # an env worker failed and was restarted (subprocess manager)
-                writer.invalidate(t, result.interrupted)
             obs = result.obs
             self.env_step += n_env
+        self.episode_count += len(episodes)
+        return writer.columns, episodes
+
+    def _pipelined_rollout(self, t_len: int) -> tuple[dict[str, np.ndarray], list[EpisodeEnd]]:
+        """:meth:`rollout` over an env manager whose env groups step apart: each group's actions are computed while
+        the group sent before it steps. The same rows as :meth:`rollout` (every env one step per row, one policy);
+        the forward pass sees one group's rows at a time."""
+        forward, process, send, recv = self.policy.forward, self.policy.process_transition, self.env.send, \
+            self.env.recv
+        groups = self.env.groups
+        writer = _RolloutWriter(t_len, self.env.env_num)
+        write = writer.write
+        full = self.env.obs
+        obs = [full[rows] for rows in groups]
+        episodes: list[EpisodeEnd] = []
+        for t in range(t_len + 1):
+            for k, rows in enumerate(groups):
+                if t > 0:  # finish the group's step of row t - 1 (it ran while the other groups were computed)
+                    result = recv(k)
+                    _write_result(writer, t - 1, result, rows)
+                    if result.episodes:
+                        episodes.extend(result.episodes)
+                    obs[k] = result.obs
+                if t < t_len:
+                    output = forward(obs[k], env_step=self.env_step)
+                    send(k, output[ACTION])
+                    write(t, OBS, obs[k], rows)
+                    for name, value in process(output).items():
+                        write(t, name, value, rows)
+            if t < t_len:
+                self.env_step += self.env.env_num
         self.episode_count += len(episodes)
         return writer.columns, episodes
 

@@ -92,3 +92,37 @@ def test_unknown_env_id_has_a_did_you_mean() -> None:
 def test_envpool_manager_needs_an_envpool_env() -> None:
     with pytest.raises(ConfigError, match="needs env.type='envpool'"):
         build_env_manager(dict(type="gymnasium", env_id="CartPole-v1", manager=dict(type="envpool")), 2)
+
+
+def test_pipeline_groups_step_like_one_pool() -> None:
+    """Two pools stepped apart hold the same envs (env i seeded with seed + i) and answer with the same rows as one
+    pool: through ``step`` and through ``send`` / ``recv`` per group, episode ends and reset observations included."""
+    one = build_env_manager(_cfg(manager=dict(type="envpool", pipeline_groups=1)), 3, seed=4)
+    split = build_env_manager(_cfg(), 3, seed=4)  # the default: 2 groups
+    with one, split:
+        assert split.groups == [slice(0, 2), slice(2, 3)] and one.groups == [slice(0, 3)]
+        np.testing.assert_array_equal(one.reset(), split.reset())
+        ends_one, ends_split = [], []
+        for t in range(2 * HORIZON + 1):
+            actions = np.array([t % 2, 1, 0])
+            expected = one.step(actions)
+            ends_one += expected.episodes
+            if t % 2:  # the whole batch at once
+                results = [split.step(actions)]
+            else:  # group by group, the second sent before the first is received
+                split.send(0, actions[:2])
+                split.send(1, actions[2:])
+                results = [split.recv(0), split.recv(1)]
+            for field in ("obs", "next_obs", "reward", "terminated", "truncated"):
+                np.testing.assert_array_equal(np.concatenate([getattr(r, field) for r in results]),
+                                              getattr(expected, field), err_msg=field)
+            ends_split += [e for r in results for e in r.episodes]
+            np.testing.assert_array_equal(split.obs, one.obs)
+    assert [(e.env_id, e.episode_length) for e in ends_split] == [(e.env_id, e.episode_length) for e in ends_one]
+    assert len(ends_one) == 6
+
+
+@pytest.mark.parametrize("groups", [0, -1, 1.5, True, "2"])
+def test_bad_pipeline_groups_is_a_config_error(groups) -> None:
+    with pytest.raises(ConfigError, match="env.manager.pipeline_groups must be an integer of at least 1"):
+        build_env_manager(_cfg(manager=dict(type="envpool", pipeline_groups=groups)), 2)

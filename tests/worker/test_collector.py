@@ -139,3 +139,29 @@ def test_episode_collector_fills_in_stats_a_manager_did_not_report() -> None:
     finally:
         collector.close()
     assert (episode.env_id, episode.episode_length, episode.episode_return, episode.terminated) == (0, 3, 4.0, False)
+
+
+def test_pipelined_rollout_equals_the_synchronous_one() -> None:
+    """A manager whose env groups step apart (envpool's ``pipeline_groups``) gives the sample collector the same
+    rollout as stepping all envs at once: each group's actions come from its own rows, each env one step per row."""
+    pytest.importorskip("envpool")
+    from ding_lite.envs.gym_env import build_env_manager
+
+    def rollout(groups: int) -> tuple[dict, list, list]:
+        policy = RecordingPolicy()
+        cfg = dict(type="envpool", env_id="CartPole-v1", max_episode_steps=7,
+                   manager=dict(type="envpool", pipeline_groups=groups))
+        with build_env_manager(cfg, 5, seed=2) as manager:
+            collector = SampleCollector(dict(type="sample"), manager, policy.mode())
+            first = collector.rollout(6)[0]  # the second rollout starts where the first ended
+            columns, episodes = collector.rollout(6)
+            assert collector.env_step == 60
+        return ({k: np.concatenate([first[k], columns[k]]) for k in columns},
+                [(e.env_id, e.episode_length) for e in episodes], policy.env_steps)
+
+    sync, piped = rollout(1), rollout(2)
+    assert set(sync[0]) == set(piped[0])
+    for key in sync[0]:
+        np.testing.assert_array_equal(piped[0][key], sync[0][key], err_msg=key)
+    assert piped[1] == sync[1] and len(sync[1]) == 5  # every env's 7-step episode ends in the second rollout
+    assert sync[2] == list(range(0, 60, 5)) and piped[2] == [s for s in sync[2] for _ in range(2)]
