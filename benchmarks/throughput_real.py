@@ -22,7 +22,7 @@ machine, the wall rate the one a user waits for). One torch thread on every side
 the smallest median wall-clock envpool ratio over the tasks (ding_lite envpool steps/s divided by SB3's), e.g.
 ``ratio 1.62``.
 
-    python benchmarks/throughput_real.py [--tasks hopper pong] [--steps 4096] [--pong-steps 2048] [--threads 1]
+    python benchmarks/throughput_real.py [--tasks hopper pong] [--steps 4096] [--pong-steps 4096] [--threads 1]
                                          [--repeats 5]
 """
 from __future__ import annotations
@@ -135,7 +135,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", nargs="+", default=["hopper", "pong"], choices=list(CONFIGS))
     parser.add_argument("--steps", type=int, default=4096, help="timed env steps per side and round for Hopper")
-    parser.add_argument("--pong-steps", type=int, default=2048, help="timed env steps per side and round for Pong")
+    parser.add_argument("--pong-steps", type=int, default=4096, help="timed env steps per side and round for Pong")
     parser.add_argument("--threads", type=int, default=1, help="torch threads on every side")
     parser.add_argument("--repeats", type=int, default=5, help="rounds of the sides in turn (the median counts)")
     args = parser.parse_args()

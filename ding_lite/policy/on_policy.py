@@ -19,7 +19,7 @@ class OnPolicyPolicy(Policy):
         data = self._prepare(data)                       # once per collect
         for epoch in range(learn.epoch_per_collect):
             data = self._epoch_data(data)                # e.g. advantages recomputed by the current critic
-            rows = the valid rows of data, shuffled
+            rows = the valid rows of data, shuffled (minibatch k: rows[k * batch_size:(k + 1) * batch_size])
             context = self._epoch_context(rows)          # per-epoch constants (e.g. DAPG's demo weight)
             for each minibatch of learn.batch_size rows:
                 loss, log = self._compute_loss(minibatch, context)
@@ -50,14 +50,19 @@ class OnPolicyPolicy(Policy):
             data[OBS] = conv_layout(self._model, data[OBS])  # frames reordered once, not per minibatch
         data = self._prepare(data)
         params = list(self._model.parameters())  # one module-tree walk per collect, not per gradient step
+        batch_size = int(learn["batch_size"])
         logs: list[Log] = []
         for _ in range(int(learn["epoch_per_collect"])):
             data = self._epoch_data(data)
             view = _valid_rows(data)
             context = self._epoch_context(view)
-            order = torch.randperm(len(next(iter(view.values()))), device=self.device)
-            for idx in order.split(int(learn["batch_size"])):
-                loss, log = self._compute_loss({k: v[idx] for k, v in view.items()}, context)
+            n_rows = len(next(iter(view.values())))
+            order = torch.randperm(n_rows, device=self.device)
+            # shuffled once per epoch; the minibatches are slices (views) of it, not gathers each
+            shuffled = {k: v[order] for k, v in view.items()}
+            for start in range(0, n_rows, batch_size):
+                loss, log = self._compute_loss({k: v[start:start + batch_size] for k, v in shuffled.items()},
+                                               context)
                 self._optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 grad_norm_clip(params, learn["grad_clip_value"])

@@ -156,3 +156,24 @@ def test_ppo_learn_step_losses_on_a_hand_batch() -> None:
     assert float(log["total_loss"]) == pytest.approx(0.5 + 0.5 * 0.5 - 0.1 * entropy, rel=1e-6)
     assert float(log["approx_kl"]) == pytest.approx((math.log(0.5 / 0.25) + math.log(0.5 / 0.75)) / 2, rel=1e-5)
     assert float(log["clipfrac"]) == 1.0
+
+
+@pytest.mark.parametrize("max_norm", [0.5, 100.0, None])
+def test_grad_norm_clip_is_torchs_rule(max_norm) -> None:
+    """Gradients (3, 4) and (0, 0): global norm 5; clipped to 0.5 they are scaled by 0.5 / (5 + 1e-6), as
+    ``torch.nn.utils.clip_grad_norm_`` does; a bound above the norm (or None) leaves them alone; a parameter without a
+    gradient is skipped."""
+    from ding_lite.policy.base_policy import grad_norm_clip
+
+    params = [torch.nn.Parameter(torch.zeros(2)) for _ in range(3)]
+    params[0].grad, params[1].grad = torch.tensor([3.0, 4.0]), torch.tensor([0.0, 0.0])
+    reference = [torch.nn.Parameter(torch.zeros(2)) for _ in range(2)]
+    reference[0].grad, reference[1].grad = torch.tensor([3.0, 4.0]), torch.tensor([0.0, 0.0])
+    grad_norm_clip(params, max_norm)
+    if max_norm:
+        torch.nn.utils.clip_grad_norm_(reference, max_norm)
+    for p, r in zip(params, reference):
+        torch.testing.assert_close(p.grad, r.grad)
+    expected = [3.0, 4.0] if not max_norm or max_norm > 5 else [0.3 / (1 + 2e-7), 0.4 / (1 + 2e-7)]
+    torch.testing.assert_close(params[0].grad, torch.tensor(expected))
+    assert params[2].grad is None
