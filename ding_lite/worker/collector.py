@@ -32,7 +32,7 @@ class _RolloutWriter:
         self.t_len, self.n_env = t_len, n_env
         self.columns: dict[str, np.ndarray] = {}
 
-    def write(self, t: int, name: str, value: Any, rows: slice = slice(None)) -> None:
+    def write(self, t: int, name: str, value: Any, rows: slice | None = None) -> None:
         if isinstance(value, Mapping):  # an observation with an action mask: two plain columns (data/keys.py)
             self.write(t, name, value[OBSERVATION], rows)
             self.write(t, NEXT_ACTION_MASK if name == NEXT_OBS else ACTION_MASK, value[ACTION_MASK], rows)
@@ -41,18 +41,21 @@ class _RolloutWriter:
         if column is None:
             value = np.asarray(value)
             column = self.columns[name] = np.empty((self.t_len, self.n_env) + value.shape[1:], dtype=value.dtype)
-        column[t, rows] = value
+        if rows is None:  # the whole row: the common case, without a tuple index
+            column[t] = value
+        else:
+            column[t, rows] = value
 
-    def invalidate(self, t: int, invalid: np.ndarray, rows: slice = slice(None)) -> None:
+    def invalidate(self, t: int, invalid: np.ndarray, rows: slice | None = None) -> None:
         """Mark step ``t``'s rows ``invalid`` (e.g. ``StepResult.interrupted``) in the ``valid`` column, made on the
         first invalid row, so that the hot loop of a rollout without faults writes none."""
         column = self.columns.get(VALID)
         if column is None:
             column = self.columns[VALID] = np.ones((self.t_len, self.n_env), dtype=bool)
-        column[t, rows] &= ~invalid
+        column[t, slice(None) if rows is None else rows] &= ~invalid
 
 
-def _write_result(writer: _RolloutWriter, t: int, result: Any, rows: slice) -> None:
+def _write_result(writer: _RolloutWriter, t: int, result: Any, rows: slice | None) -> None:
     """A step's outcome (of the envs ``rows``) into row ``t``."""
     writer.write(t, NEXT_OBS, result.next_obs, rows)
     writer.write(t, REWARD, result.reward, rows)
@@ -110,7 +113,7 @@ class SampleCollector:
             write(t, OBS, obs)
             for name, value in process(output).items():
                 write(t, name, value)
-            _write_result(writer, t, result, slice(None))
+            _write_result(writer, t, result, None)
             if result.episodes:
                 episodes.extend(result.episodes)
             obs = result.obs
