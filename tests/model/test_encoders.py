@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from ding_lite.errors import ConfigError
-from ding_lite.model.encoders import ConvEncoder, image_shape
+from ding_lite.model.encoders import ConvEncoder, conv_layout, image_shape
 from ding_lite.model.ensemble_vac import EnsembleVAC
 from ding_lite.model.templates import VAC, QNet
 
@@ -100,3 +100,29 @@ def test_ensemble_members_and_critic_get_conv_encoders_for_grids() -> None:
     assert all(isinstance(e, ConvEncoder) for e in encoders) and len({id(e) for e in encoders}) == 4
     out = model.compute_actor_critic(torch.randint(0, 11, (5, 7, 7, 3), dtype=torch.uint8))
     assert out["logit"].shape == (3, 5, 7) and out["value"].shape == (5,)
+
+
+def test_nature_stack_runs_nhwc_with_the_same_outputs_as_plain_nchw() -> None:
+    """The Nature stack's weights and inputs are in NHWC memory (a speed choice): its features equal those of the same
+    weights applied to NCHW floats, for NCHW frames, NHWC-strided frames (``conv_layout``) and float frames; the
+    small-grid stack stays NCHW."""
+    torch.manual_seed(0)
+    encoder = ConvEncoder([4, 84, 84], [32])
+    assert encoder.nhwc and all(c.weight.is_contiguous(memory_format=torch.channels_last)
+                                for c in encoder.convs if isinstance(c, nn.Conv2d))
+    frames = torch.randint(0, 256, (5, 4, 84, 84), dtype=torch.uint8)
+    x = frames.float() / 255.0
+    for layer in encoder.convs:  # NCHW reference: contiguous weights and activations
+        x = nn.functional.conv2d(x, layer.weight.contiguous(), layer.bias, layer.stride) \
+            if isinstance(layer, nn.Conv2d) else layer(x)
+    expected = encoder.head(x)
+    torch.testing.assert_close(encoder(frames), expected, rtol=1e-5, atol=1e-5)
+    model = VAC(dict(VAC.config, obs_shape=[4, 84, 84], action_shape=6, action_space="discrete", share_encoder=True))
+    nhwc = conv_layout(model, frames)
+    assert nhwc.is_contiguous(memory_format=torch.channels_last) and torch.equal(nhwc, frames)
+    torch.testing.assert_close(encoder(nhwc), expected, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(encoder(frames.double()), expected, rtol=1e-5, atol=1e-5)
+    assert not ConvEncoder([7, 7, 3], [16]).nhwc
+    grid = VAC(dict(VAC.config, obs_shape=[7, 7, 3], action_shape=7, action_space="discrete"))
+    views = torch.zeros(2, 7, 7, 3, dtype=torch.uint8)
+    assert conv_layout(grid, views) is views and conv_layout(model, torch.zeros(3, 11)).dim() == 2
