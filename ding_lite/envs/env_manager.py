@@ -87,6 +87,7 @@ class EnvManager:
         self.action_space = action_space
         self._seed: int | None = None  # seed of the next reset() (consumed by it)
         self._obs: np.ndarray | None = None
+        self._pending: Any = None  # actions sent (send) and not yet stepped (recv)
         self._ep_return = np.zeros(env_num, dtype=np.float64)
         self._ep_length = np.zeros(env_num, dtype=np.int64)
         self.closed = False
@@ -128,13 +129,15 @@ class EnvManager:
         return [slice(0, self.env_num)]
 
     def send(self, group: int, actions: np.ndarray) -> None:
-        """Start a step of the envs of ``groups[group]`` (managers with more than one group)."""
-        raise NotImplementedError(f"{type(self).__name__} steps all its envs at once: use step")
+        """Start a step of the envs of ``groups[group]``. Here, with one group, the step runs at :meth:`recv`;
+        managers that step groups apart override both."""
+        self._pending = actions
 
     def recv(self, group: int) -> StepResult:
         """Finish the step :meth:`send` started: a :class:`StepResult` of that group's rows (env indices in
         ``episodes`` are global)."""
-        raise NotImplementedError(f"{type(self).__name__} steps all its envs at once: use step")
+        actions, self._pending = self._pending, None
+        return self.step(actions)
 
     def _reset_one(self, i: int) -> np.ndarray:
         """First observation of env ``i``'s next episode (after its episode ended or was interrupted)."""

@@ -194,7 +194,7 @@ class EnvpoolEnvManager(EnvManager):
         observation_space, action_space = self._pools[0].spaces
         super().__init__(env_num, observation_space, action_space, cfg)
         self._reset_obs: dict[int, np.ndarray] = {}
-        self._group_obs: list[np.ndarray] = []  # with several groups: each group's current observation
+        self._group_obs: list[np.ndarray] = []  # each group's current observation
         self._stale = False  # the groups stepped apart since the full batch self._obs was assembled
         self._sent: list[np.ndarray] = [np.empty(0)] * len(self._groups)  # each group's last actions
 
@@ -215,7 +215,8 @@ class EnvpoolEnvManager(EnvManager):
     @property
     def obs(self) -> np.ndarray:
         if self._stale:
-            self._obs, self._stale = np.concatenate(self._group_obs), False
+            self._obs = self._group_obs[0] if len(self._group_obs) == 1 else np.concatenate(self._group_obs)
+            self._stale = False
         return super().obs
 
     def reset(self) -> np.ndarray:
@@ -232,23 +233,19 @@ class EnvpoolEnvManager(EnvManager):
         return self._start_episodes(np.concatenate(self._group_obs))
 
     def step(self, actions: np.ndarray) -> StepResult:
-        """Step every env; ended envs are stepped once more to fetch their reset observations (see the module)."""
-        if self._obs is None:
-            self.reset()
-        if len(self._groups) == 1:
-            self.send(0, actions)
-            result = self.recv(0)
-            self._obs = result.obs
-            return result
+        """Step every env (every group, then the whole batch); ended envs are stepped once more to fetch their reset
+        observations (see the module)."""
         for k, rows in enumerate(self._groups):
             self.send(k, actions[rows])
         parts = [self.recv(k) for k in range(len(self._groups))]
-        obs, next_obs, reward, terminated, truncated = (
-            np.concatenate([getattr(p, f) for p in parts]) for f in ("obs", "next_obs", "reward", "terminated",
-                                                                       "truncated"))
-        result = StepResult(obs, next_obs, reward, terminated, truncated, [e for p in parts for e in p.episodes])
+        if len(parts) == 1:
+            result = parts[0]
+        else:
+            obs, next_obs, reward, terminated, truncated = (
+                np.concatenate([getattr(p, f) for p in parts]) for f in ("obs", "next_obs", "reward", "terminated",
+                                                                           "truncated"))
+            result = StepResult(obs, next_obs, reward, terminated, truncated, [e for p in parts for e in p.episodes])
         self._obs, self._stale = result.obs, False
-        self._group_obs = [result.obs[rows] for rows in self._groups]
         return result
 
     def send(self, group: int, actions: np.ndarray) -> None:
@@ -276,9 +273,8 @@ class EnvpoolEnvManager(EnvManager):
             self._reset_obs = {int(i) + rows.start: first_obs[k] for k, i in enumerate(reset_info["env_id"])}
         result = self._finish_rows(rows, next_obs, np.asarray(reward, dtype=np.float32), terminated, truncated,
                                    finished)
-        if len(self._groups) > 1:
-            self._group_obs[group] = result.obs
-            self._stale = True  # the full batch is assembled when asked for (obs)
+        self._group_obs[group] = result.obs
+        self._stale = True  # the full batch is assembled when asked for (obs)
         return result
 
     def _reset_one(self, i: int) -> np.ndarray:

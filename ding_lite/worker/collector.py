@@ -98,43 +98,27 @@ class SampleCollector:
 
     def rollout(self, t_len: int) -> tuple[dict[str, np.ndarray], list[EpisodeEnd]]:
         """Raw time-major rollout of ``t_len`` steps of every env (the hot loop of collection): not yet settled, and
-        with a ``valid`` column only when some row is invalid."""
-        if len(getattr(self.env, "groups", ())) > 1:  # duck-typed managers (self-play's) step all envs at once
-            return self._pipelined_rollout(t_len)
-        forward, process, step = self.policy.forward, self.policy.process_transition, self.env.step
-        writer = _RolloutWriter(t_len, self.env.env_num)
-        write = writer.write
-        obs = self.env.obs
-        episodes: list[EpisodeEnd] = []
-        n_env = self.env.env_num
-        for t in range(t_len):
-            output = forward(obs, env_step=self.env_step)
-            result = step(output[ACTION])
-            write(t, OBS, obs)
-            for name, value in process(output).items():
-                write(t, name, value)
-            _write_result(writer, t, result, None)
-            if result.episodes:
-                episodes.extend(result.episodes)
-            obs = result.obs
-            self.env_step += n_env
-        self.episode_count += len(episodes)
-        return writer.columns, episodes
+        with a ``valid`` column only when some row is invalid.
 
-    def _pipelined_rollout(self, t_len: int) -> tuple[dict[str, np.ndarray], list[EpisodeEnd]]:
-        """:meth:`rollout` over an env manager whose env groups step apart: each group's actions are computed while
-        the group sent before it steps. The same rows as :meth:`rollout` (every env one step per row, one policy);
-        the forward pass sees one group's rows at a time."""
-        forward, process, send, recv = self.policy.forward, self.policy.process_transition, self.env.send, \
-            self.env.recv
-        groups = self.env.groups
+        The envs step group by group (``env.groups``; one group for most managers): each group's actions are
+        computed and sent, and its step is received once the other groups' actions are out, so with several groups
+        (envpool's ``pipeline_groups``) one group's env stepping overlaps the next group's forward pass. Every env
+        makes one step per row with the same policy; the forward pass sees one group's rows at a time."""
+        forward, process = self.policy.forward, self.policy.process_transition
+        if hasattr(self.env, "send"):
+            groups: list[Any] = self.env.groups
+            send, recv = self.env.send, self.env.recv
+        else:  # a duck-typed manager (self-play's) with step only
+            groups, send, recv = [slice(None)], self._send_via_step, self._recv_via_step
+        # one group writes whole rows (plain indexing); several write their slice of each row
+        rows_of = [None] if len(groups) == 1 else groups
         writer = _RolloutWriter(t_len, self.env.env_num)
         write = writer.write
         full = self.env.obs
-        obs = [full[rows] for rows in groups]
+        obs = [full] if len(groups) == 1 else [full[rows] for rows in groups]
         episodes: list[EpisodeEnd] = []
         for t in range(t_len + 1):
-            for k, rows in enumerate(groups):
+            for k, rows in enumerate(rows_of):
                 if t > 0:  # finish the group's step of row t - 1 (it ran while the other groups were computed)
                     result = recv(k)
                     _write_result(writer, t - 1, result, rows)
@@ -151,6 +135,12 @@ class SampleCollector:
                 self.env_step += self.env.env_num
         self.episode_count += len(episodes)
         return writer.columns, episodes
+
+    def _send_via_step(self, group: int, actions: Any) -> None:
+        self._pending = actions
+
+    def _recv_via_step(self, group: int) -> Any:
+        return self.env.step(self._pending)
 
     def reset(self) -> None:
         """Reset the envs and the policy's per-env collect state."""
