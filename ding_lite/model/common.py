@@ -12,6 +12,7 @@ from ding_lite.data.keys import LOGIT, MU, SIGMA
 from ding_lite.errors import ConfigError
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU, "gelu": nn.GELU, "silu": nn.SiLU}
+INPLACE_ACTIVATIONS = ("relu", "elu", "silu")
 
 
 def flat_size(shape: Any, key: str = "model.obs_shape") -> int:
@@ -23,15 +24,48 @@ def flat_size(shape: Any, key: str = "model.obs_shape") -> int:
     return int(math.prod(shape))
 
 
-def activation(name: str) -> nn.Module:
-    """The activation module called ``name`` ('relu', 'tanh', 'elu', 'gelu', 'silu')."""
+def activation(name: str, inplace: bool = False) -> nn.Module:
+    """The activation module called ``name`` ('relu', 'tanh', 'elu', 'gelu', 'silu'); ``inplace`` where the module
+    has an in-place form (relu, elu, silu), for inputs whose autograd node does not keep them (a conv's or a linear
+    layer's output)."""
     if name not in ACTIVATIONS:
         raise ConfigError(f"unknown activation '{name}'; known: {', '.join(ACTIVATIONS)}")
+    if inplace and name in INPLACE_ACTIVATIONS:
+        return ACTIVATIONS[name](inplace=True)
     return ACTIVATIONS[name]()
 
 
+# the functions MLP.forward calls for these modules (neither has a setting but ReLU's inplace, checked there)
+_ACTIVATION_FUNCTIONS: dict[type, Any] = {nn.ReLU: torch.relu, nn.Tanh: torch.tanh}
+
+
+class MLP(nn.Sequential):
+    """A stack of ``Flatten``, ``Linear`` and activation layers (an ``nn.Sequential``: same layers, same state dict)
+    whose forward calls the layers' functions directly instead of each module's ``__call__``.
+
+    The networks of RL are small enough that the per-module call costs as much as the arithmetic: a 256-wide Linear
+    on 4 rows takes 5.4 µs through its module and 3.0 µs as ``F.linear``, a ReLU 3.0 µs against 0.7 µs (Hopper's
+    actor-critic forward: 78 -> 50 µs). The price: forward hooks registered on the inner layers do not run (hooks on
+    the MLP itself do).
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self._modules.values():
+            kind = type(layer)
+            if kind is nn.Linear:
+                x = nn.functional.linear(x, layer.weight, layer.bias)
+            elif kind is nn.Flatten:
+                if x.dim() != 2:
+                    x = layer(x)
+            elif kind in _ACTIVATION_FUNCTIONS and not getattr(layer, "inplace", False):
+                x = _ACTIVATION_FUNCTIONS[kind](x)
+            else:
+                x = layer(x)
+        return x
+
+
 def mlp(in_size: int, hidden_sizes: Sequence[int], act: str = "relu", out_size: int | None = None,
-        out_gain: float = 1.0) -> nn.Sequential:
+        out_gain: float = 1.0) -> MLP:
     """A flattening MLP: Linear+activation per hidden size, then an optional linear output layer.
 
     Hidden layers get orthogonal init with gain sqrt(2), the output layer ``out_gain`` (Engstrom et al. 2020 show
@@ -44,7 +78,7 @@ def mlp(in_size: int, hidden_sizes: Sequence[int], act: str = "relu", out_size: 
         size = h
     if out_size is not None:
         layers.append(ortho_init(nn.Linear(size, out_size), out_gain))
-    return nn.Sequential(*layers)
+    return MLP(*layers)
 
 
 def head_trunk(in_size: int, hidden_size: int | None, layer_num: int, act: str, name: str) -> tuple[nn.Module, int]:
@@ -61,7 +95,7 @@ def head_trunk(in_size: int, hidden_size: int | None, layer_num: int, act: str, 
     for _ in range(int(layer_num)):
         layers += [ortho_init(nn.Linear(size, int(hidden_size)), math.sqrt(2)), activation(act)]
         size = int(hidden_size)
-    return nn.Sequential(*layers), size
+    return MLP(*layers), size
 
 
 def ortho_init(layer: nn.Linear, gain: float) -> nn.Linear:

@@ -31,7 +31,9 @@ def image_shape(obs_shape: Any) -> tuple[int, int, int] | None:
 
 class ConvEncoder(nn.Module):
     """uint8 (or float) images ``(B, C, H, W)`` (or channels last) to features: ``x * scale``, a conv stack, flatten,
-    then an MLP of ``hidden_sizes``.
+    then an MLP of ``hidden_sizes``. The scale is applied to the first convolution's weights, not to the frames:
+    ``conv(x * s, W) = conv(x, s * W)``, and multiplying 8k weights costs nothing next to the frames (Pong PPO,
+    256 frames: the scaled cast took 11 ms of a 115 ms learn step, the plain cast 1.4 ms).
 
     Sides of 36 pixels or more get the Nature-DQN stack (Mnih et al. 2015: 32 8x8/4, 64 4x4/2, 64 3x3/1; with
     ``hidden_sizes=[512]`` it is that paper's network); smaller grids (MiniGrid's 7x7 view) get three 2x2 convs.
@@ -56,9 +58,12 @@ class ConvEncoder(nn.Module):
             conv = nn.Conv2d(channels, out_channels, kernel, stride)
             nn.init.orthogonal_(conv.weight, 2 ** 0.5)
             nn.init.zeros_(conv.bias)  # type: ignore[arg-type]
-            layers += [conv, activation(act)]
+            # in place: a conv's backward needs its input, not its output (-2 ms of Pong's learn step)
+            layers += [conv, activation(act, inplace=True)]
             channels = out_channels
         self.convs = nn.Sequential(*layers, nn.Flatten())
+        # the layers after the first conv as a plain tuple (not registered again: the state dict is unchanged)
+        self._after_first_conv = tuple(layers[1:]) + (self.convs[-1],)
         # The Nature stack runs in the NHWC ("channels_last") memory format: oneDNN's conv backward is about a quarter
         # faster in it on the CPU (256 frames, one thread: 236 -> 177 ms per forward and backward); the arithmetic is
         # the same. The small grids' 2x2 convs gain nothing from it and keep NCHW.
@@ -73,17 +78,15 @@ class ConvEncoder(nn.Module):
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         if self.hwc_input:
             obs = obs.permute(0, 3, 1, 2)  # a view: NCHW shape, NHWC memory
-        return self.head(self.convs(self.scaled(obs)))
-
-    def scaled(self, obs: torch.Tensor) -> torch.Tensor:
-        """``obs * scale`` as float32 in the convs' memory format, in one pass over the frames (uint8 frames are
-        scaled here, never before storage)."""
-        if obs.is_floating_point() and obs.dtype != torch.float32:
-            obs = obs.float()
-        if not self.nhwc or obs.is_contiguous(memory_format=torch.channels_last):
-            return obs * self.scale  # an integer tensor times a float is float32
-        out = torch.empty(obs.shape, dtype=torch.float32, device=obs.device, memory_format=torch.channels_last)
-        return torch.mul(obs, self.scale, out=out)
+        # one pass over the frames: cast to float32 in the convs' memory format (uint8 frames are cast here, never
+        # before storage)
+        x = obs.to(torch.float32, memory_format=torch.channels_last if self.nhwc else torch.preserve_format)
+        first = self.convs[0]
+        weight = first.weight if self.scale == 1.0 else first.weight * self.scale
+        x = nn.functional.conv2d(x, weight, first.bias, first.stride)
+        for layer in self._after_first_conv:
+            x = layer(x)
+        return self.head(x)
 
 
 def conv_layout(model: nn.Module, obs: Any) -> Any:

@@ -25,10 +25,25 @@ class RunningObsNorm(nn.Module):
         self.register_buffer("mean", torch.zeros(shape, dtype=torch.float64))
         self.register_buffer("var", torch.ones(shape, dtype=torch.float64))
         self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+        self._stats_key: tuple = ()
+        self._shift = self._scale = torch.zeros(0)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        scale = (self.var + self.eps).rsqrt()
-        return ((obs - self.mean) * scale).clamp(-self.clip, self.clip).float()
+        shift, scale = self._float32_stats()
+        return ((obs.float() - shift) * scale).clamp_(-self.clip, self.clip)
+
+    def _float32_stats(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``mean`` and ``1 / sqrt(var + eps)`` in float32, recomputed only when the buffers changed (an update, a
+        loaded state dict, a move to another device: their version counters or storage differ). The forward pass
+        then costs three float32 ops instead of five, two of them in float64 (Hopper's collect forward: 10 -> 4
+        µs, run once per env step)."""
+        key = (self.mean._version, self.var._version, self.mean.data_ptr(), self.var.data_ptr(), self.mean.device)
+        if key != self._stats_key:
+            with torch.inference_mode(False), torch.no_grad():  # plain tensors, usable later with grad enabled
+                self._shift = self.mean.float()
+                self._scale = (self.var + self.eps).rsqrt().float()
+            self._stats_key = key
+        return self._shift, self._scale
 
     @torch.no_grad()
     def update(self, obs: torch.Tensor) -> None:

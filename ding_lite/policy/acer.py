@@ -13,7 +13,8 @@ import torch.nn.functional as F
 from ding_lite.data.keys import ACTION, LOGIT, MASK, OBS_PLUS_1, REWARD, TERMINATED
 from ding_lite.data.sequence import SequenceCutter
 from ding_lite.errors import ConfigError
-from ding_lite.policy.base_policy import Policy, adam, grad_norm_clip
+from ding_lite.policy.base_policy import Policy
+from ding_lite.policy.optim import adam, grad_norm_clip, optimizer_step
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.acer import (
     acer_policy_gradient,
@@ -113,7 +114,7 @@ class ACERPolicy(Policy):
         self._optimizer_critic.zero_grad(set_to_none=True)
         critic_loss.backward()  # the critic's gradient is not projected (ACER §3.3)
         grad_norm_clip(self._model.critic.parameters(), learn["grad_clip_value"])
-        self._optimizer_critic.step()
+        optimizer_step(self._optimizer_critic)
         ema_update_(self._avg_actor, self._model.actor, float(learn["target_theta"]))
         out.update(critic_loss=critic_loss.detach(), q_retrace_mean=masked_mean(q_ret, mask))
         return out
@@ -140,7 +141,7 @@ class ACERPolicy(Policy):
         self._optimizer_actor.zero_grad(set_to_none=True)
         logit.backward(-g / mask.sum().clamp_min(1.0))
         grad_norm_clip(self._model.actor.parameters(), learn["grad_clip_value"])
-        self._optimizer_actor.step()
+        optimizer_step(self._optimizer_actor)
         entropy = -(prob * prob.clamp_min(1e-8).log()).sum(-1)
         # losses are the negated surrogates (0 − x, so that a zero surrogate logs 0 rather than −0)
         out.update(actor_loss=0.0 - masked_mean(terms.truncated_surrogate, mask),

@@ -25,7 +25,8 @@ from ding_lite.data.keys import (
     WEIGHT,
 )
 from ding_lite.data.rollout import cut_before_invalid, episode_ends
-from ding_lite.policy.base_policy import Policy, StepCounter, adam, grad_norm_clip
+from ding_lite.policy.base_policy import Policy, StepCounter
+from ding_lite.policy.optim import adam, grad_norm_clip, optimizer_step
 from ding_lite.registry import POLICY, import_object
 from ding_lite.rl_utils.exploration import epsilon_schedule
 from ding_lite.rl_utils.masks import apply_action_mask, masked_argmax, random_legal_actions, split_action_mask
@@ -110,7 +111,7 @@ class DQNPolicy(Policy):
         self._optimizer.zero_grad(set_to_none=True)
         loss.backward()
         grad_norm_clip(self._params, learn["grad_clip_value"])
-        self._optimizer.step()
+        optimizer_step(self._optimizer)
         self._train_steps.count += 1
         self._update_target()
         out = {"loss": loss.detach(), "q_mean": q_taken.detach().mean()}

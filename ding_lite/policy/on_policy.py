@@ -8,7 +8,8 @@ import torch
 
 from ding_lite.data.keys import OBS, VALID
 from ding_lite.model.encoders import conv_layout
-from ding_lite.policy.base_policy import Policy, grad_norm_clip
+from ding_lite.policy.base_policy import Policy
+from ding_lite.policy.optim import grad_norm_clip, optimizer_step
 
 Log = dict[str, torch.Tensor]
 
@@ -66,7 +67,7 @@ class OnPolicyPolicy(Policy):
                 self._optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 grad_norm_clip(params, learn["grad_clip_value"])
-                self._optimizer.step()
+                optimizer_step(self._optimizer)
                 logs.append({**context, **log})
         return self._end_update(logs)
 

@@ -27,8 +27,8 @@ from ding_lite.data.keys import (
 )
 from ding_lite.data.rollout import episode_ends, valid_transitions
 from ding_lite.model.normalizer import update_obs_norm
-from ding_lite.policy.base_policy import adam
 from ding_lite.policy.on_policy import Log, OnPolicyPolicy
+from ding_lite.policy.optim import adam
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.distributions import CategoricalLogits, DiagGaussian
 from ding_lite.rl_utils.gae import gae
@@ -173,9 +173,8 @@ class PPOPolicy(OnPolicyPolicy):
     def _forward_collect(self, obs: Any, env_step: int = 0) -> dict:
         obs, mask = split_action_mask(obs)
         out = _masked(self._model.compute_actor_critic(self.obs_tensor(obs)), mask)
-        dist = action_distribution(out)
-        action = dist.sample()
-        return {ACTION: action.cpu().numpy(), LOGP: dist.log_prob(action).cpu().numpy(),
+        action, logp = action_distribution(out).sample_and_log_prob()
+        return {ACTION: action.cpu().numpy(), LOGP: logp.cpu().numpy(),
                 VALUE: self._denormalized_value(out[VALUE]).cpu().numpy()}
 
     @torch.inference_mode()

@@ -36,6 +36,16 @@ class DiagGaussian:
         with torch.no_grad():
             return torch.normal(self.mean, self.stddev)
 
+    def sample_and_log_prob(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(sample(), log_prob(sample))`` from one standard-normal draw ``z`` (the action is ``mu + sigma * z``,
+        torch.normal's stream and arithmetic; its log-density needs no second pass over the action: ``(a - mu) /
+        sigma`` is ``z``)."""
+        with torch.no_grad():
+            z = torch.randn_like(self.mean)
+            action = self.stddev * z + self.mean
+            log_p = (-0.5 * z.square() - self._log_sigma).sum(-1) - _HALF_LOG_2PI * self.mean.shape[-1]
+            return action, log_p
+
 
 class CategoricalLogits:
     """A categorical over the last dimension of unnormalised ``logits`` (masked actions at a large negative logit)."""
@@ -66,3 +76,9 @@ class CategoricalLogits:
         with torch.no_grad():
             probs = self.probs.reshape(-1, self.logits.shape[-1])
             return torch.multinomial(probs, 1, True).reshape(self.logits.shape[:-1])
+
+    def sample_and_log_prob(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(sample(), log_prob(sample))``."""
+        with torch.no_grad():
+            action = self.sample()
+            return action, self.log_prob(action)

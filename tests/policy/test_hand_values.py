@@ -163,7 +163,7 @@ def test_grad_norm_clip_is_torchs_rule(max_norm) -> None:
     """Gradients (3, 4) and (0, 0): global norm 5; clipped to 0.5 they are scaled by 0.5 / (5 + 1e-6), as
     ``torch.nn.utils.clip_grad_norm_`` does; a bound above the norm (or None) leaves them alone; a parameter without a
     gradient is skipped."""
-    from ding_lite.policy.base_policy import grad_norm_clip
+    from ding_lite.policy.optim import grad_norm_clip
 
     params = [torch.nn.Parameter(torch.zeros(2)) for _ in range(3)]
     params[0].grad, params[1].grad = torch.tensor([3.0, 4.0]), torch.tensor([0.0, 0.0])

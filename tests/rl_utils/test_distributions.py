@@ -41,11 +41,16 @@ def test_gaussian_matches_torch_with_gradients_and_broadcasting() -> None:
 
 
 def test_gaussian_samples_are_torchs_stream() -> None:
-    mu, sigma = torch.zeros(4, 2), torch.full((4, 2), 0.5)
+    mu, sigma = torch.randn(4, 2), torch.rand(4, 2) + 0.1
     torch.manual_seed(3)
     ours = DiagGaussian(mu, sigma).sample()
     torch.manual_seed(3)
-    torch.testing.assert_close(ours, Normal(mu, sigma).sample())
+    ref = Normal(mu, sigma).sample()
+    torch.testing.assert_close(ours, ref)
+    torch.manual_seed(3)
+    action, log_p = DiagGaussian(mu, sigma).sample_and_log_prob()
+    assert torch.equal(action, ref)  # the same draw, bit for bit
+    torch.testing.assert_close(log_p, Independent(Normal(mu, sigma), 1).log_prob(ref))
 
 
 def test_categorical_matches_torch_with_masked_logits_and_broadcasting() -> None:
@@ -77,4 +82,9 @@ def test_categorical_samples_are_torchs_stream() -> None:
     torch.manual_seed(7)
     ours = CategoricalLogits(logits).sample()
     torch.manual_seed(7)
-    torch.testing.assert_close(ours, Categorical(logits=logits).sample())
+    ref = Categorical(logits=logits).sample()
+    torch.testing.assert_close(ours, ref)
+    torch.manual_seed(7)
+    action, log_p = CategoricalLogits(logits).sample_and_log_prob()
+    assert torch.equal(action, ref)
+    torch.testing.assert_close(log_p, Categorical(logits=logits).log_prob(ref))

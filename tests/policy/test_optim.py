@@ -1,0 +1,70 @@
+"""The optimiser helpers: optimizer_step's direct fused-Adam call against torch.optim.Adam.step, step for step."""
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from ding_lite.policy.optim import _fused_adam_groups, adam, optimizer_step
+from ding_lite.rl_utils.normalize import linear_lr_decay
+
+pytestmark = pytest.mark.unittest
+
+
+def _net(seed: int) -> nn.Module:
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(5, 16), nn.Tanh(), nn.Linear(16, 3))
+
+
+def _train(net: nn.Module, opt: torch.optim.Optimizer, steps: int, step: object = optimizer_step) -> None:
+    """``steps`` steps on fixed random data with a linear learning-rate decay; from step 20 on the last bias gets no
+    gradient (a parameter that Adam skips)."""
+    torch.manual_seed(1)
+    schedule = linear_lr_decay(opt, steps)
+    assert schedule is not None
+    for i in range(steps):
+        opt.zero_grad(set_to_none=True)
+        out = net(torch.randn(8, 5))
+        loss = out.square().mean() + (0.0 if i >= 20 else net[2].bias.square().sum())
+        loss.backward()
+        if i >= 20:
+            net[2].bias.grad = None
+        step(opt)  # type: ignore[operator]
+        schedule.step()
+
+
+def test_direct_fused_adam_step_matches_torch_adam_step_for_step_with_a_schedule() -> None:
+    ours_net, ref_net = _net(0), _net(0)
+    ours = adam(ours_net.parameters(), lr=1e-2, eps=1e-5, weight_decay=0.01)
+    ref = torch.optim.Adam(ref_net.parameters(), lr=1e-2, eps=1e-5, weight_decay=0.01)  # unfused, torch's step
+    ours_net(torch.ones(1, 5)).sum().backward()
+    assert _fused_adam_groups(ours) is None  # gradients but no state yet: the first step is torch's
+    _train(ours_net, ours, 30)
+    assert _fused_adam_groups(ours) is not None  # the later ones the direct call
+    _train(ref_net, ref, 30, step=lambda opt: opt.step())
+    for a, b in zip(ours_net.parameters(), ref_net.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    ours_state, ref_state = ours.state_dict(), ref.state_dict()
+    assert ours_state["param_groups"][0]["lr"] == pytest.approx(ref_state["param_groups"][0]["lr"])
+    for k, st in ref_state["state"].items():  # the same state, so checkpoints load either way
+        for name in ("step", "exp_avg", "exp_avg_sq"):
+            torch.testing.assert_close(ours_state["state"][k][name], st[name], rtol=1e-5, atol=1e-7)
+
+
+def test_optimizer_step_takes_torchs_path_where_the_direct_call_does_not_apply() -> None:
+    net = _net(0)
+    opt = adam(net.parameters(), lr=1e-2)
+    calls = []
+    opt.register_step_post_hook(lambda *_: calls.append(1))  # hooks: Adam.step runs them, once per step
+    _train(net, opt, 3)
+    assert calls == [1, 1, 1]
+    amsgrad = adam(_net(0).parameters(), lr=1e-2, amsgrad=True)
+    for opt in (amsgrad, torch.optim.Adam(_net(0).parameters()), torch.optim.SGD(_net(0).parameters(), lr=0.1)):
+        params = [p for group in opt.param_groups for p in group["params"]]
+        before = [p.detach().clone() for p in params]
+        for _ in range(2):
+            for p in params:
+                p.grad = torch.ones_like(p)
+            optimizer_step(opt)
+        assert all(not torch.equal(a, b) for a, b in zip(before, params, strict=True))
+    assert _fused_adam_groups(amsgrad) is None
