@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -52,8 +52,9 @@ class MLP(nn.Sequential):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for layer in self._modules.values():
             kind = type(layer)
-            if kind is nn.Linear:
-                x = nn.functional.linear(x, layer.weight, layer.bias)
+            if kind is nn.Linear:  # exactly: a subclass (a noisy layer, say) keeps its own forward
+                linear = cast(nn.Linear, layer)
+                x = nn.functional.linear(x, linear.weight, linear.bias)
             elif kind is nn.Flatten:
                 if x.dim() != 2:
                     x = layer(x)

@@ -6,7 +6,7 @@ scales them as its first step, so a stored Atari transition costs its frames' by
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -81,7 +81,7 @@ class ConvEncoder(nn.Module):
         # one pass over the frames: cast to float32 in the convs' memory format (uint8 frames are cast here, never
         # before storage)
         x = obs.to(torch.float32, memory_format=torch.channels_last if self.nhwc else torch.preserve_format)
-        first = self.convs[0]
+        first = cast(nn.Conv2d, self.convs[0])
         weight = first.weight if self.scale == 1.0 else first.weight * self.scale
         x = nn.functional.conv2d(x, weight, first.bias, first.stride)
         for layer in self._after_first_conv:
