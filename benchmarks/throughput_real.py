@@ -18,12 +18,14 @@ Each side builds its envs and model, runs one collect + learn to warm up, then i
 and each ratio is taken within a round, so a load change on the shared machine hits both of its rates; the table
 gives the median ratio over the rounds with its min-max, and the load average at the start and the end. Rates per
 wall second and per CPU second of the process (all its threads: the CPU rate is the steadier one on a loaded
-machine, the wall rate the one a user waits for). One torch thread on every side (``--threads``). The last line is
+machine, the wall rate the one a user waits for). One torch thread on every side (``--threads``). Each side runs with
+its own framework's torch settings: ding_lite's pipelines flush denormal floats to zero (``configure_torch``), SB3
+leaves torch's default (denormals kept); ``--sb3-flush-denormal`` gives SB3 the flushing too. The last line is
 the smallest median wall-clock envpool ratio over the tasks (ding_lite envpool steps/s divided by SB3's), e.g.
 ``ratio 1.62``.
 
     python benchmarks/throughput_real.py [--tasks hopper pong] [--steps 4096] [--pong-steps 4096] [--threads 1]
-                                         [--repeats 5]
+                                         [--repeats 5] [--sb3-flush-denormal]
 """
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 import torch  # noqa: E402
 
 from ding_lite.entry.common import build, build_env_managers, load_config  # noqa: E402
+from ding_lite.utils.torch_setup import configure_torch  # noqa: E402
 
 DIZOO = Path(__file__).resolve().parents[1] / "dizoo"
 CONFIGS = {"hopper": DIZOO / "mujoco/hopper/config/hopper_ppo_config.py",
@@ -52,6 +55,7 @@ def ding_lite_rate(task: str, route: str, steps: int) -> tuple[float, float]:
     """Training env steps per wall second and per CPU second (all threads) of the dizoo config (``route``:
     'envpool' as shipped, or 'gym')."""
     overrides = [] if route == "envpool" else [f"env.type={GYM_ROUTE[task]}", "env.manager.type=base"]
+    configure_torch()  # what the pipelines do: DING_LITE_TORCH_THREADS threads (set by main), denormals flushed
     cfg = load_config(str(CONFIGS[task]), overrides=overrides, seed=0)
     collector_env, _ = build_env_managers(cfg, seed=0, evaluate=False)
     with collector_env:
@@ -99,8 +103,10 @@ def sb3_pong() -> Any:
                vf_coef=0.5, ent_coef=0.01, seed=0, device="cpu")
 
 
-def sb3_rate(task: str, steps: int) -> tuple[float, float]:
-    """Training env steps per wall second and per CPU second of SB3 with rl-zoo's settings."""
+def sb3_rate(task: str, steps: int, flush_denormal: bool = False) -> tuple[float, float]:
+    """Training env steps per wall second and per CPU second of SB3 with rl-zoo's settings (torch's default for
+    denormal floats unless ``flush_denormal``)."""
+    torch.set_flush_denormal(flush_denormal)
     model = {"hopper": sb3_hopper, "pong": sb3_pong}[task]()
     per_collect = model.n_steps * model.n_envs
     model.learn(total_timesteps=per_collect)  # warm-up
@@ -112,12 +118,12 @@ def sb3_rate(task: str, steps: int) -> tuple[float, float]:
     return done / wall, done / cpu
 
 
-def measure(task: str, steps: int, repeats: int) -> dict[str, list[tuple[float, float]]]:
+def measure(task: str, steps: int, repeats: int, sb3_flush: bool) -> dict[str, list[tuple[float, float]]]:
     """``repeats`` rounds of SB3, ding_lite envpool, ding_lite gym, one after the other in each round (A B C A B C
     ...), so a load change on the shared machine hits neighbouring runs of every side alike."""
     runs: dict[str, list[tuple[float, float]]] = {"sb3": [], "envpool": [], "gym": []}
     for _ in range(repeats):
-        runs["sb3"].append(sb3_rate(task, steps))
+        runs["sb3"].append(sb3_rate(task, steps, sb3_flush))
         runs["envpool"].append(ding_lite_rate(task, "envpool", steps))
         runs["gym"].append(ding_lite_rate(task, "gym", steps))
     return runs
@@ -138,13 +144,18 @@ def main() -> None:
     parser.add_argument("--pong-steps", type=int, default=4096, help="timed env steps per side and round for Pong")
     parser.add_argument("--threads", type=int, default=1, help="torch threads on every side")
     parser.add_argument("--repeats", type=int, default=5, help="rounds of the sides in turn (the median counts)")
+    parser.add_argument("--sb3-flush-denormal", action="store_true",
+                        help="flush denormal floats to zero on SB3's side too (ding_lite's default, not SB3's)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    os.environ["DING_LITE_TORCH_THREADS"] = str(args.threads)
     load = os.getloadavg()
-    rows = [(task, measure(task, args.pong_steps if task == "pong" else args.steps, args.repeats))
-            for task in args.tasks]
+    rows = [(task, measure(task, args.pong_steps if task == "pong" else args.steps, args.repeats,
+                           args.sb3_flush_denormal)) for task in args.tasks]
+    sb3_denormals = "flushed" if args.sb3_flush_denormal else "kept (torch's default)"
     print(f"PPO training env steps/s (collect + learn), {args.repeats} rounds of the sides in turn, {args.threads} "
-          f"torch thread(s), Pong without sticky actions; per wall second and per CPU second (all threads): median "
+          f"torch thread(s), denormals flushed on ding_lite's side and {sb3_denormals} on SB3's, Pong without sticky "
+          f"actions; per wall second and per CPU second (all threads): median "
           f"rate over rounds, ratios to SB3 of the same round as median (min-max); load average "
           f"{load[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end")
     print(f"{'task':<8}{'clock':<6}{'SB3':>7}{'envpool':>9}{'gym':>7}{'envpool/SB3':>19}{'gym/SB3':>19}")

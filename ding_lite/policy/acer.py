@@ -14,7 +14,7 @@ from ding_lite.data.keys import ACTION, LOGIT, MASK, OBS_PLUS_1, REWARD, TERMINA
 from ding_lite.data.sequence import SequenceCutter
 from ding_lite.errors import ConfigError
 from ding_lite.policy.base_policy import Policy
-from ding_lite.policy.optim import adam, grad_norm_clip, optimizer_step
+from ding_lite.policy.optim import adam, optimizer_step
 from ding_lite.registry import POLICY
 from ding_lite.rl_utils.acer import (
     acer_policy_gradient,
@@ -113,8 +113,7 @@ class ACERPolicy(Policy):
         critic_loss = acer_value_loss(q_value[:-1].gather(-1, action.unsqueeze(-1)).squeeze(-1), q_ret, mask)
         self._optimizer_critic.zero_grad(set_to_none=True)
         critic_loss.backward()  # the critic's gradient is not projected (ACER §3.3)
-        grad_norm_clip(self._model.critic.parameters(), learn["grad_clip_value"])
-        optimizer_step(self._optimizer_critic)
+        optimizer_step(self._optimizer_critic, learn["grad_clip_value"])
         ema_update_(self._avg_actor, self._model.actor, float(learn["target_theta"]))
         out.update(critic_loss=critic_loss.detach(), q_retrace_mean=masked_mean(q_ret, mask))
         return out
@@ -140,8 +139,7 @@ class ACERPolicy(Policy):
         # ascend the objective averaged over real steps: the mean of the per-sample z's
         self._optimizer_actor.zero_grad(set_to_none=True)
         logit.backward(-g / mask.sum().clamp_min(1.0))
-        grad_norm_clip(self._model.actor.parameters(), learn["grad_clip_value"])
-        optimizer_step(self._optimizer_actor)
+        optimizer_step(self._optimizer_actor, learn["grad_clip_value"])
         entropy = -(prob * prob.clamp_min(1e-8).log()).sum(-1)
         # losses are the negated surrogates (0 − x, so that a zero surrogate logs 0 rather than −0)
         out.update(actor_loss=0.0 - masked_mean(terms.truncated_surrogate, mask),

@@ -26,7 +26,7 @@ from ding_lite.data.keys import (
 )
 from ding_lite.data.rollout import cut_before_invalid, episode_ends
 from ding_lite.policy.base_policy import Policy, StepCounter
-from ding_lite.policy.optim import adam, grad_norm_clip, optimizer_step
+from ding_lite.policy.optim import adam, optimizer_step
 from ding_lite.registry import POLICY, import_object
 from ding_lite.rl_utils.exploration import epsilon_schedule
 from ding_lite.rl_utils.masks import apply_action_mask, masked_argmax, random_legal_actions, split_action_mask
@@ -110,8 +110,7 @@ class DQNPolicy(Policy):
         loss, td_abs = td_error_loss(q_taken, target, weight, learn["loss_type"])
         self._optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        grad_norm_clip(self._params, learn["grad_clip_value"])
-        optimizer_step(self._optimizer)
+        optimizer_step(self._optimizer, learn["grad_clip_value"])
         self._train_steps.count += 1
         self._update_target()
         out = {"loss": loss.detach(), "q_mean": q_taken.detach().mean()}

@@ -117,7 +117,7 @@ class EnsemblePPOPolicy(PPOPolicy):
         else:
             entropy = gaussian_mixture_entropy(out[MU], out[SIGMA]).mean()
             diversity = gaussian_mean_diversity(out[MU], out[SIGMA])
-        adv = normalize_advantage(mb[ADV]) if learn["adv_norm"] else mb[ADV]
+        adv = mb[ADV]  # normalised per minibatch under adv_norm (PPOPolicy._epoch_minibatches)
         coef = EPPOCoef(learn["center_policy_coef"], learn["sub_policy_coef"], learn["value_weight"],
                         learn["entropy_weight"], learn["diverse_coef"])
         member_logp_old = mb[MEMBER_LOGP].T if MEMBER_LOGP in mb else None

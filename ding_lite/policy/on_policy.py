@@ -9,7 +9,7 @@ import torch
 from ding_lite.data.keys import OBS, VALID
 from ding_lite.model.encoders import conv_layout
 from ding_lite.policy.base_policy import Policy
-from ding_lite.policy.optim import grad_norm_clip, optimizer_step
+from ding_lite.policy.optim import optimizer_step
 
 Log = dict[str, torch.Tensor]
 
@@ -22,9 +22,10 @@ class OnPolicyPolicy(Policy):
             data = self._epoch_data(data)                # e.g. advantages recomputed by the current critic
             rows = the valid rows of data, shuffled (minibatch k: rows[k * batch_size:(k + 1) * batch_size])
             context = self._epoch_context(rows)          # per-epoch constants (e.g. DAPG's demo weight)
+            rows = self._epoch_minibatches(rows, learn.batch_size)  # e.g. advantages normalised per minibatch
             for each minibatch of learn.batch_size rows:
                 loss, log = self._compute_loss(minibatch, context)
-                zero_grad, backward, clip to learn.grad_clip_value, optimizer step
+                zero_grad, backward, clip to learn.grad_clip_value and step (optimizer_step)
                 logs.append(log | context-scalars)
         return self._end_update(logs)                    # one log dict per gradient step
 
@@ -50,7 +51,8 @@ class OnPolicyPolicy(Policy):
         if OBS in data:
             data[OBS] = conv_layout(self._model, data[OBS])  # frames reordered once, not per minibatch
         data = self._prepare(data)
-        params = list(self._model.parameters())  # one module-tree walk per collect, not per gradient step
+        # the optimiser's parameters, listed once per collect, not per gradient step
+        params = [p for group in self._optimizer.param_groups for p in group["params"]]
         batch_size = int(learn["batch_size"])
         logs: list[Log] = []
         for _ in range(int(learn["epoch_per_collect"])):
@@ -60,14 +62,14 @@ class OnPolicyPolicy(Policy):
             n_rows = len(next(iter(view.values())))
             order = torch.randperm(n_rows, device=self.device)
             # shuffled once per epoch; the minibatches are slices (views) of it, not gathers each
-            shuffled = {k: v[order] for k, v in view.items()}
+            shuffled = self._epoch_minibatches({k: v[order] for k, v in view.items()}, batch_size)
             for start in range(0, n_rows, batch_size):
                 loss, log = self._compute_loss({k: v[start:start + batch_size] for k, v in shuffled.items()},
                                                context)
-                self._optimizer.zero_grad(set_to_none=True)
+                for p in params:  # zero_grad(set_to_none=True), without its per-call profiler scope (~20 µs)
+                    p.grad = None
                 loss.backward()
-                grad_norm_clip(params, learn["grad_clip_value"])
-                optimizer_step(self._optimizer)
+                optimizer_step(self._optimizer, learn["grad_clip_value"])
                 logs.append({**context, **log})
         return self._end_update(logs)
 
@@ -79,6 +81,12 @@ class OnPolicyPolicy(Policy):
     def _epoch_data(self, data: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """Before each epoch, on the whole batch (its layout kept): the data of this epoch."""
         return data
+
+    def _epoch_minibatches(self, shuffled: dict[str, torch.Tensor], batch_size: int) -> dict[str, torch.Tensor]:
+        """The epoch's shuffled rows, whose consecutive slices of ``batch_size`` are its minibatches: per-minibatch
+        columns computed here for all minibatches at once cost one op where a per-step computation costs one per
+        minibatch (PPO's advantage normalisation)."""
+        return shuffled
 
     def _epoch_context(self, data: dict[str, torch.Tensor]) -> Log:
         """Per-epoch constants from the epoch's valid rows, passed to every ``_compute_loss`` of the epoch and logged

@@ -34,7 +34,7 @@ from ding_lite.rl_utils.distributions import CategoricalLogits, DiagGaussian
 from ding_lite.rl_utils.gae import gae
 from ding_lite.rl_utils.masks import apply_action_mask, split_action_mask
 from ding_lite.rl_utils.normalize import RewardScaler, linear_lr_decay
-from ding_lite.rl_utils.ppo import normalize_advantage, ppo_policy_loss, ppo_value_loss
+from ding_lite.rl_utils.ppo import normalize_advantage_per_minibatch, ppo_policy_loss, ppo_value_loss, ratio_stats
 from ding_lite.rl_utils.running_stats import RunningMeanStd
 
 
@@ -110,7 +110,7 @@ class PPOPolicy(OnPolicyPolicy):
         if self._lr_schedule is not None:
             for _ in logs:
                 self._lr_schedule.step()
-        return logs
+        return deferred_ratio_stats(logs, float(self.cfg["learn"]["clip_ratio"]))
 
     def _epoch_data(self, data: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         if not self.cfg["recompute_adv"]:
@@ -118,19 +118,28 @@ class PPOPolicy(OnPolicyPolicy):
         adv, ret = self._recompute_adv(data)
         return {**data, ADV: adv, RETURN: ret}
 
+    def _epoch_minibatches(self, shuffled: dict[str, torch.Tensor], batch_size: int) -> dict[str, torch.Tensor]:
+        """Advantages normalised per minibatch (``adv_norm``), for all of the epoch's minibatches at once."""
+        if not self.cfg["learn"]["adv_norm"]:
+            return shuffled
+        return {**shuffled, ADV: normalize_advantage_per_minibatch(shuffled[ADV], batch_size)}
+
     def _compute_loss(self, mb: dict[str, torch.Tensor], context: Log) -> tuple[torch.Tensor, Log]:
-        """Loss of one minibatch (carries the gradient) and its detached statistics."""
+        """Loss of one minibatch (carries the gradient) and its detached statistics; ``approx_kl`` and ``clipfrac``
+        follow in :meth:`_end_update` (:func:`deferred_ratio_stats`). ``mb[ADV]`` is already normalised
+        (:meth:`_epoch_minibatches`)."""
         learn = self.cfg["learn"]
         out = _masked(self._model.compute_actor_critic(mb[OBS]), mb.get(ACTION_MASK))
         dist = action_distribution(out)
-        adv = normalize_advantage(mb[ADV]) if learn["adv_norm"] else mb[ADV]
-        policy_loss, info = ppo_policy_loss(dist.log_prob(mb[ACTION]), mb[LOGP], adv, learn["clip_ratio"],
-                                            learn["dual_clip"])
+        logp = dist.log_prob(mb[ACTION])
+        policy_loss, _ = ppo_policy_loss(logp, mb[LOGP], mb[ADV], learn["clip_ratio"], learn["dual_clip"],
+                                         with_info=False)
         value_loss = self._value_loss(out[VALUE], mb)
         entropy = dist.entropy().mean()
         loss = policy_loss + learn["value_weight"] * value_loss - learn["entropy_weight"] * entropy
         return loss, {"total_loss": loss.detach(), "policy_loss": policy_loss.detach(),
-                      "value_loss": value_loss.detach(), "entropy": entropy.detach(), **info}
+                      "value_loss": value_loss.detach(), "entropy": entropy.detach(),
+                      LOG_RATIO: logp.detach() - mb[LOGP]}
 
     def _value_loss(self, value: torch.Tensor, mb: dict[str, torch.Tensor]) -> torch.Tensor:
         """Critic loss against the minibatch's returns (both sides normalised under ``value_norm``)."""
@@ -248,6 +257,21 @@ class PPOPolicy(OnPolicyPolicy):
         out = _masked(self._model.compute_actor(self.obs_tensor(obs)), mask)
         action = out[LOGIT].argmax(dim=-1) if LOGIT in out else out[MU]
         return {ACTION: action.cpu().numpy()}
+
+
+LOG_RATIO = "_log_ratio"  # a step log's (B,) log(π_new / π_old), turned into approx_kl and clipfrac after the update
+
+
+def deferred_ratio_stats(logs: list[Log], clip_ratio: float) -> list[Log]:
+    """Replace each step log's ``LOG_RATIO`` entry by its ``approx_kl`` and ``clipfrac`` (:func:`ratio_stats`),
+    computed for all steps in a few ops after the update instead of seven ops in each gradient step (Hopper's PPO
+    step: about 60 µs of 1.3 ms). Logs without the entry are left as they are."""
+    owners = [log for log in logs if LOG_RATIO in log]
+    if owners:
+        approx_kl, clipfrac = ratio_stats([log.pop(LOG_RATIO) for log in owners], clip_ratio)
+        for log, kl, frac in zip(owners, approx_kl.unbind(), clipfrac.unbind(), strict=True):
+            log["approx_kl"], log["clipfrac"] = kl, frac
+    return logs
 
 
 def _masked(actor_out: dict[str, torch.Tensor], mask: Any) -> dict[str, torch.Tensor]:

@@ -2,7 +2,13 @@
 
 from ding_lite.rl_utils.dapg import dapg_decay_coeff, dapg_demo_loss, dapg_demo_weight, max_advantage
 from ding_lite.rl_utils.gae import gae
-from ding_lite.rl_utils.ppo import normalize_advantage, ppo_policy_loss, ppo_value_loss
+from ding_lite.rl_utils.ppo import (
+    normalize_advantage,
+    normalize_advantage_per_minibatch,
+    ppo_policy_loss,
+    ppo_value_loss,
+    ratio_stats,
+)
 from ding_lite.rl_utils.td import double_q_target, nstep_return, td_error_loss
 
 __all__ = [
@@ -13,8 +19,10 @@ __all__ = [
     "gae",
     "max_advantage",
     "normalize_advantage",
+    "normalize_advantage_per_minibatch",
     "nstep_return",
     "ppo_policy_loss",
     "ppo_value_loss",
+    "ratio_stats",
     "td_error_loss",
 ]

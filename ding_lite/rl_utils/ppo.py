@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
 
@@ -12,6 +14,7 @@ def ppo_policy_loss(
     clip_ratio: float,
     dual_clip: float | None = None,
     weight: torch.Tensor | None = None,
+    with_info: bool = True,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Clipped surrogate policy loss, with optional dual clip.
 
@@ -23,6 +26,8 @@ def ppo_policy_loss(
         dual_clip: c > 1 enables dual clip: for A < 0 the per-sample objective is bounded below by c·A.
         weight: optional (B,) per-sample weights of the objective (constants, e.g. truncated importance weights
             when the data came from another policy than the one the ratio is taken against).
+        with_info: False: ``info`` is empty (a caller that computes it later from the log-ratios, with
+            :func:`ratio_stats`, for many minibatches at once).
 
     Returns:
         ``(loss, info)``: scalar ``−mean(objective)``; ``info`` holds detached scalars ``approx_kl``
@@ -44,12 +49,39 @@ def ppo_policy_loss(
     if weight is not None:
         objective = objective * weight.detach()
     loss = -objective.mean()
+    if not with_info:
+        return loss, {}
     with torch.no_grad():
         info = {
             "approx_kl": (logp_old - logp_new).mean().detach(),
             "clipfrac": ((ratio - 1.0).abs() > clip_ratio).float().mean().detach(),
         }
     return loss, info
+
+
+def ratio_stats(log_ratios: Sequence[torch.Tensor], clip_ratio: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`ppo_policy_loss`'s ``approx_kl`` and ``clipfrac`` of many minibatches in one pass.
+
+    Args:
+        log_ratios: per minibatch, the (B_i,) detached ``logp_new − logp_old`` (the sizes may differ).
+        clip_ratio: ε.
+
+    Returns:
+        ``(approx_kl, clipfrac)``, each (M,) over the M minibatches: ``mean(−log r)`` and the fraction of samples
+        with ``|r − 1| > ε``.
+    """
+    with torch.no_grad():
+        sizes = [len(x) for x in log_ratios]
+        flat = torch.cat(list(log_ratios))
+        terms = torch.stack([-flat, ((flat.exp() - 1.0).abs() > clip_ratio).float()])  # (2, sum B_i)
+        if len(set(sizes)) == 1:
+            means = terms.view(2, len(sizes), sizes[0]).mean(dim=2)
+        else:
+            segment = torch.repeat_interleave(torch.arange(len(sizes), device=flat.device),
+                                              torch.tensor(sizes, device=flat.device))
+            sums = torch.zeros(2, len(sizes), dtype=terms.dtype, device=flat.device).index_add_(1, segment, terms)
+            means = sums / torch.tensor(sizes, dtype=terms.dtype, device=flat.device)
+        return means[0], means[1]
 
 
 def ppo_value_loss(
@@ -98,3 +130,30 @@ def normalize_advantage(adv: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
     if adv.numel() <= 1:
         return centred
     return centred / (adv.std() + eps)
+
+
+def normalize_advantage_per_minibatch(adv: torch.Tensor, batch_size: int, eps: float = 1e-8) -> torch.Tensor:
+    """:func:`normalize_advantage` of each consecutive slice of ``batch_size`` elements of ``adv`` (the minibatches
+    of an epoch, the last one possibly shorter), for all slices in one pass (a few ops per epoch, not per
+    minibatch).
+
+    Args:
+        adv: (N,) the epoch's advantages in minibatch order.
+        batch_size: minibatch size.
+        eps: as in :func:`normalize_advantage`.
+
+    Returns:
+        (N,) each slice normalised by its own mean and unbiased standard deviation.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size=}")
+    n_full = adv.shape[0] // batch_size * batch_size
+    if n_full == 0:
+        return normalize_advantage(adv, eps)
+    head = adv[:n_full].view(-1, batch_size)
+    centred = head - head.mean(dim=1, keepdim=True)
+    if batch_size > 1:
+        centred = centred / (head.std(dim=1, keepdim=True) + eps)
+    if n_full == adv.shape[0]:
+        return centred.reshape(-1)
+    return torch.cat([centred.reshape(-1), normalize_advantage(adv[n_full:], eps)])

@@ -11,7 +11,7 @@ from ding_lite.config import compile_config
 from ding_lite.data.keys import ACTION, LOGP, MEMBER_LOGP, OBS
 from ding_lite.entry.common import build, build_env_managers
 from ding_lite.errors import CheckpointError, ConfigError
-from ding_lite.policy.ppo import action_distribution
+from ding_lite.policy.ppo import action_distribution, deferred_ratio_stats
 from ding_lite.rl_utils.eppo import mixture_log_prob
 
 pytestmark = pytest.mark.unittest
@@ -49,6 +49,7 @@ def test_one_member_no_sub_no_diversity_equals_ppo_loss(space):
     eppo._model.load_critic_from_vac(vac_state)
     mb = ppo.batch_tensors(samples)
     ppo_loss, ppo_info = ppo._compute_loss(mb, {})
+    ppo_info = deferred_ratio_stats([ppo_info], ppo.cfg["learn"]["clip_ratio"])[0]  # PPO's _end_update does this
     eppo_loss, eppo_info = eppo._compute_loss(mb, {})
     assert abs(ppo_loss.item()) > 1e-3  # a real loss, not two zeros
     torch.testing.assert_close(eppo_loss, ppo_loss, atol=1e-6, rtol=0)

@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch import nn
 
-from ding_lite.policy.optim import _fused_adam_groups, adam, optimizer_step
+from ding_lite.policy.optim import _fused_adam_groups, adam, grad_norm_clip, optimizer_step
 from ding_lite.rl_utils.normalize import linear_lr_decay
 
 pytestmark = pytest.mark.unittest
@@ -68,3 +68,34 @@ def test_optimizer_step_takes_torchs_path_where_the_direct_call_does_not_apply()
             optimizer_step(opt)
         assert all(not torch.equal(a, b) for a, b in zip(before, params, strict=True))
     assert _fused_adam_groups(amsgrad) is None
+
+
+@pytest.mark.parametrize("max_norm", [0.05, 1e6])
+def test_clip_in_the_fused_step_equals_clip_then_torch_step(max_norm):
+    """optimizer_step(opt, max_norm) on the direct path (the clip as the kernel's grad_scale) against
+    grad_norm_clip + torch's Adam.step: same parameters, and the gradients are left clipped as by the clip."""
+    ours_net, ref_net = _net(0), _net(0)
+    ours, ref = adam(ours_net.parameters(), lr=1e-2), torch.optim.Adam(ref_net.parameters(), lr=1e-2)
+    torch.manual_seed(2)
+    for i in range(6):
+        x = torch.randn(8, 5) * 10.0
+        for net in (ours_net, ref_net):
+            net.zero_grad(set_to_none=True)
+            net(x).square().mean().backward()
+        if i > 0:
+            assert _fused_adam_groups(ours) is not None
+        optimizer_step(ours, max_norm)
+        grad_norm_clip(list(ref_net.parameters()), max_norm)
+        ref.step()
+        for a, b in zip(ours_net.parameters(), ref_net.parameters(), strict=True):
+            torch.testing.assert_close(a.grad, b.grad, rtol=1e-5, atol=1e-7)
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    total = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in ours_net.parameters()]))
+    assert float(total) <= max_norm * (1 + 1e-4)
+    # the fallback path (torch's unfused Adam) clips the same way
+    sgd_net = _net(0)
+    sgd = torch.optim.SGD(sgd_net.parameters(), lr=0.1)
+    sgd_net(torch.randn(8, 5) * 10.0).square().mean().backward()
+    optimizer_step(sgd, 0.05)
+    total = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in sgd_net.parameters()]))
+    assert float(total) <= 0.05 * (1 + 1e-4)

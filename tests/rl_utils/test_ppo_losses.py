@@ -5,7 +5,13 @@ import math
 import pytest
 import torch
 
-from ding_lite.rl_utils import normalize_advantage, ppo_policy_loss, ppo_value_loss
+from ding_lite.rl_utils import (
+    normalize_advantage,
+    normalize_advantage_per_minibatch,
+    ppo_policy_loss,
+    ppo_value_loss,
+    ratio_stats,
+)
 
 pytestmark = pytest.mark.unittest
 
@@ -118,3 +124,35 @@ def test_ppo_policy_loss_per_sample_weight():
     loss.backward()
     # only sample 0 carries gradient: d(-w·r·A/2)/d logp = -1·1.1/2 = -0.55
     torch.testing.assert_close(logp_new.grad, torch.tensor([-0.55, 0.0]))
+
+
+@pytest.mark.parametrize("n, batch_size", [(12, 4), (13, 4), (14, 4), (3, 8), (5, 1), (1, 4)])
+def test_normalize_advantage_per_minibatch_equals_each_slice_normalised(n, batch_size):
+    """The epoch-at-once normalisation gives each minibatch slice what normalize_advantage gives it, including a
+    short last slice (one element: only centred) and a batch larger than the epoch."""
+    torch.manual_seed(n)
+    adv = torch.randn(n) * 3.0 + 1.0
+    expected = torch.cat([normalize_advantage(adv[i:i + batch_size]) for i in range(0, n, batch_size)])
+    torch.testing.assert_close(normalize_advantage_per_minibatch(adv, batch_size), expected)
+    # hand case: slices [1, 3] and [5]: (-1, 1) / std(1, 3) = (-1, 1) / sqrt(2), then 5 - 5 = 0
+    out = normalize_advantage_per_minibatch(torch.tensor([1.0, 3.0, 5.0]), 2)
+    torch.testing.assert_close(out, torch.tensor([-1 / math.sqrt(2), 1 / math.sqrt(2), 0.0]))
+    with pytest.raises(ValueError, match="batch_size"):
+        normalize_advantage_per_minibatch(adv, 0)
+
+
+@pytest.mark.parametrize("sizes", [[5, 5, 5], [4, 4, 2], [3]])
+def test_ratio_stats_equal_ppo_policy_loss_info_per_minibatch(sizes):
+    torch.manual_seed(len(sizes))
+    log_ratios = [torch.randn(k) * 0.3 for k in sizes]
+    approx_kl, clipfrac = ratio_stats(log_ratios, EPS)
+    assert approx_kl.shape == clipfrac.shape == (len(sizes),)
+    for i, log_ratio in enumerate(log_ratios):
+        _, info = ppo_policy_loss(log_ratio, torch.zeros_like(log_ratio), torch.ones_like(log_ratio), EPS)
+        torch.testing.assert_close(approx_kl[i], info["approx_kl"])
+        torch.testing.assert_close(clipfrac[i], info["clipfrac"])
+    # hand case: ratios 1.1 and 1.5 (one outside 1 ± 0.2), then 0.5: kl = -(ln 1.1 + ln 1.5) / 2 and -ln 0.5
+    kl, frac = ratio_stats([torch.log(torch.tensor([1.1, 1.5])), torch.log(torch.tensor([0.5]))], EPS)
+    torch.testing.assert_close(kl, torch.tensor([-(math.log(1.1) + math.log(1.5)) / 2, math.log(2.0)]))
+    torch.testing.assert_close(frac, torch.tensor([0.5, 1.0]))
+    assert ppo_policy_loss(*_logp([1.1]), torch.tensor([1.0]), EPS, with_info=False)[1] == {}
