@@ -122,10 +122,12 @@ def measure(task: str, steps: int, repeats: int, sb3_flush: bool) -> dict[str, l
     """``repeats`` rounds of SB3, ding_lite envpool, ding_lite gym, one after the other in each round (A B C A B C
     ...), so a load change on the shared machine hits neighbouring runs of every side alike."""
     runs: dict[str, list[tuple[float, float]]] = {"sb3": [], "envpool": [], "gym": []}
-    for _ in range(repeats):
+    for k in range(repeats):
         runs["sb3"].append(sb3_rate(task, steps, sb3_flush))
         runs["envpool"].append(ding_lite_rate(task, "envpool", steps))
         runs["gym"].append(ding_lite_rate(task, "gym", steps))
+        rates = ", ".join(f"{side} {r[-1][0]:,.0f}" for side, r in runs.items())
+        print(f"# {task} round {k + 1}: wall steps/s {rates}", flush=True)
     return runs
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -10,7 +11,7 @@ import torch
 from torch import nn
 
 from ding_lite.errors import CheckpointError, ConfigError, first_line
-from ding_lite.model.common import build_model
+from ding_lite.model.common import build_model, rollout_weights
 from ding_lite.utils.dicts import deep_merge
 
 logger = logging.getLogger("ding_lite")
@@ -29,7 +30,8 @@ class LearnMode(NamedTuple):
 
 
 class CollectMode(NamedTuple):
-    """What a collector may call."""
+    """What a collector may call. ``rollout_weights()`` is a context manager around a rollout, during which the
+    weights do not change (the model's inference copies live in it: :func:`ding_lite.model.common.rollout_weights`)."""
 
     forward: Callable[..., dict]
     process_transition: Callable[[dict], dict]
@@ -37,15 +39,17 @@ class CollectMode(NamedTuple):
     reset: Callable[..., None]
     state_dict: Callable[[], dict]
     load_state_dict: Callable[[dict], None]
+    rollout_weights: Callable[[], AbstractContextManager[None]] = nullcontext
 
 
 class EvalMode(NamedTuple):
-    """What an evaluator may call."""
+    """What an evaluator may call (``rollout_weights`` as in :class:`CollectMode`, around an evaluation)."""
 
     forward: Callable[[np.ndarray], dict]
     reset: Callable[..., None]
     state_dict: Callable[[], dict]
     load_state_dict: Callable[[dict], None]
+    rollout_weights: Callable[[], AbstractContextManager[None]] = nullcontext
 
 
 class Policy:
@@ -123,11 +127,13 @@ class Policy:
     @property
     def collect_mode(self) -> CollectMode:
         return CollectMode(self._forward_collect, self._process_transition, self._get_train_sample,
-                           self._reset_collect, self._state_dict_model, self._load_state_dict_model)
+                           self._reset_collect, self._state_dict_model, self._load_state_dict_model,
+                           self._rollout_weights)
 
     @property
     def eval_mode(self) -> EvalMode:
-        return EvalMode(self._forward_eval, self._reset_eval, self._state_dict_model, self._load_state_dict_model)
+        return EvalMode(self._forward_eval, self._reset_eval, self._state_dict_model, self._load_state_dict_model,
+                        self._rollout_weights)
 
     # ---- to implement ------------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
@@ -170,6 +176,10 @@ class Policy:
 
     def _reset_eval(self, env_ids: Any = None) -> None:
         """Forget per-env eval state of ``env_ids`` (None: all)."""
+
+    def _rollout_weights(self) -> AbstractContextManager[None]:
+        """The block of a rollout (no weight changes inside): the model's inference copies of its weights."""
+        return rollout_weights(self._model)
 
     def _monitor_vars_learn(self) -> list[str]:
         return []

@@ -118,7 +118,8 @@ def gather_rows(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     if x.dim() < 2 or x.shape[0] == 0:
         return x[index]
     # the row's dims from outermost to innermost in memory; dense rows are contiguous after this permutation
-    inner = sorted(range(1, x.dim()), key=lambda d: -x.stride(d))
+    strides = x.stride()
+    inner = sorted(range(1, x.dim()), key=lambda d: -strides[d])
     rows = x.permute(0, *inner)
     row_bytes = rows[0].numel() * x.element_size()
     word = next((w for w in (torch.int64, torch.int32, torch.int16) if row_bytes % w.itemsize == 0), None)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -117,22 +118,23 @@ class SampleCollector:
         full = self.env.obs
         obs = [full] if len(groups) == 1 else [full[rows] for rows in groups]
         episodes: list[EpisodeEnd] = []
-        for t in range(t_len + 1):
-            for k, rows in enumerate(rows_of):
-                if t > 0:  # finish the group's step of row t - 1 (it ran while the other groups were computed)
-                    result = recv(k)
-                    _write_result(writer, t - 1, result, rows)
-                    if result.episodes:
-                        episodes.extend(result.episodes)
-                    obs[k] = result.obs
+        with getattr(self.policy, "rollout_weights", nullcontext)():  # the weights are fixed during a rollout
+            for t in range(t_len + 1):
+                for k, rows in enumerate(rows_of):
+                    if t > 0:  # finish the group's step of row t - 1 (it ran while the other groups were computed)
+                        result = recv(k)
+                        _write_result(writer, t - 1, result, rows)
+                        if result.episodes:
+                            episodes.extend(result.episodes)
+                        obs[k] = result.obs
+                    if t < t_len:
+                        output = forward(obs[k], env_step=self.env_step)
+                        send(k, output[ACTION])
+                        write(t, OBS, obs[k], rows)
+                        for name, value in process(output).items():
+                            write(t, name, value, rows)
                 if t < t_len:
-                    output = forward(obs[k], env_step=self.env_step)
-                    send(k, output[ACTION])
-                    write(t, OBS, obs[k], rows)
-                    for name, value in process(output).items():
-                        write(t, name, value, rows)
-            if t < t_len:
-                self.env_step += self.env.env_num
+                    self.env_step += self.env.env_num
         self.episode_count += len(episodes)
         return writer.columns, episodes
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from contextlib import nullcontext
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -93,16 +94,17 @@ class InteractionEvaluator:
         self.env.seed(self.seed)
         obs = self.env.reset()
         self.policy.reset()
-        while quota.any():
-            result = self.env.step(self.policy.forward(obs)["action"])
-            for episode in result.episodes:
-                if quota[episode.env_id] > 0:
-                    quota[episode.env_id] -= 1
-                    returns.append(episode.episode_return)
-                    lengths.append(episode.episode_length)
-                    variations.append(episode.info.get(VARIATION))
-                    successes.append(episode.info.get(SUCCESS))
-            obs = result.obs
+        with getattr(self.policy, "rollout_weights", nullcontext)():  # the weights are fixed during an evaluation
+            while quota.any():
+                result = self.env.step(self.policy.forward(obs)["action"])
+                for episode in result.episodes:
+                    if quota[episode.env_id] > 0:
+                        quota[episode.env_id] -= 1
+                        returns.append(episode.episode_return)
+                        lengths.append(episode.episode_length)
+                        variations.append(episode.info.get(VARIATION))
+                        successes.append(episode.info.get(SUCCESS))
+                obs = result.obs
         mean = float(np.mean(returns))
         improved = mean > self.best_return
         self.best_return = max(self.best_return, mean)

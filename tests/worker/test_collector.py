@@ -165,3 +165,32 @@ def test_pipelined_rollout_equals_the_synchronous_one() -> None:
         np.testing.assert_array_equal(piped[0][key], sync[0][key], err_msg=key)
     assert piped[1] == sync[1] and len(sync[1]) == 5  # every env's 7-step episode ends in the second rollout
     assert sync[2] == list(range(0, 60, 5)) and piped[2] == [s for s in sync[2] for _ in range(2)]
+
+
+def test_a_rollout_runs_inside_the_policys_rollout_weights_block() -> None:
+    """The collector enters ``rollout_weights`` once per rollout (where the model's inference weight copies live)
+    and every forward pass runs inside it; a mode without the field (duck-typed) still collects."""
+    from contextlib import contextmanager
+
+    policy = RecordingPolicy()
+    state = {"inside": False, "entries": 0, "outside_calls": 0}
+
+    @contextmanager
+    def rollout_weights():
+        state["inside"], state["entries"] = True, state["entries"] + 1
+        yield
+        state["inside"] = False
+
+    def forward(obs: np.ndarray, env_step: int = 0) -> dict:
+        state["outside_calls"] += not state["inside"]
+        return policy.forward(obs, env_step)
+
+    mode = policy.mode()
+    mode.forward, mode.rollout_weights = forward, rollout_weights
+    collector = SampleCollector(dict(type="sample"), BaseEnvManager(counting_env_fns([2, 3])), mode)
+    try:
+        collector.collect(n_sample=6)
+        collector.collect(n_sample=6)
+        assert state == {"inside": False, "entries": 2, "outside_calls": 0}
+    finally:
+        collector.close()

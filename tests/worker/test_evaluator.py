@@ -101,3 +101,29 @@ def test_fewer_episodes_than_envs_and_bad_count() -> None:
     np.testing.assert_array_equal(sorted(result.returns), [1, 5])  # envs 0 and 1 run one episode each, env 2 none
     with pytest.raises(ConfigError, match="env.n_evaluator_episode must be at least 1, got 0"):
         _evaluator(n_episode=0)
+
+
+def test_an_evaluation_runs_inside_the_policys_rollout_weights_block() -> None:
+    from contextlib import contextmanager
+
+    policy = ZeroPolicy()
+    state = {"inside": False, "entries": 0, "outside_calls": 0}
+
+    @contextmanager
+    def rollout_weights():
+        state["inside"], state["entries"] = True, state["entries"] + 1
+        yield
+        state["inside"] = False
+
+    def forward(obs: np.ndarray) -> dict:
+        state["outside_calls"] += not state["inside"]
+        return policy.forward(obs)
+
+    mode = SimpleNamespace(forward=forward, reset=policy.reset, rollout_weights=rollout_weights)
+    evaluator = InteractionEvaluator(dict(eval_freq=10), BaseEnvManager(counting_env_fns([1, 2])), mode, 3, None,
+                                     seed=0)
+    try:
+        evaluator.eval()
+        assert state == {"inside": False, "entries": 1, "outside_calls": 0} and policy.batches > 0
+    finally:
+        evaluator.close()
