@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -42,6 +43,7 @@ from ding_lite.entry.common import (  # noqa: E402
     build_evaluator,
     load_config,
 )
+from ding_lite.utils.torch_setup import configure_torch  # noqa: E402
 
 FINAL_CHECKPOINTS = 3  # the final return: the mean of the last checkpoints every run reached
 Record = Callable[[int, int, float], None]  # (checkpoint, env steps done, mean eval return)
@@ -49,6 +51,7 @@ Record = Callable[[int, int, float], None]  # (checkpoint, env steps done, mean 
 
 def ding_lite_curve(seed: int, steps: int, every: int, episodes: int, record: Record) -> None:
     """Train the dizoo Hopper config for ``steps`` env steps, recording the eval return every ``every`` steps."""
+    configure_torch()  # as the pipelines: DING_LITE_TORCH_THREADS threads (main sets it), denormals flushed
     torch.manual_seed(seed)
     cfg = load_config(str(CONFIGS["hopper"]), seed=seed, overrides=[f"env.n_evaluator_episode={episodes}"])
     collector_env, evaluator_env = build_env_managers(cfg, seed=seed)
@@ -66,6 +69,7 @@ def ding_lite_curve(seed: int, steps: int, every: int, episodes: int, record: Re
 
 def sb3_curve(seed: int, steps: int, every: int, episodes: int, record: Record) -> None:
     """Train SB3 PPO with rl-zoo's Hopper hyperparameters, recording the eval return every ``every`` env steps."""
+    torch.set_flush_denormal(False)  # torch's default, which SB3 keeps
     import gymnasium as gym
     from stable_baselines3.common.evaluation import evaluate_policy
     from stable_baselines3.common.monitor import Monitor
@@ -162,6 +166,7 @@ def main() -> None:
         report(args.report)
         return
     torch.set_num_threads(args.threads)
+    os.environ["DING_LITE_TORCH_THREADS"] = str(args.threads)
     out = args.out or Path(tempfile.mkdtemp(prefix="hopper_curve_")) / "curves.jsonl"
     run(args, out)
     if set(args.side) == {"ding_lite", "sb3"}:

@@ -20,11 +20,11 @@ def optimizer_step(optimizer: torch.optim.Optimizer, max_grad_norm: float | None
     left clipped, as after :func:`grad_norm_clip`), not a pass of its own. The update, the state (so ``state_dict``
     and checkpoints) and the learning rate read from ``param_groups`` (schedulers work) are torch's.
 
-    On Hopper's PPO learn step (139k parameters in 13 tensors, in the learn loop) clip and step took 367 µs as
-    ``grad_norm_clip`` plus ``Adam.step``, and FIXME µs this way. Anything the direct call does not cover goes
-    through :func:`grad_norm_clip` and ``optimizer.step()`` unchanged: other optimisers, the first step (which
-    creates the state), step hooks, amsgrad, maximize, capturable or differentiable groups, a tensor learning rate,
-    parameters on several devices or dtypes.
+    Hopper's PPO learn loop (139k parameters in 13 tensors): a gradient step takes 1,184 µs this way and 1,323 µs
+    with ``grad_norm_clip`` plus ``Adam.step`` (clip and step: about 350 µs against 490 µs). Anything the direct
+    call does not cover goes through :func:`grad_norm_clip` and ``optimizer.step()`` unchanged: other optimisers,
+    the first step (which creates the state), step hooks, amsgrad, maximize, capturable or differentiable groups, a
+    tensor learning rate, parameters on several devices or dtypes.
     """
     groups = _fused_adam_groups(optimizer) if type(optimizer) is torch.optim.Adam else None
     if groups is None:
