@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from fake_envs import counting_env_fns
+from rollout_probe import RolloutBlockProbe
 
 from ding_lite.data.batch import flatten_time
 from ding_lite.envs import BaseEnvManager
@@ -169,28 +170,14 @@ def test_pipelined_rollout_equals_the_synchronous_one() -> None:
 
 def test_a_rollout_runs_inside_the_policys_rollout_weights_block() -> None:
     """The collector enters ``rollout_weights`` once per rollout (where the model's inference weight copies live)
-    and every forward pass runs inside it; a mode without the field (duck-typed) still collects."""
-    from contextlib import contextmanager
-
-    policy = RecordingPolicy()
-    state = {"inside": False, "entries": 0, "outside_calls": 0}
-
-    @contextmanager
-    def rollout_weights():
-        state["inside"], state["entries"] = True, state["entries"] + 1
-        yield
-        state["inside"] = False
-
-    def forward(obs: np.ndarray, env_step: int = 0) -> dict:
-        state["outside_calls"] += not state["inside"]
-        return policy.forward(obs, env_step)
-
+    and every forward pass runs inside it."""
+    policy, probe = RecordingPolicy(), RolloutBlockProbe()
     mode = policy.mode()
-    mode.forward, mode.rollout_weights = forward, rollout_weights
+    mode.forward, mode.rollout_weights = probe.watch(policy.forward), probe.rollout_weights
     collector = SampleCollector(dict(type="sample"), BaseEnvManager(counting_env_fns([2, 3])), mode)
     try:
         collector.collect(n_sample=6)
         collector.collect(n_sample=6)
-        assert state == {"inside": False, "entries": 2, "outside_calls": 0}
+        assert (probe.entries, probe.outside_calls, probe.inside) == (2, 0, False) and policy.env_steps
     finally:
         collector.close()

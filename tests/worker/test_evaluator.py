@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from fake_envs import counting_env_fns
+from rollout_probe import RolloutBlockProbe
 
 from ding_lite.envs import BaseEnvManager
 from ding_lite.errors import ConfigError
@@ -104,26 +105,13 @@ def test_fewer_episodes_than_envs_and_bad_count() -> None:
 
 
 def test_an_evaluation_runs_inside_the_policys_rollout_weights_block() -> None:
-    from contextlib import contextmanager
-
-    policy = ZeroPolicy()
-    state = {"inside": False, "entries": 0, "outside_calls": 0}
-
-    @contextmanager
-    def rollout_weights():
-        state["inside"], state["entries"] = True, state["entries"] + 1
-        yield
-        state["inside"] = False
-
-    def forward(obs: np.ndarray) -> dict:
-        state["outside_calls"] += not state["inside"]
-        return policy.forward(obs)
-
-    mode = SimpleNamespace(forward=forward, reset=policy.reset, rollout_weights=rollout_weights)
+    policy, probe = ZeroPolicy(), RolloutBlockProbe()
+    mode = SimpleNamespace(forward=probe.watch(policy.forward), reset=policy.reset,
+                           rollout_weights=probe.rollout_weights)
     evaluator = InteractionEvaluator(dict(eval_freq=10), BaseEnvManager(counting_env_fns([1, 2])), mode, 3, None,
                                      seed=0)
     try:
         evaluator.eval()
-        assert state == {"inside": False, "entries": 1, "outside_calls": 0} and policy.batches > 0
+        assert (probe.entries, probe.outside_calls, probe.inside) == (1, 0, False) and policy.batches > 0
     finally:
         evaluator.close()
