@@ -54,3 +54,43 @@ def test_cuda_keeps_models_and_batches_on_the_gpu() -> None:
     assert obs.is_cuda and obs.dtype == torch.float32
     assert np.isfinite(float(policy.learn_mode.forward(_batch(8))["loss"]))
     assert policy.collect_mode.forward(_frames(3), env_step=0)["action"].shape == (3,)
+
+
+def _ppo(cuda: bool, obs_shape: list[int], continuous: bool):
+    model = dict(obs_shape=obs_shape, action_shape=3 if continuous else 6,
+                 action_space="continuous" if continuous else "discrete", encoder_hidden_size_list=[32],
+                 share_encoder=not continuous, obs_norm=continuous)
+    cfg = compile_config(dict(env=dict(type="gymnasium", env_id="CartPole-v1"),
+                              policy=dict(type="ppo", cuda=cuda, model=model,
+                                          learn=dict(epoch_per_collect=2, batch_size=6, grad_clip_value=0.5))))
+    return build(cfg, "policy")
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a GPU"))])
+@pytest.mark.parametrize("continuous", [False, True])
+def test_ppo_learns_on_its_device_with_the_fused_step(device: str, continuous: bool) -> None:
+    """A PPO learn call (a ragged last minibatch, the clip inside the fused Adam step, advantages normalised per
+    minibatch, deferred statistics) and a rollout-block forward on the policy's device: the weights move, every
+    step's log is finite."""
+    obs_shape = [11] if continuous else [4, 84, 84]
+    policy = _ppo(device == "cuda", obs_shape, continuous)
+    assert policy.device.type == device
+    n = 16  # minibatches of 6, 6 and 4
+    rng = np.random.default_rng(0)
+    obs = rng.normal(size=(n, 11)).astype(np.float32) if continuous else _frames(n)
+    action = rng.normal(size=(n, 3)).astype(np.float32) if continuous else rng.integers(0, 6, n)
+    batch = {"obs": obs, "action": action, "logp": np.full(n, -1.0, dtype=np.float32),
+             "value": np.zeros(n, dtype=np.float32), "adv": rng.normal(size=n).astype(np.float32),
+             "return": rng.normal(size=n).astype(np.float32)}
+    before = [p.detach().clone() for p in policy._model.parameters()]
+    for _ in range(2):  # the second call takes the direct fused path (the first one created Adam's state)
+        logs = policy.learn_mode.forward(batch)
+        assert len(logs) == 2 * 3
+        for log in logs:
+            assert {"approx_kl", "clipfrac", "total_loss"} <= set(log) and "_log_ratio" not in log
+            assert all(np.isfinite(float(v)) for v in log.values())
+    assert any(not torch.equal(a, b) for a, b in zip(before, policy._model.parameters(), strict=True))
+    with policy.collect_mode.rollout_weights():
+        out = policy.collect_mode.forward(obs[:3], env_step=0)
+    assert out["action"].shape[0] == 3 and np.isfinite(out["logp"]).all()
