@@ -35,8 +35,8 @@ class RunningObsNorm(nn.Module):
     def _float32_stats(self) -> tuple[torch.Tensor, torch.Tensor]:
         """``mean`` and ``1 / sqrt(var + eps)`` in float32, recomputed only when the buffers changed (an update, a
         loaded state dict, a move to another device: their version counters or storage differ). The forward pass
-        then costs three float32 ops instead of five, two of them in float64 (Hopper's collect forward: 10 -> 4
-        µs, run once per env step)."""
+        then costs three float32 ops instead of five, two of them in float64 (Hopper's obs normalisation in a
+        collect forward: 10.4 -> 8.4 µs, run once per env step)."""
         key = (self.mean._version, self.var._version, self.mean.data_ptr(), self.var.data_ptr(), self.mean.device)
         if key != self._stats_key:
             with torch.inference_mode(False), torch.no_grad():  # plain tensors, usable later with grad enabled

@@ -113,23 +113,25 @@ def ppo_value_loss(
     return 0.5 * torch.max(unclipped, clipped).mean()
 
 
-def normalize_advantage(adv: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
+def normalize_advantage(adv: torch.Tensor, eps: float = 1e-8, dim: int | None = None) -> torch.Tensor:
     """Normalise advantages to zero mean and unit standard deviation over the (mini)batch.
 
     Uses torch's default *unbiased* standard deviation (divides by B − 1). A batch of one element has no defined
     unbiased std, so it is only centred (the result is 0), never NaN.
 
     Args:
-        adv: (B,) or any shape; statistics are taken over all elements.
+        adv: (B,) or any shape; statistics are taken over all elements, or along ``dim``.
         eps: added to the std to avoid dividing by zero on a constant batch.
+        dim: None: one batch of all elements; an int: each slice along the other dims is its own batch.
 
     Returns:
         Tensor of the same shape, ``(adv − mean) / (std + eps)``.
     """
-    centred = adv - adv.mean()
-    if adv.numel() <= 1:
-        return centred
-    return centred / (adv.std() + eps)
+    if dim is None:
+        centred = adv - adv.mean()
+        return centred if adv.numel() <= 1 else centred / (adv.std() + eps)
+    centred = adv - adv.mean(dim=dim, keepdim=True)
+    return centred if adv.shape[dim] <= 1 else centred / (adv.std(dim=dim, keepdim=True) + eps)
 
 
 def normalize_advantage_per_minibatch(adv: torch.Tensor, batch_size: int, eps: float = 1e-8) -> torch.Tensor:
@@ -150,10 +152,7 @@ def normalize_advantage_per_minibatch(adv: torch.Tensor, batch_size: int, eps: f
     n_full = adv.shape[0] // batch_size * batch_size
     if n_full == 0:
         return normalize_advantage(adv, eps)
-    head = adv[:n_full].view(-1, batch_size)
-    centred = head - head.mean(dim=1, keepdim=True)
-    if batch_size > 1:
-        centred = centred / (head.std(dim=1, keepdim=True) + eps)
+    head = normalize_advantage(adv[:n_full].view(-1, batch_size), eps, dim=1).reshape(-1)
     if n_full == adv.shape[0]:
-        return centred.reshape(-1)
-    return torch.cat([centred.reshape(-1), normalize_advantage(adv[n_full:], eps)])
+        return head
+    return torch.cat([head, normalize_advantage(adv[n_full:], eps)])
