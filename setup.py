@@ -19,7 +19,7 @@ setup(
     ],
     extras_require={
         "test": ["pytest>=7", "ruff>=0.5", "mypy>=1.8"],
-        "ray": ["ray[default]>=2.9"],
+        "ray": ["ray[default]>=2.59"],  # 2.59: local instances use token authentication
         "plot": ["matplotlib>=3.7"],  # ding_lite -m plot
         "docs": ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"],  # mkdocs build / serve
         "pettingzoo": ["pettingzoo>=1.24"],  # multi-agent games and -m selfplay

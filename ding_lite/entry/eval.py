@@ -14,7 +14,7 @@ from ding_lite.entry.common import (
     load_config,
 )
 from ding_lite.errors import CheckpointError
-from ding_lite.utils.checkpoint import load_checkpoint
+from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.utils.seed import set_seed
 from ding_lite.utils.torch_setup import configure_torch
@@ -41,7 +41,7 @@ def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | Non
     _, evaluator_env = build_env_managers(cfg, seed, collect=False)
     try:
         policy = build(cfg, "policy", enable_field=("eval",))
-        policy.eval_mode.load_state_dict(state["policy"])
+        load_policy_weights(policy.eval_mode, load_ckpt, state)
         # the training run's eval seeds: the best checkpoint's eval return is reproduced exactly
         evaluator = build_evaluator(cfg, evaluator_env, policy, seed + EVAL_SEED_OFFSET)
         result = evaluator.eval(int(state.get("train_iter", 0)), int(state.get("env_step", 0)))

@@ -6,7 +6,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ding_lite.errors import output_error
+from ding_lite.utils.events import ScalarWriter
+
 LOGGER_NAME = "ding_lite"
+TEXT_LOG = "train.log"  # in <exp_dir>/log/
 
 
 def setup_console_logging(level: int = logging.INFO) -> logging.Logger:
@@ -51,13 +55,17 @@ class ExperimentLogger:
         self.console = setup_console_logging()
         self._writer: Any = None
         self._file: Any = None
+        self._text_path: Path | None = None
         if exp_dir is not None:
             log_dir = Path(exp_dir) / "log"
-            log_dir.mkdir(parents=True, exist_ok=True)
-            from tensorboardX import SummaryWriter
-
-            self._writer = SummaryWriter(str(log_dir), flush_secs=10)
-            self._file = open(log_dir / "train.log", "a", buffering=1)  # noqa: SIM115 (closed in close())
+            self._text_path = log_dir / TEXT_LOG
+            try:
+                log_dir.mkdir(parents=True, exist_ok=True)
+                self._file = open(self._text_path, "a", buffering=1)  # noqa: SIM115 (closed in close())
+            except OSError as exc:
+                raise output_error(exc, self._text_path) from exc
+            self._writer = ScalarWriter(log_dir, flush_secs=10)  # tensorboard; a refused write raises here
+        self._text_failed = False
         self._bar: Any = None
         if progress and sys.stderr.isatty():
             from tqdm import tqdm
@@ -82,9 +90,13 @@ class ExperimentLogger:
         self.text(msg)
 
     def text(self, msg: str) -> None:
-        """A line in the text log only."""
+        """A line in the text log only (a write the system refuses raises :class:`~ding_lite.errors.OutputError`)."""
         if self._file is not None:
-            self._file.write(msg + "\n")
+            try:
+                self._file.write(msg + "\n")
+            except OSError as exc:
+                self._text_failed = True
+                raise output_error(exc, self._text_path) from exc
 
     def progress(self, env_step: int, **postfix: Any) -> None:
         """Move the bar to ``env_step`` and show ``postfix`` (iterations, last eval return); None values are left
@@ -103,9 +115,21 @@ class ExperimentLogger:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        writer, self._writer = self._writer, None
+        file, self._file = self._file, None
+        try:
+            if writer is not None:
+                writer.close()
+        finally:
+            if file is not None:
+                _close_text(file, self._text_path, failed=self._text_failed)
+
+
+def _close_text(file: Any, path: Path | None, failed: bool) -> None:
+    """Close the text log; a refused final flush raises :class:`~ding_lite.errors.OutputError`, unless a refused
+    write was raised already."""
+    try:
+        file.close()
+    except OSError as exc:
+        if not failed:
+            raise output_error(exc, path) from exc

@@ -40,6 +40,17 @@ def _ppo_checkpoint(folder: Path) -> str:
     return "ppo.pth.tar"
 
 
+def _narrow_dqn_checkpoint(folder: Path) -> str:
+    """A DQN checkpoint of another net (hidden sizes 32, 32 where the config's DQN has 128, 128, 64)."""
+    cfg = compile_config(dict(env=dict(type="gymnasium", env_id="CartPole-v1"), policy=dict(type="dqn")),
+                         overrides=["policy.model.obs_shape=4", "policy.model.action_shape=2",
+                                    "policy.model.encoder_hidden_size_list=[32, 32]"])
+    policy = build(cfg, "policy")
+    save_checkpoint(folder / "narrow.pth.tar", {"policy": policy.learn_mode.state_dict(), "train_iter": 1,
+                                                "env_step": 8, "policy_type": "dqn"})
+    return "narrow.pth.tar"
+
+
 def _truncated_checkpoint(folder: Path) -> str:
     data = (folder / _ppo_checkpoint(folder)).read_bytes()
     (folder / "truncated.pth.tar").write_bytes(data[: len(data) // 2])  # what a non-atomic write could leave
@@ -81,7 +92,16 @@ CASES = {
     "missing import_names module": (lambda d: ["-c", DQN, "--set", "policy.import_names=['no_such_plugin_xyz']"],
                                     "cannot import module 'no_such_plugin_xyz' listed in policy.import_names"),
     "no envs": (lambda d: ["-c", DQN, "--set", "env.collector_env_num=0"],
-                "config key 'env.collector_env_num' must be at least 1, got 0"),
+                "env.collector_env_num must be at least 1, got 0"),
+    "negative learning rate": (lambda d: ["-c", DQN, "--set", "policy.learn.learning_rate=-1"],
+                               "policy.learn.learning_rate must be > 0 and finite, got -1"),
+    "NaN stop value": (lambda d: ["-c", DQN, "--set", "env.stop_value=nan"], "env.stop_value is NaN (nan)"),
+    "negative seed": (lambda d: ["-c", DQN, "-s", "-1"],
+                      "argument -s/--seed: a seed must be an int from 0 to 4294967295, got -1"),
+    "negative budgets": (lambda d: ["-c", DQN, "--max-env-step", "-5", "--max-train-iter", "-1"],
+                         "argument --max-env-step: must be at least 1 (leave it out for no limit), got -5"),
+    "config calls sys.exit": (lambda d: ["-c", _write(d, "cfg.py", "import sys\nsys.exit(3)\n")],
+                              "config file cfg.py called sys.exit(3) while being read"),
     "buffer smaller than a batch": (lambda d: ["-c", DQN, "--set", "policy.other.replay_buffer.replay_buffer_size=16"],
                                     "replay_buffer_size=16 is smaller than policy.learn.batch_size=64"),
     "model obs_shape does not fit the env": (lambda d: ["-c", DQN, "--set", "policy.model.obs_shape=3"],
@@ -102,7 +122,12 @@ CASES = {
     "checkpoint with a pickled class": (lambda d: ["-c", DQN, "--load-ckpt", _custom_class_checkpoint(d)],
                                         "refused by torch.load(weights_only=True): Unsupported global"),
     "checkpoint of another policy": (lambda d: ["-c", DQN, "--load-ckpt", _ppo_checkpoint(d)],
-                                     "checkpoint lacks ['target_model', 'train_steps'] needed by policy 'dqn'"),
+                                     "ppo.pth.tar: checkpoint lacks ['target_model', 'train_steps'] needed by "
+                                     "policy 'dqn'"),
+    "checkpoint of another net": (lambda d: ["-c", DQN, "--load-ckpt", _narrow_dqn_checkpoint(d)],
+                                  "narrow.pth.tar (a 'dqn' checkpoint): checkpoint entry 'model' does not fit "
+                                  "this policy: shape mismatch: encoder.1.weight [32, 4] in the checkpoint, [128, 4] "
+                                  "here"),
     "resume without checkpoint": (
         lambda d: ["-c", DQN, "--resume"],
         "--resume: no iteration_N.pth.tar or resume_N.pth.tar checkpoint in exp/ckpt (the run stopped before its "
@@ -146,3 +171,52 @@ def test_bad_input_one_line_exit_2_nothing_written(case: str, outcomes) -> None:
     assert sorted(p.name for p in folder.iterdir()) == before, "something was written"
     assert not (folder / "exp").exists()
     assert not (folder / "unpickled_marker").exists()  # a refused pickle never ran its code
+
+
+ACER = str(DIZOO_CARTPOLE / "cartpole_acer_config.py")
+# The same mechanism (the CLI's one error path, ranges checked at config compile) for inputs the issue did not list;
+# run in this process (main() returns the exit code): each costs a config compile, not a Python start.
+IN_PROCESS = {
+    "negative batch size": (["-c", DQN, "--set", "policy.learn.batch_size=-64"],
+                                "policy.learn.batch_size must be at least 1, got -64"),
+    "epsilon above 1": (["-c", DQN, "--set", "policy.other.eps.start=1.5"],
+                        "policy.other.eps.start must be in [0, 1], got 1.5"),
+    "negative eval episodes": (["-c", DQN, "--set", "env.n_evaluator_episode=-1"],
+                               "env.n_evaluator_episode must be at least 1, got -1"),
+    "negative final episodes": (["-c", DQN, "--set", "policy.eval.final_episodes=-1"],
+                                "policy.eval.final_episodes must be ≥ 0 and finite, got -1"),
+    "negative checkpoint interval": (["-c", DQN, "--set", "policy.learn.learner.hook.save_ckpt_after_iter=-5"],
+                                     "policy.learn.learner.hook.save_ckpt_after_iter must be ≥ 0 and finite"),
+    "NaN count": (["-c", DQN, "--set", "policy.learn.target_update_freq=nan"],
+                  "config key 'policy.learn.target_update_freq' must be an int, got float nan"),
+    "NaN learning rate": (["-c", DQN, "--set", "policy.learn.learning_rate=nan"],
+                          "policy.learn.learning_rate is NaN (nan)"),
+    "infinite learning rate": (["-c", DQN, "--set", "policy.learn.learning_rate=inf"],
+                               "policy.learn.learning_rate must be > 0 and finite, got inf"),
+    "word for a stop value": (["-c", DQN, "--set", "env.stop_value=high"],
+                              "env.stop_value must be a number, got str 'high'"),
+    "negative actor learning rate (ACER)": (["-c", ACER, "--set", "policy.learn.learning_rate_actor=-1e-4"],
+                                            "policy.learn.learning_rate_actor must be > 0 and finite, got -0.0001"),
+    "discount factor above 1": (["-c", DQN, "--set", "policy.discount_factor=1.5"],
+                                "policy.discount_factor must be in [0, 1], got 1.5"),
+    "seed beyond numpy's range": (["-c", DQN, "-s", "4294967296"], "argument -s/--seed: a seed must be an int"),
+    "zero episodes": (["-m", "eval", "-c", DQN, "--n-episode", "0"], "argument --n-episode: must be at least 1"),
+    "zero train iterations": (["-c", DQN, "--max-train-iter", "0"], "argument --max-train-iter: must be at least 1"),
+    "empty experiment name": (["-c", DQN, "--exp-name", ""], "--exp-name '' names no folder of its own"),
+    "current folder as experiment name": (["-c", DQN, "--exp-name", "."], "--exp-name '.' names no folder"),
+}
+
+
+@pytest.mark.parametrize("case", list(IN_PROCESS))
+def test_more_bad_input_one_line_exit_2_nothing_written(case: str, tmp_path: Path, monkeypatch, capsys) -> None:
+    from ding_lite.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    argv, expected = IN_PROCESS[case]
+    args = argv if "--exp-name" in argv else [*argv, "--exp-name", "exp"]
+    assert main(args) == 2
+    out = capsys.readouterr()
+    lines = out.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ding_lite: error: "), out.err
+    assert expected in lines[0], lines[0]
+    assert out.out == "" and list(tmp_path.iterdir()) == [], "something was written"
