@@ -42,6 +42,7 @@ COUNT = Bound(1, True, words="at least 1")
 POSITIVE = Bound(0, False, words="> 0 and finite")
 POSITIVE_OR_INF = Bound(0, False, allow_inf=True, words="> 0 (inf: never)")
 NON_NEGATIVE = Bound(0, True, words="≥ 0 and finite")
+NON_NEGATIVE_OR_INF = Bound(0, True, allow_inf=True, words="≥ 0 (inf: never)")
 UNIT = Bound(0, True, 1, True, words="in [0, 1]")
 ABOVE_ONE = Bound(1, False, words="> 1 and finite")
 SEED = Bound(0, True, 2**32 - 1, True, words="in [0, 4294967295] (numpy's seed range)")
@@ -67,8 +68,9 @@ RULES: tuple[tuple[str, Bound], ...] = (
     ("*_lr", POSITIVE), ("clip_ratio", POSITIVE), ("*_clip_ratio", POSITIVE), ("grad_clip_value", POSITIVE),
     ("*_clip", POSITIVE), ("clip_rho_threshold", POSITIVE), ("*_temperature", POSITIVE),
     ("trust_region_value", POSITIVE), ("image_scale", POSITIVE), ("elo_k", POSITIVE),
-    # times: infinity means never
-    ("*_timeout", POSITIVE_OR_INF), ("*_window", POSITIVE_OR_INF), ("*_seconds", POSITIVE_OR_INF),
+    # times: infinity means never (a timeout or a window of 0 would fail everything; 0 s between checkpoints is
+    # a checkpoint at every occasion)
+    ("*_timeout", POSITIVE_OR_INF), ("*_window", POSITIVE_OR_INF), ("*_seconds", NON_NEGATIVE_OR_INF),
     # loss weights, retry budgets, optional counts: 0 switches them off
     ("*_weight", NON_NEGATIVE), ("weight_decay", NON_NEGATIVE), ("*_coef", NON_NEGATIVE), ("*_coeff", NON_NEGATIVE),
     ("demo_lambda0", NON_NEGATIVE), ("*_layer_num", NON_NEGATIVE), ("max_retry", NON_NEGATIVE),
