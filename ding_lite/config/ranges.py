@@ -39,12 +39,13 @@ class Bound:
 
 
 COUNT = Bound(1, True, words="at least 1")
-POSITIVE = Bound(0, False, words="> 0 and finite")
+POSITIVE = Bound(0, False, words="> 0")
 POSITIVE_OR_INF = Bound(0, False, allow_inf=True, words="> 0 (inf: never)")
-NON_NEGATIVE = Bound(0, True, words="≥ 0 and finite")
+NON_NEGATIVE = Bound(0, True, words="≥ 0")
 NON_NEGATIVE_OR_INF = Bound(0, True, allow_inf=True, words="≥ 0 (inf: never)")
 UNIT = Bound(0, True, 1, True, words="in [0, 1]")
-ABOVE_ONE = Bound(1, False, words="> 1 and finite")
+DISCOUNT = Bound(0, True, 1, True, words="a number in [0, 1]")  # as the policies word γ (resolve_discount_factor)
+ABOVE_ONE = Bound(1, False, words="> 1")
 SEED = Bound(0, True, 2**32 - 1, True, words="in [0, 4294967295] (numpy's seed range)")
 ANY_NUMBER = Bound(-math.inf, True, allow_inf=True, words="a number")
 
@@ -81,7 +82,7 @@ RULES: tuple[tuple[str, Bound], ...] = (
     ("healthy_steps", NON_NEGATIVE), ("eval_latest", NON_NEGATIVE), ("prior_games", NON_NEGATIVE),
     ("pfsp_p", NON_NEGATIVE), ("plateau_tol", NON_NEGATIVE), ("*replay_buffer.alpha", NON_NEGATIVE),
     # discount factors, λ-returns, probabilities, rates
-    ("discount_factor", UNIT), ("gae_lambda", UNIT), ("lambda_", UNIT), ("demo_lambda1", UNIT),
+    ("discount_factor", DISCOUNT), ("gae_lambda", UNIT), ("lambda_", UNIT), ("demo_lambda1", UNIT),
     ("*_probability", UNIT), ("p_*", UNIT), ("*_momentum", UNIT), ("prior_rate", UNIT), ("target_theta", UNIT),
     ("*.eps.start", UNIT), ("*.eps.end", UNIT), ("*replay_buffer.beta", UNIT),
     # thresholds: any number (a string or NaN would fail deep inside a comparison)
@@ -115,7 +116,9 @@ def _check_value(path: str, value: Any, x: Any, bound: Bound | None) -> None:
         return  # a bool is a switch (``priority_IS_weight``); the type check refuses one given for a number
     if not number:
         raise ConfigError(f"{path} must be a number{'' if bound is ANY_NUMBER else ' ' + bound.words}, got "
-                          f"{type(x).__name__} {value!r}")
+                          f"{value!r}")
+    if math.isinf(x) and not bound.allow_inf:
+        raise ConfigError(f"{path} must be a finite number ({bound.words}), got {value!r}")
     if not bound.accepts(float(x)):
         raise ConfigError(f"{path} must be {bound.words}, got {value!r}")
 

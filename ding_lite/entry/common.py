@@ -203,18 +203,6 @@ def experiment_dir(cfg: EasyDict, exp_name: str | None, seed: int, n_seeds: int)
     return Path(name)
 
 
-def fresh_dir(path: Path) -> Path:
-    """``path`` if it is absent or empty, else the first free ``<path>_<k>`` (an earlier run is never overwritten)."""
-    if not path.exists() or not any(path.iterdir()):
-        return path
-    k = 1
-    while True:
-        candidate = path.with_name(f"{path.name}_{k}")
-        if not candidate.exists() or not any(candidate.iterdir()):
-            return candidate
-        k += 1
-
-
 def write_json(path: Path, data: Mapping[str, Any]) -> None:
     """Write JSON atomically (temp file + rename)."""
     atomic_write(path, lambda f: f.write((json.dumps(data, indent=2) + "\n").encode()))
