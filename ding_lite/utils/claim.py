@@ -56,7 +56,10 @@ def claim_new(path: Path) -> FolderClaim:
         candidate = path if k == 0 else path.with_name(f"{path.name}_{k}")
         created = _make_folders(candidate)
         if created is not None:
-            fd = _try_lock(candidate)
+            try:
+                fd = _try_lock(candidate)
+            except FileNotFoundError:
+                continue  # removed by a run that failed right then: make it again
             if fd is not None:
                 if not _holds_a_run(candidate):
                     return FolderClaim(candidate, fd, created, skipped)
@@ -98,6 +101,8 @@ def _try_lock(folder: Path) -> int | None:
     while True:
         try:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except FileNotFoundError:
+            raise  # the folder is gone (a failed run removed it): the caller decides
         except OSError as exc:
             raise output_error(exc, lock) from exc
         try:
