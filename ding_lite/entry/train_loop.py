@@ -3,7 +3,6 @@ pipeline has built its parts (:class:`~ding_lite.entry.parts.TrainingParts`: loc
 stand-ins for Ray actors in the parallel one), the learner, the train loop and ``result.json``."""
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -27,6 +26,7 @@ from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
 from ding_lite.utils.log import ExperimentLogger
 from ding_lite.utils.seed import set_seed
 from ding_lite.utils.torch_setup import configure_torch
+from ding_lite.utils.trackers import check_backends
 from ding_lite.worker.learner import BaseLearner
 
 
@@ -69,12 +69,13 @@ def run_training(cfg: Any, parts: TrainingParts, exp_dir: Path, ckpt_path: Path 
     driver-side stand-ins for Ray actors with the same methods. ``asked_dir`` is
     the folder the caller asked for, where ``exp_dir`` had to avoid an earlier run.
     """
+    check_backends(cfg.log)  # a tracker whose package is missing fails here, before anything is written
     learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type)
     if ckpt_path is not None:  # a checkpoint that does not fit the policy fails here, before anything is written
         learner.load_checkpoint(ckpt_path)
         parts.evaluator.best_return = learner.best_eval_return  # ckpt_best is replaced only by a better policy
     prepare_exp_dir(exp_dir, cfg)
-    logger = learner.logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress)
+    logger = learner.logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress, cfg=cfg)
     if asked_dir is not None and exp_dir != asked_dir:
         logger.info(f"{asked_dir} holds an earlier run: writing to {exp_dir}")
     try:
@@ -150,16 +151,14 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
     learner.call_hooks("before_run")
     last_eval = None
     restarts_logged = 0
-    tick = (time.perf_counter(), collector.env_step)
     while True:
         if evaluator.should_eval(learner.train_iter):
-            last_eval = _evaluate(evaluator, learner, logger, collector.env_step, tick)
-            tick = (time.perf_counter(), collector.env_step)
+            last_eval = _evaluate(evaluator, learner, logger, collector.env_step)
             if last_eval.stop:
                 break
         if _budget_spent(collector.env_step, learner.train_iter, max_env_step, max_train_iter):
             if last_eval is None or last_eval.train_iter != learner.train_iter:
-                last_eval = _evaluate(evaluator, learner, logger, collector.env_step, tick)
+                last_eval = _evaluate(evaluator, learner, logger, collector.env_step)
             break
         samples, episodes = collector.collect(n_sample, learner.train_iter)
         if sum(parts.env_restarts().values()) != restarts_logged:
@@ -173,8 +172,8 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
             learner.train(samples, collector.env_step)
         else:
             _train_off_policy(cfg, buffer, samples, learner, collector.env_step)
-        logger.progress(collector.env_step, iter=learner.train_iter,
-                        eval=None if last_eval is None else last_eval.mean)
+        logger.progress(collector.env_step, learner.train_iter, learner.samples_trained,
+                        None if last_eval is None else last_eval.mean)
     learner.call_hooks("after_run")
     per_manager = parts.env_restarts()
     restarts = sum(per_manager.values())
@@ -236,22 +235,17 @@ def _budget_spent(env_step: int, train_iter: int, max_env_step: int | None, max_
         (max_train_iter is not None and train_iter >= max_train_iter)
 
 
-def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, env_step: int,
-              tick: tuple[float, int]) -> Any:
+def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, env_step: int) -> Any:
     learner.log_now()  # learn scalars at least once per evaluation, whatever log_show_after_iter says
     result = evaluator.eval(learner.train_iter, env_step)
     learner.best_eval_return = float(evaluator.best_return)
     if result.improved:
         learner.save_checkpoint("ckpt_best")
     learner.call_hooks("after_eval")
-    elapsed = time.perf_counter() - tick[0]
-    steps_per_s = (env_step - tick[1]) / elapsed if elapsed > 0 else math.nan
     logger.scalar("eval/return_mean", result.mean, env_step)
     logger.scalar("eval/return_std", result.std, env_step)
     logger.scalar("eval/return_mean_iter", result.mean, learner.train_iter)
     log_per_variation(logger, result.per_variation(), env_step)  # env variations only (envs/variations.py)
-    if env_step > tick[1]:
-        logger.scalar("speed/env_steps_per_second", steps_per_s, env_step)
     logger.info(f"[eval] iter {learner.train_iter:>6d}  env_step {env_step:>8d}  return {result.mean:8.2f} ± "
                 f"{result.std:6.2f}  best {evaluator.best_return:8.2f}" + ("  stop value reached" if result.stop
                                                                              else ""))
