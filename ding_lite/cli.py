@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from ding_lite.errors import DingLiteError
+from ding_lite.errors import ConfigError, DingLiteError
 
 MODES = ("serial", "parallel", "eval", "collect_demo", "plot", "selfplay", "gsl")
 
@@ -41,6 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--n-episode", type=int, default=None, help="eval, collect_demo: number of episodes")
     parser.add_argument("--demo-path", default=None, help="collect_demo: output file (default <exp_name>/demo.npz)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--video", default=None, metavar="DIR", help="eval: also record evaluation episodes as mp4 "
+                        "files in DIR (the evaluator's first env; training runs: policy.eval.evaluator.video_every)")
+    parser.add_argument("--video-episodes", type=int, default=1, metavar="N", help="eval: episodes to record with "
+                        "--video (default 1)")
     parser.add_argument("--address", default=None, help="parallel, gsl: Ray cluster to join, 'auto' or HOST:PORT "
                         "(default: start a local Ray instance)")
     return parser
@@ -82,7 +86,8 @@ def run_eval(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
     from ding_lite.entry.eval import eval_pipeline
 
     return eval_pipeline(args.config, seed, args.load_ckpt, args.n_episode, strict=args.strict,
-                         overrides=tuple(args.overrides), exp_name=args.exp_name, n_seeds=n_seeds)
+                         overrides=tuple(args.overrides), exp_name=args.exp_name, n_seeds=n_seeds,
+                         video=args.video, video_episodes=args.video_episodes)
 
 
 def run_collect_demo(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
@@ -142,6 +147,9 @@ def _run(argv: Sequence[str] | None) -> int:
             plot_command(argv)
             return 0
         args = build_parser().parse_args(argv)
+        if args.video is not None and args.mode != "eval":
+            raise ConfigError(f"--video records evaluation episodes of -m eval, not of -m {args.mode}: for a "
+                              f"training run set policy.eval.evaluator.video_every=N (a video every N evaluations)")
         seeds = args.seed or [0]
         for seed in seeds:
             RUNNERS[args.mode](args, seed, len(seeds))

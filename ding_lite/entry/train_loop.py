@@ -13,6 +13,7 @@ from ding_lite.data.keys import INDEX, PRIORITY
 from ding_lite.entry.common import (
     EVAL_SEED_OFFSET,
     ConfigLike,
+    build,
     experiment_dir,
     fresh_dir,
     load_config,
@@ -28,6 +29,7 @@ from ding_lite.utils.seed import set_seed
 from ding_lite.utils.torch_setup import configure_torch
 from ding_lite.utils.trackers import check_backends
 from ding_lite.worker.learner import BaseLearner
+from ding_lite.worker.video import PeriodicVideos, prepare_offscreen_rendering
 
 
 class RunStart(NamedTuple):
@@ -52,6 +54,8 @@ def start_run(config: ConfigLike, seed: int, exp_dir: str | Path | None, resume:
     # the saved total_config.py names this run's own folder: `-m eval -c` or `--resume -c` that file finds this
     # run's checkpoints, not those of the run (seed) the config was written for
     cfg.exp_name = str(chosen_dir)
+    if cfg.policy.eval.evaluator.get("video_every"):
+        prepare_offscreen_rendering()  # before any env (and MuJoCo) is loaded
     set_seed(seed)
     configure_torch()
     return RunStart(cfg, chosen_dir, asked_dir, ckpt_path)
@@ -74,6 +78,9 @@ def run_training(cfg: Any, parts: TrainingParts, exp_dir: Path, ckpt_path: Path 
     if ckpt_path is not None:  # a checkpoint that does not fit the policy fails here, before anything is written
         learner.load_checkpoint(ckpt_path)
         parts.evaluator.best_return = learner.best_eval_return  # ckpt_best is replaced only by a better policy
+    # videos every video_every evaluations (None: off); an env that cannot render fails here, before any write
+    videos = PeriodicVideos.from_config(cfg, exp_dir, parts.policy.eval_mode.state_dict,
+                                        lambda: build(cfg, "policy", enable_field=("eval",)), seed + EVAL_SEED_OFFSET)
     prepare_exp_dir(exp_dir, cfg)
     logger = learner.logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress, cfg=cfg)
     if asked_dir is not None and exp_dir != asked_dir:
@@ -82,7 +89,7 @@ def run_training(cfg: Any, parts: TrainingParts, exp_dir: Path, ckpt_path: Path 
         if ckpt_path is not None:
             logger.info(f"loaded {ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})")
         parts.attach(learner, logger)
-        result = _train_loop(cfg, parts, learner, logger, max_env_step, max_train_iter)
+        result = _train_loop(cfg, parts, learner, logger, max_env_step, max_train_iter, videos)
         result.update(parts.stats())
         result.update(_final_eval(cfg, parts, learner, seed))
         ignored = ignored_keys(cfg)
@@ -98,6 +105,8 @@ def run_training(cfg: Any, parts: TrainingParts, exp_dir: Path, ckpt_path: Path 
                     + (f"; ignored unknown config keys: {', '.join(ignored)}" if ignored else ""))
     finally:
         logger.close()
+        if videos is not None:
+            videos.close()
     return result
 
 
@@ -144,7 +153,8 @@ def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None
 
 
 def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: ExperimentLogger,
-                max_env_step: int | None, max_train_iter: int | None) -> dict[str, Any]:
+                max_env_step: int | None, max_train_iter: int | None,
+                videos: PeriodicVideos | None = None) -> dict[str, Any]:
     collector, evaluator, buffer = parts.collector, parts.evaluator, parts.buffer
     collector.env_step = learner.env_step
     n_sample = cfg.policy.collect.n_sample or cfg.env.collector_env_num
@@ -153,12 +163,12 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
     restarts_logged = 0
     while True:
         if evaluator.should_eval(learner.train_iter):
-            last_eval = _evaluate(evaluator, learner, logger, collector.env_step)
+            last_eval = _evaluate(evaluator, learner, logger, collector.env_step, videos)
             if last_eval.stop:
                 break
         if _budget_spent(collector.env_step, learner.train_iter, max_env_step, max_train_iter):
             if last_eval is None or last_eval.train_iter != learner.train_iter:
-                last_eval = _evaluate(evaluator, learner, logger, collector.env_step)
+                last_eval = _evaluate(evaluator, learner, logger, collector.env_step, videos)
             break
         samples, episodes = collector.collect(n_sample, learner.train_iter)
         if sum(parts.env_restarts().values()) != restarts_logged:
@@ -235,7 +245,8 @@ def _budget_spent(env_step: int, train_iter: int, max_env_step: int | None, max_
         (max_train_iter is not None and train_iter >= max_train_iter)
 
 
-def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, env_step: int) -> Any:
+def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, env_step: int,
+              videos: PeriodicVideos | None = None) -> Any:
     learner.log_now()  # learn scalars at least once per evaluation, whatever log_show_after_iter says
     result = evaluator.eval(learner.train_iter, env_step)
     learner.best_eval_return = float(evaluator.best_return)
@@ -249,4 +260,6 @@ def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, en
     logger.info(f"[eval] iter {learner.train_iter:>6d}  env_step {env_step:>8d}  return {result.mean:8.2f} ± "
                 f"{result.std:6.2f}  best {evaluator.best_return:8.2f}" + ("  stop value reached" if result.stop
                                                                              else ""))
+    for video in videos.after_eval(learner.train_iter) if videos is not None else ():
+        logger.info(f"[video] {video.path}: return {video.episode_return:.2f}, {video.length} steps")
     return result
