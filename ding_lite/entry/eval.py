@@ -66,8 +66,8 @@ def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | Non
         # the training run's eval seeds: the best checkpoint's eval return is reproduced exactly
         evaluator = build_evaluator(cfg, evaluator_env, policy, seed + EVAL_SEED_OFFSET)
         result = evaluator.eval(int(state.get("train_iter", 0)), int(state.get("env_step", 0)))
-        videos = [] if frames is None else record_episodes(frames, policy.eval_mode, Path(video), "eval",
-                                                           video_episodes, seed + EVAL_SEED_OFFSET)
+        videos = [] if frames is None or video is None else record_episodes(
+            frames, policy.eval_mode, Path(video), "eval", video_episodes, seed + EVAL_SEED_OFFSET)
     finally:
         evaluator_env.close()
         if frames is not None:

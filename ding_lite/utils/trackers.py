@@ -7,7 +7,8 @@ tensorboard has them) and the compiled config.
 - ``mlflow``: an MLflow run in ``log.mlflow.tracking_uri`` (a file store, a database or a server), extra ``[mlflow]``.
 
 A tracker of your own: a class with ``scalar(tag, value, step)`` and ``close()``, built from a :class:`RunInfo`,
-registered with ``@TRACKER_REGISTRY.register('name')`` in a module that the config's ``import_names`` (or a plugin) imports.
+registered with ``@TRACKER_REGISTRY.register('name')`` in a module that the config's ``import_names`` (or a plugin)
+imports.
 """
 from __future__ import annotations
 

@@ -58,7 +58,7 @@ def render_section(env_cfg: Mapping[str, Any]) -> dict[str, Any]:
     ``kwargs``; unchanged for envpool (frames come from the observations). Anything else cannot render: a
     :class:`ConfigError` naming the env type and what would work."""
     import_modules(env_cfg.get("import_names"), "env")
-    env_type = env_cfg.get("type")
+    env_type = str(env_cfg.get("type"))
     if env_type == "envpool":
         return dict(env_cfg)
     declared = getattr(ENV.get(env_type), "config", {})
