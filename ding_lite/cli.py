@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 
 from ding_lite.errors import ConfigError, DingLiteError
 
-MODES = ("serial", "parallel", "eval", "collect_demo", "plot", "selfplay", "gsl")
+MODES = ("serial", "parallel", "eval", "collect_demo", "plot", "selfplay", "gsl", "sweep")
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -26,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(prog="ding_lite", description="Run a ding_lite experiment from a config file.")
     parser.add_argument("--version", action="version", version=f"ding_lite {__version__}")
     parser.add_argument("-m", "--mode", default="serial", choices=MODES, help="pipeline to run (default: serial); "
-                        "plot takes experiment folders instead of a config: ding_lite -m plot --help")
+                        "plot takes experiment folders instead of a config: ding_lite -m plot --help; sweep has "
+                        "options of its own: ding_lite -m sweep --help")
     parser.add_argument("-c", "--config", required=True, help="config file (.py holding main_config)")
     parser.add_argument("-s", "--seed", type=int, action="append", help="seed; repeat for several runs (default 0)")
     parser.add_argument("--max-env-step", type=int, default=None, help="stop after this many env steps")
@@ -145,6 +146,11 @@ def _run(argv: Sequence[str] | None) -> int:
             from ding_lite.entry.plot import plot_command
 
             plot_command(argv)
+            return 0
+        if _requested_mode(argv) == "sweep":
+            from ding_lite.entry.sweep import sweep_command
+
+            sweep_command(argv)
             return 0
         args = build_parser().parse_args(argv)
         if args.video is not None and args.mode != "eval":
