@@ -17,9 +17,9 @@ a cluster (``--address``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import contextvars
 import json
-import logging
 import os
 import shutil
 import statistics
@@ -49,6 +49,7 @@ PRUNERS = ("asha", "median", "none")
 SPEC_FILE = "sweep_spec.json"  # what a --resume must match
 TUNE_DIR = "tune"
 OBJECTIVE = "objective"
+COMPLETE = "all_seeds"  # True in a trial's last report, after every seed ran (Tune's own "done" is set on a cut too)
 TUNE_EXTRA = "pip install 'ding_lite[tune]'"
 
 # The trial whose evaluations the 'ray_tune' tracker reports (set by run_trial around its first seed).
@@ -106,14 +107,26 @@ def run_trial(params: dict[str, Any], spec: SweepSpec) -> None:
     reports the objective to Ray Tune and writes ``trial.json``."""
     from ray import tune
 
-    from ding_lite.entry.serial import serial_pipeline
-    from ding_lite.utils.log import setup_console_logging
-
-    setup_console_logging(logging.WARNING)  # the runs' console lines stay in their train.log
     trial_id = tune.get_context().get_trial_id()
     trial_dir = spec.trial_dir(trial_id)
-    overrides = [*spec.overrides, *(override(k, v) for k, v in params.items())]
+    trial_dir.mkdir(parents=True, exist_ok=True)
     record = _TrialRecord(trial_dir, trial_id, params, spec)
+    # the runs' console lines go to the trial's console.log, not interleaved on the sweep's console
+    with open(trial_dir / "console.log", "a", buffering=1) as console, contextlib.redirect_stderr(console):
+        results = _run_seeds(params, spec, trial_dir, record)
+    values = [float(r[spec.metric]) for r in results]
+    record.save(results, "done")
+    tune.report({OBJECTIVE: statistics.fmean(values), "env_step": int(results[0]["env_step"]),
+                 COMPLETE: True})
+
+
+def _run_seeds(params: Mapping[str, Any], spec: SweepSpec, trial_dir: Path, record: _TrialRecord
+               ) -> list[dict[str, Any]]:
+    from ray import tune
+
+    from ding_lite.entry.serial import serial_pipeline
+
+    overrides = [*spec.overrides, *(override(k, v) for k, v in params.items())]
     results = []
     for i, seed in enumerate(spec.seeds):
         exp = trial_dir / f"run_seed{seed}"
@@ -130,14 +143,12 @@ def run_trial(params: dict[str, Any], spec: SweepSpec) -> None:
                 _REPORTING.reset(token)
         results.append(done)
         record.save(results, "running")
-    values = [float(r[spec.metric]) for r in results]
-    record.save(results, "done")
-    tune.report({OBJECTIVE: statistics.fmean(values), "env_step": int(results[0]["env_step"]), "done": True})
+    return results
 
 
 def _reporter(tune: Any, spec: SweepSpec) -> Callable[[float, int], None]:
     def report(eval_return: float, env_step: int) -> None:
-        tune.report({OBJECTIVE: float(eval_return), "env_step": int(env_step), "done": False})
+        tune.report({OBJECTIVE: float(eval_return), "env_step": int(env_step), COMPLETE: False})
 
     return report
 
@@ -262,8 +273,8 @@ def _scheduler(spec: SweepSpec) -> Any:
 
     grace = spec.prune_after if spec.prune_after is not None else max(1, int(spec.max_env_step or 0) // 4)
     if spec.pruner == "asha":
-        return ASHAScheduler(time_attr="env_step", max_t=int(spec.max_env_step or 10**12), grace_period=grace,
-                             reduction_factor=2)
+        # max_t far beyond any run: ASHA stops a trial that reaches max_t, which would cut a trial's later seeds
+        return ASHAScheduler(time_attr="env_step", max_t=10**12, grace_period=grace, reduction_factor=2)
     if spec.pruner == "median":
         return MedianStoppingRule(time_attr="env_step", grace_period=grace, min_samples_required=2)
     return None
@@ -315,7 +326,8 @@ def sweep_pipeline(spec: SweepSpec, *, address: str | None = None, num_cpus: int
                 run_config=tune.RunConfig(name="sweep", storage_path=str(folder / TUNE_DIR), verbose=0,
                                           callbacks=[trial_lines(spec)]))
         grid = tuner.fit()
-    return write_results(spec, _tune_status(grid))
+        address_used = ray.get_runtime_context().gcs_address
+    return write_results(spec, _tune_status(grid), address_used)
 
 
 def _trial_dirname(trial: Any) -> str:
@@ -329,7 +341,7 @@ def trial_lines(spec: SweepSpec) -> Any:
     class Lines(tune.Callback):
         def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
             result = trial.last_result or {}
-            state = "done" if result.get("done") else "stopped by the pruner"
+            state = "done" if result.get(COMPLETE) else "stopped by the pruner"
             print(f"[sweep] trial {trial.trial_id} ({trial_label(trial.config)}): {state}, {spec.metric} "
                   f"{result.get(OBJECTIVE, float('nan')):.2f}", file=sys.stderr, flush=True)
 
@@ -346,7 +358,7 @@ def _tune_status(grid: Any) -> dict[str, dict[str, Any]]:
     for result in grid:
         metrics = result.metrics or {}
         out[Path(result.path).name] = {"error": None if result.error is None else _error_line(result.error),
-                              "last": {k: metrics.get(k) for k in (OBJECTIVE, "env_step", "done")},
+                              "last": {k: metrics.get(k) for k in (OBJECTIVE, "env_step", COMPLETE)},
                               "config": result.config}
     return out
 
@@ -357,7 +369,8 @@ def _error_line(error: BaseException) -> str:
     return (found[-1] if found else (text[-1] if text else type(error).__name__)).strip()
 
 
-def write_results(spec: SweepSpec, tune_status: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def write_results(spec: SweepSpec, tune_status: Mapping[str, Mapping[str, Any]], ray_address: str | None = None
+                  ) -> dict[str, Any]:
     """``sweep.json``, ``results.md`` and ``best_config.py`` from the trials' ``trial.json`` files (and Ray Tune's
     statuses: a trial without a finished record was stopped by the pruner or failed)."""
     from ding_lite.config import save_config
@@ -377,8 +390,8 @@ def write_results(spec: SweepSpec, tune_status: Mapping[str, Mapping[str, Any]])
     trials.sort(key=lambda t: (t["status"] != "done", t["objective"] is None,
                                sign * t["objective"] if t["objective"] is not None else 0.0, t["trial_id"]))
     best = trials[0] if trials and trials[0]["status"] == "done" else None
-    summary: dict[str, Any] = {"spec": asdict(spec), "metric": spec.metric, "mode": spec.mode, "trials": trials,
-                               "best": best}
+    summary: dict[str, Any] = {"spec": asdict(spec), "metric": spec.metric, "mode": spec.mode,
+                               "ray_address": ray_address, "trials": trials, "best": best}
     if best is not None:
         cfg = load_config(spec.config, strict=spec.strict,
                           overrides=[*spec.overrides, *(override(k, v) for k, v in best["params"].items())])
