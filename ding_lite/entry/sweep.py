@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import contextvars
 import json
+import logging
 import os
 import shutil
 import statistics
@@ -217,12 +218,18 @@ def check_spec(spec: SweepSpec, resume: bool) -> list[Any]:
     dims = parse_space(spec.space, spec.search)
     cfg = load_config(spec.config, strict=spec.strict, overrides=spec.overrides)
     check_keys(dims, cfg)
-    for d in dims:
-        for value in d.probe_values():
-            try:
-                load_config(spec.config, strict=spec.strict, overrides=[*spec.overrides, override(d.key, value)])
-            except ConfigError as exc:
-                raise SweepError(f"--space {d.spec}: {exc}") from None
+    console = logging.getLogger("ding_lite")
+    level = console.level
+    console.setLevel(logging.ERROR)  # the first compile warned of unknown keys already: once is enough
+    try:
+        for d in dims:
+            for value in d.probe_values():
+                try:
+                    load_config(spec.config, strict=spec.strict, overrides=[*spec.overrides, override(d.key, value)])
+                except ConfigError as exc:
+                    raise SweepError(f"--space {d.spec}: {exc}") from None
+    finally:
+        console.setLevel(level)
     if spec.metric not in METRICS:
         raise SweepError(f"--metric {spec.metric}: choose one of {', '.join(METRICS)}")
     if spec.mode not in ("max", "min"):

@@ -27,8 +27,7 @@ from ding_lite.utils.dicts import to_plain
 # The ``log`` section of every config.
 LOG_CONFIG: dict[str, Any] = dict(
     backends=["tensorboard"],  # trackers that get every scalar: 'tensorboard', 'wandb', 'mlflow' (several allowed)
-    print_every_seconds=30.0,  # a plain [log] line (env steps, throughput, last eval) this often when no progress
-    # bar is shown (not a terminal, or --no-progress); 0: never
+    print_every_seconds=30.0,  # a [log] line with the throughput this often when no progress bar shows (0: never)
     wandb=dict(
         project="ding_lite",  # W&B project
         entity=None,  # W&B team or user (None: your default entity)
@@ -37,8 +36,7 @@ LOG_CONFIG: dict[str, Any] = dict(
         tags=[],  # W&B run tags
     ),
     mlflow=dict(
-        tracking_uri=None,  # 'file:/path/mlruns', 'sqlite:///mlflow.db', 'http://host:5000' (None: MLflow's default,
-        # i.e. MLFLOW_TRACKING_URI)
+        tracking_uri=None,  # 'file:/path/mlruns', 'sqlite:///mlflow.db', 'http://host:5000' (None: MLflow's default)
         experiment_name=None,  # MLflow experiment (None: the experiment name without its _seed<K>)
     ),
 )

@@ -38,7 +38,7 @@ def _result(sweep: Path, run: str) -> dict:
 
 def _table_rows(stdout: str) -> list[list[str]]:
     lines = [line for line in stdout.splitlines() if line.startswith("| ")]
-    return [[c.strip() for c in line.strip("|").split("|")] for line in lines[1:]]
+    return [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]]
 
 
 @pytest.fixture(scope="module")
@@ -73,22 +73,21 @@ def test_grid_sweep_on_local_ray(local_sweep) -> None:
     assert len(proc.stderr.splitlines()) < 20  # a line per trial and the last one, not the runs' [eval] lines
 
 
-def test_best_config_reproduces_with_serial(local_sweep) -> None:
+def test_best_config_reproduces_with_serial(local_sweep, monkeypatch) -> None:
     sweep, _ = local_sweep
     best = _trials(sweep)[0]
     command = json.loads((sweep / "sweep.json").read_text())["command"]
     assert command == f"ding_lite -m serial -c {sweep / 'best_config.py'} -s 0 -s 1 --max-env-step 256"
-    proc = run_cli(*command.split()[1:], "--no-progress", cwd=sweep)
-    assert proc.returncode == 0, proc.stderr
+    monkeypatch.chdir(sweep)
+    assert main([*command.split()[1:], "--no-progress"]) == 0  # the command, in this process
     again = [_result(sweep, f"best_seed{s}")["eval_return"] for s in (0, 1)]
     assert again == best["per_seed"]
 
 
-def test_plot_over_the_trials(local_sweep, tmp_path: Path) -> None:
+def test_plot_over_the_trials(local_sweep, tmp_path: Path, monkeypatch, capsys) -> None:
     sweep, _ = local_sweep
-    proc = run_cli("-m", "plot", str(sweep), "-o", str(tmp_path / "trials.png"), cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    rows = _table_rows(proc.stdout)
+    assert main(["-m", "plot", str(sweep), "-o", str(tmp_path / "trials.png")]) == 0
+    rows = _table_rows(capsys.readouterr().out)
     assert [r[0] for r in rows] == [t["label"] for t in _trials(sweep)] and all(r[1] == "2" for r in rows)
 
 
