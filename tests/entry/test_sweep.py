@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 from conftest import DIZOO_CARTPOLE, cli_env, run_cli
 
+import ding_lite.entry.sweep  # noqa: F401 (registers the 'ray_tune' tracker)
 from ding_lite.cli import main
-from ding_lite.entry.sweep_space import parse_dimension, trial_label
+from ding_lite.entry.sweep_space import parse_dimension, parse_space, trial_label, tune_space
 from ding_lite.utils.events import read_scalars
 
 pytestmark = pytest.mark.unittest
@@ -177,12 +178,29 @@ def test_optuna_sweep_with_pruning_via_address_killed_and_resumed(ray_head, tmp_
 
 
 # ---- bad input -------------------------------------------------------------------------------------------------
-def test_space_parsing() -> None:
+def test_space_parsing_and_tune_spaces() -> None:
     assert parse_dimension("a.b=[1, 2.5, 'x']").args == (1, 2.5, "x")
     assert parse_dimension("a.b=loguniform(1e-4, 1e-2)").kind == "loguniform"
     assert parse_dimension("a.b=choice(ppo, dqn)").args == ("ppo", "dqn")
     assert trial_label({"policy.learn.learning_rate": 0.001, "policy.collect.n_sample": 64}) == \
         "learning_rate=0.001, n_sample=64"
+    pytest.importorskip("ray.tune")
+    from ray.tune.search.sample import Categorical, Float, Integer
+
+    dims = parse_space(["a=[1, 2]", "b=randint(2, 4)", "c=loguniform(1e-4, 1e-2)"], "random")
+    space = tune_space(dims, "random")
+    assert isinstance(space["a"], Categorical) and space["a"].categories == [1, 2]
+    assert isinstance(space["b"], Integer) and (space["b"].lower, space["b"].upper) == (2, 5)  # 4 included
+    assert isinstance(space["c"], Float) and space["c"].lower == 1e-4
+    assert tune_space(parse_space(["a=[1, 2]"], "grid"), "grid") == {"a": {"grid_search": [1, 2]}}
+
+
+def test_the_ray_tune_tracker_works_only_in_a_trial(tmp_path: Path) -> None:
+    from ding_lite.errors import ConfigError
+    from ding_lite.utils.trackers import build_trackers
+
+    with pytest.raises(ConfigError, match="'ray_tune' reports the evaluations of a -m sweep trial"):
+        build_trackers({"log": {"backends": ["ray_tune"]}}, tmp_path)
 
 
 BAD = {
