@@ -10,10 +10,11 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import DIZOO_CARTPOLE, run_cli
+from conftest import DIZOO_CARTPOLE
 
 from ding_lite.cli import main
 from ding_lite.config import read_config
+from ding_lite.entry.serial import serial_pipeline
 from ding_lite.utils.dicts import to_plain
 from ding_lite.utils.events import event_files, iter_records, read_scalars
 from ding_lite.utils.trackers import CONFIG_TEXT_TAG, WANDB_STEP, flatten
@@ -24,15 +25,15 @@ PPO = str(DIZOO_CARTPOLE / "cartpole_ppo_config.py")
 
 @pytest.fixture(scope="module")
 def tracked_run(tmp_path_factory) -> Path:
+    """One PPO run of two collects logging to the three trackers (in this process, as the CLI's run would)."""
     pytest.importorskip("wandb")
     pytest.importorskip("mlflow")
     root = tmp_path_factory.mktemp("tracked")
-    proc = run_cli("-m", "serial", "-c", PPO, "--exp-name", "run_seed0", "--max-env-step", "1024", "--no-progress",
-                   "--set", "env.stop_value=None", "--set", "policy.eval.final_episodes=0",
-                   "--set", "policy.learn.learner.hook.log_show_after_iter=20",
-                   "--set", "log.backends=['tensorboard', 'wandb', 'mlflow']",
-                   "--set", f"log.mlflow.tracking_uri='file:{root / 'mlruns'}'", cwd=root)
-    assert proc.returncode == 0, proc.stderr
+    serial_pipeline(PPO, 0, max_env_step=512, exp_dir=root / "run_seed0", progress=False,
+                    overrides=("env.stop_value=None", "policy.eval.final_episodes=0",
+                               "policy.eval.evaluator.eval_freq=40", "policy.learn.learner.hook.log_show_after_iter=20",
+                               "log.backends=['tensorboard', 'wandb', 'mlflow']",
+                               f"log.mlflow.tracking_uri='file:{root / 'mlruns'}'"))
     return root
 
 
@@ -117,7 +118,7 @@ def test_wandb_offline_and_mlflow_file_store_hold_the_tensorboard_scalars_and_co
     exp = tracked_run / "run_seed0"
     tb, tb_config = _tensorboard(exp)
     assert {"eval/return_mean", "learn/total_loss", "speed/env_steps_per_second"} <= set(tb)
-    assert len(tb["eval/return_mean"]) >= 2 and len(tb["speed/train_samples_per_second"]) >= 2
+    assert len(tb["eval/return_mean"]) >= 2 and len(tb["speed/train_samples_per_second"]) >= 1
     saved = (exp / "total_config.py").read_text()
     assert tb_config == saved
     compiled = to_plain(read_config(exp / "total_config.py")[0])
