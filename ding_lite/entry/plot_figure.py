@@ -72,6 +72,18 @@ def metric_label(tag: str) -> str:
     return tag
 
 
+def main_label(groups: Sequence[Group], metric: str) -> str:
+    """The metric panel's y label: :func:`metric_label`, except that the eval return of self-play runs is their win
+    rate (wins + draws / 2) against the first evaluation opponent, named from their ``result.json``."""
+    finished = [r.result for g in groups for r in g.runs if r.result]
+    tables = [res.get("eval_table") for res in finished]
+    if metric in STOP_METRICS and finished and all(tables):
+        opponents = {next(iter(t)).split("@")[0] for t in tables if t}
+        if len(opponents) == 1:
+            return f"win rate against {opponents.pop()} (evaluation)"
+    return metric_label(metric)
+
+
 def x_label(tag: str, x: str, offset: bool = False) -> str:
     """The x label: wall time, train iterations (``learn/*`` and ``*_iter`` tags) or env steps."""
     if x == "wall_time":
@@ -188,7 +200,7 @@ def build_figure(groups: Sequence[Group], *, x: str, metric: str, band: str, tit
             ax.axhline(v, color="0.3", ls="--", lw=1, label=f"stop value {v:g}")
     band_name = "standard error" if band == "se" else "bootstrap 95% interval"
     offset = any(r.x_offset for g in groups for r in g.runs)
-    ax.set(xlabel=x_label(metric, x, offset), ylabel=metric_label(metric),
+    ax.set(xlabel=x_label(metric, x, offset), ylabel=main_label(groups, metric),
            title=f"mean over seeds, band: {band_name}")
     ax.legend(fontsize="small")
     for ax, (panel, keys) in zip(axes[1:], extras, strict=True):

@@ -76,6 +76,9 @@ def test_one_colour_per_group_in_every_panel(panel_runs: Path) -> None:
     assert main.get_ylabel() == "evaluation return (mean over episodes)" and main.get_xlabel() == "env steps"
     assert variations.get_title().startswith("return per env variation") and elo.get_title() == \
         "Elo rating (self-play)"
+    c4 = [g for g in groups if g.label == "c4"]  # a self-play run's eval return is its win rate
+    assert build_figure(c4, x="env_step", metric="eval/return_mean", band="se").axes[0].get_ylabel() == \
+        "win rate against random (evaluation)"
     colors = group_colors(groups)
     assert len(set(colors.values())) == 3
     for g in groups:  # each group's lines in each panel it appears in are drawn in its colour only
