@@ -304,12 +304,13 @@ def draw_aggregate(agg: Aggregate, intervals: Mapping[str, Mapping[str, tuple[fl
     fig = Figure(figsize=(13.0, 1.2 + 0.45 * len(labels) + 1.6), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, len(METRICS) + 1, width_ratios=[1.0] * len(METRICS) + [2.2])
+    rows = range(len(labels) - 1, -1, -1)  # the first group on top
     for ax, metric in zip(axes[:-1], METRICS, strict=True):
-        for row, label in enumerate(labels):
+        for row, label in zip(rows, labels, strict=True):
             point, low, high = intervals[label][metric]
             ax.barh(row, high - low, left=low, height=0.6, color=colors[label], alpha=0.75)
             ax.plot([point, point], [row - 0.3, row + 0.3], color="black", lw=1.5)
-        ax.set_yticks(range(len(labels)), labels if ax is axes[0] else [""] * len(labels))
+        ax.set_yticks(list(rows), labels if ax is axes[0] else [""] * len(labels))
         ax.set_ylim(-0.6, len(labels) - 0.4)
         ax.set(title=metric, xlabel="normalised score")
         ax.grid(axis="x", alpha=0.3)
@@ -318,12 +319,12 @@ def draw_aggregate(agg: Aggregate, intervals: Mapping[str, Mapping[str, tuple[fl
         profile, band_low, band_high = profiles[label]
         ax.plot(taus, profile, color=colors[label], lw=1.8, label=label)
         ax.fill_between(taus, band_low, band_high, color=colors[label], alpha=0.2, lw=0)
+    tasks = f"{len(agg.tasks)} task{'s' * (len(agg.tasks) != 1)}"
     ax.set(xlabel="normalised score τ", ylabel="fraction of runs with score > τ", ylim=(-0.02, 1.02),
-           title=f"performance profile over {len(agg.tasks)} tasks")
+           title=f"performance profile over {tasks}")
     ax.axvline(1.0, color="0.5", ls=":", lw=1)
     ax.legend(fontsize="small")
-    fig.suptitle(title or f"{len(agg.tasks)} tasks: {', '.join(agg.tasks)} (95% stratified-bootstrap intervals)",
-                 fontsize="medium")
+    fig.suptitle(title or f"{tasks}: {', '.join(agg.tasks)} (95% stratified-bootstrap intervals)", fontsize="medium")
     return fig
 
 
