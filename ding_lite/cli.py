@@ -9,9 +9,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from ding_lite.errors import DingLiteError
+from ding_lite.errors import ConfigError, DingLiteError
 
-MODES = ("serial", "parallel", "eval", "collect_demo", "plot", "selfplay", "gsl")
+MODES = ("serial", "parallel", "eval", "collect_demo", "plot", "selfplay", "gsl", "sweep")
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -50,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(prog="ding_lite", description="Run a ding_lite experiment from a config file.")
     parser.add_argument("--version", action="version", version=f"ding_lite {__version__}")
     parser.add_argument("-m", "--mode", default="serial", choices=MODES, help="pipeline to run (default: serial); "
-                        "plot takes experiment folders instead of a config: ding_lite -m plot --help")
+                        "plot takes experiment folders instead of a config: ding_lite -m plot --help; sweep has "
+                        "options of its own: ding_lite -m sweep --help")
     parser.add_argument("-c", "--config", required=True, help="config file (.py holding main_config)")
     parser.add_argument("-s", "--seed", type=_seed, action="append", help="seed; repeat for several runs (default 0)")
     parser.add_argument("--max-env-step", type=_positive, default=None, help="stop after this many env steps")
@@ -66,6 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--n-episode", type=_positive, default=None, help="eval, collect_demo: number of episodes")
     parser.add_argument("--demo-path", default=None, help="collect_demo: output file (default <exp_name>/demo.npz)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--video", default=None, metavar="DIR", help="eval: also record evaluation episodes as mp4 "
+                        "files in DIR (the evaluator's first env; training runs: policy.eval.evaluator.video_every)")
+    parser.add_argument("--video-episodes", type=_positive, default=1, metavar="N", help="eval: episodes to record "
+                        "with --video (default 1)")
     parser.add_argument("--address", default=None, help="parallel, gsl: Ray cluster to join, 'auto' or HOST:PORT "
                         "(default: start a local Ray instance)")
     return parser
@@ -107,7 +112,8 @@ def run_eval(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
     from ding_lite.entry.eval import eval_pipeline
 
     return eval_pipeline(args.config, seed, args.load_ckpt, args.n_episode, strict=args.strict,
-                         overrides=tuple(args.overrides), exp_name=args.exp_name, n_seeds=n_seeds)
+                         overrides=tuple(args.overrides), exp_name=args.exp_name, n_seeds=n_seeds,
+                         video=args.video, video_episodes=args.video_episodes)
 
 
 def run_collect_demo(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
@@ -166,10 +172,18 @@ def _run(argv: Sequence[str] | None) -> int:
 
             plot_command(argv)
             return 0
+        if _requested_mode(argv) == "sweep":
+            from ding_lite.entry.sweep import sweep_command
+
+            sweep_command(argv)
+            return 0
         try:
             args = build_parser().parse_args(argv)
         except SystemExit as exc:  # --help, --version, or a usage error (its line printed): main() returns the code
             return exc.code if isinstance(exc.code, int) else 2
+        if args.video is not None and args.mode != "eval":
+            raise ConfigError(f"--video records evaluation episodes of -m eval, not of -m {args.mode}: for a "
+                              f"training run set policy.eval.evaluator.video_every=N (a video every N evaluations)")
         seeds = args.seed or [0]
         for seed in seeds:
             RUNNERS[args.mode](args, seed, len(seeds))

@@ -229,6 +229,7 @@ CONFIG_SECTION_REGISTRY = Registry("config_section", [
     "ding_lite.entry.parallel",  # parallel: ding_lite -m parallel
     "ding_lite.league.config",  # league: ding_lite -m selfplay
     "ding_lite.entry.gsl_parts",  # gsl: ding_lite -m gsl
+    "ding_lite.utils.trackers",  # log: trackers (tensorboard, wandb, mlflow) and console lines
 ])
 
 # Short aliases (the same objects), for code written before the DI-engine names were the public ones.

@@ -1,4 +1,4 @@
-"""Evaluation pipeline: load a checkpoint and report the mean ± std return over N episodes."""
+"""Evaluation pipeline: load a checkpoint and report the mean ± std return over N episodes (and record videos)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,22 +13,39 @@ from ding_lite.entry.common import (
     experiment_dir,
     load_config,
 )
-from ding_lite.errors import CheckpointError
+from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.utils.seed import set_seed
 from ding_lite.utils.torch_setup import configure_torch
+from ding_lite.worker.video import (
+    FrameEnv,
+    import_ffmpeg,
+    prepare_offscreen_rendering,
+    record_episodes,
+    render_section,
+)
 
 
 def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | None = None,
                   n_episode: int | None = None, *, strict: bool = False,
-                  overrides: tuple[str, ...] = (), exp_name: str | None = None, n_seeds: int = 1) -> dict[str, Any]:
+                  overrides: tuple[str, ...] = (), exp_name: str | None = None, n_seeds: int = 1,
+                  video: str | Path | None = None, video_episodes: int = 1) -> dict[str, Any]:
     """Evaluate a checkpoint's policy (eval mode) over ``n_episode`` episodes (default ``env.n_evaluator_episode``).
 
     Without ``load_ckpt`` the experiment's ``ckpt/ckpt_best.pth.tar`` is used: the folder a serial run with the same
     ``exp_name`` (default: the config's) and number of seeds wrote. Returns mean, std and all returns.
+
+    With ``video`` (a folder), the first ``video_episodes`` episodes of the evaluator's first env are also recorded
+    as ``<video>/eval_ep<k>.mp4`` (see :mod:`ding_lite.worker.video`); the result lists them under ``videos``.
     """
+    if video is not None:
+        prepare_offscreen_rendering()  # before any env (and MuJoCo) is loaded
+        if video_episodes < 1:
+            raise ConfigError(f"--video-episodes must be at least 1, got {video_episodes}")
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
+    if video is not None:
+        render_section(cfg.env)  # an env type that cannot render fails first, whatever the checkpoint
     if load_ckpt is None:
         load_ckpt = experiment_dir(cfg, exp_name, seed, n_seeds) / "ckpt" / "ckpt_best.pth.tar"
         if not Path(load_ckpt).is_file():
@@ -39,16 +56,29 @@ def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | Non
     if n_episode is not None:
         cfg.env.n_evaluator_episode = int(n_episode)
     _, evaluator_env = build_env_managers(cfg, seed, collect=False)
+    frames = None
     try:
+        if video is not None:  # an env that cannot render fails here, before anything is written
+            import_ffmpeg()
+            frames = FrameEnv(cfg.env, int(cfg.env.evaluator_env_num))
         policy = build(cfg, "policy", enable_field=("eval",))
         load_policy_weights(policy.eval_mode, load_ckpt, state)
         # the training run's eval seeds: the best checkpoint's eval return is reproduced exactly
         evaluator = build_evaluator(cfg, evaluator_env, policy, seed + EVAL_SEED_OFFSET)
         result = evaluator.eval(int(state.get("train_iter", 0)), int(state.get("env_step", 0)))
+        videos = [] if frames is None or video is None else record_episodes(
+            frames, policy.eval_mode, Path(video), "eval", video_episodes, seed + EVAL_SEED_OFFSET)
     finally:
         evaluator_env.close()
+        if frames is not None:
+            frames.close()
     summary = {"checkpoint": str(load_ckpt), "n_episode": len(result.returns), "return_mean": result.mean,
-               "return_std": result.std, "returns": [float(r) for r in result.returns]}
-    setup_console_logging().info(f"[eval] {load_ckpt}: return {result.mean:.2f} ± {result.std:.2f} over "
-                                 f"{len(result.returns)} episodes")
+               "return_std": result.std, "returns": [float(r) for r in result.returns],
+               **({"videos": [{"path": str(v.path), "return": v.episode_return, "length": v.length}
+                              for v in videos]} if video is not None else {})}
+    console = setup_console_logging()
+    console.info(f"[eval] {load_ckpt}: return {result.mean:.2f} ± {result.std:.2f} over "
+                 f"{len(result.returns)} episodes")
+    for v in videos:
+        console.info(f"[video] {v.path}: return {v.episode_return:.2f}, {v.length} steps")
     return summary

@@ -1,7 +1,9 @@
-"""``ding_lite -m plot``: learning curves of experiment folders, grouped over seeds, and a markdown summary.
+"""``ding_lite -m plot``: learning curves of experiment folders, grouped over seeds, and a markdown summary; with
+``--aggregate``, methods compared over several tasks.
 
 Reading and grouping live here; the figure is drawn by :mod:`ding_lite.entry.plot_figure` (matplotlib, imported
-only when a figure is made, so that ``import ding_lite`` stays light).
+only when a figure is made, so that ``import ding_lite`` stays light), the aggregate one by
+:mod:`ding_lite.entry.plot_aggregate`.
 """
 from __future__ import annotations
 
@@ -26,11 +28,15 @@ _SEED_SUFFIX = re.compile(r"_seed\d+(_\d+)?$")  # cartpole_dqn_seed1, or cartpol
 
 @dataclass
 class Run:
-    """One experiment folder: its scalars and its ``result.json`` (empty while the run is still going)."""
+    """One experiment folder: its scalars and its ``result.json`` (empty while the run is still going).
+
+    ``x_offset`` is added to its env-step x values: a later phase of a multi-phase run (each phase a folder of its
+    own) starts where the phases before it ended, so that all phases share one env-step axis."""
 
     path: Path
     scalars: RunScalars
     result: dict[str, Any]
+    x_offset: float = 0.0
 
 
 @dataclass
@@ -81,9 +87,30 @@ def seed_group_label(path: Path) -> str:
     return _SEED_SUFFIX.sub("", path.name)
 
 
+SWEEP_FILE = "sweep.json"  # written by ding_lite -m sweep: its trials, each a group of -m plot
+
+
+def sweep_groups(path: Path) -> dict[str, list[Path]] | None:
+    """A sweep folder's trials as groups (``{trial label: its runs}``, best trial first), or None for another
+    folder."""
+    sweep_file = path / SWEEP_FILE
+    if not sweep_file.is_file():
+        return None
+    try:
+        trials = json.loads(sweep_file.read_text())["trials"]
+        groups = {t["label"]: [path / run for run in t["runs"] if is_experiment(path / run)] for t in trials}
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise PlotInputError(f"cannot read {sweep_file}: {exc}") from None
+    groups = {label: runs for label, runs in groups.items() if runs}
+    if not groups:
+        raise PlotInputError(f"the sweep in {path} has no finished run yet")
+    return groups
+
+
 def collect_groups(exp_dirs: Sequence[str], group_specs: Sequence[str]) -> list[Group]:
-    """Groups from folders named on the command line (grouped by name over ``_seed<K>``) and from ``--group
-    LABEL=DIR[,DIR...]`` (each DIR may be a glob). An empty group is an error naming it."""
+    """Groups from folders named on the command line (grouped by name over ``_seed<K>``; a sweep folder gives one
+    group per trial) and from ``--group LABEL=DIR[,DIR...]`` (each DIR may be a glob). An empty group is an error
+    naming it."""
     groups: dict[str, list[Path]] = {}
     for spec in group_specs:
         label, sep, dirs = spec.partition("=")
@@ -94,7 +121,10 @@ def collect_groups(exp_dirs: Sequence[str], group_specs: Sequence[str]) -> list[
             raise PlotInputError(f"group {label!r} is empty: --group {spec!r} names no folder")
         groups.setdefault(label, []).extend(p for m in matched for p in experiment_folders(m))
     for d in exp_dirs:
-        for path in experiment_folders(Path(d)):
+        trials = sweep_groups(Path(d))
+        for label, paths in (trials or {}).items():
+            groups.setdefault(label, []).extend(paths)
+        for path in experiment_folders(Path(d)) if trials is None else ():
             groups.setdefault(seed_group_label(path), []).append(path)
     if not groups:
         raise PlotInputError("nothing to plot: give experiment folders (EXP_DIR ...) or --group LABEL=DIR,...")
@@ -174,9 +204,15 @@ def summary_table(groups: Sequence[Group]) -> str:
 
 def plot_pipeline(exp_dirs: Sequence[str | Path], output: str | Path = "plot.png", *, x: str = "env_step",
                   metric: str = "eval/return_mean", groups: Sequence[str] = (), band: str = "se",
-                  title: str | None = None) -> str:
+                  title: str | None = None, dpi: int = 150, stop_line: bool = False, worst: int = 3,
+                  aggregate: bool = False, score: str = "last", norms: Sequence[str] = (), reps: int = 2000) -> str:
     """Draw the curves of ``exp_dirs`` (and ``groups``, ``LABEL=DIR[,DIR...]``) into ``output``; returns the
     markdown summary. Every input is checked before the figure file is written.
+
+    ``dpi``: PNG resolution; ``stop_line``: draw the stop value even outside the data's range; ``worst``: the
+    per-variation panel names this many worst variations. With ``aggregate`` the figure and summary compare the
+    groups over the tasks of their runs instead (:mod:`ding_lite.entry.plot_aggregate`: ``score``, ``norms``
+    ``TASK=LOW,HIGH`` and ``reps`` bootstrap resamples).
 
     Example::
 
@@ -190,11 +226,19 @@ def plot_pipeline(exp_dirs: Sequence[str | Path], output: str | Path = "plot.png
         raise PlotInputError(f"--x {x}: choose one of {', '.join(X_AXES)}")
     if band not in BANDS:
         raise PlotInputError(f"--band {band}: choose one of {', '.join(BANDS)}")
+    if not 10 <= dpi <= 2400:
+        raise PlotInputError(f"--dpi {dpi}: choose a resolution between 10 and 2400 (300 for print)")
+    if worst < 0:
+        raise PlotInputError(f"--worst {worst}: give 0 or more variations to name")
     found = collect_groups([str(d) for d in exp_dirs], groups)
+    if aggregate:
+        from ding_lite.entry.plot_aggregate import aggregate_pipeline
+
+        return aggregate_pipeline(found, output, score=score, norms=norms, reps=reps, dpi=dpi, title=title)
     check_metric(found, metric)
     from ding_lite.entry.plot_figure import draw_figure
 
-    draw_figure(found, output, x=x, metric=metric, band=band, title=title)
+    draw_figure(found, output, x=x, metric=metric, band=band, title=title, stop_line=stop_line, worst=worst, dpi=dpi)
     return summary_table(found)
 
 
@@ -218,6 +262,20 @@ def build_plot_parser() -> argparse.ArgumentParser:
     parser.add_argument("--band", default="se", choices=BANDS, help="band over seeds: standard error (se) or "
                         "bootstrap 95%% interval (ci95)")
     parser.add_argument("--title", default=None, help="figure title")
+    parser.add_argument("--dpi", type=int, default=150, help="PNG resolution (default 150; 300 for print; .pdf and "
+                        ".svg are vectors)")
+    parser.add_argument("--stop-line", action="store_true", help="draw the stop value even where it lies outside the "
+                        "data's range")
+    parser.add_argument("--worst", type=int, default=3, metavar="K", help="per-variation panel: name the K worst "
+                        "variations (default 3)")
+    parser.add_argument("--aggregate", action="store_true", help="compare the groups over the tasks of their runs: "
+                        "normalised scores, IQM, median, mean, optimality gap (95%% stratified-bootstrap intervals) "
+                        "and performance profiles")
+    parser.add_argument("--score", default="last", choices=["last", "final_eval", "best"], help="--aggregate: each "
+                        "run's score (last evaluation, final evaluation on fresh seeds, best evaluation)")
+    parser.add_argument("--norm", action="append", default=[], metavar="TASK=LOW,HIGH", help="--aggregate: scores "
+                        "LOW and HIGH of TASK become 0 and 1 (default: random policy, gymnasium's reward_threshold)")
+    parser.add_argument("--reps", type=int, default=2000, help="--aggregate: bootstrap resamples (default 2000)")
     return parser
 
 
@@ -225,6 +283,7 @@ def plot_command(argv: Sequence[str]) -> None:
     """Run ``ding_lite -m plot ...``: the summary to stdout, the figure's path to stderr."""
     args = build_plot_parser().parse_args(list(argv))
     table = plot_pipeline(args.exp_dirs, args.output, x=args.x, metric=args.metric, groups=args.group,
-                          band=args.band, title=args.title)
+                          band=args.band, title=args.title, dpi=args.dpi, stop_line=args.stop_line, worst=args.worst,
+                          aggregate=args.aggregate, score=args.score, norms=args.norm, reps=args.reps)
     print(table)
     print(f"figure: {args.output}", file=sys.stderr)

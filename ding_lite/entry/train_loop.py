@@ -3,7 +3,6 @@ pipeline has built its parts (:class:`~ding_lite.entry.parts.TrainingParts`: loc
 stand-ins for Ray actors in the parallel one), the learner, the train loop and ``result.json``."""
 from __future__ import annotations
 
-import math
 import os
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ from ding_lite.data.keys import INDEX, PRIORITY
 from ding_lite.entry.common import (
     EVAL_SEED_OFFSET,
     ConfigLike,
+    build,
     experiment_dir,
     load_config,
     prepare_exp_dir,
@@ -29,7 +29,9 @@ from ding_lite.utils.events import drop_events_after
 from ding_lite.utils.log import TEXT_LOG, ExperimentLogger
 from ding_lite.utils.seed import set_seed
 from ding_lite.utils.torch_setup import configure_torch
+from ding_lite.utils.trackers import check_backends
 from ding_lite.worker.learner import BaseLearner
+from ding_lite.worker.video import PeriodicVideos, prepare_offscreen_rendering
 
 
 class RunStart:
@@ -83,6 +85,8 @@ def start_run(config: ConfigLike, seed: int, exp_dir: str | Path | None, resume:
     # the saved total_config.py names this run's own folder: `-m eval -c` or `--resume -c` that file finds this
     # run's checkpoints, not those of the run (seed) the config was written for
     cfg.exp_name = str(claim.path)
+    if cfg.policy.eval.evaluator.get("video_every"):
+        prepare_offscreen_rendering()  # before any env (and MuJoCo) is loaded
     set_seed(seed)
     configure_torch()
     return RunStart(cfg, seed, claim, asked_dir, ckpt_path, resume, budget, progress, start)
@@ -151,6 +155,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     driver-side stand-ins for Ray actors with the same methods.
     """
     cfg, exp_dir = run.cfg, run.exp_dir
+    check_backends(cfg.log)  # a tracker whose package is missing fails here, before anything is written
     record = RunRecord(exp_dir, run.start)
     learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type, record.state)
     if run.ckpt_path is not None:  # a checkpoint that does not fit the policy fails here, before anything is written
@@ -158,15 +163,20 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         parts.evaluator.best_return = learner.best_eval_return  # ckpt_best is replaced only by a better policy
         if run.resume:
             record.resume_from(learner.loaded_run, run.ckpt_path, learner)
+    # videos every video_every evaluations (None: off); an env that cannot render fails here, before any write
+    videos = PeriodicVideos.from_config(cfg, exp_dir, parts.policy.eval_mode.state_dict,
+                                        lambda: build(cfg, "policy", enable_field=("eval",)),
+                                        run.seed + EVAL_SEED_OFFSET)
     prepare_exp_dir(exp_dir, cfg)
-    logger = learner.logger = ExperimentLogger(exp_dir, progress_total=run.max_env_step, progress=run.progress)
+    logger = learner.logger = ExperimentLogger(exp_dir, progress_total=run.max_env_step, progress=run.progress,
+                                               cfg=cfg)
     if exp_dir != run.asked_dir:
         logger.info(f"{run.asked_dir} {run.claim.skipped}: writing to {exp_dir}")
     try:
         if run.ckpt_path is not None:
             logger.info(f"loaded {run.ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})")
         parts.attach(learner, logger)
-        result = _train_loop(cfg, parts, learner, logger, run.max_env_step, run.max_train_iter)
+        result = _train_loop(cfg, parts, learner, logger, run.max_env_step, run.max_train_iter, videos)
         result.update(parts.stats())
         result.update(_final_eval(cfg, parts, learner, run.seed))
         result.update(_restarts(parts, result["env_step"]))  # the final evaluation's restarts count too
@@ -177,6 +187,8 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         _log_done(logger, result, exp_dir, ignored)
     finally:
         logger.close()
+        if videos is not None:
+            videos.close()
     return result
 
 
@@ -234,23 +246,22 @@ def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None
 
 
 def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: ExperimentLogger,
-                max_env_step: int | None, max_train_iter: int | None) -> dict[str, Any]:
+                max_env_step: int | None, max_train_iter: int | None,
+                videos: PeriodicVideos | None = None) -> dict[str, Any]:
     collector, evaluator, buffer = parts.collector, parts.evaluator, parts.buffer
     collector.env_step = learner.env_step
     n_sample = cfg.policy.collect.n_sample or cfg.env.collector_env_num
     learner.call_hooks("before_run")
     last_eval = None
     restarts_logged = 0
-    tick = (time.perf_counter(), collector.env_step)
     while True:
         if evaluator.should_eval(learner.train_iter):
-            last_eval = _evaluate(evaluator, learner, logger, collector.env_step, tick)
-            tick = (time.perf_counter(), collector.env_step)
+            last_eval = _evaluate(evaluator, learner, logger, collector.env_step, videos)
             if last_eval.stop:
                 break
         if _budget_spent(collector.env_step, learner.train_iter, max_env_step, max_train_iter):
             if last_eval is None or last_eval.train_iter != learner.train_iter:
-                last_eval = _evaluate(evaluator, learner, logger, collector.env_step, tick)
+                last_eval = _evaluate(evaluator, learner, logger, collector.env_step, videos)
             break
         samples, episodes = collector.collect(n_sample, learner.train_iter)
         if sum(parts.env_restarts().values()) != restarts_logged:
@@ -264,8 +275,8 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
             learner.train(samples, collector.env_step)
         else:
             _train_off_policy(cfg, buffer, samples, learner, collector.env_step)
-        logger.progress(collector.env_step, iter=learner.train_iter,
-                        eval=None if last_eval is None else last_eval.mean)
+        logger.progress(collector.env_step, learner.train_iter, learner.samples_trained,
+                        None if last_eval is None else last_eval.mean)
     learner.call_hooks("after_run")
     per_manager = parts.env_restarts()
     restarts = sum(per_manager.values())
@@ -333,22 +344,20 @@ def _budget_spent(env_step: int, train_iter: int, max_env_step: int | None, max_
 
 
 def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, env_step: int,
-              tick: tuple[float, int]) -> Any:
+              videos: PeriodicVideos | None = None) -> Any:
     learner.log_now()  # learn scalars at least once per evaluation, whatever log_show_after_iter says
     result = evaluator.eval(learner.train_iter, env_step)
     learner.best_eval_return = float(evaluator.best_return)
     if result.improved:
         learner.save_checkpoint("ckpt_best")
     learner.call_hooks("after_eval")
-    elapsed = time.perf_counter() - tick[0]
-    steps_per_s = (env_step - tick[1]) / elapsed if elapsed > 0 else math.nan
     logger.scalar("eval/return_mean", result.mean, env_step)
     logger.scalar("eval/return_std", result.std, env_step)
     logger.scalar("eval/return_mean_iter", result.mean, learner.train_iter)
     log_per_variation(logger, result.per_variation(), env_step)  # env variations only (envs/variations.py)
-    if env_step > tick[1]:
-        logger.scalar("speed/env_steps_per_second", steps_per_s, env_step)
     logger.info(f"[eval] iter {learner.train_iter:>6d}  env_step {env_step:>8d}  return {result.mean:8.2f} ± "
                 f"{result.std:6.2f}  best {evaluator.best_return:8.2f}" + ("  stop value reached" if result.stop
                                                                              else ""))
+    for video in videos.after_eval(learner.train_iter) if videos is not None else ():
+        logger.info(f"[video] {video.path}: return {video.episode_return:.2f}, {video.length} steps")
     return result

@@ -159,6 +159,13 @@ class ScalarWriter:
         if time.monotonic() - self._last_flush >= self._flush_secs:
             self.flush()
 
+    def add_text(self, tag: str, text: str, step: int) -> None:
+        """A text summary (shown in tensorboard's Text tab under ``<tag>/text_summary``)."""
+        from tensorboardX.proto.event_pb2 import Event
+        from tensorboardX.summary import text as text_summary
+
+        self._write(Event(wall_time=time.time(), step=int(step), summary=text_summary(tag, text)))
+
     def flush(self) -> None:
         self._guarded(self._file.flush)
         self._last_flush = time.monotonic()

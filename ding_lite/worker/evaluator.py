@@ -61,6 +61,7 @@ class InteractionEvaluator:
     config: dict[str, Any] = dict(
         type="interaction",
         eval_freq=1000,  # evaluate every this many train iterations
+        video_every=0,  # training runs: an episode as <exp>/videos/eval_iter<N>_ep0.mp4 every this many evals (0: none)
     )
 
     def __init__(self, cfg: Mapping[str, Any], env_manager: Any, policy: Any, n_episode: int,

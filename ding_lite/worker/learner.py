@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ding_lite.data.batch import batch_len
 from ding_lite.registry import LEARNER_HOOK
 from ding_lite.utils.checkpoint import CKPT_SUFFIX, checkpoint_iteration, load_policy_weights, save_checkpoint
 
@@ -49,6 +50,7 @@ class BaseLearner:
         self.logger = logger
         self.train_iter = 0
         self.env_step = 0
+        self.samples_trained = 0  # rows of the batches handed to train() in this process (the throughput's count)
         self.best_eval_return = -math.inf  # kept in checkpoints: a resumed run keeps ckpt_best's bar
         self.loaded_from: Path | None = None  # the checkpoint this learner started from, if any
         self.loaded_run: dict[str, Any] = {}  # its "run" entry (see run_state)
@@ -73,6 +75,7 @@ class BaseLearner:
         ``eval_freq``, ``save_ckpt_after_iter`` and ``log_show_after_iter`` mean what they mean in DI-engine."""
         self.env_step = env_step
         logs = as_log_list(self.policy.forward(batch))
+        self.samples_trained += batch_len(batch)
         for log in logs:
             self.last_log = log
             self.train_iter += 1

@@ -12,6 +12,7 @@ from conftest import REPO_ROOT
 from ding_lite.cli import build_parser
 from ding_lite.entry.common import load_config
 from ding_lite.entry.plot import build_plot_parser
+from ding_lite.entry.sweep import build_sweep_parser
 from ding_lite.errors import DingLiteError
 
 pytestmark = pytest.mark.unittest
@@ -93,7 +94,8 @@ def test_commands_parse_and_dizoo_configs_compile(page: str, argv: list[str], ex
     if argv[:2] == ["-m", "plot"]:  # folders, not a config: its own parser
         build_plot_parser().parse_args(argv)
         return
-    args = build_parser().parse_args(argv)
+    parser = build_sweep_parser() if argv[:2] == ["-m", "sweep"] else build_parser()  # sweep: its own options
+    args = parser.parse_args(argv)
     if not args.config.startswith("dizoo/"):
         return  # experiment folders and tutorial configs: run by test_tutorial.py or made by an earlier command
     assert (REPO_ROOT / args.config).is_file(), f"{page}: no config {args.config}"

@@ -13,7 +13,7 @@ import pytest
 from conftest import DIZOO_CARTPOLE, cli_env, run_cli
 
 from ding_lite.entry.plot import collect_groups, group_summary, plot_pipeline, seed_group_label
-from ding_lite.entry.plot_figure import PANELS, panel_keys
+from ding_lite.entry.plot_figure import PANELS, build_figure, panel_keys, stop_lines_to_draw
 
 pytest.importorskip("matplotlib")
 pytestmark = pytest.mark.unittest
@@ -53,7 +53,7 @@ def test_cli_figure_and_summary_match_result_json(runs: Path) -> None:
     proc = run_cli("-m", "plot", "dqn_seed0", "dqn_seed1", "-o", "fig.png", cwd=runs)
     assert proc.returncode == 0, proc.stderr
     width, height = _png_size(runs / "fig.png")
-    assert (width, height) == (704, 484)  # one panel, 6.4 x 4.4 inches at 110 dpi
+    assert (width, height) == (960, 660)  # one panel, 6.4 x 4.4 inches at the default 150 dpi
     row = _rows(proc.stdout)["dqn"]
     results = _results(runs / "dqn_seed0", runs / "dqn_seed1")
     assert all(r["stop"] for r in results)
@@ -106,8 +106,35 @@ def test_extra_panels_plug_in_by_tag(tmp_path: Path) -> None:
     assert panel_keys(groups, PANELS[0]) == {"0": "eval/variation_0/return_mean", "1": "eval/variation_1/return_mean"}
     assert panel_keys(groups, PANELS[1]) == {"main": "selfplay/elo_main"}
     table = plot_pipeline([tmp_path], tmp_path / "fig.png")
-    assert _png_size(tmp_path / "fig.png") == (3 * 704, 484)
+    assert _png_size(tmp_path / "fig.png") == (3 * 960, 660)
     assert _rows(table)["gsl"]["seeds"] == "2 (2 running)"  # no result.json: still running
+
+
+def test_stop_line_only_within_the_data_range(runs: Path) -> None:
+    assert stop_lines_to_draw([195, 1000], 9.0, 190.0) == [195]  # 1000 would squash the curves
+    assert stop_lines_to_draw([195], 9.0, 30.0) == [] and stop_lines_to_draw([195], 9.0, 30.0, force=True) == [195]
+    solved = collect_groups([str(runs / "dqn_seed0")], [])
+    short = collect_groups([str(runs / "short_seed2")], [])
+    assert json.loads((runs / "dqn_seed0" / "result.json").read_text())["stop"]
+
+    def stop_lines(groups, force=False):
+        ax = build_figure(groups, x="env_step", metric="eval/return_mean", band="se", stop_line=force).axes[0]
+        return [line.get_label() for line in ax.get_lines() if str(line.get_label()).startswith("stop value")]
+
+    assert stop_lines(solved) == ["stop value 195"]
+    assert max(short[0].runs[0].scalars.series["eval/return_mean"].values) < 100
+    assert stop_lines(short) == [] and stop_lines(short, force=True) == ["stop value 195"]
+
+
+def test_dpi_and_vector_output(runs: Path, tmp_path: Path) -> None:
+    plot_pipeline([runs / "short_seed2"], tmp_path / "fig.png", dpi=300)
+    assert _png_size(tmp_path / "fig.png") == (1920, 1320)  # 6.4 x 4.4 inches at 300 dpi
+    plot_pipeline([runs / "short_seed2"], tmp_path / "fig.svg")
+    svg = (tmp_path / "fig.svg").read_text()
+    assert "<text" in svg and "evaluation return (mean over episodes)" in svg  # text stays text
+    plot_pipeline([runs / "short_seed2"], tmp_path / "fig.pdf")
+    pdf = (tmp_path / "fig.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF") and b"/FontFile2" in pdf  # TrueType fonts embedded (editable text)
 
 
 def test_matplotlib_is_imported_only_to_draw(tmp_path: Path) -> None:

@@ -89,8 +89,10 @@ def test_tensorboard_holds_eval_return_losses_and_speed(run: str, loss_tag: str,
     assert [s for s, _ in evals] == sorted(s for s, _ in evals) and evals[0][0] == 0
     assert scalars[loss_tag], f"no {loss_tag} records"
     assert all(step <= result["train_iter"] for step, _ in scalars[loss_tag])
-    speeds = [v for _, v in scalars["speed/env_steps_per_second"]]
-    assert len(speeds) == len(evals) - 1 and all(v > 0 for v in speeds)
+    # throughput at every log interval (log_show_after_iter train iterations), x axis env steps
+    speeds = scalars["speed/env_steps_per_second"]
+    assert speeds and all(v > 0 for _, v in speeds) and all(0 < s <= result["env_step"] for s, _ in speeds)
+    assert [s for s, _ in scalars["speed/train_samples_per_second"]] == [s for s, _ in speeds]
     assert "eval/return_std" in scalars and "collect/episode_return" in scalars
 
 
@@ -98,7 +100,8 @@ def test_tensorboard_holds_eval_return_losses_and_speed(run: str, loss_tag: str,
 def test_console_is_one_line_per_eval_and_no_warnings(run: str, request) -> None:
     proc, exp = request.getfixturevalue(run)
     result = json.loads((exp / "result.json").read_text())
-    *lines, done = proc.stderr.strip().splitlines()
+    # [log] throughput lines come every log.print_every_seconds (a slow machine may print one)
+    *lines, done = [line for line in proc.stderr.strip().splitlines() if not line.startswith("[log] ")]
     assert done.startswith("[done] stop value reached: "), done  # the closing summary line
     assert proc.stdout == ""
     matches = [EVAL_LINE.match(line) for line in lines]
@@ -113,7 +116,8 @@ def test_console_is_one_line_per_eval_and_no_warnings(run: str, request) -> None
 def test_pendulum_config_runs_clean(tmp_path: Path) -> None:
     proc = run_cli("-m", "serial", "-c", PENDULUM, "--max-env-step", "2048", "--exp-name", "pend", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    *lines, done = proc.stderr.strip().splitlines()
+    # [log] throughput lines come every log.print_every_seconds (a slow machine may print one)
+    *lines, done = [line for line in proc.stderr.strip().splitlines() if not line.startswith("[log] ")]
     assert len(lines) == 2 and all(EVAL_LINE.match(line) for line in lines), proc.stderr  # before and after
     assert done.startswith("[done] budget spent: "), done
     result = json.loads((tmp_path / "pend" / "result.json").read_text())

@@ -17,10 +17,12 @@ class CartPoleEnv(gym.Wrapper):
     """
 
     config: dict[str, Any] = dict(
+        kwargs={},  # extra keyword arguments for gymnasium.make (e.g. render_mode='rgb_array')
         max_episode_steps=500,  # time limit; the episode is truncated (bootstrapped), not terminated, there
     )
 
     def __init__(self, cfg: Mapping[str, Any] | None = None) -> None:
         cfg = cfg or {}
         steps = int(cfg.get("max_episode_steps") or 500)
-        super().__init__(gym.make("CartPole-v1", max_episode_steps=steps, disable_env_checker=True))
+        super().__init__(gym.make("CartPole-v1", max_episode_steps=steps, disable_env_checker=True,
+                                  **dict(cfg.get("kwargs") or {})))

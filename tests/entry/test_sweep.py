@@ -1,0 +1,248 @@
+"""``ding_lite -m sweep`` (ding_lite/entry/sweep.py, sweep_space.py) on Ray Tune: a grid of 4 trials x 2 seeds on
+CartPole in parallel on a local Ray instance (results sorted by the objective, each trial's objective against its
+runs' result.json, the best trial's saved config rerun with -m serial to the same numbers, -m plot over the trials),
+an Optuna search with pruning of 4 trials x 2 seeds through --address to a `ray start` head, killed and resumed,
+and bad input (one line, exit 2, nothing written). Ray starts slowly: one head serves the --address tests."""
+from __future__ import annotations
+
+import json
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import DIZOO_CARTPOLE, cli_env, run_cli
+
+import ding_lite.entry.sweep  # noqa: F401 (registers the 'ray_tune' tracker)
+from ding_lite.cli import main
+from ding_lite.entry.sweep_space import parse_dimension, parse_space, trial_label, tune_space
+from ding_lite.utils.events import read_scalars
+
+pytestmark = pytest.mark.unittest
+PPO = str(DIZOO_CARTPOLE / "cartpole_ppo_config.py")
+QUICK = ["--set", "policy.eval.final_episodes=0", "--set", "env.stop_value=None"]
+GRID = ["--space", "policy.learn.learning_rate=[3e-4, 1e-3]", "--space", "policy.learn.batch_size=[64, 128]"]
+
+
+def _trials(sweep: Path) -> list[dict]:
+    return json.loads((sweep / "sweep.json").read_text())["trials"]
+
+
+def _result(sweep: Path, run: str) -> dict:
+    return json.loads((sweep / run / "result.json").read_text())
+
+
+def _table_rows(stdout: str) -> list[list[str]]:
+    lines = [line for line in stdout.splitlines() if line.startswith("| ")]
+    return [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]]
+
+
+@pytest.fixture(scope="module")
+def local_sweep(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    pytest.importorskip("ray.tune")
+    root = tmp_path_factory.mktemp("sweep")
+    proc = run_cli("-m", "sweep", "-c", PPO, "-s", "0", "-s", "1", *GRID, "--max-env-step", "256", *QUICK,
+                   "--num-cpus", "2", "--exp-name", "grid", cwd=root, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return root / "grid", proc
+
+
+def test_grid_sweep_on_local_ray(local_sweep) -> None:
+    sweep, proc = local_sweep
+    trials = _trials(sweep)
+    assert len(trials) == 4 and all(t["status"] == "done" for t in trials)
+    assert sorted((t["params"]["policy.learn.learning_rate"], t["params"]["policy.learn.batch_size"])
+                  for t in trials) == [(3e-4, 64), (3e-4, 128), (1e-3, 64), (1e-3, 128)]
+    for t in trials:  # each trial's objective is the mean over its seeds of the runs' own result.json
+        returns = [_result(sweep, run)["eval_return"] for run in t["runs"]]
+        assert len(returns) == 2 and t["per_seed"] == returns
+        assert t["objective"] == pytest.approx(sum(returns) / 2)
+        cfg = (sweep / t["runs"][0] / "total_config.py").read_text()
+        assert f"'learning_rate': {t['params']['policy.learn.learning_rate']!r}" in cfg
+    objectives = [t["objective"] for t in trials]
+    assert objectives == sorted(objectives, reverse=True)  # best first
+    rows = _table_rows(proc.stdout)
+    assert [r[1] for r in rows] == [t["trial_id"] for t in trials] and rows[0][0] == "1"
+    # in parallel: with 2 CPUs, two trials' spans overlap
+    spans = sorted((t["started"], t["updated"]) for t in trials)
+    assert any(later[0] < earlier[1] for earlier, later in zip(spans, spans[1:], strict=False))
+    assert "[eval]" not in proc.stderr  # the runs' console lines went to each trial's console.log
+    assert sum(line.startswith("[sweep] trial") for line in proc.stderr.splitlines()) == 4
+
+
+def test_best_config_reproduces_with_serial(local_sweep, monkeypatch) -> None:
+    sweep, _ = local_sweep
+    best = _trials(sweep)[0]
+    command = json.loads((sweep / "sweep.json").read_text())["command"]
+    assert command == f"ding_lite -m serial -c {sweep / 'best_config.py'} -s 0 -s 1 --max-env-step 256"
+    monkeypatch.chdir(sweep)
+    assert main([*command.split()[1:], "--no-progress"]) == 0  # the command, in this process
+    again = [_result(sweep, f"best_seed{s}")["eval_return"] for s in (0, 1)]
+    assert again == best["per_seed"]
+
+
+def test_plot_over_the_trials(local_sweep, tmp_path: Path, monkeypatch, capsys) -> None:
+    sweep, _ = local_sweep
+    assert main(["-m", "plot", str(sweep), "-o", str(tmp_path / "trials.png")]) == 0
+    rows = _table_rows(capsys.readouterr().out)
+    assert [r[0] for r in rows] == [t["label"] for t in _trials(sweep)] and all(r[1] == "2" for r in rows)
+
+
+# ---- through --address, killed and resumed ---------------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def ray_head(tmp_path_factory):
+    """A `ray start --head` with 2 CPUs (a fresh test token, not the user's), stopped after the module."""
+    pytest.importorskip("ray.tune")
+    port = _free_port()
+    env = cli_env()
+    env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32), RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0",
+               RAY_USAGE_STATS_ENABLED="0")
+    ray_cli = Path(sys.executable).with_name("ray")
+    head = subprocess.Popen([str(ray_cli) if ray_cli.exists() else "ray", "start", "--head", "--block",
+                             "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus", "2",
+                             "--include-dashboard", "false", "--disable-usage-stats"],
+                            cwd=tmp_path_factory.mktemp("head"), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        _wait_for(head.stdout, "Ray runtime started", timeout=180)
+        yield f"127.0.0.1:{port}", env
+    finally:
+        head.send_signal(signal.SIGTERM)  # `ray start --block` stops the processes it started, no one else's
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            head.kill()
+            head.wait()
+
+
+def _wait_for(stream, text: str, timeout: float) -> None:
+    seen: list[str] = []
+    found = threading.Event()
+
+    def read() -> None:
+        for line in stream:
+            seen.append(line)
+            if text in line:
+                found.set()
+        found.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    if not found.wait(timeout) or not any(text in line for line in seen):
+        raise AssertionError(f"no line with {text!r} within {timeout}s: {''.join(seen)[-3000:]}")
+
+
+def test_optuna_sweep_with_pruning_via_address_killed_and_resumed(ray_head, tmp_path: Path) -> None:
+    address, env = ray_head
+    argv = [sys.executable, "-m", "ding_lite", "-m", "sweep", "-c", PPO, "-s", "0", "-s", "1", "--search", "optuna",
+            "--num-samples", "4", "--space", "policy.learn.learning_rate=loguniform(1e-6, 1e-2)",
+            "--max-env-step", "768", "--prune-after", "256", "--set", "policy.eval.evaluator.eval_freq=40", *QUICK,
+            "--address", address, "--exp-name", "opt"]
+    sweep = tmp_path / "opt"
+    first = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:  # until some trial's run has finished (a result.json is written atomically)
+        deadline = time.monotonic() + 300
+        while not list(sweep.glob("trials/*/run_seed*/result.json")) and time.monotonic() < deadline:
+            assert first.poll() is None, "the sweep ended before any run finished"
+            time.sleep(0.2)
+    finally:
+        first.kill()  # SIGKILL of the driver: Ray ends its trials; nothing is saved on the way out
+        first.wait()
+    finished = {p: p.stat().st_mtime_ns for p in sweep.glob("trials/*/run_seed*/result.json")}
+    assert finished, "no run finished within 300 s"
+    proc = subprocess.run([*argv, "--resume"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads((sweep / "sweep.json").read_text())
+    assert summary["ray_address"].endswith(address.rpartition(":")[2])
+    trials = summary["trials"]
+    assert len(trials) == 4 and {t["status"] for t in trials} <= {"done", "pruned"}
+    assert any(t["status"] == "done" for t in trials)
+    for t in trials:
+        seed0 = read_scalars(sweep / t["runs"][0] / "log").series["eval/return_mean"].steps
+        if t["status"] == "done":
+            assert all((sweep / run / "result.json").is_file() for run in t["runs"])
+            assert t["objective"] == pytest.approx(sum(_result(sweep, r)["eval_return"] for r in t["runs"]) / 2)
+        else:  # stopped at a rung (256 or 512 env steps) of its first seed: no later seed ran
+            assert seed0[-1] in (256, 512) and not (sweep / t["runs"][1]).exists()
+    for path, mtime in finished.items():  # the seeds that had finished were not run again
+        assert path.stat().st_mtime_ns == mtime
+    done = [t["objective"] for t in trials if t["status"] == "done"]
+    assert done == sorted(done, reverse=True) and trials[0]["status"] == "done"
+
+
+# ---- bad input -------------------------------------------------------------------------------------------------
+def test_space_parsing_and_tune_spaces() -> None:
+    assert parse_dimension("a.b=[1, 2.5, 'x']").args == (1, 2.5, "x")
+    assert parse_dimension("a.b=loguniform(1e-4, 1e-2)").kind == "loguniform"
+    assert parse_dimension("a.b=choice(ppo, dqn)").args == ("ppo", "dqn")
+    assert trial_label({"policy.learn.learning_rate": 0.001, "policy.collect.n_sample": 64}) == \
+        "learning_rate=0.001, n_sample=64"
+    pytest.importorskip("ray.tune")
+    from ray.tune.search.sample import Categorical, Float, Integer
+
+    dims = parse_space(["a=[1, 2]", "b=randint(2, 4)", "c=loguniform(1e-4, 1e-2)"], "random")
+    space = tune_space(dims, "random")
+    assert isinstance(space["a"], Categorical) and space["a"].categories == [1, 2]
+    assert isinstance(space["b"], Integer) and (space["b"].lower, space["b"].upper) == (2, 5)  # 4 included
+    assert isinstance(space["c"], Float) and space["c"].lower == 1e-4
+    assert tune_space(parse_space(["a=[1, 2]"], "grid"), "grid") == {"a": {"grid_search": [1, 2]}}
+
+
+def test_the_ray_tune_tracker_works_only_in_a_trial(tmp_path: Path) -> None:
+    from ding_lite.errors import ConfigError
+    from ding_lite.utils.trackers import build_trackers
+
+    with pytest.raises(ConfigError, match="'ray_tune' reports the evaluations of a -m sweep trial"):
+        build_trackers({"log": {"backends": ["ray_tune"]}}, tmp_path)
+
+
+BAD = {
+    "key not in the config": ([*GRID[:2], "--space", "policy.learn.batch_sise=[64, 128]"],
+                              "--space policy.learn.batch_sise: the config has no setting 'policy.learn.batch_sise' "
+                              "(did you mean 'policy.learn.batch_size'?)"),
+    "empty search space": ([], "empty search space: give at least one --space KEY=[V1,V2,...]"),
+    "empty value list": (["--space", "policy.learn.batch_size=[]"],
+                         "empty search space: --space 'policy.learn.batch_size=[]' lists no value"),
+    "a value of the wrong type": (["--space", "policy.learn.batch_size=[64, 'big']"],
+                                  "--space policy.learn.batch_size=[64, 'big']: config key 'policy.learn.batch_size' "
+                                  "must be an int"),
+    "a distribution in a grid": (["--space", "policy.learn.learning_rate=uniform(1e-4, 1e-3)"],
+                                 "a grid search takes value lists"),
+    "bad bounds": (["--search", "random", "--space", "policy.learn.learning_rate=loguniform(0, 1e-3)"],
+                   "loguniform needs LOW > 0"),
+    "pruning a step count": ([*GRID, "--metric", "env_step", "--pruner", "asha"],
+                             "--pruner asha compares evaluation returns during a trial"),
+    "resume of nothing": ([*GRID, "--resume"], "--resume: no sweep to continue in"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD), ids=list(BAD))
+def test_bad_input_one_line_exit_2_nothing_written(case: str, tmp_path: Path, monkeypatch, capsys) -> None:
+    argv, expected = BAD[case]
+    monkeypatch.chdir(tmp_path)
+    assert main(["-m", "sweep", "-c", PPO, "--exp-name", "s", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ding_lite: error: "), err
+    assert expected in err[0], err[0]
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_folder_that_holds_a_sweep_needs_resume(tmp_path: Path, monkeypatch, capsys) -> None:
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "sweep_spec.json").write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    before = time.time()
+    assert main(["-m", "sweep", "-c", PPO, "--exp-name", "s", *GRID]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "the folder holds files already (a sweep?): --resume continues the sweep saved there" in err
+    assert (tmp_path / "s" / "sweep_spec.json").stat().st_mtime < before + 1
