@@ -37,6 +37,17 @@ def _positive(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    """A share of a resource (``-m sweep --cpus-per-trial``): a finite number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number: '{text}'") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
+    return value
+
+
 def _int(text: str) -> int:
     try:
         return int(text)
@@ -167,17 +178,17 @@ def _requested_mode(argv: Sequence[str]) -> str | None:
 def _run(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if _requested_mode(argv) == "plot":
-            from ding_lite.entry.plot import plot_command
-
-            plot_command(argv)
-            return 0
-        if _requested_mode(argv) == "sweep":
-            from ding_lite.entry.sweep import sweep_command
-
-            sweep_command(argv)
-            return 0
         try:
+            if _requested_mode(argv) == "plot":  # plot and sweep have command lines of their own
+                from ding_lite.entry.plot import plot_command
+
+                plot_command(argv)
+                return 0
+            if _requested_mode(argv) == "sweep":
+                from ding_lite.entry.sweep import sweep_command
+
+                sweep_command(argv)
+                return 0
             args = build_parser().parse_args(argv)
         except SystemExit as exc:  # --help, --version, or a usage error (its line printed): main() returns the code
             return exc.code if isinstance(exc.code, int) else 2
