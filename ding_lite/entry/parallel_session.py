@@ -18,15 +18,15 @@ RAY_INSTALL_HINT = "pip install -e '.[ray]' (or pip install 'ray[default]>=2.59'
 ADDRESS_PROBE_SECONDS = 5.0  # how long --address may take to accept a TCP connection before the run gives up
 
 
-def import_ray() -> Any:
-    """The ``ray`` module, or a :class:`PluginImportError` that says how to install it (or a recent enough one)."""
+def import_ray(user: str = "the parallel mode") -> Any:
+    """The ``ray`` module, or a :class:`PluginImportError` that says how to install it (or a recent enough one);
+    ``user`` names what needs it in that message."""
     try:
         import ray
     except ImportError as exc:
-        raise PluginImportError(f"the parallel mode needs Ray, which is not installed ({exc}): {RAY_INSTALL_HINT}") \
-            from exc
+        raise PluginImportError(f"{user} needs Ray, which is not installed ({exc}): {RAY_INSTALL_HINT}") from exc
     if _version(ray.__version__) < MIN_RAY_VERSION:
-        raise PluginImportError(f"the parallel mode needs Ray >= {'.'.join(map(str, MIN_RAY_VERSION))}, whose local "
+        raise PluginImportError(f"{user} needs Ray >= {'.'.join(map(str, MIN_RAY_VERSION))}, whose local "
                                 f"instances use token authentication; this is Ray {ray.__version__}: "
                                 f"{RAY_INSTALL_HINT}")
     return ray

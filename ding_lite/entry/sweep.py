@@ -316,10 +316,10 @@ def sweep_pipeline(spec: SweepSpec, *, address: str | None = None, num_cpus: int
     dims = check_spec(spec, resume)
     if cpus_per_trial <= 0:
         raise SweepError(f"--cpus-per-trial must be positive, got {cpus_per_trial:g}")
-    import ray
-
     from ding_lite.entry.common import write_json
-    from ding_lite.entry.parallel_session import ray_session
+    from ding_lite.entry.parallel_session import import_ray, ray_session
+
+    ray = import_ray("-m sweep")  # the version whose local instances use token authentication
 
     folder = Path(spec.sweep_dir)
     with ray_session(ray, address, num_cpus):

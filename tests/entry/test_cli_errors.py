@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import DIZOO_CARTPOLE, run_cli
+from conftest import DIZOO_CARTPOLE, REPO_ROOT, run_cli
 
 from ding_lite.config import compile_config
 from ding_lite.entry.common import build
@@ -162,6 +162,7 @@ def test_bad_input_one_line_exit_2_nothing_written(case: str, outcomes) -> None:
 
 
 ACER = str(DIZOO_CARTPOLE / "cartpole_acer_config.py")
+CONNECT_FOUR = str(REPO_ROOT / "dizoo" / "board_games" / "connect_four" / "config" / "connect_four_dqn_config.py")
 # Run in this process (main() returns the exit code; an uncaught exception fails the test as a traceback would):
 # each costs a config compile, not a Python start. The cases first, then more of the same kinds.
 IN_PROCESS = {
@@ -181,6 +182,9 @@ IN_PROCESS = {
                                   "narrow.pth.tar (a 'dqn' checkpoint): checkpoint entry 'model' does not fit "
                                   "this policy: shape mismatch: encoder.1.weight [32, 4] in the checkpoint, [128, 4] "
                                   "here"),
+    "league snapshot at every collect": (lambda d: ["-m", "selfplay", "-c", CONNECT_FOUR, "--set",
+                                                    "league.snapshot_freq=0"],
+                                         "league.snapshot_freq must be at least 1, got 0"),
     "negative batch size": (lambda d: ["-c", DQN, "--set", "policy.learn.batch_size=-64"],
                             "policy.learn.batch_size must be at least 1, got -64"),
     "epsilon above 1": (lambda d: ["-c", DQN, "--set", "policy.other.eps.start=1.5"],

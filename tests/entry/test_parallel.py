@@ -521,14 +521,14 @@ def test_an_address_that_never_answers_is_given_up_after_the_probe_time():
 
 
 @pytest.mark.unittest
-def test_sigterm_ends_a_run_waiting_for_its_address():
+def test_sigterm_ends_a_run_waiting_for_its_address(tmp_path):
     pytest.importorskip("ray")
     import psutil
 
     server, queued, silent = _blackhole()
     port = int(silent.rsplit(":", 1)[1])
     proc = subprocess.Popen([sys.executable, "-m", "ding_lite", "-m", "parallel", "-c", str(DQN_CONFIG), "--address",
-                             silent, "--exp-name", "run"], env=cli_env(), stdout=subprocess.DEVNULL,
+                             silent, "--exp-name", "run"], cwd=tmp_path, env=cli_env(), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
