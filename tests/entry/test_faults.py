@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import DIZOO_CARTPOLE, as_plain_user, cli_env, run_cli
+from conftest import DIZOO_CARTPOLE, as_plain_user, cli_env
 
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
 from ding_lite.utils.claim import LOCK_NAME, claim_existing, claim_new
@@ -47,17 +47,27 @@ def _no_file_growth() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
 
 
-def test_a_full_disk_from_the_start_is_one_line_and_leaves_nothing(tmp_path: Path, tmp_path_factory) -> None:
-    # torch probes the system temp folder when it builds an optimiser: here that folder is on another disk
-    env = {**cli_env(), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path_factory.mktemp("torch_cache"))}
-    proc = subprocess.run([sys.executable, "-m", "ding_lite", "-c", DQN, "--exp-name", "exp", *QUICK], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=300, preexec_fn=_no_file_growth)
-    _one_error_line(proc, "cannot write exp/total_config.py: File too large")
-    assert len(proc.stderr.strip().splitlines()) == 1
+def test_a_full_disk_from_the_start_is_one_line_and_leaves_nothing(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Run in this process (Python ignores SIGXFSZ, so a write past the limit fails with EFBIG): the file-size
+    limit is lowered to 0 around main() and raised back after."""
+    from ding_lite.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, hard))
+    try:
+        code = main(["-c", DQN, "--exp-name", "exp", *QUICK])
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    err = capsys.readouterr().err
+    _one_error_line(subprocess.CompletedProcess([], code, "", err), "cannot write exp/total_config.py: File too large")
+    assert len(err.strip().splitlines()) == 1
     assert _tree(tmp_path) == []  # no half-made folder, no half-written total_config.py
 
 
-def test_a_disk_that_fills_during_a_run_stops_it_in_one_line_and_it_resumes(tmp_path: Path) -> None:
+def test_a_disk_that_fills_during_a_run_stops_it_in_one_line_and_it_resumes(tmp_path: Path, monkeypatch) -> None:
+    from ding_lite.cli import main
+
     args = ["-c", DQN, "--exp-name", "exp", "-s", "0", *QUICK, "--set",
             "policy.learn.learner.hook.save_ckpt_after_iter=20"]
     proc = subprocess.Popen([sys.executable, "-m", "ding_lite", *args, "--max-env-step", "1000000"], cwd=tmp_path,
@@ -81,8 +91,8 @@ def test_a_disk_that_fills_during_a_run_stops_it_in_one_line_and_it_resumes(tmp_
     for ckpt in (exp / "ckpt").glob("*.pth.tar"):
         load_checkpoint(ckpt)  # every checkpoint on disk is whole
     state = load_checkpoint(latest_checkpoint(exp / "ckpt"))
-    done = run_cli(*args, "--resume", "--max-train-iter", str(state["train_iter"] + 5), cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-3000:]
+    monkeypatch.chdir(tmp_path)  # the resumed run in this process: a Python start less
+    assert main([*args, "--resume", "--max-train-iter", str(state["train_iter"] + 5)]) == 0
     assert json.loads((exp / "result.json").read_text())["train_iter"] == state["train_iter"] + 5
 
 
