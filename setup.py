@@ -19,12 +19,12 @@ setup(
     ],
     extras_require={
         "test": ["pytest>=7", "ruff>=0.5", "mypy>=1.8"],
-        "ray": ["ray[default]>=2.9"],
+        "ray": ["ray[default]>=2.59"],  # 2.59: local instances use token authentication
         "plot": ["matplotlib>=3.7", "rliable>=1.2"],  # ding_lite -m plot (rliable: --aggregate's estimators)
         "wandb": ["wandb>=0.17"],  # log.backends=['tensorboard', 'wandb']
         "mlflow": ["mlflow>=2.10"],  # log.backends=['tensorboard', 'mlflow']
         "video": ["imageio-ffmpeg>=0.4.9"],  # -m eval --video, policy.eval.evaluator.video_every
-        "tune": ["ray[tune]>=2.9", "optuna>=3.0"],  # ding_lite -m sweep
+        "tune": ["ray[tune]>=2.59", "optuna>=3.0"],  # ding_lite -m sweep
         "docs": ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"],  # mkdocs build / serve
         "pettingzoo": ["pettingzoo>=1.24"],  # multi-agent games and -m selfplay
         "envpool": ["envpool>=1.2"],  # batched C++ envs: Atari, MuJoCo, classic control (env.manager.type='envpool')

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import sys
@@ -20,6 +21,40 @@ class _OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _seed(text: str) -> int:
+    """An ``-s`` value: an int numpy accepts as a seed."""
+    value = _int(text)
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"a seed must be an int from 0 to 4294967295, got {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    """A budget or a count (``--max-env-step``, ``--max-train-iter``, ``--n-episode``): an int of at least 1."""
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (leave it out for no limit), got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    """A share of a resource (``-m sweep --cpus-per-trial``): a finite number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number: '{text}'") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: '{text}'") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     from ding_lite import __version__
 
@@ -29,9 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "plot takes experiment folders instead of a config: ding_lite -m plot --help; sweep has "
                         "options of its own: ding_lite -m sweep --help")
     parser.add_argument("-c", "--config", required=True, help="config file (.py holding main_config)")
-    parser.add_argument("-s", "--seed", type=int, action="append", help="seed; repeat for several runs (default 0)")
-    parser.add_argument("--max-env-step", type=int, default=None, help="stop after this many env steps")
-    parser.add_argument("--max-train-iter", type=int, default=None, help="stop after this many train iterations")
+    parser.add_argument("-s", "--seed", type=_seed, action="append", help="seed; repeat for several runs (default 0)")
+    parser.add_argument("--max-env-step", type=_positive, default=None, help="stop after this many env steps")
+    parser.add_argument("--max-train-iter", type=_positive, default=None,
+                        help="stop after this many train iterations")
     parser.add_argument("--exp-name", default=None, help="experiment folder (default: the config's exp_name)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config value, e.g. --set policy.learn.batch_size=128 (repeatable)")
@@ -39,13 +75,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--load-ckpt", default=None,
                         help="checkpoint to start from (serial), evaluate (eval) or roll out (collect_demo)")
     parser.add_argument("--strict", action="store_true", help="unknown config keys are errors, not warnings")
-    parser.add_argument("--n-episode", type=int, default=None, help="eval, collect_demo: number of episodes")
+    parser.add_argument("--n-episode", type=_positive, default=None, help="eval, collect_demo: number of episodes")
     parser.add_argument("--demo-path", default=None, help="collect_demo: output file (default <exp_name>/demo.npz)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument("--video", default=None, metavar="DIR", help="eval: also record evaluation episodes as mp4 "
                         "files in DIR (the evaluator's first env; training runs: policy.eval.evaluator.video_every)")
-    parser.add_argument("--video-episodes", type=int, default=1, metavar="N", help="eval: episodes to record with "
-                        "--video (default 1)")
+    parser.add_argument("--video-episodes", type=_positive, default=1, metavar="N", help="eval: episodes to record "
+                        "with --video (default 1)")
     parser.add_argument("--address", default=None, help="parallel, gsl: Ray cluster to join, 'auto' or HOST:PORT "
                         "(default: start a local Ray instance)")
     return parser
@@ -142,17 +178,20 @@ def _requested_mode(argv: Sequence[str]) -> str | None:
 def _run(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if _requested_mode(argv) == "plot":
-            from ding_lite.entry.plot import plot_command
+        try:
+            if _requested_mode(argv) == "plot":  # plot and sweep have command lines of their own
+                from ding_lite.entry.plot import plot_command
 
-            plot_command(argv)
-            return 0
-        if _requested_mode(argv) == "sweep":
-            from ding_lite.entry.sweep import sweep_command
+                plot_command(argv)
+                return 0
+            if _requested_mode(argv) == "sweep":
+                from ding_lite.entry.sweep import sweep_command
 
-            sweep_command(argv)
-            return 0
-        args = build_parser().parse_args(argv)
+                sweep_command(argv)
+                return 0
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # --help, --version, or a usage error (its line printed): main() returns the code
+            return exc.code if isinstance(exc.code, int) else 2
         if args.video is not None and args.mode != "eval":
             raise ConfigError(f"--video records evaluation episodes of -m eval, not of -m {args.mode}: for a "
                               f"training run set policy.eval.evaluator.video_every=N (a video every N evaluations)")
@@ -160,12 +199,28 @@ def _run(argv: Sequence[str] | None) -> int:
         for seed in seeds:
             RUNNERS[args.mode](args, seed, len(seeds))
     except DingLiteError as exc:
-        print(f"ding_lite: error: {exc}", file=sys.stderr)
-        return 2
+        return _error(str(exc))
+    except OSError as exc:
+        if exc.errno not in SYSTEM_REFUSALS:
+            raise  # not the user's disk or folder: a bug, with its traceback
+        return _error(f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror or str(exc))
     except KeyboardInterrupt:
         print("ding_lite: interrupted", file=sys.stderr)
         return 130
     return 0
+
+
+# What the system answers when a folder or disk the user named cannot take a write (or read): said in one line, as
+# bad input is, not as a traceback (the pipelines name the file where the system does not).
+SYSTEM_REFUSALS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM,
+                             errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.ENAMETOOLONG, errno.ELOOP})
+
+
+def _error(message: str) -> int:
+    """Print a user-caused error as one line on stderr; the CLI's exit code for it is 2."""
+    text = " ".join(message.split())  # one line, whatever the message holds
+    print(f"ding_lite: error: {text}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

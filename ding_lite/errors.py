@@ -49,5 +49,20 @@ class WorkerError(DingLiteError, RuntimeError):
     """A remote worker (Ray actor) cannot start, or keeps dying beyond the configured number of replacements."""
 
 
+class OutputError(DingLiteError, OSError):
+    """A file or folder cannot be written: the disk is full, the folder read-only or not the user's
+    (``errno`` is the system's; the message names the path)."""
+
+    def __str__(self) -> str:  # OSError would prefix "[Errno N]"
+        return str(self.strerror)
+
+
+def output_error(exc: OSError, path: object) -> OutputError:
+    """``exc`` (a failed write of ``path``) as a one-line :class:`OutputError` naming the file and the reason."""
+    if isinstance(exc, OutputError):
+        return exc
+    return OutputError(exc.errno, f"cannot write {path}: {exc.strerror or first_line(exc)}")
+
+
 class PlotInputError(DingLiteError, ValueError):
     """``-m plot`` input is wrong: a folder that is no experiment, a metric no run logged, an empty group."""

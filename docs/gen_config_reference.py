@@ -234,6 +234,11 @@ defaults of the components a config names (by `type`) under the user's values; s
 for the rules. Types are checked against the defaults: a key whose default is `None` takes any value, `None` is
 accepted for every key, an int key also takes an integral float (`1e4`), a float key also takes an int. An empty
 dict (`{}`) is a section whose keys come from another component (e.g. `policy.model` from the model) or are free.
+Numbers are also checked against the range their key's name implies (counts at least 1, learning rates > 0, loss
+weights ≥ 0, discount factors and probabilities in [0, 1], no NaN; see [concepts](concepts.md#config), step 6).
+
+`import_names`, `env.import_path` and `policy.collect.augment` name code that ding_lite imports and runs: set them
+only to modules you trust, never from untrusted input (see [code a config runs](concepts.md#code-a-config-runs)).
 
 Regenerate after changing a `config` dict: `python docs/gen_config_reference.py`.
 """

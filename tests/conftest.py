@@ -1,9 +1,12 @@
 """Shared test helpers: run the CLI in a subprocess, tiny configs, the repo root on PYTHONPATH."""
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,11 +33,30 @@ def cli_env(extra_pythonpath: list[str] | None = None) -> dict[str, str]:
     return env
 
 
+def default_sigint() -> None:
+    """``preexec_fn`` for a child that a test interrupts with SIGINT: Python installs its KeyboardInterrupt handler
+    only where SIGINT is not ignored, and a test command run under ``nohup`` or by a background CI runner ignores
+    it (which children inherit); the child gets the default disposition, as a terminal's foreground job has."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def as_plain_user() -> None:
+    """``preexec_fn`` for a child that must meet file permissions as an ordinary user does: where the tests run as
+    root, the child drops CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and CAP_FOWNER from its capability bounding set
+    (kept across exec), so that the kernel refuses it a read-only folder (EACCES) instead of letting root write."""
+    if os.geteuid() != 0:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (1, 2, 3):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
+        if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
+
+
 def run_cli(*args: str, cwd: str | Path, extra_pythonpath: list[str] | None = None,
-            timeout: float = 300) -> subprocess.CompletedProcess:
+            timeout: float = 300, preexec_fn: Callable[[], None] | None = None) -> subprocess.CompletedProcess:
     """Run ``python -m ding_lite ARGS`` in ``cwd``; returns the completed process (text stdout/stderr)."""
     return subprocess.run([sys.executable, "-m", "ding_lite", *args], cwd=str(cwd), env=cli_env(extra_pythonpath),
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, preexec_fn=preexec_fn)
 
 
 @pytest.fixture

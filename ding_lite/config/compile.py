@@ -10,6 +10,7 @@ from typing import Any
 from easydict import EasyDict
 
 from ding_lite.config.di_engine import resolve_di_engine_keys
+from ding_lite.config.ranges import check_ranges
 from ding_lite.config.reader import apply_overrides
 from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
 from ding_lite.errors import ConfigError
@@ -106,29 +107,15 @@ def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = N
     resolve_di_engine_keys(user, defaults)
     ignored = check_config(user, defaults, strict=strict)
     cfg = CompiledConfig(deep_merge(defaults, user))
-    check_ranges(cfg)
+    check_config_values(cfg)
     _set_ignored_keys(cfg, ignored)
     return cfg
 
 
-# Counts that must be at least 1 wherever a component declares them (a 0 would divide by zero, split into empty
-# minibatches, or train nothing, deep inside a run).
-POSITIVE_INTS = (
-    "env.collector_env_num", "env.evaluator_env_num", "env.n_evaluator_episode",
-    "policy.nstep", "policy.learn.batch_size", "policy.learn.update_per_collect", "policy.learn.epoch_per_collect",
-    "policy.learn.target_update_freq", "policy.collect.n_sample", "policy.collect.unroll_len",
-    "policy.eval.evaluator.eval_freq", "policy.other.replay_buffer.replay_buffer_size",
-)
-
-
-def check_ranges(cfg: Mapping[str, Any]) -> None:
-    """Counts below 1 and a replay buffer smaller than one batch are :class:`ConfigError`\\s naming the key."""
-    for path in POSITIVE_INTS:
-        node: Any = cfg
-        for part in path.split("."):
-            node = node.get(part) if isinstance(node, Mapping) else None
-        if node is not None and node < 1:
-            raise ConfigError(f"config key '{path}' must be at least 1, got {node!r}")
+def check_config_values(cfg: Mapping[str, Any]) -> None:
+    """Every value within its key's range (:mod:`~ding_lite.config.ranges`), and a replay buffer that can serve one
+    batch; else a :class:`ConfigError` naming the key."""
+    check_ranges(cfg)
     policy = cfg["policy"]
     size = policy.get("other", {}).get("replay_buffer", {}).get("replay_buffer_size")
     batch = policy.get("learn", {}).get("batch_size")

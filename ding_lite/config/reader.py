@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ding_lite.errors import ConfigError
+from ding_lite.errors import ConfigError, first_line
 from ding_lite.utils.dicts import to_plain
 
 
@@ -26,6 +26,9 @@ def read_config(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any]
         namespace = runpy.run_path(str(path), run_name="__ding_lite_config__")
     except SyntaxError as exc:
         raise ConfigError(f"config file {path} has a syntax error at line {exc.lineno}: {exc.msg}") from exc
+    except SystemExit as exc:  # a config is read for its dicts; one that ends the process must say so
+        raise ConfigError(f"config file {path} called sys.exit({exc.code!r}) while being read: a config file only "
+                          f"defines main_config (move run code under `if __name__ == '__main__':`)") from exc
     except Exception as exc:
         raise ConfigError(f"config file {path} failed to run: {type(exc).__name__}: {exc}") from exc
     main = namespace.get("main_config")
@@ -41,6 +44,37 @@ def read_config(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any]
     return to_plain(main), to_plain(create)
 
 
+def read_saved_config(path: str | os.PathLike) -> dict[str, Any]:
+    """The ``main_config`` of a config that ding_lite saved (``<exp>/total_config.py``), read as data: its literal is
+    evaluated, nothing in the file runs (an experiment folder may come from anywhere; only config files the user
+    names are run). A file whose ``main_config`` is not a plain literal is a :class:`ConfigError`."""
+    path = Path(path)
+    try:
+        tree = ast.parse(path.read_text(), str(path))
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise ConfigError(f"cannot read {path} as a saved config: {first_line(exc)}") from exc
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "main_config"
+                                                for t in node.targets):
+            try:
+                value = ast.literal_eval(_FloatNames().visit(node.value))
+            except (ValueError, TypeError, SyntaxError) as exc:
+                raise ConfigError(f"{path} is not a config that ding_lite saved: its main_config is not plain data "
+                                  f"(it is read, never run)") from exc
+            if isinstance(value, dict):
+                return value
+    raise ConfigError(f"{path} is not a config that ding_lite saved: it assigns no main_config dict literal")
+
+
+class _FloatNames(ast.NodeTransformer):
+    """``inf`` and ``nan``, the names the saved config defines for those floats, as the constants they stand for."""
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in ("inf", "nan"):
+            return ast.copy_location(ast.Constant(float(node.id)), node)
+        return node
+
+
 def parse_override(text: str) -> tuple[list[str], Any]:
     """Parse one ``--set a.b.c=value`` into (['a', 'b', 'c'], value); the value is a Python literal or a string."""
     if "=" not in text:
@@ -53,7 +87,12 @@ def parse_override(text: str) -> tuple[list[str], Any]:
         value = ast.literal_eval(raw.strip())
     except (ValueError, SyntaxError):
         value = raw.strip()  # a bare word such as ppo or CartPole-v1
+        if value.lower().lstrip("+-") in _FLOAT_WORDS:
+            value = float(value)  # inf, -inf, nan: numbers, as total_config.py writes them (NaN is then refused)
     return parts, value
+
+
+_FLOAT_WORDS = ("inf", "infinity", "nan")
 
 
 def apply_overrides(cfg: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:

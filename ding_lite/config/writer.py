@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ding_lite.utils.atomic import atomic_write
 from ding_lite.utils.dicts import to_plain
 
 _HEADER = '''"""Compiled ding_lite config (defaults merged, overrides applied). Run it again with:
@@ -27,11 +28,10 @@ def config_to_source(cfg: Mapping[str, Any], name: str = "total_config.py") -> s
 
 
 def save_config(cfg: Mapping[str, Any], path: str | Path) -> Path:
-    """Write the config to ``path`` as a runnable config file."""
+    """Write the config to ``path`` as a runnable config file, atomically (a full disk leaves no half file)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(config_to_source(cfg, path.name))
-    return path
+    source = config_to_source(cfg, path.name).encode()
+    return atomic_write(path, lambda f: f.write(source))
 
 
 class _Name:

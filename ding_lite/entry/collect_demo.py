@@ -13,7 +13,8 @@ from ding_lite.data.keys import ACTION, OBS, REWARD
 from ding_lite.entry.common import ConfigLike, build, build_env_managers, experiment_dir, load_config
 from ding_lite.envs.env_manager import EpisodeEnd, clip_action, episode_quota
 from ding_lite.errors import CheckpointError, ConfigError, DingLiteError
-from ding_lite.utils.checkpoint import load_checkpoint
+from ding_lite.utils.atomic import check_writable
+from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.utils.seed import set_seed
 from ding_lite.utils.torch_setup import configure_torch
@@ -66,6 +67,7 @@ def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Pa
                           f"{n_episode}")
     is_success, rule = success_rule(demo.return_threshold, cfg.env.stop_value, demo.success_key)
     out = _output_path(cfg, demo_path, seed, n_seeds)
+    check_writable(out)  # a read-only --demo-path fails now, not after the rollouts
     ckpt = Path(load_ckpt) if load_ckpt is not None else experiment_dir(cfg, None, seed, 1) / "ckpt" / \
         "ckpt_best.pth.tar"
     if load_ckpt is None and not ckpt.is_file():
@@ -77,7 +79,7 @@ def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Pa
     env_manager, _ = build_env_managers(cfg, seed, evaluate=False)
     try:
         policy = build(cfg, "policy", enable_field=(mode,))
-        act = _acting_fn(policy, mode, state)
+        act = _acting_fn(policy, mode, ckpt, state)
         episodes = rollout_episodes(env_manager, act, n_episode)
     finally:
         env_manager.close()
@@ -157,11 +159,11 @@ def rollout_episodes(env_manager: Any, act: Callable[[np.ndarray], np.ndarray], 
             for i, t0, t1, end in spans]
 
 
-def _acting_fn(policy: Any, mode: str, state: Mapping[str, Any]) -> Callable[[np.ndarray], np.ndarray]:
+def _acting_fn(policy: Any, mode: str, ckpt: Path, state: dict[str, Any]) -> Callable[[np.ndarray], np.ndarray]:
     if mode == "eval":
-        policy.eval_mode.load_state_dict(state["policy"])
+        load_policy_weights(policy.eval_mode, ckpt, state)
         return lambda obs: policy.eval_mode.forward(obs)[ACTION]
-    policy.collect_mode.load_state_dict(state["policy"])
+    load_policy_weights(policy.collect_mode, ckpt, state)
     env_step = int(state.get("env_step", 0))  # schedules such as DQN's epsilon continue where training stopped
     return lambda obs: policy.collect_mode.forward(obs, env_step=env_step)[ACTION]
 

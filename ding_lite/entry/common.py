@@ -193,22 +193,14 @@ def import_plugins(cfg: Mapping[str, Any], where: str = "") -> None:
 def experiment_dir(cfg: EasyDict, exp_name: str | None, seed: int, n_seeds: int) -> Path:
     """``<exp_name>`` for a single seed; with several seeds from one command, one folder per seed: a trailing
     ``_seed<K>`` of the name (DI-engine's habit) becomes ``_seed<seed>``, otherwise ``_seed<seed>`` is appended."""
-    name = str(exp_name or cfg.exp_name)
+    name = str(exp_name if exp_name is not None else cfg.exp_name)
+    if Path(name).name in ("", ".", ".."):
+        where = "--exp-name" if exp_name is not None else "exp_name"
+        raise ConfigError(f"{where} {name!r} names no folder of its own: give the experiment a name, e.g. "
+                          f"--exp-name cartpole_dqn")
     if n_seeds > 1:
         name = re.sub(r"_seed\d+$", "", name) + f"_seed{seed}"
     return Path(name)
-
-
-def fresh_dir(path: Path) -> Path:
-    """``path`` if it is absent or empty, else the first free ``<path>_<k>`` (an earlier run is never overwritten)."""
-    if not path.exists() or not any(path.iterdir()):
-        return path
-    k = 1
-    while True:
-        candidate = path.with_name(f"{path.name}_{k}")
-        if not candidate.exists() or not any(candidate.iterdir()):
-            return candidate
-        k += 1
 
 
 def write_json(path: Path, data: Mapping[str, Any]) -> None:
@@ -217,6 +209,5 @@ def write_json(path: Path, data: Mapping[str, Any]) -> None:
 
 
 def prepare_exp_dir(exp_dir: Path, cfg: EasyDict) -> None:
-    """Create the experiment folder and save the compiled config in it."""
-    exp_dir.mkdir(parents=True, exist_ok=True)
+    """Create the experiment folder and save the compiled config in it (atomically: a full disk leaves none)."""
     save_config(cfg, exp_dir / "total_config.py")

@@ -14,7 +14,8 @@ from ding_lite.entry.common import (
     load_config,
 )
 from ding_lite.errors import CheckpointError, ConfigError
-from ding_lite.utils.checkpoint import load_checkpoint
+from ding_lite.utils.atomic import check_writable
+from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.utils.seed import set_seed
 from ding_lite.utils.torch_setup import configure_torch
@@ -43,6 +44,7 @@ def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | Non
         prepare_offscreen_rendering()  # before any env (and MuJoCo) is loaded
         if video_episodes < 1:
             raise ConfigError(f"--video-episodes must be at least 1, got {video_episodes}")
+        check_writable(Path(video) / "eval_ep0.mp4")  # a read-only --video folder fails now, not after the episodes
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
     if video is not None:
         render_section(cfg.env)  # an env type that cannot render fails first, whatever the checkpoint
@@ -62,7 +64,7 @@ def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | Non
             import_ffmpeg()
             frames = FrameEnv(cfg.env, int(cfg.env.evaluator_env_num))
         policy = build(cfg, "policy", enable_field=("eval",))
-        policy.eval_mode.load_state_dict(state["policy"])
+        load_policy_weights(policy.eval_mode, load_ckpt, state)
         # the training run's eval seeds: the best checkpoint's eval return is reproduced exactly
         evaluator = build_evaluator(cfg, evaluator_env, policy, seed + EVAL_SEED_OFFSET)
         result = evaluator.eval(int(state.get("train_iter", 0)), int(state.get("env_step", 0)))

@@ -35,7 +35,6 @@ from ding_lite.entry.common import (
     build_env_managers,
     build_evaluator,
     experiment_dir,
-    fresh_dir,
     import_plugins,
     load_config,
     write_json,
@@ -45,6 +44,7 @@ from ding_lite.entry.serial import serial_pipeline
 from ding_lite.envs.variations import variation_ids
 from ding_lite.errors import ConfigError
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from ding_lite.utils.claim import claim_existing, claim_new
 from ding_lite.utils.dicts import deep_merge
 from ding_lite.utils.log import setup_console_logging
 
@@ -72,7 +72,20 @@ def gsl_pipeline(config: ConfigLike, seed: int = 0, *, exp_dir: str | Path | Non
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
     ids = check_gsl_config(cfg)
     asked = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
-    root = asked if resume else fresh_dir(asked)
+    # the root folder is claimed and locked for the whole run, as each phase's own folder is (utils/claim.py)
+    claim = claim_existing(asked) if resume and asked.is_dir() else claim_new(asked)
+    try:
+        return _run_gsl(cfg, claim.path, ids, seed, resume, address, progress, start)
+    except BaseException:
+        claim.release(failed=True)
+        raise
+    finally:
+        claim.release()
+
+
+def _run_gsl(cfg: Any, root: Path, ids: list[int], seed: int, resume: bool, address: str | None, progress: bool,
+             start: float) -> dict[str, Any]:
+    """The phases of :func:`gsl_pipeline` in its claimed folder ``root``."""
     state: dict[str, Any] = _read_state(root) if resume else {}
     state.update(variations=ids, seed=seed, phases_done=state.get("phases_done", []))
     log = setup_console_logging()

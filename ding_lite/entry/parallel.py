@@ -17,7 +17,6 @@ Ray is optional (``pip install -e .[ray]``) and imported only when a parallel ru
 """
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -72,15 +71,14 @@ def parallel_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | Non
         parallel_pipeline('dizoo/classic_control/cartpole/config/cartpole_dqn_config.py', seed=0)
     """
     ray = import_ray()
-    start = time.perf_counter()
-    run = start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides)
-    cfg = run.cfg
-    check_parallel_config(cfg.parallel)
-    fill_model_shapes_from_env(cfg)  # env errors surface here, before any actor starts
-    setup_console_logging()
-    with ray_session(ray, address, cfg.parallel.num_cpus), ParallelParts(ray, cfg, seed) as parts:
-        return run_training(cfg, parts, run.exp_dir, run.ckpt_path, max_env_step, max_train_iter, progress=progress,
-                            seed=seed, start=start, asked_dir=run.asked_dir)
+    with start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides, max_env_step, max_train_iter,
+                   progress) as run:
+        cfg = run.cfg
+        check_parallel_config(cfg.parallel)
+        fill_model_shapes_from_env(cfg)  # env errors surface here, before any actor starts
+        setup_console_logging()
+        with ray_session(ray, address, cfg.parallel.num_cpus), ParallelParts(ray, cfg, seed) as parts:
+            return run_training(run, parts)
 
 
 def check_parallel_config(par: Mapping[str, Any]) -> None:

@@ -119,11 +119,13 @@ class EvaluatorShell(_Shell):
         self.load_weights(weights, version)
         return self.evaluator.eval(train_iter, env_step), int(getattr(self.env, "restart_count", 0))
 
-    def final_eval(self, weights: Mapping[str, Any], n_episode: int, seed: int) -> EvalResult:
+    def final_eval(self, weights: Mapping[str, Any], n_episode: int, seed: int) -> tuple[EvalResult, int]:
         """After the run: ``weights`` (an eval-mode state dict, e.g. the best checkpoint's) over ``n_episode``
-        episodes seeded from ``seed``, with no stop rule (as the serial pipeline's final evaluation)."""
+        episodes seeded from ``seed``, with no stop rule (as the serial pipeline's final evaluation); also the env
+        worker restarts of this actor so far (those of the final evaluation included)."""
         self.load_weights(weights, -2)  # -2: no train_iter version; the next eval gets full weights again
-        return build_evaluator(self.cfg, self.env, self.policy, seed, n_episode, stop=False).eval()
+        result = build_evaluator(self.cfg, self.env, self.policy, seed, n_episode, stop=False).eval()
+        return result, int(getattr(self.env, "restart_count", 0))
 
     def close(self) -> None:
         self.evaluator.close()

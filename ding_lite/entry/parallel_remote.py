@@ -355,7 +355,7 @@ class RemoteEvaluator:
         """Evaluate ``weights`` once more after the run on fresh seeds (a dead evaluator actor is replaced)."""
         while True:
             try:
-                result = self.ray.get(self.actor.final_eval.remote(weights, n_episode, seed))
+                result, self.env_restarts = self.ray.get(self.actor.final_eval.remote(weights, n_episode, seed))
                 break
             except self.ray.exceptions.RayActorError as exc:
                 self._replace_actor(exc)

@@ -8,7 +8,6 @@ with the collected episodes and are recorded in the driver's payoff table.
 """
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -41,16 +40,15 @@ def parallel_selfplay_pipeline(config: ConfigLike, seed: int = 0, max_env_step: 
     """:func:`~ding_lite.entry.selfplay.selfplay_pipeline` with the collectors as Ray actors; arguments as for
     :func:`~ding_lite.entry.parallel.parallel_pipeline`."""
     ray = import_ray()
-    start = time.perf_counter()
-    run = start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides)
-    cfg = run.cfg
-    check_parallel_config(cfg.parallel)
-    probe_layout(cfg)  # fills the model shapes and env.end_when_out before the config travels to the actors
-    setup_console_logging()
-    with ray_session(ray, address, cfg.parallel.num_cpus), \
-            ParallelSelfPlayParts(ray, cfg, seed, run.exp_dir, resume) as parts:
-        return run_training(cfg, parts, run.exp_dir, run.ckpt_path, max_env_step, max_train_iter, progress=progress,
-                            seed=seed, start=start, asked_dir=run.asked_dir)
+    with start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides, max_env_step, max_train_iter,
+                   progress) as run:
+        cfg = run.cfg
+        check_parallel_config(cfg.parallel)
+        probe_layout(cfg)  # fills the model shapes and env.end_when_out before the config travels to the actors
+        setup_console_logging()
+        with ray_session(ray, address, cfg.parallel.num_cpus), \
+                ParallelSelfPlayParts(ray, cfg, seed, run.exp_dir, resume) as parts:
+            return run_training(run, parts)
 
 
 class LeagueView(NamedTuple):

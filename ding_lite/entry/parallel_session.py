@@ -4,23 +4,38 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from ding_lite.errors import ConfigError, PluginImportError
+from ding_lite.errors import ConfigError, PluginImportError, first_line
 
-RAY_INSTALL_HINT = "pip install -e '.[ray]' (or pip install 'ray[default]')"
+# Ray 2.59 is the first whose local instances (ray.init() without an address) use token authentication by default
+# (ray-project/ray#64755, in the 2.59.0 release); with an older Ray anyone who reaches the ports runs code.
+MIN_RAY_VERSION = (2, 59)
+RAY_INSTALL_HINT = "pip install -e '.[ray]' (or pip install 'ray[default]>=2.59')"
+ADDRESS_PROBE_SECONDS = 5.0  # how long --address may take to accept a TCP connection before the run gives up
 
 
-def import_ray() -> Any:
-    """The ``ray`` module, or a :class:`PluginImportError` that says how to install it."""
+def import_ray(user: str = "the parallel mode") -> Any:
+    """The ``ray`` module, or a :class:`PluginImportError` that says how to install it (or a recent enough one);
+    ``user`` names what needs it in that message."""
     try:
         import ray
     except ImportError as exc:
-        raise PluginImportError(f"the parallel mode needs Ray, which is not installed ({exc}): {RAY_INSTALL_HINT}") \
-            from exc
+        raise PluginImportError(f"{user} needs Ray, which is not installed ({exc}): {RAY_INSTALL_HINT}") from exc
+    if _version(ray.__version__) < MIN_RAY_VERSION:
+        raise PluginImportError(f"{user} needs Ray >= {'.'.join(map(str, MIN_RAY_VERSION))}, whose local "
+                                f"instances use token authentication; this is Ray {ray.__version__}: "
+                                f"{RAY_INSTALL_HINT}")
     return ray
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """(major, minor) of a version string such as '2.60.0' or '3.0.0.dev0' (anything unparsable counts as new)."""
+    parts = text.split(".")[:2]
+    return tuple(int(p) for p in parts) if all(p.isdigit() for p in parts) else (10**6,)
 
 
 @contextmanager
@@ -34,6 +49,7 @@ def ray_session(ray: Any, address: str | None, num_cpus: int | None) -> Iterator
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage-stats notice on the console
     quiet = dict(logging_level=logging.ERROR, log_to_driver=True)
     if address:
+        probe_address(ray, address)
         try:
             ray.init(address=address, **quiet)
         except (ConnectionError, ValueError) as exc:
@@ -43,12 +59,59 @@ def ray_session(ray: Any, address: str | None, num_cpus: int | None) -> Iterator
                               f"~/.ray/auth_token or RAY_AUTH_TOKEN (see docs/ray.md)") from exc
     else:
         # address='local': a new instance even where `ray start` left a cluster on this machine (plain ray.init()
-        # would join that one)
-        ray.init(address="local", num_cpus=int(num_cpus or os.cpu_count() or 1), include_dashboard=False, **quiet)
+        # would join that one); bound to 127.0.0.1: nothing on the network reaches its GCS, raylet or workers
+        with _loopback_only(ray):
+            ray.init(address="local", num_cpus=int(num_cpus or os.cpu_count() or 1), include_dashboard=False, **quiet)
     try:
         yield
     finally:
         ray.shutdown()
+
+
+@contextmanager
+def _loopback_only(ray: Any) -> Iterator[None]:
+    """A local Ray instance started here takes 127.0.0.1 as its node address, and its GCS, raylet, object manager
+    and workers listen there only.
+
+    Ray's switch for that is its single-machine mode (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, read once at import
+    into ``ray_constants.ENABLE_RAY_CLUSTER``): with it off, the node address Ray picks for a new instance is the
+    loopback one. It is turned off only while the instance starts, so that joining a cluster later from this process
+    still finds the machine's network address."""
+    import ray._private.ray_constants as ray_constants
+
+    before = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = before
+
+
+def probe_address(ray: Any, address: str) -> None:
+    """Fail within :data:`ADDRESS_PROBE_SECONDS` if nothing accepts a connection at ``--address`` (Ray itself retries
+    for many minutes, deaf to SIGTERM while it waits in its C++ client); ``'auto'`` is the cluster Ray would pick."""
+    target = address
+    if address == "auto":
+        from ray._private.services import canonicalize_bootstrap_address
+
+        try:
+            target = canonicalize_bootstrap_address(address) or ""
+        except Exception:  # no cluster found: ray.init(address='auto') says so at once, in its own words
+            return
+        if not target:
+            return
+    host, sep, port = target.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ConfigError(f"--address {address!r} is not HOST:PORT or 'auto' (ray start --head prints the address "
+                          f"to use)")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=ADDRESS_PROBE_SECONDS):
+            pass
+    except OSError as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or first_line(exc))
+        raise ConfigError(f"cannot join the Ray cluster at --address {address!r}: nothing accepts connections at "
+                          f"{target} ({reason} within {ADDRESS_PROBE_SECONDS:g} s). Start one with `ray start "
+                          f"--head` or leave --address out for a local instance") from exc
 
 
 def check_resources(ray: Any, par: Mapping[str, Any]) -> None:

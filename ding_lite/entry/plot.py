@@ -230,6 +230,8 @@ def plot_pipeline(exp_dirs: Sequence[str | Path], output: str | Path = "plot.png
         raise PlotInputError(f"--dpi {dpi}: choose a resolution between 10 and 2400 (300 for print)")
     if worst < 0:
         raise PlotInputError(f"--worst {worst}: give 0 or more variations to name")
+    if reps < 1:
+        raise PlotInputError(f"--reps {reps}: give 1 or more bootstrap resamples (default 2000)")
     found = collect_groups([str(d) for d in exp_dirs], groups)
     if aggregate:
         from ding_lite.entry.plot_aggregate import aggregate_pipeline

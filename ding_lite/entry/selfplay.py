@@ -2,7 +2,6 @@
 snapshots of the learner (an opponent pool in ``<exp>/league/``) and scripted baselines (ARCHITECTURE §9)."""
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -36,11 +35,9 @@ def selfplay_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | Non
         from ding_lite.entry.selfplay import selfplay_pipeline
         selfplay_pipeline('dizoo/board_games/snake/config/snake_arena_dqn_config.py', seed=0, max_env_step=20000)
     """
-    start = time.perf_counter()
-    run = start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides)
-    with SelfPlayParts(run.cfg, seed, run.exp_dir, resume) as parts:
-        return run_training(run.cfg, parts, run.exp_dir, run.ckpt_path, max_env_step, max_train_iter,
-                            progress=progress, seed=seed, start=start, asked_dir=run.asked_dir)
+    with start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides, max_env_step, max_train_iter,
+                   progress) as run, SelfPlayParts(run.cfg, seed, run.exp_dir, resume) as parts:
+        return run_training(run, parts)
 
 
 def check_seats(league: Mapping[str, Any], layout: Any) -> None:

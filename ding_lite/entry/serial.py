@@ -2,13 +2,12 @@
 :mod:`ding_lite.entry.train_loop`, shared with the parallel pipeline)."""
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 from ding_lite.entry.common import EVAL_SEED_OFFSET, ConfigLike, build, build_env_managers, build_evaluator
 from ding_lite.entry.train_loop import run_training, start_run
-from ding_lite.utils.checkpoint import load_checkpoint
+from ding_lite.utils.checkpoint import load_policy_weights
 from ding_lite.utils.log import ExperimentLogger
 from ding_lite.worker.learner import BaseLearner
 
@@ -40,11 +39,9 @@ def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None 
         from ding_lite.entry import serial_pipeline
         serial_pipeline('dizoo/classic_control/cartpole/config/cartpole_dqn_config.py', seed=0)
     """
-    start = time.perf_counter()
-    run = start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides)
-    with _Parts(run.cfg, seed) as parts:
-        return run_training(run.cfg, parts, run.exp_dir, run.ckpt_path, max_env_step, max_train_iter,
-                            progress=progress, seed=seed, start=start, asked_dir=run.asked_dir)
+    with start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides, max_env_step, max_train_iter,
+                   progress) as run, _Parts(run.cfg, seed) as parts:
+        return run_training(run, parts)
 
 
 class _Parts:
@@ -72,7 +69,7 @@ class _Parts:
         """Evaluate ``ckpt``'s weights (None: the current ones) over ``n_episode`` episodes seeded from ``seed``; the
         run has ended, so loading into the shared model disturbs nothing."""
         if ckpt is not None:
-            self.policy.eval_mode.load_state_dict(load_checkpoint(ckpt)["policy"])
+            load_policy_weights(self.policy.eval_mode, ckpt)
         return build_evaluator(self.cfg, self.evaluator_env, self.policy, seed, n_episode, stop=False).eval()
 
     def env_restarts(self) -> dict[str, int]:

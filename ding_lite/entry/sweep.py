@@ -214,6 +214,7 @@ def check_spec(spec: SweepSpec, resume: bool) -> list[Any]:
     """Every input checked before Ray starts or anything is written: the space, its keys and each listed value
     (compiled into the config), the metric, the pruner, the sweep folder. Returns the dimensions."""
     from ding_lite.entry.common import load_config
+    from ding_lite.entry.train_loop import check_budget
 
     dims = parse_space(spec.space, spec.search)
     cfg = load_config(spec.config, strict=spec.strict, overrides=spec.overrides)
@@ -236,6 +237,10 @@ def check_spec(spec: SweepSpec, resume: bool) -> list[Any]:
         raise SweepError(f"--mode {spec.mode}: choose max or min")
     if not spec.seeds:
         raise SweepError("-s: give at least one seed")
+    if any(isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2**32 for s in spec.seeds):
+        raise SweepError(f"-s: a seed must be an int from 0 to 4294967295, got {spec.seeds}")
+    for name in ("max_env_step", "max_train_iter", "prune_after"):  # each trial's runs would refuse them later
+        check_budget(name, getattr(spec, name))
     if spec.num_samples < 1:
         raise SweepError(f"--num-samples must be at least 1, got {spec.num_samples}")
     _check_pruner(spec)
@@ -311,10 +316,10 @@ def sweep_pipeline(spec: SweepSpec, *, address: str | None = None, num_cpus: int
     dims = check_spec(spec, resume)
     if cpus_per_trial <= 0:
         raise SweepError(f"--cpus-per-trial must be positive, got {cpus_per_trial:g}")
-    import ray
-
     from ding_lite.entry.common import write_json
-    from ding_lite.entry.parallel_session import ray_session
+    from ding_lite.entry.parallel_session import import_ray, ray_session
+
+    ray = import_ray("-m sweep")  # the version whose local instances use token authentication
 
     folder = Path(spec.sweep_dir)
     with ray_session(ray, address, num_cpus):
@@ -447,20 +452,20 @@ def _cell(value: Any) -> str:
 # ---- command line ----------------------------------------------------------------------------------------------
 def build_sweep_parser() -> argparse.ArgumentParser:
     """The ``ding_lite -m sweep`` command line."""
-    from ding_lite.cli import _OneLineParser
+    from ding_lite.cli import _OneLineParser, _positive, _positive_float, _seed
 
     parser = _OneLineParser(prog="ding_lite -m sweep", description="Hyperparameter search on Ray Tune: each trial "
                             "runs the config over the seeds with its values set; results sorted by the objective.")
     parser.add_argument("-m", "--mode", choices=["sweep"], default="sweep", help=argparse.SUPPRESS)
     parser.add_argument("-c", "--config", required=True, help="config file")
-    parser.add_argument("-s", "--seed", type=int, action="append", help="seed of each trial's runs; repeat for "
+    parser.add_argument("-s", "--seed", type=_seed, action="append", help="seed of each trial's runs; repeat for "
                         "several (default 0)")
     parser.add_argument("--space", action="append", default=[], metavar="KEY=SPEC", help="a swept key: "
                         "KEY=[V1,V2,...], or for random/optuna search uniform(LOW,HIGH), loguniform(LOW,HIGH), "
                         "randint(LOW,HIGH), choice(V1,V2,...); repeat for several")
     parser.add_argument("--search", default="grid", choices=["grid", "random", "optuna"], help="search algorithm "
                         "(default grid)")
-    parser.add_argument("--num-samples", type=int, default=None, help="trials (random, optuna; default 8) or "
+    parser.add_argument("--num-samples", type=_positive, default=None, help="trials (random, optuna; default 8) or "
                         "repeats of the grid (default 1)")
     parser.add_argument("--metric", default="eval_return", help=f"objective, a result.json number: "
                         f"{', '.join(METRICS)} (default eval_return, the last evaluation's return)")
@@ -468,18 +473,19 @@ def build_sweep_parser() -> argparse.ArgumentParser:
                         help="maximise or minimise the objective (default: max for returns, min for env_step)")
     parser.add_argument("--pruner", default=None, choices=PRUNERS, help="stop trials that trail at the same env "
                         "step (default asha for optuna search, none otherwise)")
-    parser.add_argument("--prune-after", type=int, default=None, metavar="ENV_STEPS", help="env steps before the "
+    parser.add_argument("--prune-after", type=_positive, default=None, metavar="ENV_STEPS", help="env steps before the "
                         "first pruning decision (default a quarter of --max-env-step)")
-    parser.add_argument("--max-env-step", type=int, default=None, help="env-step budget of each run")
-    parser.add_argument("--max-train-iter", type=int, default=None, help="train-iteration budget of each run")
+    parser.add_argument("--max-env-step", type=_positive, default=None, help="env-step budget of each run")
+    parser.add_argument("--max-train-iter", type=_positive, default=None, help="train-iteration budget of each run")
     parser.add_argument("--exp-name", default=None, help="sweep folder (default <config exp_name>_sweep)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="a config value of every trial (repeatable)")
     parser.add_argument("--address", default=None, help="Ray cluster to join, 'auto' or HOST:PORT (default: start a "
                         "local Ray instance)")
-    parser.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray instance (default all)")
-    parser.add_argument("--cpus-per-trial", type=float, default=1.0, help="CPUs Ray reserves per trial (default 1)")
-    parser.add_argument("--search-seed", type=int, default=0, help="seed of the random and optuna searches")
+    parser.add_argument("--num-cpus", type=_positive, default=None, help="CPUs of the local Ray instance (default all)")
+    parser.add_argument("--cpus-per-trial", type=_positive_float, default=1.0, help="CPUs Ray reserves per trial "
+                        "(default 1)")
+    parser.add_argument("--search-seed", type=_seed, default=0, help="seed of the random and optuna searches")
     parser.add_argument("--resume", action="store_true", help="continue the sweep in --exp-name")
     parser.add_argument("--strict", action="store_true", help="unknown config keys are errors, not warnings")
     return parser

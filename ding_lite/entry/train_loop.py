@@ -3,19 +3,19 @@ pipeline has built its parts (:class:`~ding_lite.entry.parts.TrainingParts`: loc
 stand-ins for Ray actors in the parallel one), the learner, the train loop and ``result.json``."""
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from ding_lite.config import read_config
 from ding_lite.config.compile import ignored_keys
+from ding_lite.config.reader import read_saved_config
 from ding_lite.data.keys import INDEX, PRIORITY
 from ding_lite.entry.common import (
     EVAL_SEED_OFFSET,
     ConfigLike,
     build,
     experiment_dir,
-    fresh_dir,
     load_config,
     prepare_exp_dir,
     write_json,
@@ -24,7 +24,9 @@ from ding_lite.entry.parts import TrainingParts
 from ding_lite.envs.variations import log_per_variation
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
-from ding_lite.utils.log import ExperimentLogger
+from ding_lite.utils.claim import FolderClaim, claim_existing, claim_new
+from ding_lite.utils.events import drop_events_after
+from ding_lite.utils.log import TEXT_LOG, ExperimentLogger
 from ding_lite.utils.seed import set_seed
 from ding_lite.utils.torch_setup import configure_torch
 from ding_lite.utils.trackers import check_backends
@@ -32,77 +34,157 @@ from ding_lite.worker.learner import BaseLearner
 from ding_lite.worker.video import PeriodicVideos, prepare_offscreen_rendering
 
 
-class RunStart(NamedTuple):
-    """What a training pipeline settles before it builds anything: config, folders, start checkpoint."""
+class RunStart:
+    """What a training pipeline settles before it builds anything: the config, the experiment folder (claimed and
+    locked until the run ends: use the run as a context manager), the start checkpoint and the budgets.
 
-    cfg: Any
-    exp_dir: Path  # where this run writes
-    asked_dir: Path  # where the caller asked it to write (exp_dir differs if that folder holds an earlier run)
-    ckpt_path: Path | None
+    Leaving the ``with`` block releases the folder; one that the run leaves by an error while the folder holds
+    nothing (a refused start) is removed again, so that bad input changes nothing on disk."""
+
+    def __init__(self, cfg: Any, seed: int, claim: FolderClaim, asked_dir: Path, ckpt_path: Path | None,
+                 resume: bool, budget: tuple[int | None, int | None], progress: bool, start: float) -> None:
+        self.cfg = cfg
+        self.seed = seed
+        self.claim = claim
+        self.exp_dir = claim.path  # where this run writes
+        self.asked_dir = asked_dir  # where the caller asked it to write (exp_dir differs if that one was taken)
+        self.ckpt_path = ckpt_path
+        self.resume = resume
+        self.max_env_step, self.max_train_iter = budget
+        self.progress = progress
+        self.start = start  # time.perf_counter() when the run began
+
+    def __enter__(self) -> RunStart:
+        return self
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        self.claim.release(failed=exc_type is not None)
 
 
 def start_run(config: ConfigLike, seed: int, exp_dir: str | Path | None, resume: bool,
-              load_ckpt: str | Path | None, strict: bool, overrides: tuple[str, ...]) -> RunStart:
-    """Compile the config, choose the experiment folder, check the start checkpoint (all before anything is
-    written), then seed and set torch up. Shared by the serial and parallel pipelines."""
+              load_ckpt: str | Path | None, strict: bool, overrides: tuple[str, ...],
+              max_env_step: int | None = None, max_train_iter: int | None = None,
+              progress: bool = True) -> RunStart:
+    """Compile the config, check the budgets, claim the experiment folder, check the start checkpoint (all before
+    anything is written), then seed and set torch up. Shared by the serial and parallel pipelines; use the result
+    as a context manager (``with start_run(...) as run:``)."""
+    start = time.perf_counter()
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
+    budget = (check_budget("max_env_step", max_env_step), check_budget("max_train_iter", max_train_iter))
     asked_dir = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
-    chosen_dir = asked_dir if resume else fresh_dir(asked_dir)
-    if resume:
-        check_resume_seed(chosen_dir, seed)
-    ckpt_path = checkpoint_to_load(chosen_dir, resume, load_ckpt, cfg)
+    held = claim_existing(asked_dir) if resume and asked_dir.is_dir() else None  # a second --resume is refused
+    try:
+        if resume:
+            check_resume_seed(asked_dir, seed)
+        ckpt_path = checkpoint_to_load(asked_dir, resume, load_ckpt, cfg)  # refused before a folder is made
+        claim = held or claim_new(asked_dir)
+    except BaseException:
+        if held is not None:
+            held.release()
+        raise
     # the saved total_config.py names this run's own folder: `-m eval -c` or `--resume -c` that file finds this
     # run's checkpoints, not those of the run (seed) the config was written for
-    cfg.exp_name = str(chosen_dir)
+    cfg.exp_name = str(claim.path)
     if cfg.policy.eval.evaluator.get("video_every"):
         prepare_offscreen_rendering()  # before any env (and MuJoCo) is loaded
     set_seed(seed)
     configure_torch()
-    return RunStart(cfg, chosen_dir, asked_dir, ckpt_path)
+    return RunStart(cfg, seed, claim, asked_dir, ckpt_path, resume, budget, progress, start)
 
 
-def run_training(cfg: Any, parts: TrainingParts, exp_dir: Path, ckpt_path: Path | None, max_env_step: int | None,
-                 max_train_iter: int | None, *, progress: bool, seed: int, start: float,
-                 asked_dir: Path | None = None) -> dict[str, Any]:
+def check_budget(name: str, value: int | None) -> int | None:
+    """A run budget (``max_env_step``, ``max_train_iter``): None (unbounded) or an int of at least 1."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ConfigError(f"{name} must be a positive int or None (unbounded), got {value!r}")
+    return value
+
+
+class RunRecord:
+    """What every checkpoint keeps about the run itself (under ``"run"``), so that ``--resume`` continues the run and
+    not only the learner: the wall time of all segments so far, the resumes so far, and where the text log and the
+    event files stood when the checkpoint was written (the resumed run cuts both back there: what the killed run
+    logged after its checkpoint, the resumed run logs again, once)."""
+
+    def __init__(self, exp_dir: Path, start: float) -> None:
+        self.exp_dir = exp_dir
+        self.start = start
+        self.seconds_before = 0.0  # wall time of the segments before this one
+        self.resumes: list[dict[str, Any]] = []
+
+    def wall_seconds(self) -> float:
+        return self.seconds_before + time.perf_counter() - self.start
+
+    def state(self) -> dict[str, Any]:
+        """The record for a checkpoint written now."""
+        text_log = self.exp_dir / "log" / TEXT_LOG
+        return {"wall_seconds": round(self.wall_seconds(), 3), "resumes": list(self.resumes),
+                "saved_at": time.time(), "log_bytes": text_log.stat().st_size if text_log.is_file() else 0}
+
+    def resume_from(self, saved: dict[str, Any], ckpt: Path, learner: BaseLearner) -> None:
+        """Continue the record of the checkpoint ``ckpt`` (``saved``, its ``"run"`` entry) and cut the logs back to
+        it."""
+        self.seconds_before = float(saved.get("wall_seconds", 0.0))
+        self.resumes = [*saved.get("resumes", []), {"checkpoint": _relative(ckpt, self.exp_dir),
+                                                    "train_iter": learner.train_iter, "env_step": learner.env_step}]
+        log_dir = self.exp_dir / "log"
+        if "log_bytes" in saved:
+            _truncate(log_dir / TEXT_LOG, int(saved["log_bytes"]))
+        if "saved_at" in saved and log_dir.is_dir():
+            drop_events_after(log_dir, float(saved["saved_at"]))
+
+
+def _relative(path: Path, folder: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(folder.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _truncate(path: Path, size: int) -> None:
+    if path.is_file() and path.stat().st_size > size:
+        os.truncate(path, size)
+
+
+def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     """The part every training pipeline shares once its workers are built: learner over ``parts.policy``, optional
     checkpoint, experiment folder, logger, the train loop, ``result.json``.
 
     ``parts`` (:class:`~ding_lite.entry.parts.TrainingParts`) holds ``policy``, ``collector``, ``evaluator``,
     ``buffer`` (None on-policy), ``attach(learner, logger)`` (called once both exist), ``stats()`` (extra entries of
     the result) and ``env_restarts()``. The serial pipeline's parts are local workers; the parallel pipeline's are
-    driver-side stand-ins for Ray actors with the same methods. ``asked_dir`` is
-    the folder the caller asked for, where ``exp_dir`` had to avoid an earlier run.
+    driver-side stand-ins for Ray actors with the same methods.
     """
+    cfg, exp_dir = run.cfg, run.exp_dir
     check_backends(cfg.log)  # a tracker whose package is missing fails here, before anything is written
-    learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type)
-    if ckpt_path is not None:  # a checkpoint that does not fit the policy fails here, before anything is written
-        learner.load_checkpoint(ckpt_path)
+    record = RunRecord(exp_dir, run.start)
+    learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type, record.state)
+    if run.ckpt_path is not None:  # a checkpoint that does not fit the policy fails here, before anything is written
+        learner.load_checkpoint(run.ckpt_path)
         parts.evaluator.best_return = learner.best_eval_return  # ckpt_best is replaced only by a better policy
+        if run.resume:
+            record.resume_from(learner.loaded_run, run.ckpt_path, learner)
     # videos every video_every evaluations (None: off); an env that cannot render fails here, before any write
     videos = PeriodicVideos.from_config(cfg, exp_dir, parts.policy.eval_mode.state_dict,
-                                        lambda: build(cfg, "policy", enable_field=("eval",)), seed + EVAL_SEED_OFFSET)
+                                        lambda: build(cfg, "policy", enable_field=("eval",)),
+                                        run.seed + EVAL_SEED_OFFSET)
     prepare_exp_dir(exp_dir, cfg)
-    logger = learner.logger = ExperimentLogger(exp_dir, progress_total=max_env_step, progress=progress, cfg=cfg)
-    if asked_dir is not None and exp_dir != asked_dir:
-        logger.info(f"{asked_dir} holds an earlier run: writing to {exp_dir}")
+    logger = learner.logger = ExperimentLogger(exp_dir, progress_total=run.max_env_step, progress=run.progress,
+                                               cfg=cfg)
+    if exp_dir != run.asked_dir:
+        logger.info(f"{run.asked_dir} {run.claim.skipped}: writing to {exp_dir}")
     try:
-        if ckpt_path is not None:
-            logger.info(f"loaded {ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})")
+        if run.ckpt_path is not None:
+            logger.info(f"loaded {run.ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})")
         parts.attach(learner, logger)
-        result = _train_loop(cfg, parts, learner, logger, max_env_step, max_train_iter, videos)
+        result = _train_loop(cfg, parts, learner, logger, run.max_env_step, run.max_train_iter, videos)
         result.update(parts.stats())
-        result.update(_final_eval(cfg, parts, learner, seed))
+        result.update(_final_eval(cfg, parts, learner, run.seed))
+        result.update(_restarts(parts, result["env_step"]))  # the final evaluation's restarts count too
         ignored = ignored_keys(cfg)
-        result.update(seed=seed, wall_seconds=round(time.perf_counter() - start, 3), exp_dir=str(exp_dir),
-                      ignored_keys=ignored)
+        result.update(seed=run.seed, wall_seconds=round(record.wall_seconds(), 3), segments=len(record.resumes) + 1,
+                      resumed_from=record.resumes, exp_dir=str(exp_dir), ignored_keys=ignored)
         write_json(exp_dir / "result.json", result)
-        outcome = "stop value reached" if result["stop"] else "budget spent"
-        final = "" if result.get("final_eval_return") is None else \
-            f"; best checkpoint on {result['final_eval_episodes']} fresh episodes: " \
-            f"{result['final_eval_return']:.2f} ± {result['final_eval_std']:.2f}"
-        logger.info(f"[done] {outcome}: env_step {result['env_step']}, train_iter {result['train_iter']}, "
-                    f"{result['wall_seconds']:.1f} s{final}; results in {exp_dir}"
-                    + (f"; ignored unknown config keys: {', '.join(ignored)}" if ignored else ""))
+        _log_done(logger, result, exp_dir, ignored)
     finally:
         logger.close()
         if videos is not None:
@@ -110,17 +192,28 @@ def run_training(cfg: Any, parts: TrainingParts, exp_dir: Path, ckpt_path: Path 
     return result
 
 
+def _log_done(logger: ExperimentLogger, result: dict[str, Any], exp_dir: Path, ignored: list[str]) -> None:
+    outcome = "stop value reached" if result["stop"] else "budget spent"
+    final = "" if result.get("final_eval_return") is None else \
+        f"; best checkpoint on {result['final_eval_episodes']} fresh episodes: " \
+        f"{result['final_eval_return']:.2f} ± {result['final_eval_std']:.2f}"
+    logger.info(f"[done] {outcome}: env_step {result['env_step']}, train_iter {result['train_iter']}, "
+                f"{result['wall_seconds']:.1f} s{final}; results in {exp_dir}"
+                + (f"; ignored unknown config keys: {', '.join(ignored)}" if ignored else ""))
+
+
 def check_resume_seed(exp_dir: Path, seed: int) -> None:
     """``--resume`` continues only the run of the same seed: a folder whose saved config names another seed holds
-    another run, and resuming there would write into it."""
+    another run, and resuming there would write into it. The saved config is read as data, never run (an
+    experiment folder may come from anywhere)."""
     saved = exp_dir / "total_config.py"
     if not saved.is_file():
         return
     try:
-        saved_seed = read_config(saved)[0].get("seed")
-    except ConfigError:
-        return  # an unreadable saved config: the checkpoint check below decides
-    if saved_seed is not None and int(saved_seed) != seed:
+        saved_seed = read_saved_config(saved).get("seed")
+    except ConfigError as exc:
+        raise ConfigError(f"--resume: {exc}") from exc
+    if saved_seed is not None and saved_seed != seed:
         raise ConfigError(f"--resume: {exp_dir} holds the run of seed {saved_seed}, not seed {seed}: resume with "
                           f"-s {saved_seed}, or give this seed its own folder (--exp-name)")
 
@@ -202,6 +295,11 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
         "env_restart_rate": _per_1k(restarts, collector.env_step),
         **({"eval_per_variation": table} if (table := last_eval.per_variation()) else {}),  # env variations only
     }
+
+
+def _restarts(parts: TrainingParts, env_step: int) -> dict[str, Any]:
+    restarts = sum(parts.env_restarts().values())
+    return {"env_restarts": restarts, "env_restart_rate": _per_1k(restarts, env_step)}
 
 
 def _per_1k(count: int, env_step: int) -> float:

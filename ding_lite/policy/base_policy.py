@@ -12,6 +12,7 @@ from torch import nn
 
 from ding_lite.errors import CheckpointError, ConfigError, first_line
 from ding_lite.model.common import build_model, rollout_weights
+from ding_lite.utils.checkpoint import state_mismatch
 from ding_lite.utils.dicts import deep_merge
 
 logger = logging.getLogger("ding_lite")
@@ -269,4 +270,7 @@ def _load_into(obj: Any, state: Any, name: str) -> None:
     try:
         obj.load_state_dict(state)
     except (RuntimeError, KeyError, ValueError, TypeError) as exc:
-        raise CheckpointError(f"checkpoint entry '{name}' does not fit this policy: {first_line(exc)}") from exc
+        # torch's first line names only the class; the keys and shapes say what does not fit
+        why = state_mismatch(obj.state_dict(), state) if isinstance(obj, torch.nn.Module) else ""
+        raise CheckpointError(f"checkpoint entry '{name}' does not fit this policy: {why or first_line(exc)}") \
+            from exc

@@ -79,3 +79,43 @@ def latest_checkpoint(ckpt_dir: str | os.PathLike) -> Path | None:
             if n is not None and (best is None or (n, -rank) > (best[0], best[1])):
                 best = (n, -rank, p)
     return best[2] if best else None
+
+
+def load_policy_weights(mode: Any, path: str | os.PathLike, state: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Load checkpoint ``path`` (``state``: its contents, if already loaded) into a policy mode (``learn_mode``,
+    ``collect_mode`` or ``eval_mode``); returns the checkpoint.
+
+    A checkpoint that does not fit is a :class:`CheckpointError` naming the file, the policy that wrote it and what
+    does not fit (entries missing, or tensors whose shapes differ, with both shapes)."""
+    state = load_checkpoint(path) if state is None else state
+    try:
+        mode.load_state_dict(state["policy"])
+    except CheckpointError as exc:
+        writer = state.get("policy_type")
+        raise CheckpointError(f"{path}{f' (a {writer!r} checkpoint)' if writer else ''}: {exc}") from exc
+    return state
+
+
+def state_mismatch(expected: Any, given: Any, shown: int = 3) -> str:
+    """What keeps state dict ``given`` from loading where ``expected`` is (both flat ``name -> tensor`` maps), in
+    one line: tensors whose shapes differ (the checkpoint's shape, then this policy's), keys missing, keys
+    unexpected; at most ``shown`` of each. Empty if the keys and shapes agree."""
+    if not (isinstance(expected, dict) and isinstance(given, dict)):
+        return ""
+    shapes = [f"{k} {_shape(given[k])} in the checkpoint, {_shape(v)} here" for k, v in expected.items()
+              if k in given and _shape(given[k]) != _shape(v)]
+    missing = [k for k in expected if k not in given]
+    unexpected = [k for k in given if k not in expected]
+    parts = [f"{what} {_first(items, shown)}" for what, items in (("shape mismatch:", shapes), ("missing:", missing),
+                                                                   ("unexpected:", unexpected)) if items]
+    return "; ".join(parts)
+
+
+def _shape(value: Any) -> list[int] | None:
+    shape = getattr(value, "shape", None)
+    return list(shape) if shape is not None else None
+
+
+def _first(items: list[str], shown: int) -> str:
+    more = f" (+{len(items) - shown} more)" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more

@@ -7,9 +7,18 @@ tensorboard package.
 """
 from __future__ import annotations
 
+import contextlib
+import itertools
+import os
+import socket
 import struct
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, BinaryIO
+
+from ding_lite.errors import output_error
 
 EVENT_GLOB = "events.out.tfevents.*"
 _HEADER = struct.Struct("<QI")  # data length, masked crc32c of the 8 length bytes
@@ -46,6 +55,11 @@ def _file_time(path: Path) -> int:
 def iter_records(path: Path) -> list[bytes]:
     """The record payloads of one TFRecord file. A record cut short at the end (a run still writing, or killed
     mid-write) ends the list; a length whose checksum does not match raises ``ValueError`` naming the file."""
+    return [payload for _, payload in _records(path)]
+
+
+def _records(path: Path) -> list[tuple[int, bytes]]:
+    """``(byte offset of the record, payload)`` of each complete record of one TFRecord file."""
     from tensorboardX.record_writer import masked_crc32c
 
     data = path.read_bytes()
@@ -59,7 +73,7 @@ def iter_records(path: Path) -> list[bytes]:
         end = start + length
         if end + _FOOTER_BYTES > len(data):
             break  # only the data checksum is skipped: pure-Python crc32c over every payload would be slow
-        records.append(data[start:end])
+        records.append((pos, data[start:end]))
         pos = end + _FOOTER_BYTES
     return records
 
@@ -91,3 +105,106 @@ def read_scalars(log_dir: Path) -> RunScalars:
                 s.values.append(float(value.simple_value))
                 s.wall_times.append(float(event.wall_time))
     return RunScalars(series, start_time)
+
+
+def drop_events_after(log_dir: Path, wall_time: float) -> int:
+    """Cut every event file of ``log_dir`` back to the events written at or before ``wall_time`` (Unix time); a file
+    left with nothing is removed. A resumed run calls it with its checkpoint's time, so that what the killed run
+    logged after that checkpoint, and the resumed run logs again, is there once. Returns the events dropped.
+
+    Events are appended in the order they are logged, each stamped with the time it was logged, so a file is cut at
+    its first later event (a record cut short by a kill goes with it)."""
+    from tensorboardX.proto.event_pb2 import Event
+
+    dropped = 0
+    for path in event_files(log_dir):
+        records = _records(path)
+        cut = next((pos for pos, payload in records if Event.FromString(payload).wall_time > wall_time), None)
+        if cut is None:
+            cut = records[-1][0] + _HEADER.size + len(records[-1][1]) + _FOOTER_BYTES if records else 0
+        dropped += sum(pos >= cut for pos, _ in records)
+        if cut >= path.stat().st_size:
+            continue
+        if cut == 0:
+            path.unlink()
+        else:
+            os.truncate(path, cut)
+    return dropped
+
+
+class ScalarWriter:
+    """Scalars to a new event file in ``log_dir`` (``events.out.tfevents.<time>.<host>.<pid>``), written in the
+    caller's thread.
+
+    tensorboardX's ``SummaryWriter`` writes from a thread of its own: a write the system refuses (a full disk) ends
+    that thread with a traceback, and the writer's queue then blocks the run for ever. Here a refused write is an
+    :class:`~ding_lite.errors.OutputError` naming the file, raised where the scalar was logged. Records are buffered
+    and flushed at most every ``flush_secs`` (at a logged scalar) and on :meth:`close`."""
+
+    def __init__(self, log_dir: Path, flush_secs: float = 10.0) -> None:
+        from tensorboardX.proto.event_pb2 import Event
+
+        self.path, self._file = _new_event_file(Path(log_dir))
+        self._flush_secs = flush_secs
+        self._last_flush = time.monotonic()
+        self._failed = False
+        self._write(Event(wall_time=time.time(), file_version="brain.Event:2"))
+
+    def add_scalar(self, tag: str, value: float, step: int) -> None:
+        from tensorboardX.proto.event_pb2 import Event
+        from tensorboardX.proto.summary_pb2 import Summary
+
+        self._write(Event(wall_time=time.time(), step=int(step),
+                          summary=Summary(value=[Summary.Value(tag=tag, simple_value=float(value))])))
+        if time.monotonic() - self._last_flush >= self._flush_secs:
+            self.flush()
+
+    def add_text(self, tag: str, text: str, step: int) -> None:
+        """A text summary (shown in tensorboard's Text tab under ``<tag>/text_summary``)."""
+        from tensorboardX.proto.event_pb2 import Event
+        from tensorboardX.summary import text as text_summary
+
+        self._write(Event(wall_time=time.time(), step=int(step), summary=text_summary(tag, text)))
+
+    def flush(self) -> None:
+        self._guarded(self._file.flush)
+        self._last_flush = time.monotonic()
+
+    def close(self) -> None:
+        """Flush and close; after a refused write only close (that error was raised already)."""
+        if self._file.closed:
+            return
+        if self._failed:
+            with contextlib.suppress(OSError):
+                self._file.close()
+            return
+        self._guarded(self._file.close)
+
+    def _write(self, event: Any) -> None:
+        from tensorboardX.record_writer import masked_crc32c
+
+        data = event.SerializeToString()
+        header = struct.pack("<Q", len(data))
+        record = header + struct.pack("<I", masked_crc32c(header)) + data + struct.pack("<I", masked_crc32c(data))
+        self._guarded(lambda: self._file.write(record))
+
+    def _guarded(self, write: Callable[[], object]) -> None:
+        try:
+            write()
+        except OSError as exc:
+            self._failed = True
+            raise output_error(exc, self.path) from exc
+
+
+def _new_event_file(log_dir: Path) -> tuple[Path, BinaryIO]:
+    """A new, empty event file (a name already taken, by a run resumed in the same second, gets a suffix)."""
+    base = f"events.out.tfevents.{int(time.time()):010d}.{socket.gethostname()}.{os.getpid()}"
+    for k in itertools.count():
+        path = log_dir / (base if k == 0 else f"{base}.{k}")
+        try:
+            return path, open(path, "xb")  # noqa: SIM115 (closed by ScalarWriter.close)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise output_error(exc, path) from exc
+    raise AssertionError("unreachable")

@@ -9,9 +9,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ding_lite.errors import output_error
 from ding_lite.utils.throughput import RateMeter, Rates, rate_text
 
 LOGGER_NAME = "ding_lite"
+TEXT_LOG = "train.log"  # in <exp_dir>/log/
 
 
 def setup_console_logging(level: int = logging.INFO) -> logging.Logger:
@@ -65,11 +67,21 @@ class ExperimentLogger:
         log_cfg = {**LOG_CONFIG, **(cfg.get("log") or {})}
         self._trackers: list[Any] = []
         self._file: Any = None
+        self._text_path: Path | None = None
         if exp_dir is not None:
             log_dir = Path(exp_dir) / "log"
-            log_dir.mkdir(parents=True, exist_ok=True)
-            self._trackers = build_trackers({**cfg, "log": log_cfg}, Path(exp_dir))
-            self._file = open(log_dir / "train.log", "a", buffering=1)  # noqa: SIM115 (closed in close())
+            self._text_path = log_dir / TEXT_LOG
+            try:
+                log_dir.mkdir(parents=True, exist_ok=True)
+                self._file = open(self._text_path, "a", buffering=1)  # noqa: SIM115 (closed in close())
+            except OSError as exc:
+                raise output_error(exc, self._text_path) from exc
+            try:  # a refused write raises here (tensorboard's event file is opened in this thread)
+                self._trackers = build_trackers({**cfg, "log": log_cfg}, Path(exp_dir))
+            except BaseException:
+                self._file.close()
+                raise
+        self._text_failed = False
         self._bar: Any = None
         if progress and sys.stderr.isatty():
             from tqdm import tqdm
@@ -101,9 +113,13 @@ class ExperimentLogger:
         self.text(msg)
 
     def text(self, msg: str) -> None:
-        """A line in the text log only."""
+        """A line in the text log only (a write the system refuses raises :class:`~ding_lite.errors.OutputError`)."""
         if self._file is not None:
-            self._file.write(msg + "\n")
+            try:
+                self._file.write(msg + "\n")
+            except OSError as exc:
+                self._text_failed = True
+                raise output_error(exc, self._text_path) from exc
 
     def progress(self, env_step: int, train_iter: int = 0, samples: int = 0, eval_return: float | None = None
                  ) -> None:
@@ -158,12 +174,24 @@ class ExperimentLogger:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
-        for tracker in self._trackers:
-            tracker.close()
-        self._trackers = []
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        trackers, self._trackers = self._trackers, []
+        file, self._file = self._file, None
+        try:
+            for tracker in trackers:
+                tracker.close()
+        finally:
+            if file is not None:
+                _close_text(file, self._text_path, failed=self._text_failed)
+
+
+def _close_text(file: Any, path: Path | None, failed: bool) -> None:
+    """Close the text log; a refused final flush raises :class:`~ding_lite.errors.OutputError`, unless a refused
+    write was raised already."""
+    try:
+        file.close()
+    except OSError as exc:
+        if not failed:
+            raise output_error(exc, path) from exc
 
 
 BAR_RATE_WINDOW = 2.0  # seconds over which the progress bar's rates are measured

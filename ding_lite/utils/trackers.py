@@ -123,13 +123,14 @@ def build_trackers(cfg: Mapping[str, Any], exp_dir: Path) -> list[Tracker]:
 
 @TRACKER_REGISTRY.register("tensorboard")
 class TensorboardTracker:
-    """tensorboardX event files in ``<exp>/log/`` (flushed every 10 s); the compiled config as the text summary
-    ``config/total_config``."""
+    """tensorboard event files in ``<exp>/log/`` (flushed every 10 s), written in the run's own thread, so that a
+    refused write (a full disk) is an :class:`~ding_lite.errors.OutputError` naming the file; the compiled config as
+    the text summary ``config/total_config``."""
 
     def __init__(self, info: RunInfo) -> None:
-        from tensorboardX import SummaryWriter
+        from ding_lite.utils.events import ScalarWriter
 
-        self._writer = SummaryWriter(str(info.exp_dir / "log"), flush_secs=10)
+        self._writer = ScalarWriter(info.exp_dir / "log", flush_secs=10)
         self._writer.add_text(CONFIG_TEXT_TAG, info.config_source, 0)
 
     def scalar(self, tag: str, value: float, step: int) -> None:

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ding_lite.data.batch import batch_len
 from ding_lite.registry import LEARNER_HOOK
-from ding_lite.utils.checkpoint import load_checkpoint, save_checkpoint
+from ding_lite.utils.checkpoint import CKPT_SUFFIX, checkpoint_iteration, load_policy_weights, save_checkpoint
 
 POSITIONS = ("before_run", "after_iter", "after_eval", "after_run")
 
@@ -22,6 +22,8 @@ class BaseLearner:
         policy: the policy (its ``learn_mode`` is used).
         exp_dir: experiment folder; checkpoints go to ``<exp_dir>/ckpt`` (None: no checkpoints).
         logger: an :class:`ExperimentLogger` (None: no logging).
+        run_state: what every checkpoint keeps about the run besides the learner (the pipelines' wall time and log
+            positions, for ``--resume``), under ``"run"``; the loaded checkpoint's is :attr:`loaded_run`.
     """
 
     config: dict[str, Any] = dict(
@@ -40,7 +42,7 @@ class BaseLearner:
     )
 
     def __init__(self, cfg: Mapping[str, Any], policy: Any, exp_dir: Path | None = None, logger: Any = None,
-                 policy_type: str = "") -> None:
+                 policy_type: str = "", run_state: Callable[[], dict[str, Any]] | None = None) -> None:
         self.cfg = cfg
         self.policy = policy.learn_mode
         self.policy_type = policy_type
@@ -51,6 +53,8 @@ class BaseLearner:
         self.samples_trained = 0  # rows of the batches handed to train() in this process (the throughput's count)
         self.best_eval_return = -math.inf  # kept in checkpoints: a resumed run keeps ckpt_best's bar
         self.loaded_from: Path | None = None  # the checkpoint this learner started from, if any
+        self.loaded_run: dict[str, Any] = {}  # its "run" entry (see run_state)
+        self._run_state = run_state
         self.last_log: dict[str, Any] = {}
         self.last_logged_iter = -1  # train_iter of the learn scalars last sent to the logger
         self._hooks: dict[str, list[Any]] = {p: [] for p in POSITIONS}
@@ -96,8 +100,11 @@ class BaseLearner:
                 hook(self)
 
     def checkpoint_state(self) -> dict[str, Any]:
-        return {"policy": self.policy.state_dict(), "train_iter": self.train_iter, "env_step": self.env_step,
-                "best_eval_return": self.best_eval_return, "policy_type": self.policy_type}
+        state = {"policy": self.policy.state_dict(), "train_iter": self.train_iter, "env_step": self.env_step,
+                 "best_eval_return": self.best_eval_return, "policy_type": self.policy_type}
+        if self._run_state is not None:
+            state["run"] = self._run_state()
+        return state
 
     def save_checkpoint(self, name: str) -> Path | None:
         """Write ``<exp_dir>/ckpt/<name>.pth.tar`` atomically (nothing without an experiment folder)."""
@@ -107,11 +114,11 @@ class BaseLearner:
 
     def load_checkpoint(self, path: str | Path) -> None:
         """Restore policy state, ``train_iter``, ``env_step`` and the best eval return from a checkpoint."""
-        state = load_checkpoint(path)
-        self.policy.load_state_dict(state["policy"])
+        state = load_policy_weights(self.policy, path)
         self.train_iter = int(state.get("train_iter", 0))
         self.env_step = int(state.get("env_step", 0))
         self.best_eval_return = float(state.get("best_eval_return", -math.inf))
+        self.loaded_run = dict(state.get("run") or {})
         self.loaded_from = Path(path)
 
 
@@ -174,7 +181,7 @@ class ResumeCkptHook:
         self.at_eval_after_seconds = float(cfg.get("at_eval_after_seconds", 30.0))
         self.keep = int(cfg.get("keep", 2))
         self._last = time.monotonic()
-        self._written: list[Path] = []
+        self._written: list[Path] | None = None  # oldest first; found on disk at the first write
 
     def __call__(self, learner: BaseLearner, position: str = "after_iter") -> None:
         if self.keep <= 0 or learner.ckpt_dir is None or learner.train_iter == 0:
@@ -182,6 +189,9 @@ class ResumeCkptHook:
         waited = time.monotonic() - self._last
         if waited < (self.at_eval_after_seconds if position == "after_eval" else self.every_seconds):
             return
+        if self._written is None:  # those of the run this one resumes take their turn too
+            self._written = sorted(learner.ckpt_dir.glob(f"resume_*{CKPT_SUFFIX}"),
+                                   key=lambda p: checkpoint_iteration(p, "resume_") or -1)
         path = learner.save_checkpoint(f"resume_{learner.train_iter}")
         self._last = time.monotonic()
         if path is None or path in self._written:

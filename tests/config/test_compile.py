@@ -230,10 +230,10 @@ def test_policy_defaults_for_its_parts_win_over_the_parts_defaults() -> None:
 
 
 @pytest.mark.parametrize("override,message", [
-    ("policy.nstep=0", "config key 'policy.nstep' must be at least 1, got 0"),
-    ("policy.learn.batch_size=0", "config key 'policy.learn.batch_size' must be at least 1, got 0"),
-    ("policy.learn.target_update_freq=0", "config key 'policy.learn.target_update_freq' must be at least 1, got 0"),
-    ("env.collector_env_num=0", "config key 'env.collector_env_num' must be at least 1, got 0"),
+    ("policy.nstep=0", "policy.nstep must be at least 1, got 0"),
+    ("policy.learn.batch_size=0", "policy.learn.batch_size must be at least 1, got 0"),
+    ("policy.learn.target_update_freq=0", "policy.learn.target_update_freq must be at least 1, got 0"),
+    ("env.collector_env_num=0", "env.collector_env_num must be at least 1, got 0"),
     ("policy.other.replay_buffer.replay_buffer_size=16",
      "policy.other.replay_buffer.replay_buffer_size=16 is smaller than policy.learn.batch_size=64"),
 ])
@@ -243,5 +243,5 @@ def test_counts_below_one_and_a_buffer_smaller_than_a_batch_are_config_errors(ov
 
 
 def test_on_policy_counts_are_checked_too() -> None:
-    with pytest.raises(ConfigError, match=re.escape("'policy.learn.epoch_per_collect' must be at least 1, got 0")):
+    with pytest.raises(ConfigError, match=re.escape("policy.learn.epoch_per_collect must be at least 1, got 0")):
         compile_config(dict(env=ENV, policy=dict(type="ppo")), overrides=["policy.learn.epoch_per_collect=0"])

@@ -83,7 +83,7 @@ def test_dqn_default_head_is_di_engine_s_one_hidden_layer_of_the_encoder_width()
     bare = build(compile_config(_cartpole(dict(type="dqn", model=dict(obs_shape=4, action_shape=2,
                                                                       head_layer_num=0)))), "policy")._model
     assert isinstance(bare.advantage_trunk, torch.nn.Identity) and bare.advantage.in_features == 64
-    with pytest.raises(ConfigError, match="model.head_layer_num must be 0 or more"):
+    with pytest.raises(ConfigError, match="model.head_layer_num must be ≥ 0"):
         build(compile_config(_cartpole(dict(type="dqn", model=dict(obs_shape=4, action_shape=2,
                                                                    head_layer_num=-1)))), "policy")
 

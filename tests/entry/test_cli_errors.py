@@ -1,13 +1,14 @@
 """Bad input to the CLI: each is answered by ONE line on stderr, exit code 2, and nothing written to disk."""
 from __future__ import annotations
 
+import re
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import torch
-from conftest import DIZOO_CARTPOLE, run_cli
+from conftest import DIZOO_CARTPOLE, REPO_ROOT, run_cli
 
 from ding_lite.config import compile_config
 from ding_lite.entry.common import build
@@ -38,6 +39,17 @@ def _ppo_checkpoint(folder: Path) -> str:
     save_checkpoint(folder / "ppo.pth.tar", {"policy": policy.learn_mode.state_dict(), "train_iter": 1,
                                              "env_step": 8})
     return "ppo.pth.tar"
+
+
+def _narrow_dqn_checkpoint(folder: Path) -> str:
+    """A DQN checkpoint of another net (hidden sizes 32, 32 where the config's DQN has 128, 128, 64)."""
+    cfg = compile_config(dict(env=dict(type="gymnasium", env_id="CartPole-v1"), policy=dict(type="dqn")),
+                         overrides=["policy.model.obs_shape=4", "policy.model.action_shape=2",
+                                    "policy.model.encoder_hidden_size_list=[32, 32]"])
+    policy = build(cfg, "policy")
+    save_checkpoint(folder / "narrow.pth.tar", {"policy": policy.learn_mode.state_dict(), "train_iter": 1,
+                                                "env_step": 8, "policy_type": "dqn"})
+    return "narrow.pth.tar"
 
 
 def _truncated_checkpoint(folder: Path) -> str:
@@ -81,7 +93,7 @@ CASES = {
     "missing import_names module": (lambda d: ["-c", DQN, "--set", "policy.import_names=['no_such_plugin_xyz']"],
                                     "cannot import module 'no_such_plugin_xyz' listed in policy.import_names"),
     "no envs": (lambda d: ["-c", DQN, "--set", "env.collector_env_num=0"],
-                "config key 'env.collector_env_num' must be at least 1, got 0"),
+                "env.collector_env_num must be at least 1, got 0"),
     "buffer smaller than a batch": (lambda d: ["-c", DQN, "--set", "policy.other.replay_buffer.replay_buffer_size=16"],
                                     "replay_buffer_size=16 is smaller than policy.learn.batch_size=64"),
     "model obs_shape does not fit the env": (lambda d: ["-c", DQN, "--set", "policy.model.obs_shape=3"],
@@ -102,7 +114,8 @@ CASES = {
     "checkpoint with a pickled class": (lambda d: ["-c", DQN, "--load-ckpt", _custom_class_checkpoint(d)],
                                         "refused by torch.load(weights_only=True): Unsupported global"),
     "checkpoint of another policy": (lambda d: ["-c", DQN, "--load-ckpt", _ppo_checkpoint(d)],
-                                     "checkpoint lacks ['target_model', 'train_steps'] needed by policy 'dqn'"),
+                                     "ppo.pth.tar: checkpoint lacks ['target_model', 'train_steps'] needed by "
+                                     "policy 'dqn'"),
     "resume without checkpoint": (
         lambda d: ["-c", DQN, "--resume"],
         "--resume: no iteration_N.pth.tar or resume_N.pth.tar checkpoint in exp/ckpt (the run stopped before its "
@@ -146,3 +159,89 @@ def test_bad_input_one_line_exit_2_nothing_written(case: str, outcomes) -> None:
     assert sorted(p.name for p in folder.iterdir()) == before, "something was written"
     assert not (folder / "exp").exists()
     assert not (folder / "unpickled_marker").exists()  # a refused pickle never ran its code
+
+
+ACER = str(DIZOO_CARTPOLE / "cartpole_acer_config.py")
+CONNECT_FOUR = str(REPO_ROOT / "dizoo" / "board_games" / "connect_four" / "config" / "connect_four_dqn_config.py")
+# Run in this process (main() returns the exit code; an uncaught exception fails the test as a traceback would):
+# each costs a config compile, not a Python start. The issue's cases first, then more of the same kinds.
+IN_PROCESS = {
+    "negative learning rate": (lambda d: ["-c", DQN, "--set", "policy.learn.learning_rate=-1"],
+                               "policy.learn.learning_rate must be > 0, got -1"),
+    "NaN stop value": (lambda d: ["-c", DQN, "--set", "env.stop_value=nan"], "env.stop_value is NaN (nan)"),
+    "negative seed": (lambda d: ["-c", DQN, "-s", "-1"],
+                      "argument -s/--seed: a seed must be an int from 0 to 4294967295, got -1"),
+    "negative env-step budget": (lambda d: ["-c", DQN, "--max-env-step", "-5"],
+                                 "argument --max-env-step: must be at least 1 (leave it out for no limit), got -5"),
+    "negative train-iteration budget": (lambda d: ["-c", DQN, "--max-train-iter", "-1"],
+                                        "argument --max-train-iter: must be at least 1 (leave it out for no limit), "
+                                        "got -1"),
+    "config calls sys.exit": (lambda d: ["-c", _write(d, "cfg.py", "import sys\nsys.exit(3)\n")],
+                              "config file cfg.py called sys.exit(3) while being read"),
+    "checkpoint of another net": (lambda d: ["-c", DQN, "--load-ckpt", _narrow_dqn_checkpoint(d)],
+                                  "narrow.pth.tar (a 'dqn' checkpoint): checkpoint entry 'model' does not fit "
+                                  "this policy: shape mismatch: encoder.1.weight [32, 4] in the checkpoint, [128, 4] "
+                                  "here"),
+    "league snapshot at every collect": (lambda d: ["-m", "selfplay", "-c", CONNECT_FOUR, "--set",
+                                                    "league.snapshot_freq=0"],
+                                         "league.snapshot_freq must be at least 1, got 0"),
+    "negative batch size": (lambda d: ["-c", DQN, "--set", "policy.learn.batch_size=-64"],
+                            "policy.learn.batch_size must be at least 1, got -64"),
+    "epsilon above 1": (lambda d: ["-c", DQN, "--set", "policy.other.eps.start=1.5"],
+                        "policy.other.eps.start must be in [0, 1], got 1.5"),
+    "negative eval episodes": (lambda d: ["-c", DQN, "--set", "env.n_evaluator_episode=-1"],
+                               "env.n_evaluator_episode must be at least 1, got -1"),
+    "negative final episodes": (lambda d: ["-c", DQN, "--set", "policy.eval.final_episodes=-1"],
+                                "policy.eval.final_episodes must be ≥ 0, got -1"),
+    "negative checkpoint interval": (lambda d: ["-c", DQN, "--set",
+                                                "policy.learn.learner.hook.save_ckpt_after_iter=-5"],
+                                     "policy.learn.learner.hook.save_ckpt_after_iter must be ≥ 0, got -5"),
+    "NaN count": (lambda d: ["-c", DQN, "--set", "policy.learn.target_update_freq=nan"],
+                  "config key 'policy.learn.target_update_freq' must be an int, got float nan"),
+    "NaN learning rate": (lambda d: ["-c", DQN, "--set", "policy.learn.learning_rate=nan"],
+                          "policy.learn.learning_rate is NaN (nan)"),
+    "infinite learning rate": (lambda d: ["-c", DQN, "--set", "policy.learn.learning_rate=inf"],
+                               "policy.learn.learning_rate must be a finite number (> 0), got inf"),
+    "word for a stop value": (lambda d: ["-c", DQN, "--set", "env.stop_value=high"],
+                              "env.stop_value must be a number, got 'high'"),
+    "negative actor learning rate (ACER)": (lambda d: ["-c", ACER, "--set", "policy.learn.learning_rate_actor=-1e-4"],
+                                            "policy.learn.learning_rate_actor must be > 0, got -0.0001"),
+    "discount factor above 1": (lambda d: ["-c", DQN, "--set", "policy.discount_factor=1.5"],
+                                "policy.discount_factor must be a number in [0, 1], got 1.5"),
+    "seed beyond numpy's range": (lambda d: ["-c", DQN, "-s", "4294967296"],
+                                  "argument -s/--seed: a seed must be an int"),
+    "zero episodes": (lambda d: ["-m", "eval", "-c", DQN, "--n-episode", "0"],
+                      "argument --n-episode: must be at least 1"),
+    "zero video episodes": (lambda d: ["-m", "eval", "-c", DQN, "--video", "v", "--video-episodes", "0"],
+                            "argument --video-episodes: must be at least 1"),
+    "zero train iterations": (lambda d: ["-c", DQN, "--max-train-iter", "0"],
+                              "argument --max-train-iter: must be at least 1"),
+    "empty experiment name": (lambda d: ["-c", DQN, "--exp-name", ""], "--exp-name '' names no folder of its own"),
+    "current folder as experiment name": (lambda d: ["-c", DQN, "--exp-name", "."], "--exp-name '.' names no folder"),
+    "sweep: negative seed": (lambda d: ["-m", "sweep", "-c", DQN, "-s", "-1"],
+                             "argument -s/--seed: a seed must be an int from 0 to 4294967295, got -1"),
+    "sweep: negative env-step budget": (lambda d: ["-m", "sweep", "-c", DQN, "--max-env-step", "-5"],
+                                        "argument --max-env-step: must be at least 1"),
+    "sweep: no CPU per trial": (lambda d: ["-m", "sweep", "-c", DQN, "--cpus-per-trial", "0"],
+                                "argument --cpus-per-trial: must be a finite number above 0, got 0"),
+    "plot: no bootstrap resample": (lambda d: ["-m", "plot", "runs", "--aggregate", "--reps", "0"],
+                                    "--reps 0: give 1 or more bootstrap resamples"),
+}
+
+
+@pytest.mark.parametrize("case", list(IN_PROCESS))
+def test_more_bad_input_one_line_exit_2_nothing_written(case: str, tmp_path: Path, monkeypatch, capsys) -> None:
+    from ding_lite.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    make_args, expected = IN_PROCESS[case]
+    argv = make_args(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    if "--exp-name" not in argv and "plot" not in argv:
+        argv = [*argv, "--exp-name", "exp"]
+    assert main(argv) == 2
+    out = capsys.readouterr()
+    lines = out.err.strip().splitlines()
+    assert len(lines) == 1 and re.match(r"ding_lite( -m \w+)?: error: ", lines[0]), out.err
+    assert expected in lines[0], lines[0]
+    assert out.out == "" and sorted(p.name for p in tmp_path.iterdir()) == before, "something was written"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import secrets
 import signal
 import socket
@@ -26,7 +27,7 @@ from ding_lite.entry.parallel import PARALLEL_CONFIG, check_parallel_config, par
 from ding_lite.entry.parallel_actors import CollectorShell, EvaluatorShell
 from ding_lite.entry.parallel_remote import ActorFactory
 from ding_lite.entry.serial import serial_pipeline
-from ding_lite.errors import ConfigError, WorkerError
+from ding_lite.errors import ConfigError, PluginImportError, WorkerError
 from ding_lite.registry import BUFFER
 from ding_lite.utils.log import setup_console_logging
 
@@ -403,6 +404,23 @@ def _descendants(pid: int) -> set[int]:
     return found
 
 
+LOOPBACK = {"127.0.0.1", "::ffff:127.0.0.1", "::1"}
+
+
+def _listening_hosts(pids: set[int]) -> set[str]:
+    """The local addresses on which the processes ``pids`` accept TCP connections."""
+    import psutil
+
+    hosts = set()
+    for pid in pids:
+        try:
+            connections = psutil.Process(pid).net_connections(kind="tcp")
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        hosts |= {c.laddr.ip for c in connections if c.status == psutil.CONN_LISTEN}
+    return hosts
+
+
 @pytest.mark.unittest
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find the Ray processes")
 def test_ctrl_c_stops_an_embedded_run_and_its_ray_instance(tmp_path):
@@ -417,6 +435,8 @@ def test_ctrl_c_stops_an_embedded_run_and_its_ray_instance(tmp_path):
         _wait_for_line(proc.stderr, "[eval] iter      0", timeout=180)
         ray_processes = _descendants(proc.pid)
         assert ray_processes  # the embedded Ray's own processes and the actors
+        listening = _listening_hosts({proc.pid, *ray_processes})
+        assert listening and listening <= LOOPBACK, f"the embedded Ray listens beyond 127.0.0.1: {listening}"
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=60) == 130
     finally:
@@ -442,3 +462,86 @@ def test_env_restarts_inside_the_evaluator_actor_reach_the_run_result(local_ray,
     assert result["env_restarts"] == 1 and result["actor_restarts"] == 0
     log_text = (tmp_path / "run" / "log" / "train.log").read_text()
     assert "env worker restarts: 1 (collector 0, evaluator 1)" in log_text
+
+
+@pytest.mark.unittest
+def test_ray_older_than_token_authentication_is_refused(monkeypatch):
+    ray = pytest.importorskip("ray")
+    from ding_lite.entry.parallel_session import import_ray
+
+    monkeypatch.setattr(ray, "__version__", "2.58.1")
+    with pytest.raises(PluginImportError, match=re.escape("needs Ray >= 2.59, whose local instances use token "
+                                                          "authentication; this is Ray 2.58.1")):
+        import_ray()
+
+
+def _blackhole() -> tuple[socket.socket, socket.socket, str]:
+    """An address whose TCP handshake never completes (its one-place accept queue is full): a connect to it waits,
+    as one to a host that drops packets does. Returns the listening socket, the queued one and 'HOST:PORT'."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(0)
+    queued = socket.create_connection(server.getsockname(), timeout=5)
+    return server, queued, f"127.0.0.1:{server.getsockname()[1]}"
+
+
+@pytest.mark.unittest
+def test_address_where_nothing_listens_fails_fast_in_one_line(tmp_path):
+    """--address to a port where nothing listens: one line naming the address within seconds (Ray's own client
+    retries for many minutes), exit code 2, and nothing written."""
+    pytest.importorskip("ray")
+    address = f"127.0.0.1:{_free_port()}"
+    start = time.monotonic()
+    proc = run_cli("-m", "parallel", "-c", str(DQN_CONFIG), "--address", address, "--exp-name", "run", cwd=tmp_path,
+                   timeout=120)
+    lines = proc.stderr.strip().splitlines()
+    # the refusal itself is immediate (the probe: test_an_address_that_never_answers...); the bound leaves room for
+    # Python, torch and Ray to start on a busy machine, and is far below Ray's own minutes of retries
+    assert proc.returncode == 2 and len(lines) == 1 and time.monotonic() - start < 90, proc.stderr[-3000:]
+    assert lines[0].startswith(f"ding_lite: error: cannot join the Ray cluster at --address '{address}': nothing "
+                               f"accepts connections at {address} (Connection refused"), lines[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.unittest
+def test_an_address_that_never_answers_is_given_up_after_the_probe_time(monkeypatch):
+    pytest.importorskip("ray")
+    from ding_lite.entry import parallel_session
+
+    assert parallel_session.ADDRESS_PROBE_SECONDS == 5.0
+    monkeypatch.setattr(parallel_session, "ADDRESS_PROBE_SECONDS", 0.5)  # the same wait, a tenth as long
+    server, queued, silent = _blackhole()
+    try:
+        start = time.monotonic()
+        with pytest.raises(ConfigError, match=re.escape(f"--address '{silent}': nothing accepts connections at "
+                                                        f"{silent} (timed out within 0.5 s)")):
+            parallel_session.probe_address(None, silent)
+        assert 0.5 <= time.monotonic() - start < 5
+    finally:
+        queued.close()
+        server.close()
+
+
+@pytest.mark.unittest
+def test_sigterm_ends_a_run_waiting_for_its_address(tmp_path):
+    pytest.importorskip("ray")
+    import psutil
+
+    server, queued, silent = _blackhole()
+    port = int(silent.rsplit(":", 1)[1])
+    proc = subprocess.Popen([sys.executable, "-m", "ding_lite", "-m", "parallel", "-c", str(DQN_CONFIG), "--address",
+                             silent, "--exp-name", "run"], cwd=tmp_path, env=cli_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not any(c.raddr and c.raddr.port == port and c.status == psutil.CONN_SYN_SENT
+                      for c in psutil.Process(proc.pid).net_connections(kind="tcp")):
+            assert proc.poll() is None and time.monotonic() < deadline, "the run never tried the address"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)  # while it waits for the address
+        assert proc.wait(timeout=3) == -signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        queued.close()
+        server.close()

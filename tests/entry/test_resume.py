@@ -1,5 +1,5 @@
-"""Resume after SIGKILL (ding_lite/entry/serial.py, worker/learner.py): a run killed after its first checkpoint
-continues with --resume from that checkpoint's train_iter and env_step."""
+"""Resume after SIGKILL (ding_lite/entry/train_loop.py, worker/learner.py): a run killed after its checkpoints
+continues with --resume from the latest one's train_iter and env_step, and continues the run's record."""
 from __future__ import annotations
 
 import json
@@ -13,24 +13,30 @@ import pytest
 from conftest import DIZOO_CARTPOLE, cli_env, run_cli
 
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
+from ding_lite.utils.events import read_scalars
 
 pytestmark = pytest.mark.unittest
 
 DQN = str(DIZOO_CARTPOLE / "cartpole_dqn_config.py")
-# checkpoint every 20 iterations; a stop value no run reaches, so only SIGKILL or the budget ends it
-SETTINGS = ["--set", "policy.learn.learner.hook.save_ckpt_after_iter=20", "--set", "env.stop_value=100000",
-            "--exp-name", "exp", "-s", "0"]
+# a resume checkpoint at every evaluation (every 40 iterations; 2 kept), written before the evaluation's line; a
+# stop value no run reaches, so only SIGKILL or the budget ends it
+SETTINGS = ["--set", "policy.learn.learner.hook.save_resume_ckpt.every_seconds=inf", "--set",
+            "policy.learn.learner.hook.save_resume_ckpt.at_eval_after_seconds=0", "--set", "env.stop_value=100000",
+            "--set", "policy.eval.final_episodes=2", "--exp-name", "exp", "-s", "0"]
 
 
-def _kill_after_first_checkpoint(cwd: Path) -> None:
+def _kill_after_two_evaluations(cwd: Path) -> None:
+    """Start a run and SIGKILL it once it logged its evaluation at iteration 80: the last checkpoint was written
+    just before that line, so the line is the killed run's past its checkpoint (the resumed run logs it again)."""
     proc = subprocess.Popen([sys.executable, "-m", "ding_lite", "-m", "serial", "-c", DQN, *SETTINGS,
                              "--max-env-step", "1000000"], cwd=cwd, env=cli_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = cwd / "exp" / "log" / "train.log"
     try:
         deadline = time.monotonic() + 240
-        while latest_checkpoint(cwd / "exp" / "ckpt") is None:
-            assert proc.poll() is None, "the run ended before writing a checkpoint"
-            assert time.monotonic() < deadline, "no checkpoint within the time limit"
+        while not (log.is_file() and re.search(r"\[eval\] iter +80 ", log.read_text())):
+            assert proc.poll() is None, "the run ended before its evaluation at iteration 80"
+            assert time.monotonic() < deadline, "no evaluation at iteration 80 within the time limit"
             time.sleep(0.02)
     finally:
         proc.kill()  # SIGKILL: no cleanup, no final checkpoint, no result.json
@@ -38,18 +44,28 @@ def _kill_after_first_checkpoint(cwd: Path) -> None:
     assert proc.returncode == -9
 
 
-def test_resume_after_sigkill_continues_from_the_checkpoint(tmp_path: Path) -> None:
-    _kill_after_first_checkpoint(tmp_path)
+def _iterations(log_text: str, kind: str) -> list[int]:
+    return [int(m) for m in re.findall(rf"^\[{kind}\] iter +(\d+)", log_text, re.M)]
+
+
+def test_resume_after_sigkill_continues_the_run(tmp_path: Path) -> None:
+    """The resumed run continues from the checkpoint's counters, and continues the run itself: its wall time
+    counts both segments, result.json says it was resumed, what the killed run logged after its checkpoint is in
+    train.log and tensorboard once, and the killed run's resume checkpoints rotate out like the others."""
+    _kill_after_two_evaluations(tmp_path)
     exp = tmp_path / "exp"
     assert not (exp / "result.json").exists()
-    for path in (exp / "ckpt").glob("iteration_*.pth.tar"):
+    for path in (exp / "ckpt").glob("*.pth.tar"):
         load_checkpoint(path)  # every checkpoint the killed run left is complete (atomic writes)
+    killed_resume_ckpts = set((exp / "ckpt").glob("resume_*.pth.tar"))
+    assert killed_resume_ckpts
     latest = latest_checkpoint(exp / "ckpt")
     state = load_checkpoint(latest)
     train_iter, env_step = state["train_iter"], state["env_step"]
-    assert train_iter > 0 and train_iter % 20 == 0 and env_step > 0
+    assert train_iter >= 80 and env_step > 0
+    assert train_iter in _iterations((exp / "log" / "train.log").read_text(), "eval")  # logged past the checkpoint
 
-    proc = run_cli("-m", "serial", "-c", DQN, *SETTINGS, "--resume", "--max-train-iter", str(train_iter + 10),
+    proc = run_cli("-m", "serial", "-c", DQN, *SETTINGS, "--resume", "--max-train-iter", str(train_iter + 90),
                    cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.strip().splitlines()
@@ -58,10 +74,22 @@ def test_resume_after_sigkill_continues_from_the_checkpoint(tmp_path: Path) -> N
     first_eval = re.match(r"\[eval\] iter +(\d+) +env_step +(\d+)", lines[1])
     assert first_eval and (int(first_eval[1]), int(first_eval[2])) == (train_iter, env_step), lines[1]
     result = json.loads((exp / "result.json").read_text())
-    assert result["train_iter"] == train_iter + 10  # counting went on from the checkpoint, not from 0
+    assert result["train_iter"] == train_iter + 90  # counting went on from the checkpoint, not from 0
     assert result["env_step"] > env_step
-    assert load_checkpoint(exp / "ckpt" / f"iteration_{train_iter + 10}.pth.tar")["env_step"] == result["env_step"]
-    assert f"loaded exp/ckpt/{latest.name}" in (exp / "log" / "train.log").read_text()
+    assert load_checkpoint(exp / "ckpt" / f"iteration_{train_iter + 90}.pth.tar")["env_step"] == result["env_step"]
+    assert result["segments"] == 2
+    assert result["resumed_from"] == [{"checkpoint": f"ckpt/{latest.name}", "train_iter": train_iter,
+                                       "env_step": env_step}]
+    assert result["wall_seconds"] > state["run"]["wall_seconds"] > 0  # the killed segment's time is in it
+    text = (exp / "log" / "train.log").read_text()
+    assert f"loaded exp/ckpt/{latest.name}" in text
+    for kind in ("eval", "learn"):  # each iteration logged once, in order, across the kill
+        its = _iterations(text, kind)
+        assert its == sorted(set(its)), (kind, its)
+    for tag, series in read_scalars(exp / "log").series.items():  # the same in tensorboard, on every axis
+        assert series.steps == sorted(set(series.steps)), (tag, series.steps)
+    left = set((exp / "ckpt").glob("resume_*.pth.tar"))
+    assert len(left) <= 2 and not left & killed_resume_ckpts  # rotated out like the resumed run's own
 
 
 def test_checkpoints_keep_the_best_eval_return_and_a_resumed_run_keeps_its_bar(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import time
 import numpy as np
 import pytest
 import torch
+from conftest import default_sigint
 
 from ding_lite.config import compile_config
 from ding_lite.entry.common import build, build_env_managers
@@ -186,7 +187,8 @@ ORPHAN_SCRIPT = textwrap.dedent("""
 def test_no_orphan_workers(how: str, repo_root) -> None:
     """Workers end with the main process: after close, a plain exit, an exception, Ctrl-C, even SIGKILL of it."""
     proc = subprocess.run([sys.executable, "-c", ORPHAN_SCRIPT, how], capture_output=True, text=True, timeout=60,
-                          cwd=str(repo_root), env={**os.environ, "PYTHONPATH": str(repo_root)})
+                          cwd=str(repo_root), env={**os.environ, "PYTHONPATH": str(repo_root)},
+                          preexec_fn=default_sigint)
     pids = [int(p) for p in proc.stdout.split()]
     assert len(pids) == 3, proc.stderr
     expected_rc = {"close": 0, "exit": 0, "exception": 1, "ctrl-c": -signal.SIGINT, "sigkill": -signal.SIGKILL}
@@ -209,7 +211,7 @@ def test_ctrl_c_on_a_training_run_leaves_no_worker(tmp_path, repo_root) -> None:
         [sys.executable, "-m", "ding_lite", "-m", "serial", "-c", str(config), "--exp-name", str(tmp_path / "exp"),
          "--set", "env.manager.type=subprocess", "--set", "env.stop_value=100000", "--max-env-step", "10000000"],
         cwd=str(tmp_path), env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True)  # its own process group, as a terminal's foreground job
+        start_new_session=True, preexec_fn=default_sigint)  # its own process group, as a terminal's foreground job
     try:
         seen = []
         for line in proc.stdout:  # training is under way once the first evaluation is printed

@@ -1,13 +1,15 @@
 """ding_lite/utils/atomic.py: a failed write keeps the previous file and leaves no temp file."""
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
 
 import pytest
 
-from ding_lite.utils.atomic import atomic_write
+from ding_lite.errors import OutputError
+from ding_lite.utils.atomic import atomic_write, check_writable
 
 pytestmark = pytest.mark.unittest
 
@@ -38,3 +40,42 @@ def test_atomic_write_uses_the_process_umask(tmp_path: Path, umask: int) -> None
     finally:
         os.umask(old)
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
+
+
+class _FullDisk:
+    """A file that takes ``room`` bytes, then refuses every write as a full disk does (ENOSPC)."""
+
+    def __init__(self, f, room: int) -> None:
+        self.f, self.room = f, room
+
+    def write(self, data) -> int:
+        if len(data) > self.room:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self.room -= len(data)
+        return self.f.write(data)
+
+    def flush(self) -> None:
+        self.f.flush()
+
+
+@pytest.mark.parametrize("writer", ["plain", "torch.save"])
+def test_a_full_disk_names_the_file_keeps_the_old_one_and_leaves_no_temp_file(tmp_path: Path, writer: str) -> None:
+    import torch
+
+    target = tmp_path / "ckpt.pth.tar"
+    target.write_bytes(b"previous")
+    write = (lambda f: _FullDisk(f, 4).write(b"more than four bytes")) if writer == "plain" else \
+        (lambda f: torch.save({"w": torch.zeros(1000)}, _FullDisk(f, 100)))  # torch's zip writer wraps the OSError
+    with pytest.raises(OutputError, match=f"cannot write {target}: No space left on device") as info:
+        atomic_write(target, write)
+    assert info.value.errno == errno.ENOSPC
+    assert target.read_bytes() == b"previous" and sorted(os.listdir(tmp_path)) == ["ckpt.pth.tar"]
+
+
+def test_check_writable_refuses_a_folder_and_a_path_under_a_file(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OutputError, match="it is a folder"):
+        check_writable(tmp_path)
+    with pytest.raises(OutputError, match="is not a folder"):
+        check_writable(tmp_path / "file" / "demo.npz")
+    check_writable(tmp_path / "new" / "deeper" / "demo.npz")  # folders that do not exist yet are made on write

@@ -1,0 +1,132 @@
+"""What numeric config values may be, by the DI-engine vocabulary's key names.
+
+Every component of one kind shares its key names (``learning_rate``, ``batch_size``, ``*_env_num``, ``*_weight`` ...),
+so a value that no component can use is recognised by its name, wherever it sits and whichever component declares it:
+a negative learning rate, a zero batch size, a discount factor above 1. :func:`check_ranges` checks every numeric leaf
+of a compiled config against :data:`RULES` (the first matching rule decides) and refuses NaN anywhere; ``None`` always
+passes (a setting switched off, or filled in later), and so does a bool (a switch such as ``priority_IS_weight``).
+Components check what only they know when they are built.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any
+
+from ding_lite.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The numbers a setting accepts: ``low``/``high`` (inclusive or not), whether infinity is one of them, and the
+    words of the error message (``"at least 1"``, ``"in [0, 1]"``)."""
+
+    low: float
+    low_inclusive: bool
+    high: float = math.inf
+    high_inclusive: bool = True
+    allow_inf: bool = False
+    words: str = ""
+
+    def accepts(self, x: float) -> bool:
+        if math.isinf(x) and not self.allow_inf:
+            return False
+        above = x >= self.low if self.low_inclusive else x > self.low
+        below = x <= self.high if self.high_inclusive else x < self.high
+        return above and below
+
+
+COUNT = Bound(1, True, words="at least 1")
+POSITIVE = Bound(0, False, words="> 0")
+POSITIVE_OR_INF = Bound(0, False, allow_inf=True, words="> 0 (inf: never)")
+NON_NEGATIVE = Bound(0, True, words="≥ 0")
+NON_NEGATIVE_OR_INF = Bound(0, True, allow_inf=True, words="≥ 0 (inf: never)")
+UNIT = Bound(0, True, 1, True, words="in [0, 1]")
+DISCOUNT = Bound(0, True, 1, True, words="a number in [0, 1]")  # as the policies word γ (resolve_discount_factor)
+ABOVE_ONE = Bound(1, False, words="> 1")
+SEED = Bound(0, True, 2**32 - 1, True, words="in [0, 4294967295] (numpy's seed range)")
+ANY_NUMBER = Bound(-math.inf, True, allow_inf=True, words="a number")
+
+# (pattern, bound): a pattern without a dot matches the key's own name, one with a dot its dotted path (fnmatch);
+# the first match decides. Counts: a 0 divides by zero, splits into empty minibatches or trains nothing.
+RULES: tuple[tuple[str, Bound], ...] = (
+    ("seed", SEED),
+    # counts
+    ("*_env_num", COUNT), ("batch_size", COUNT), ("*_batch_size", COUNT), ("n_sample", COUNT), ("n_episode", COUNT),
+    ("n_evaluator_episode", COUNT), ("update_per_collect", COUNT), ("epoch_per_collect", COUNT),
+    ("unroll_len", COUNT), ("nstep", COUNT), ("replay_buffer_size", COUNT), ("*_freq", COUNT), ("*_interval", COUNT),
+    ("ensemble_size", COUNT), ("capacity", COUNT), ("stack_num", COUNT), ("frame_skip", COUNT),
+    ("screen_size", COUNT), ("n_collectors", COUNT), ("n_specialists", COUNT), ("n_low", COUNT),
+    ("*_hidden_size", COUNT), ("*_hidden_size_list", COUNT), ("obs_shape", COUNT),
+    ("action_shape", COUNT), ("*_per_variation", COUNT), ("*_max_env_step", COUNT), ("max_episode_steps", COUNT),
+    ("max_use", COUNT), ("anneal_step", COUNT), ("lr_decay_iter", COUNT), ("pipeline_groups", COUNT),
+    ("num_cpus", COUNT), ("ray_num_cpus", COUNT), ("plateau_patience", COUNT), ("*.eps.decay", POSITIVE),
+    # step sizes, clips, temperatures: 0 or less learns nothing or diverges
+    ("dual_clip", ABOVE_ONE),  # Ye et al. 2020 (dual-clip PPO): the lower bound c > 1
+    ("learning_rate", POSITIVE), ("learning_rate_*", POSITIVE), ("*_learning_rate", POSITIVE), ("lr", POSITIVE),
+    ("*_lr", POSITIVE), ("clip_ratio", POSITIVE), ("*_clip_ratio", POSITIVE), ("grad_clip_value", POSITIVE),
+    ("*_clip", POSITIVE), ("clip_rho_threshold", POSITIVE), ("*_temperature", POSITIVE),
+    ("trust_region_value", POSITIVE), ("image_scale", POSITIVE), ("elo_k", POSITIVE),
+    # times: infinity means never (a timeout or a window of 0 would fail everything; 0 s between checkpoints is
+    # a checkpoint at every occasion)
+    ("*_timeout", POSITIVE_OR_INF), ("*_window", POSITIVE_OR_INF), ("*_seconds", NON_NEGATIVE_OR_INF),
+    # loss weights, retry budgets, optional counts: 0 switches them off
+    ("*_weight", NON_NEGATIVE), ("weight_decay", NON_NEGATIVE), ("*_coef", NON_NEGATIVE), ("*_coeff", NON_NEGATIVE),
+    ("demo_lambda0", NON_NEGATIVE), ("*_layer_num", NON_NEGATIVE), ("max_retry", NON_NEGATIVE),
+    ("max_retry_*", NON_NEGATIVE),
+    ("max_actor_restarts", NON_NEGATIVE), ("max_actor_restarts_*", NON_NEGATIVE), ("keep", NON_NEGATIVE),
+    ("save_ckpt_after_iter", NON_NEGATIVE), ("log_show_after_iter", NON_NEGATIVE), ("final_episodes", NON_NEGATIVE),
+    ("*_num_cpus", NON_NEGATIVE), ("num_threads", NON_NEGATIVE), ("noop_max", NON_NEGATIVE),
+    ("healthy_steps", NON_NEGATIVE), ("eval_latest", NON_NEGATIVE), ("prior_games", NON_NEGATIVE),
+    ("pfsp_p", NON_NEGATIVE), ("plateau_tol", NON_NEGATIVE), ("*replay_buffer.alpha", NON_NEGATIVE),
+    # discount factors, λ-returns, probabilities, rates
+    ("discount_factor", DISCOUNT), ("gae_lambda", UNIT), ("lambda_", UNIT), ("demo_lambda1", UNIT),
+    ("*_probability", UNIT), ("p_*", UNIT), ("*_momentum", UNIT), ("prior_rate", UNIT), ("target_theta", UNIT),
+    ("*.eps.start", UNIT), ("*.eps.end", UNIT), ("*replay_buffer.beta", UNIT),
+    # thresholds: any number (a string or NaN would fail deep inside a comparison)
+    ("stop_value", ANY_NUMBER), ("return_threshold", ANY_NUMBER),
+)
+
+
+def bound_for(path: str) -> Bound | None:
+    """The rule of the config key at dotted ``path`` (None: no rule, any value of its type)."""
+    name = path.rsplit(".", 1)[-1]
+    for pattern, bound in RULES:
+        if fnmatchcase(path if "." in pattern else name, pattern):
+            return bound
+    return None
+
+
+def check_ranges(cfg: Mapping[str, Any]) -> None:
+    """Every numeric value of ``cfg`` within its rule's bound, and no NaN anywhere; else a :class:`ConfigError`
+    naming the dotted key, the value and what it must be. A list (hidden sizes, shapes) is checked element-wise."""
+    for path, value in _leaves(cfg, ""):
+        bound = bound_for(path)
+        for x in value if isinstance(value, (list, tuple)) else (value,):
+            _check_value(path, value, x, bound)
+
+
+def _check_value(path: str, value: Any, x: Any, bound: Bound | None) -> None:
+    number = isinstance(x, (int, float)) and not isinstance(x, bool)
+    if number and math.isnan(x):
+        raise ConfigError(f"{path} is NaN ({value!r}): give a number")
+    if bound is None or x is None or isinstance(x, bool):
+        return  # a bool is a switch (``priority_IS_weight``); the type check refuses one given for a number
+    if not number:
+        raise ConfigError(f"{path} must be a number{'' if bound is ANY_NUMBER else ' ' + bound.words}, got "
+                          f"{value!r}")
+    if math.isinf(x) and not bound.allow_inf:
+        raise ConfigError(f"{path} must be a finite number ({bound.words}), got {value!r}")
+    if not bound.accepts(float(x)):
+        raise ConfigError(f"{path} must be {bound.words}, got {value!r}")
+
+
+def _leaves(tree: Mapping[str, Any], prefix: str) -> Iterator[tuple[str, Any]]:
+    for key, value in tree.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            yield from _leaves(value, path + ".")
+        else:
+            yield path, value

@@ -1,0 +1,58 @@
+"""The run around the train loop (ding_lite/entry/train_loop.py): budgets checked first, the saved config of a folder
+read as data only, every env worker restart of the run counted."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import DIZOO_CARTPOLE
+
+from ding_lite.entry import serial
+from ding_lite.entry.serial import serial_pipeline
+from ding_lite.errors import ConfigError
+
+pytestmark = pytest.mark.unittest
+
+DQN = str(DIZOO_CARTPOLE / "cartpole_dqn_config.py")
+
+
+@pytest.mark.parametrize("budget,message", [
+    (dict(max_env_step=-5), "max_env_step must be a positive int or None (unbounded), got -5"),
+    (dict(max_train_iter=0), "max_train_iter must be a positive int or None (unbounded), got 0"),
+    (dict(max_train_iter=2.5), "max_train_iter must be a positive int or None (unbounded), got 2.5"),
+])
+def test_a_budget_below_one_is_refused_before_anything_is_written(tmp_path: Path, budget, message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        serial_pipeline(DQN, exp_dir=tmp_path / "exp", progress=False, **budget)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_resume_reads_the_saved_config_as_data_and_never_runs_it(tmp_path: Path) -> None:
+    """A copied or downloaded experiment folder runs no code: --resume compares with its total_config.py as data."""
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    marker = tmp_path / "it_ran"
+    (exp / "total_config.py").write_text(f"open({str(marker)!r}, 'w').close()\nmain_config = dict(seed=0)\n")
+    with pytest.raises(ConfigError, match=r"--resume: .*total_config.py is not a config that ding_lite saved: its "
+                                          r"main_config is not plain data"):
+        serial_pipeline(DQN, seed=0, exp_dir=exp, resume=True, progress=False)
+    assert not marker.exists()
+    assert sorted(p.name for p in exp.iterdir()) == ["total_config.py"]  # the lock file went with the refusal
+
+
+def test_restarts_during_the_final_evaluation_count_in_the_result(tmp_path: Path, monkeypatch) -> None:
+    """result.json's env_restarts is read after the final evaluation (whose env workers may restart too)."""
+    restarts = {"collector": 1, "evaluator": 0}
+    final_eval = serial._Parts.final_eval
+
+    def final_eval_with_two_restarts(self, *args):
+        out = final_eval(self, *args)
+        restarts["evaluator"] = 2  # two of the evaluator's workers restarted during the final evaluation
+        return out
+
+    monkeypatch.setattr(serial._Parts, "final_eval", final_eval_with_two_restarts)
+    monkeypatch.setattr(serial._Parts, "env_restarts", lambda self: dict(restarts))
+    result = serial_pipeline(DQN, seed=0, max_train_iter=5, exp_dir=tmp_path / "exp", progress=False,
+                             overrides=("env.stop_value=100000", "policy.eval.final_episodes=1"))
+    assert result["env_restarts"] == 3 and result["env_restart_rate"] == round(3000 / result["env_step"], 4)
