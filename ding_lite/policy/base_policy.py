@@ -12,6 +12,7 @@ from torch import nn
 
 from ding_lite.errors import CheckpointError, ConfigError, first_line
 from ding_lite.model.common import build_model, rollout_weights
+from ding_lite.policy.replay import ReplaySchedule
 from ding_lite.utils.dicts import deep_merge
 
 logger = logging.getLogger("ding_lite")
@@ -27,6 +28,7 @@ class LearnMode(NamedTuple):
     state_dict: Callable[[], dict]
     load_state_dict: Callable[[dict], None]
     monitor_vars: Callable[[], list]
+    replay: ReplaySchedule | None = None  # off-policy: when and how often to learn from the replay buffer
 
 
 class CollectMode(NamedTuple):
@@ -117,12 +119,13 @@ class Policy:
             if field not in FIELDS:
                 raise ValueError(f"unknown policy field '{field}', expected some of {FIELDS}")
             getattr(self, f"_init_{field}")()
+        self._replay = self._replay_schedule() if "learn" in self._enabled and not cfg.get("on_policy") else None
 
     # ---- modes -------------------------------------------------------------------------------------------------
     @property
     def learn_mode(self) -> LearnMode:
         return LearnMode(self._forward_learn, self._state_dict_learn, self._load_state_dict_learn,
-                         self._monitor_vars_learn)
+                         self._monitor_vars_learn, self._replay)
 
     @property
     def collect_mode(self) -> CollectMode:
@@ -183,6 +186,11 @@ class Policy:
 
     def _monitor_vars_learn(self) -> list[str]:
         return []
+
+    def _replay_schedule(self) -> ReplaySchedule:
+        """An off-policy policy's replay schedule (built once, with the learn mode): by default from the config's
+        ``learning_starts``, ``learn.batch_size``, ``learn.update_per_collect`` and ``learn.replay_ratio``."""
+        return ReplaySchedule(self.cfg)
 
     def _state_dict_learn(self) -> dict[str, Any]:
         return {name: obj.state_dict() for name, obj in self._learn_state.items()}

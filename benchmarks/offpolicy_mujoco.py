@@ -1,0 +1,280 @@
+"""SAC and TD3 on Hopper-v4 and HalfCheetah-v4: ding_lite's dizoo configs against Stable-Baselines3 at the same
+hyperparameters (rl-zoo's MuJoCo sets), side by side.
+
+Two measurements:
+
+- ``learn`` (default): each (algo, env, seed) trains ``--steps`` env steps on both sides, the two sides at the same
+  time in two processes (so both see the same machine load). Every ``--eval-every`` env steps each side plays
+  ``--episodes`` deterministic episodes (the mean action) on fresh envs (gymnasium's Hopper-v4 / HalfCheetah-v4 on
+  both sides, 1,000-step episodes). The final return of a run is the mean of its last 3 evaluations. Each run appends
+  its evaluations to ``<out>/<algo>_<env>_s<seed>_<side>.jsonl`` the moment they are measured, with the training-only
+  seconds so far (evaluation excluded), and a last ``done`` line; a finished run is skipped when the command is run
+  again, an unfinished one continues from its last checkpoint (SB3: model and replay buffer, saved every
+  ``--save-every`` env steps; ding_lite: ``--resume`` from the run's resume checkpoint, whose replay buffer refills,
+  see docs/sac_td3.md).
+- ``speed``: training env steps per wall second (collect + learn, after the random-action warm-up) in one process,
+  the sides taking turns for ``--repeats`` rounds of ``--speed-steps`` steps each; the ratio per round, median.
+
+``--report`` prints, per algo and env, each side's final return per seed and their medians, the training env steps
+per second of the learn runs, and the last line ``ratio X``: the smallest over the (algo, env) pairs of ding_lite's
+median final return over SB3's (the speed ratio is printed by ``speed``).
+
+    python benchmarks/offpolicy_mujoco.py [--algos sac td3] [--envs hopper halfcheetah] [--seeds 0 1 2]
+                                          [--steps 300000] [--out /tmp/offpolicy_mujoco]
+    python benchmarks/offpolicy_mujoco.py --part speed [--algos sac td3] [--speed-steps 2000] [--repeats 3]
+    python benchmarks/offpolicy_mujoco.py --report [--out /tmp/offpolicy_mujoco]
+    python benchmarks/offpolicy_mujoco.py --run sac hopper 0 sb3 [--steps ...]   # one side of one run (what learn
+                                                                                 # starts twice)
+
+Settings (rl-zoo's hyperparams/sac.yml and td3.yml, entries Hopper-v4 and HalfCheetah-v4; SB3's defaults for the
+rest): SAC 256x256 networks, Adam 3e-4, batch 256, buffer 1e6, tau 0.005, gamma 0.99, one gradient step per env
+step, automatic temperature (target entropy -dim(A)), 10,000 uniform random steps first. TD3 400x300 networks, Adam
+1e-3, batch 256, buffer 1e6, tau 0.005, gamma 0.99, exploration N(0, 0.1), target smoothing N(0, 0.2) clipped at
+0.5, actor and targets every 2nd critic step, 10,000 random steps first. One torch thread on both sides.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's ding_lite, not an installed one
+
+ENV_IDS = {"hopper": "Hopper-v4", "halfcheetah": "HalfCheetah-v4"}
+CONFIGS = {(algo, env): ROOT / "dizoo" / "mujoco" / env / "config" / f"{env}_{algo}_config.py"
+           for algo in ("sac", "td3") for env in ENV_IDS}
+FINAL_EVALS = 3  # the final return: the mean of the last evaluations of a run
+EVAL_SEED_OFFSET = 1000  # evaluation envs' seeds, apart from the training env's (as ding_lite's pipelines)
+
+
+# ---- SB3's side ----------------------------------------------------------------------------------------------------
+def sb3_model(algo: str, env_id: str, seed: int) -> Any:
+    """SB3 with rl-zoo's MuJoCo settings for ``algo`` (its defaults where rl-zoo sets nothing)."""
+    import gymnasium as gym
+    import numpy as np
+    from stable_baselines3 import SAC, TD3
+    from stable_baselines3.common.noise import NormalActionNoise
+
+    env = gym.make(env_id)
+    if algo == "sac":
+        return SAC("MlpPolicy", env, learning_starts=10000, seed=seed, device="cpu")
+    n_act = env.action_space.shape[0]
+    return TD3("MlpPolicy", env, learning_starts=10000, learning_rate=1e-3, batch_size=256, train_freq=1,
+               gradient_steps=1, action_noise=NormalActionNoise(np.zeros(n_act), 0.1 * np.ones(n_act)),
+               policy_kwargs=dict(net_arch=[400, 300]), seed=seed, device="cpu")
+
+
+def sb3_eval(model: Any, env_id: str, episodes: int, seed: int) -> float:
+    import gymnasium as gym
+    from stable_baselines3.common.evaluation import evaluate_policy
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    env = DummyVecEnv([lambda: Monitor(gym.make(env_id))])
+    env.seed(seed)
+    mean, _ = evaluate_policy(model, env, n_eval_episodes=episodes, deterministic=True)
+    env.close()
+    return float(mean)
+
+
+def sb3_run(algo: str, env: str, seed: int, steps: int, every: int, episodes: int, run_dir: Path) -> None:
+    """Train SB3 to ``steps`` env steps, appending the evaluation every ``every`` steps to ``run_dir/curve.jsonl``;
+    continues from the checkpoint (model and replay buffer, written at every evaluation) when there is one."""
+    import torch
+
+    torch.set_flush_denormal(False)  # torch's default, which SB3 keeps
+    from stable_baselines3 import SAC, TD3
+
+    env_id = ENV_IDS[env]
+    run_dir.mkdir(parents=True, exist_ok=True)
+    zip_path, buffer_path, curve_path = run_dir / "model.zip", run_dir / "buffer.pkl", run_dir / "curve.jsonl"
+    points = read_jsonl(curve_path)
+    if zip_path.is_file() and buffer_path.is_file() and points:
+        import gymnasium as gym
+
+        model = {"sac": SAC, "td3": TD3}[algo].load(zip_path, env=gym.make(env_id), device="cpu")
+        model.load_replay_buffer(buffer_path)
+        points = [p for p in points if p["env_step"] <= model.num_timesteps]  # those after the checkpoint go again
+        write_jsonl(curve_path, points)
+    else:
+        model, points = sb3_model(algo, env_id, seed), []
+        write_jsonl(curve_path, [])
+    trained_s = points[-1]["train_s"] if points else 0.0
+    while model.num_timesteps < steps:
+        mark = min((model.num_timesteps // every + 1) * every, steps)
+        start = time.perf_counter()
+        model.learn(total_timesteps=mark - model.num_timesteps, reset_num_timesteps=False)
+        trained_s += time.perf_counter() - start
+        mean = sb3_eval(model, env_id, episodes, seed + EVAL_SEED_OFFSET)
+        model.save(zip_path)  # before the point is appended: a point in the curve always has its checkpoint
+        model.save_replay_buffer(buffer_path)
+        append_jsonl(curve_path, dict(env_step=model.num_timesteps, ret=mean, train_s=round(trained_s, 2)))
+        print(f"sb3 {algo} {env} s{seed} env_step {model.num_timesteps} return {mean:.1f} "
+              f"({model.num_timesteps / trained_s:.1f} steps/s)", flush=True)
+    zip_path.unlink(missing_ok=True)
+    buffer_path.unlink(missing_ok=True)
+    (run_dir / "done").write_text("")
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    tmp.replace(path)
+
+
+def append_jsonl(path: Path, row: dict[str, Any]) -> None:
+    with path.open("a") as f:
+        f.write(json.dumps(row) + "\n")
+
+
+# ---- ding_lite's side ----------------------------------------------------------------------------------------------
+def ding_lite_run(algo: str, env: str, seed: int, steps: int, every: int, episodes: int, run_dir: Path) -> None:
+    """Train the dizoo config with the serial pipeline (CLI) to ``steps`` env steps, evaluating every ``every``
+    gradient steps (one per env step after the random ones); continues an unfinished run with ``--resume``."""
+    exp = run_dir / "exp"
+    if (exp / "result.json").is_file():
+        (run_dir / "done").write_text("")
+        return
+    resume = (exp / "ckpt").is_dir() and any((exp / "ckpt").glob("resume_*.pth.tar"))
+    cmd = [sys.executable, "-m", "ding_lite", "-m", "serial", "-c", str(CONFIGS[(algo, env)]), "-s", str(seed),
+           "--exp-name", str(exp), "--max-env-step", str(steps), "--no-progress",
+           "--set", f"policy.eval.evaluator.eval_freq={every}", "--set", f"env.n_evaluator_episode={episodes}",
+           "--set", "policy.eval.final_episodes=0"] + (["--resume"] if resume else [])
+    run_dir.mkdir(parents=True, exist_ok=True)
+    subprocess.run(cmd, check=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    (run_dir / "done").write_text("")
+
+
+def ding_lite_curve(run_dir: Path) -> list[dict[str, Any]]:
+    """The evaluations of a ding_lite run from its tensorboard events: env step, mean return, training seconds
+    (the pipeline logs the training env steps per second of each interval between evaluations)."""
+    from ding_lite.utils.events import read_scalars
+
+    log = run_dir / "exp" / "log"
+    if not log.is_dir():
+        return []
+    scalars = read_scalars(log).series
+    returns = scalars.get("eval/return_mean")
+    rates = scalars.get("speed/env_steps_per_second")
+    if returns is None:
+        return []
+    rate_at = dict(zip(rates.steps, rates.values, strict=True)) if rates is not None else {}
+    points, trained_s, last = [], 0.0, 0
+    for step, ret in zip(returns.steps, returns.values, strict=True):
+        if step > last and rate_at.get(step):
+            trained_s += (step - last) / rate_at[step]
+        last = step
+        points.append(dict(env_step=step, ret=ret, train_s=round(trained_s, 2)))
+    return points
+
+
+# ---- speed: the sides in turn -------------------------------------------------------------------------------------
+SPEED_WARMUP = 1000  # random env steps (learning_starts) before the timed ones, on both sides
+
+
+def ding_lite_rate(algo: str, env: str, steps: int) -> float:
+    """Training env steps per wall second of the dizoo config after ``SPEED_WARMUP`` random steps: the serial train
+    loop's work per collect (collect, then the replay schedule: push, sample, learn through the learner)."""
+    from ding_lite.entry.common import build, build_env_managers, load_config
+    from ding_lite.utils.torch_setup import configure_torch
+    from ding_lite.worker.learner import BaseLearner
+
+    configure_torch()  # what the pipelines do: DING_LITE_TORCH_THREADS threads (set by main), denormals flushed
+    cfg = load_config(str(CONFIGS[(algo, env)]), seed=0, overrides=[f"policy.learning_starts={SPEED_WARMUP}"])
+    collector_env, _ = build_env_managers(cfg, seed=0, evaluate=False)
+    with collector_env:
+        policy = build(cfg, "policy")
+        collector = build(cfg, "policy.collect.collector", collector_env, policy.collect_mode)
+        buffer = build(cfg, "policy.other.replay_buffer", seed=0)
+        learner = BaseLearner(cfg.policy.learn.learner, policy, None, None, cfg.policy.type)
+        replay, n_sample = policy.learn_mode.replay, int(cfg.policy.collect.n_sample)
+
+        def run(until: int) -> None:
+            while collector.env_step < until:
+                samples, _ = collector.collect(n_sample, learner.train_iter)
+                replay.train(buffer, samples, collector.env_step, learner.train)
+
+        run(SPEED_WARMUP + 10)  # the random steps and the first updates (Adam's state)
+        start, first = time.perf_counter(), collector.env_step
+        run(first + steps)
+        return (collector.env_step - first) / (time.perf_counter() - start)
+
+
+def sb3_rate(algo: str, env: str, steps: int) -> float:
+    """Training env steps per wall second of SB3 with the same settings after ``SPEED_WARMUP`` random steps."""
+    import torch
+
+    torch.set_flush_denormal(False)  # torch's default, which SB3 keeps
+    model = sb3_model(algo, ENV_IDS[env], 0)
+    model.learning_starts = SPEED_WARMUP
+    model.learn(SPEED_WARMUP + 10)
+    start, first = time.perf_counter(), model.num_timesteps
+    model.learn(steps, reset_num_timesteps=False)
+    return (model.num_timesteps - first) / (time.perf_counter() - start)
+
+
+def speed(algos: list[str], envs: list[str], steps: int, repeats: int) -> None:
+    """``repeats`` rounds of SB3 then ding_lite per (algo, env); the ratio of each round, and their median."""
+    load = os.getloadavg()[0]
+    ratios: list[float] = []
+    print(f"{'algo':<6}{'env':<13}{'round':>6}{'SB3':>9}{'ding_lite':>11}{'ratio':>7}")
+    for algo in algos:
+        for env in envs:
+            pair = []
+            for k in range(repeats):
+                sb3, ours = sb3_rate(algo, env, steps), ding_lite_rate(algo, env, steps)
+                pair.append(ours / sb3)
+                print(f"{algo:<6}{env:<13}{k + 1:>6}{sb3:>9.1f}{ours:>11.1f}{ours / sb3:>7.2f}", flush=True)
+            ratios.append(statistics.median(pair))
+            print(f"{algo} {env}: median training env steps/s ratio ding_lite/SB3 {ratios[-1]:.2f} over {repeats} "
+                  f"rounds of {steps} steps", flush=True)
+    print(f"load average {load:.2f} at the start, {os.getloadavg()[0]:.2f} at the end; one torch thread per side")
+    print(f"ratio {min(ratios):.2f}")
+
+
+# ---- driver --------------------------------------------------------------------------------------------------------
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--algos", nargs="+", default=["sac", "td3"], choices=["sac", "td3"])
+    parser.add_argument("--envs", nargs="+", default=list(ENV_IDS), choices=list(ENV_IDS))
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--steps", type=int, default=300_000, help="env steps per run")
+    parser.add_argument("--eval-every", type=int, default=10_000, help="env steps between evaluations")
+    parser.add_argument("--episodes", type=int, default=10, help="episodes per evaluation")
+    parser.add_argument("--out", type=Path, default=Path("/tmp/offpolicy_mujoco"))
+    parser.add_argument("--part", choices=["learn", "speed"], default="learn")
+    parser.add_argument("--speed-steps", type=int, default=2000, help="timed env steps per side and round")
+    parser.add_argument("--repeats", type=int, default=3, help="rounds of the sides in turn (speed)")
+    parser.add_argument("--run", nargs=4, metavar=("ALGO", "ENV", "SEED", "SIDE"), help="one side of one run")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads on every side")
+    args = parser.parse_args()
+    import torch
+
+    torch.set_num_threads(args.threads)
+    os.environ["DING_LITE_TORCH_THREADS"] = str(args.threads)
+    if args.part == "speed":
+        speed(args.algos, args.envs, args.speed_steps, args.repeats)
+        return
+    if args.run:
+        algo, env, seed, side = args.run
+        run_dir = args.out / f"{algo}_{env}_s{seed}_{side}"
+        side_run = sb3_run if side == "sb3" else ding_lite_run
+        side_run(algo, env, int(seed), args.steps, args.eval_every, args.episodes, run_dir)
+        return
+
+
+if __name__ == "__main__":
+    main()
