@@ -185,8 +185,8 @@ def ding_lite_curve(run_dir: Path) -> list[dict[str, Any]]:
 SPEED_WARMUP = 1000  # random env steps (learning_starts) before the timed ones, on both sides
 
 
-def ding_lite_rate(algo: str, env: str, steps: int) -> float:
-    """Training env steps per wall second of the dizoo config after ``SPEED_WARMUP`` random steps: the serial train
+def ding_lite_rate(algo: str, env: str, steps: int) -> tuple[float, float]:
+    """Training env steps per wall second and per CPU second of the dizoo config after ``SPEED_WARMUP`` random steps: the serial train
     loop's work per collect (collect, then the replay schedule: push, sample, learn through the learner)."""
     from ding_lite.entry.common import build, build_env_managers, load_config
     from ding_lite.utils.torch_setup import configure_torch
@@ -208,39 +208,45 @@ def ding_lite_rate(algo: str, env: str, steps: int) -> float:
                 replay.train(buffer, samples, collector.env_step, learner.train)
 
         run(SPEED_WARMUP + 10)  # the random steps and the first updates (Adam's state)
-        start, first = time.perf_counter(), collector.env_step
+        start, cpu, first = time.perf_counter(), time.process_time(), collector.env_step
         run(first + steps)
-        return (collector.env_step - first) / (time.perf_counter() - start)
+        done = collector.env_step - first
+        return done / (time.perf_counter() - start), done / (time.process_time() - cpu)
 
 
-def sb3_rate(algo: str, env: str, steps: int) -> float:
-    """Training env steps per wall second of SB3 with the same settings after ``SPEED_WARMUP`` random steps."""
+def sb3_rate(algo: str, env: str, steps: int) -> tuple[float, float]:
+    """Training env steps per wall second and per CPU second of SB3 with the same settings after ``SPEED_WARMUP`` random steps."""
     import torch
 
     torch.set_flush_denormal(False)  # torch's default, which SB3 keeps
     model = sb3_model(algo, ENV_IDS[env], 0)
     model.learning_starts = SPEED_WARMUP
     model.learn(SPEED_WARMUP + 10)
-    start, first = time.perf_counter(), model.num_timesteps
+    start, cpu, first = time.perf_counter(), time.process_time(), model.num_timesteps
     model.learn(steps, reset_num_timesteps=False)
-    return (model.num_timesteps - first) / (time.perf_counter() - start)
+    done = model.num_timesteps - first
+    return done / (time.perf_counter() - start), done / (time.process_time() - cpu)
 
 
 def speed(algos: list[str], envs: list[str], steps: int, repeats: int) -> None:
-    """``repeats`` rounds of SB3 then ding_lite per (algo, env); the ratio of each round, and their median."""
+    """``repeats`` rounds of SB3 then ding_lite per (algo, env); the ratio of each round (wall and CPU clocks), and
+    their medians."""
     load = os.getloadavg()[0]
     ratios: list[float] = []
-    print(f"{'algo':<6}{'env':<13}{'round':>6}{'SB3':>9}{'ding_lite':>11}{'ratio':>7}")
+    print(f"{'algo':<6}{'env':<13}{'round':>6}{'SB3 wall':>10}{'ours wall':>11}{'ratio':>7}{'SB3 cpu':>9}"
+          f"{'ours cpu':>10}{'ratio':>7}")
     for algo in algos:
         for env in envs:
-            pair = []
+            wall, cpu = [], []
             for k in range(repeats):
                 sb3, ours = sb3_rate(algo, env, steps), ding_lite_rate(algo, env, steps)
-                pair.append(ours / sb3)
-                print(f"{algo:<6}{env:<13}{k + 1:>6}{sb3:>9.1f}{ours:>11.1f}{ours / sb3:>7.2f}", flush=True)
-            ratios.append(statistics.median(pair))
-            print(f"{algo} {env}: median training env steps/s ratio ding_lite/SB3 {ratios[-1]:.2f} over {repeats} "
-                  f"rounds of {steps} steps", flush=True)
+                wall.append(ours[0] / sb3[0])
+                cpu.append(ours[1] / sb3[1])
+                print(f"{algo:<6}{env:<13}{k + 1:>6}{sb3[0]:>10.1f}{ours[0]:>11.1f}{wall[-1]:>7.2f}{sb3[1]:>9.1f}"
+                      f"{ours[1]:>10.1f}{cpu[-1]:>7.2f}", flush=True)
+            ratios.append(statistics.median(wall))
+            print(f"{algo} {env}: median training env steps/s ratio ding_lite/SB3 {ratios[-1]:.2f} per wall second, "
+                  f"{statistics.median(cpu):.2f} per CPU second, over {repeats} rounds of {steps} steps", flush=True)
     print(f"load average {load:.2f} at the start, {os.getloadavg()[0]:.2f} at the end; one torch thread per side")
     print(f"ratio {min(ratios):.2f}")
 

@@ -180,7 +180,7 @@ def _mlp(in_size: int, widths: Sequence[int], out_size: int, act: str) -> MLP:
     layers: list[nn.Module] = []
     size = in_size
     for width in widths:
-        layers += [nn.Linear(size, width), activation(act)]
+        layers += [nn.Linear(size, width), activation(act, inplace=True)]  # in place after a Linear: no extra pass
         size = width
     layers.append(nn.Linear(size, out_size))
     return MLP(*layers)

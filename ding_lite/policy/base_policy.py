@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from ding_lite.errors import CheckpointError, ConfigError, first_line
-from ding_lite.model.common import build_model, rollout_weights
+from ding_lite.model.common import build_model, rollout_weights, wide_layers
 from ding_lite.policy.replay import ReplaySchedule
 from ding_lite.utils.dicts import deep_merge
 
@@ -113,6 +113,7 @@ class Policy:
             model = build_model(model_cfg, self.default_model())
         self.discount_factor = resolve_discount_factor(cfg)
         self._model: Any = model.to(self.device)  # templates add compute_* methods beyond nn.Module
+        self._wide_layers = wide_layers(self._model)  # found once, not at every rollout (a walk over the modules)
         self._learn_state: dict[str, Any] = {"model": self._model}
         self._enabled = tuple(enable_field or FIELDS)
         for field in self._enabled:
@@ -182,7 +183,7 @@ class Policy:
 
     def _rollout_weights(self) -> AbstractContextManager[None]:
         """The block of a rollout (no weight changes inside): the model's inference copies of its weights."""
-        return rollout_weights(self._model)
+        return rollout_weights(self._model, self._wide_layers) if self._wide_layers else nullcontext()
 
     def _monitor_vars_learn(self) -> list[str]:
         return []
