@@ -186,8 +186,8 @@ SPEED_WARMUP = 1000  # random env steps (learning_starts) before the timed ones,
 
 
 def ding_lite_rate(algo: str, env: str, steps: int) -> tuple[float, float]:
-    """Training env steps per wall second and per CPU second of the dizoo config after ``SPEED_WARMUP`` random steps: the serial train
-    loop's work per collect (collect, then the replay schedule: push, sample, learn through the learner)."""
+    """Training env steps per wall and per CPU second of the dizoo config after ``SPEED_WARMUP`` random steps: the
+    serial train loop's work per collect (collect, then the replay schedule: push, sample, learn via the learner)."""
     from ding_lite.entry.common import build, build_env_managers, load_config
     from ding_lite.utils.torch_setup import configure_torch
     from ding_lite.worker.learner import BaseLearner
@@ -215,7 +215,8 @@ def ding_lite_rate(algo: str, env: str, steps: int) -> tuple[float, float]:
 
 
 def sb3_rate(algo: str, env: str, steps: int) -> tuple[float, float]:
-    """Training env steps per wall second and per CPU second of SB3 with the same settings after ``SPEED_WARMUP`` random steps."""
+    """Training env steps per wall and per CPU second of SB3 with the same settings after ``SPEED_WARMUP`` random
+    steps."""
     import torch
 
     torch.set_flush_denormal(False)  # torch's default, which SB3 keeps
@@ -251,6 +252,68 @@ def speed(algos: list[str], envs: list[str], steps: int, repeats: int) -> None:
     print(f"ratio {min(ratios):.2f}")
 
 
+# ---- learn: both sides at once, and the report ----------------------------------------------------------------------
+SIDES = ("ding_lite", "sb3")
+
+
+def run_dir(out: Path, algo: str, env: str, seed: int, side: str) -> Path:
+    return out / f"{algo}_{env}_s{seed}_{side}"
+
+
+def learn(args: argparse.Namespace) -> None:
+    """Every (algo, env, seed) not done yet: the two sides at once, each in its own process (``--run``)."""
+    for algo in args.algos:
+        for env in args.envs:
+            for seed in args.seeds:
+                todo = [side for side in SIDES if not (run_dir(args.out, algo, env, seed, side) / "done").is_file()]
+                procs = [subprocess.Popen([sys.executable, __file__, "--run", algo, env, str(seed), side,
+                                           "--steps", str(args.steps), "--eval-every", str(args.eval_every),
+                                           "--episodes", str(args.episodes), "--out", str(args.out),
+                                           "--threads", str(args.threads)]) for side in todo]
+                for proc in procs:
+                    if proc.wait() != 0:
+                        raise SystemExit(f"{algo} {env} seed {seed}: a side failed (exit {proc.returncode})")
+                print(f"# {algo} {env} seed {seed} done", flush=True)
+    report(args)
+
+
+def curve(out: Path, algo: str, env: str, seed: int, side: str) -> list[dict[str, Any]]:
+    folder = run_dir(out, algo, env, seed, side)
+    points = ding_lite_curve(folder) if side == "ding_lite" else read_jsonl(folder / "curve.jsonl")
+    return [p for p in points if p["env_step"] > 0]
+
+
+def report(args: argparse.Namespace) -> None:
+    """Per (algo, env): each seed's final return and training env steps per second on both sides, the medians, and
+    the last line ``ratio X`` (the smallest median final-return ratio ding_lite / SB3 over the pairs)."""
+    print(f"{'algo':<5}{'env':<13}{'seed':>5}{'side':>11}{'env_step':>10}{'final':>9}{'steps/s':>9}{'done':>6}")
+    ratios: list[float] = []
+    for algo in args.algos:
+        for env in args.envs:
+            finals: dict[str, list[float]] = {side: [] for side in SIDES}
+            rates: dict[str, list[float]] = {side: [] for side in SIDES}
+            for seed in args.seeds:
+                for side in SIDES:
+                    points = curve(args.out, algo, env, seed, side)
+                    if not points:
+                        continue
+                    final = statistics.mean(p["ret"] for p in points[-FINAL_EVALS:])
+                    last = points[-1]
+                    rate = last["env_step"] / last["train_s"] if last["train_s"] else float("nan")
+                    done = (run_dir(args.out, algo, env, seed, side) / "done").is_file()
+                    finals[side].append(final)
+                    rates[side].append(rate)
+                    print(f"{algo:<5}{env:<13}{seed:>5}{side:>11}{last['env_step']:>10}{final:>9.1f}{rate:>9.1f}"
+                          f"{'yes' if done else 'no':>6}")
+            if finals["ding_lite"] and finals["sb3"]:
+                med = {side: statistics.median(v) for side, v in finals.items()}
+                speed = statistics.median(rates["ding_lite"]) / statistics.median(rates["sb3"])
+                ratios.append(med["ding_lite"] / med["sb3"] if med["sb3"] > 0 else float("nan"))
+                print(f"{algo} {env}: median final return ding_lite {med['ding_lite']:.1f}, SB3 {med['sb3']:.1f} "
+                      f"(ratio {ratios[-1]:.2f}); training env steps/s ratio {speed:.2f}")
+    print(f"ratio {min(ratios):.2f}" if ratios else "ratio nan (no pair has results on both sides)")
+
+
 # ---- driver --------------------------------------------------------------------------------------------------------
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -264,6 +327,7 @@ def main() -> None:
     parser.add_argument("--part", choices=["learn", "speed"], default="learn")
     parser.add_argument("--speed-steps", type=int, default=2000, help="timed env steps per side and round")
     parser.add_argument("--repeats", type=int, default=3, help="rounds of the sides in turn (speed)")
+    parser.add_argument("--report", action="store_true", help="print the table of the runs saved under --out")
     parser.add_argument("--run", nargs=4, metavar=("ALGO", "ENV", "SEED", "SIDE"), help="one side of one run")
     parser.add_argument("--threads", type=int, default=1, help="torch threads on every side")
     args = parser.parse_args()
@@ -276,10 +340,13 @@ def main() -> None:
         return
     if args.run:
         algo, env, seed, side = args.run
-        run_dir = args.out / f"{algo}_{env}_s{seed}_{side}"
         side_run = sb3_run if side == "sb3" else ding_lite_run
-        side_run(algo, env, int(seed), args.steps, args.eval_every, args.episodes, run_dir)
-        return
+        side_run(algo, env, int(seed), args.steps, args.eval_every, args.episodes,
+                 run_dir(args.out, algo, env, int(seed), side))
+    elif args.report:
+        report(args)
+    else:
+        learn(args)
 
 
 if __name__ == "__main__":
