@@ -34,6 +34,7 @@ class ContinuousQPolicy(OffPolicyPolicy):
     supports_discrete = False  # ... and not on a discrete one
 
     config: dict[str, Any] = dict(
+        action_space="continuous",  # DI-engine's policy-level key: only 'continuous' here (no hybrid actions)
         discount_factor=0.99,  # γ
         learning_starts=10000,  # env steps of uniform random actions before the first gradient step
         learn=dict(
@@ -46,7 +47,11 @@ class ContinuousQPolicy(OffPolicyPolicy):
             unroll_len=1,  # DI-engine key, not read: samples are single transitions
         ),
         eval=dict(),
-        other=dict(replay_buffer=dict(replay_buffer_size=1000000)),
+        other=dict(
+            replay_buffer=dict(
+                replay_buffer_size=1000000,  # transitions kept (SB3's and DI-engine's default)
+            ),
+        ),
     )
 
     @classmethod
@@ -55,6 +60,7 @@ class ContinuousQPolicy(OffPolicyPolicy):
 
     # ---- learn: the critic stage -------------------------------------------------------------------------------
     def _init_learn(self) -> None:
+        self._check_action_space()
         super()._init_learn()
         self._target_critic = self._add_target("target_critic", self._model.critic)
 
@@ -77,7 +83,13 @@ class ContinuousQPolicy(OffPolicyPolicy):
         raise NotImplementedError(f"{type(self).__name__} must implement _next_action")
 
     # ---- collect -----------------------------------------------------------------------------------------------
+    def _check_action_space(self) -> None:
+        if self.cfg["action_space"] != "continuous":
+            raise ConfigError(f"policy.action_space={self.cfg['action_space']!r}: policy '{self.cfg['type']}' acts in "
+                              f"continuous (Box) action spaces only; set it to 'continuous' or leave it out")
+
     def _init_collect(self) -> None:
+        self._check_action_space()
         self._rng = np.random.default_rng(torch.initial_seed())  # seeded by set_seed: runs repeat exactly
         self._low = self._model.bounds.low.cpu().numpy()
         self._high = self._model.bounds.high.cpu().numpy()

@@ -45,7 +45,9 @@ class SACPolicy(ContinuousQPolicy):
 
     config: dict[str, Any] = dict(
         type="sac",
-        model=dict(action_space="reparameterization"),
+        model=dict(
+            action_space="reparameterization",  # the qac model's squashed-Gaussian actor
+        ),
         learn=dict(
             learning_rate_q=3e-4,  # Adam step size of the critics
             learning_rate_policy=3e-4,  # Adam step size of the actor

@@ -33,7 +33,9 @@ class TD3Policy(ContinuousQPolicy):
 
     config: dict[str, Any] = dict(
         type="td3",
-        model=dict(action_space="regression"),
+        model=dict(
+            action_space="regression",  # the qac model's deterministic tanh actor
+        ),
         learn=dict(
             learning_rate_actor=1e-3,  # Adam step size of the actor
             learning_rate_critic=1e-3,  # Adam step size of the critics

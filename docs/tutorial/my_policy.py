@@ -28,13 +28,13 @@ class MyDQNPolicy(Policy):
         on_policy=False,  # samples go through the replay buffer
         discount_factor=0.99,  # γ
         learn=dict(
-            update_per_collect=4,  # gradient steps per collect (read by the serial pipeline)
-            batch_size=64,  # samples per gradient step (read by the serial pipeline)
+            update_per_collect=4,  # gradient steps per collect (read by the replay schedule)
+            batch_size=64,  # samples per gradient step (read by the replay schedule)
             learning_rate=1e-3,  # Adam step size
             target_update_freq=100,  # copy the online net to the target net every this many gradient steps
         ),
         collect=dict(
-            n_sample=8,  # env steps per collect, over all collector envs (read by the serial pipeline)
+            n_sample=8,  # env steps per collect, over all collector envs (read by the replay schedule)
             eps_start=1.0,  # ε at env step 0
             eps_end=0.05,  # ε from eps_decay env steps on
             eps_decay=2000,  # env steps of the linear decay

@@ -1,4 +1,4 @@
-"""SAC on HalfCheetah-v4 with rl-zoo's HalfCheetah-v4 SAC hyperparameters (hyperparams/sac.yml: learning_starts 10,000, SB3's
+"""SAC on HalfCheetah-v4 with rl-zoo's SAC hyperparameters for it (hyperparams/sac.yml: learning_starts 10,000, SB3's
 SAC defaults otherwise): 256x256 networks, Adam 3e-4 for critics, actor and temperature, batch 256, buffer 1e6,
 tau 0.005, gamma 0.99, one gradient step per env step on 1 env, the temperature tuned from 1.0 towards -dim(A).
 

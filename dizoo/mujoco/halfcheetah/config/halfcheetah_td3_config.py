@@ -1,4 +1,4 @@
-"""TD3 on HalfCheetah-v4 with rl-zoo's HalfCheetah-v4 TD3 hyperparameters (hyperparams/td3.yml: 400x300 networks, Adam 1e-3,
+"""TD3 on HalfCheetah-v4 with rl-zoo's TD3 hyperparameters for it (hyperparams/td3.yml: 400x300 networks, Adam 1e-3,
 batch 256, exploration N(0, 0.1), one gradient step per env step, learning_starts 10,000; SB3's TD3 defaults
 otherwise: buffer 1e6, tau 0.005, gamma 0.99, smoothing N(0, 0.2) clipped at 0.5, policy delay 2), on 1 env.
 
