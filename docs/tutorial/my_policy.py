@@ -34,7 +34,7 @@ class MyDQNPolicy(Policy):
             target_update_freq=100,  # copy the online net to the target net every this many gradient steps
         ),
         collect=dict(
-            n_sample=8,  # env steps per collect, over all collector envs (read by the replay schedule)
+            n_sample=8,  # env steps per collect, over all collector envs (read by the serial pipeline)
             eps_start=1.0,  # ε at env step 0
             eps_end=0.05,  # ε from eps_decay env steps on
             eps_decay=2000,  # env steps of the linear decay
