@@ -25,7 +25,7 @@ SMOKE_OVERRIDES = {
     "halfcheetah_ppo_config.py": _SHORT,
     "doorkey_ppo_config.py": _SHORT + ["policy.collect.n_sample=256"],
     # SAC / TD3: learning starts within the budget (the configs' 1,000 / 10,000 random steps exceed it)
-    **{f"{env}_{algo}_config.py": _SHORT + ["policy.learning_starts=384", "policy.learn.batch_size=64"]
+    **{f"{env}_{algo}_config.py": _SHORT + ["policy.learning_starts=448", "policy.learn.batch_size=32"]
        for env in ("hopper", "halfcheetah") for algo in ("sac", "td3")},
     **{f"pendulum_{algo}_config.py": ["policy.learning_starts=384"] for algo in ("sac", "td3")},
 }
