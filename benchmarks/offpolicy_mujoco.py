@@ -6,12 +6,12 @@ Two measurements:
 - ``learn`` (default): each (algo, env, seed) trains ``--steps`` env steps on both sides, the two sides at the same
   time in two processes (so both see the same machine load). Every ``--eval-every`` env steps each side plays
   ``--episodes`` deterministic episodes (the mean action) on fresh envs (gymnasium's Hopper-v4 / HalfCheetah-v4 on
-  both sides, 1,000-step episodes). The final return of a run is the mean of its last 3 evaluations. Each run appends
-  its evaluations to ``<out>/<algo>_<env>_s<seed>_<side>.jsonl`` the moment they are measured, with the training-only
-  seconds so far (evaluation excluded), and a last ``done`` line; a finished run is skipped when the command is run
-  again, an unfinished one continues from its last checkpoint (SB3: model and replay buffer, saved every
-  ``--save-every`` env steps; ding_lite: ``--resume`` from the run's resume checkpoint, whose replay buffer refills,
-  see docs/sac_td3.md).
+  both sides, 1,000-step episodes). The final return of a run is the mean of its last 3 evaluations. SB3's run
+  appends its evaluations to ``<out>/<algo>_<env>_s<seed>_sb3/curve.jsonl`` the moment they are measured, with the
+  training-only seconds so far; ding_lite's are read from its run's event file (seconds there include its
+  evaluations). A finished run leaves a ``done`` file and is skipped when the command is run again; an
+  unfinished one continues from its last checkpoint (SB3: model and replay buffer, saved at every evaluation;
+  ding_lite: ``--resume`` from the run's resume checkpoint, whose replay buffer refills, see docs/sac_td3.md).
 - ``speed``: training env steps per wall second (collect + learn, after the random-action warm-up) in one process,
   the sides taking turns for ``--repeats`` rounds of ``--speed-steps`` steps each; the ratio per round, median.
 
@@ -159,8 +159,10 @@ def ding_lite_run(algo: str, env: str, seed: int, steps: int, every: int, episod
 
 
 def ding_lite_curve(run_dir: Path) -> list[dict[str, Any]]:
-    """The evaluations of a ding_lite run from its tensorboard events: env step, mean return, training seconds
-    (the pipeline logs the training env steps per second of each interval between evaluations)."""
+    """The evaluations of a ding_lite run from its tensorboard events: env step, mean return, seconds so far. The
+    pipeline logs its env steps per second every ``log_show_after_iter`` updates over the window since the last
+    one; the seconds are those windows' lengths summed (they include the evaluations in them, where SB3's side
+    excludes its own)."""
     from ding_lite.utils.events import read_scalars
 
     log = run_dir / "exp" / "log"
@@ -171,13 +173,18 @@ def ding_lite_curve(run_dir: Path) -> list[dict[str, Any]]:
     rates = scalars.get("speed/env_steps_per_second")
     if returns is None:
         return []
-    rate_at = dict(zip(rates.steps, rates.values, strict=True)) if rates is not None else {}
-    points, trained_s, last = [], 0.0, 0
-    for step, ret in zip(returns.steps, returns.values, strict=True):
-        if step > last and rate_at.get(step):
-            trained_s += (step - last) / rate_at[step]
+    seconds_at: list[tuple[int, float]] = []  # (env step, seconds up to it)
+    total, last = 0.0, 0
+    for step, rate in zip(rates.steps if rates is not None else [], rates.values if rates is not None else [],
+                          strict=True):
+        if step > last and rate > 0:
+            total += (step - last) / rate
         last = step
-        points.append(dict(env_step=step, ret=ret, train_s=round(trained_s, 2)))
+        seconds_at.append((step, total))
+    points = []
+    for step, ret in zip(returns.steps, returns.values, strict=True):
+        before = [s for k, s in seconds_at if k <= step]
+        points.append(dict(env_step=step, ret=ret, train_s=round(before[-1], 2) if before else 0.0))
     return points
 
 
