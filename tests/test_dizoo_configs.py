@@ -24,6 +24,10 @@ SMOKE_OVERRIDES = {
     "hopper_ppo_config.py": _SHORT,
     "halfcheetah_ppo_config.py": _SHORT,
     "doorkey_ppo_config.py": _SHORT + ["policy.collect.n_sample=256"],
+    # SAC / TD3: learning starts within the budget (the configs' 1,000 / 10,000 random steps exceed it)
+    **{f"{env}_{algo}_config.py": _SHORT + ["policy.learning_starts=448", "policy.learn.batch_size=32"]
+       for env in ("hopper", "halfcheetah") for algo in ("sac", "td3")},
+    **{f"pendulum_{algo}_config.py": ["policy.learning_starts=384"] for algo in ("sac", "td3")},
 }
 
 
@@ -47,7 +51,9 @@ def test_dizoo_config_trains(config: Path, tmp_path: Path) -> None:
     proc = run_cli("-m", mode, "-c", str(config), "--strict", "--max-env-step", "512", "--exp-name", "exp",
                    "--no-progress", *overrides, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "warning" not in proc.stderr.lower(), proc.stderr
+    # MuJoCo's own compiler prints a deprecation line for gymnasium's HalfCheetah-v4 model: not a ding_lite warning
+    ours = [line for line in proc.stderr.splitlines() if "compiler attribute 'settotalmass'" not in line]
+    assert "warning" not in "\n".join(ours).lower(), proc.stderr
     result = json.loads((tmp_path / "exp" / "result.json").read_text())
     assert result["train_iter"] > 0 or result["stop"], result
 

@@ -21,6 +21,7 @@ ALIASES: tuple[tuple[str, str], ...] = (
     ("policy.learn.discount_factor", "policy.collect.discount_factor"),  # PPO's γ (GAE) is a collect setting here
     ("policy.collect.gae_lambda", "policy.learn.gae_lambda"),
     ("policy.learn.gae_lambda", "policy.collect.gae_lambda"),
+    ("policy.random_collect_size", "policy.learning_starts"),  # SAC/TD3: env steps of random actions first
 )
 
 # DI-engine's path -> why it configures nothing here

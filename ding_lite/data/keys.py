@@ -17,6 +17,7 @@ VALID = "valid"  # (T, N) bool: the row is a real transition (False: a restart p
 LOGIT = "logit"  # action logits of a categorical policy
 MU = "mu"  # mean of a Gaussian policy
 SIGMA = "sigma"  # standard deviation of a Gaussian policy
+LOG_STD = "log_std"  # log standard deviation of a Gaussian policy (SAC's, before the tanh squash)
 Q_VALUE = "q_value"  # Q(s, ·): of a Q-network (DQN) or a critic (ACER)
 LOGP = "logp"
 VALUE = "value"

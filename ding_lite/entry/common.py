@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 from easydict import EasyDict
 
 from ding_lite.config import compile_config, read_config, save_config
@@ -74,6 +75,26 @@ def fill_model_shapes(cfg: EasyDict, observation_space: gym.Space, action_space:
         else:
             shape = list(action_space.shape or ())
             model.action_shape = shape[0] if len(shape) == 1 else shape
+    if "action_low" in model or "action_high" in model:  # a model that rescales its actions to the env's bounds
+        fill_action_bounds(cfg, action_space)
+
+
+def fill_action_bounds(cfg: EasyDict, action_space: gym.Space) -> None:
+    """Set ``policy.model.action_low`` / ``action_high`` from the env's ``Box`` where the config left them unset; a
+    discrete action space, or a Box without finite bounds where the config gives none, is a :class:`ConfigError`."""
+    model = cfg.policy.model
+    env_id = cfg.env.get("env_id") or cfg.env.get("type")
+    if not isinstance(action_space, gym.spaces.Box):
+        raise ConfigError(f"policy '{cfg.policy.type}' acts in a continuous (Box) action space, but env '{env_id}' "
+                          f"has {action_space}: use a policy for discrete actions (e.g. dqn, ppo)")
+    for key, bound in (("action_low", action_space.low), ("action_high", action_space.high)):
+        if model.get(key) is not None:
+            continue
+        if not np.isfinite(bound).all():
+            raise ConfigError(f"policy '{cfg.policy.type}' rescales its actions to the env's bounds, but env "
+                              f"'{env_id}' has an action space without finite bounds ({action_space}): bound it "
+                              f"(a wrapper that rescales), or give policy.model.action_low and action_high")
+        model[key] = [float(b) for b in np.asarray(bound, dtype=np.float64).reshape(-1)]
 
 
 def check_model_shapes(cfg: EasyDict, observation_space: gym.Space, action_space: gym.Space) -> None:

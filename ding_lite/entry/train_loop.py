@@ -10,7 +10,6 @@ from typing import Any
 
 from ding_lite.config.compile import ignored_keys
 from ding_lite.config.reader import read_saved_config
-from ding_lite.data.keys import INDEX, PRIORITY
 from ding_lite.entry.common import (
     EVAL_SEED_OFFSET,
     ConfigLike,
@@ -158,6 +157,9 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     check_backends(cfg.log)  # a tracker whose package is missing fails here, before anything is written
     record = RunRecord(exp_dir, run.start)
     learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type, record.state)
+    replay = parts.policy.learn_mode.replay
+    if replay is not None:  # a budget that ends before learning starts fails here, before anything is written
+        replay.check_budget(run.max_env_step)
     if run.ckpt_path is not None:  # a checkpoint that does not fit the policy fails here, before anything is written
         learner.load_checkpoint(run.ckpt_path)
         parts.evaluator.best_return = learner.best_eval_return  # ckpt_best is replaced only by a better policy
@@ -273,8 +275,8 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
                           collector.env_step)
         if buffer is None:
             learner.train(samples, collector.env_step)
-        else:
-            _train_off_policy(cfg, buffer, samples, learner, collector.env_step)
+        else:  # the policy's replay schedule: push, then the updates due (ding_lite/policy/replay.py)
+            learner.policy.replay.train(buffer, samples, collector.env_step, learner.train)
         logger.progress(collector.env_step, learner.train_iter, learner.samples_trained,
                         None if last_eval is None else last_eval.mean)
     learner.call_hooks("after_run")
@@ -324,18 +326,6 @@ def _final_eval(cfg: Any, parts: TrainingParts, learner: BaseLearner, seed: int)
     return {"final_eval_return": out.mean, "final_eval_std": out.std, "final_eval_episodes": len(out.returns),
             # relative to the experiment folder: runs that differ only in their folder have equal results
             "final_eval_checkpoint": "ckpt/ckpt_best.pth.tar" if best is not None else None}
-
-
-def _train_off_policy(cfg: Any, buffer: Any, samples: dict, learner: BaseLearner, env_step: int) -> None:
-    buffer.push(samples)
-    batch_size = cfg.policy.learn.batch_size
-    if len(buffer) < batch_size:
-        return
-    for _ in range(cfg.policy.learn.update_per_collect):
-        batch = buffer.sample(batch_size)
-        out = learner.train(batch, env_step)[-1]
-        if PRIORITY in out:  # priorities come back as an explicit field (STYLE rule 4)
-            buffer.update_priority(batch[INDEX], out[PRIORITY])
 
 
 def _budget_spent(env_step: int, train_iter: int, max_env_step: int | None, max_train_iter: int | None) -> bool:

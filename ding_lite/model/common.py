@@ -69,6 +69,8 @@ class MLP(nn.Sequential):
                     x = layer(x)
             elif kind in _ACTIVATION_FUNCTIONS and not getattr(layer, "inplace", False):
                 x = _ACTIVATION_FUNCTIONS[kind](x)
+            elif kind is nn.ReLU:  # in place (after a Linear, whose backward does not keep its output)
+                x = torch.relu_(x)
             else:
                 x = layer(x)
         return x
@@ -78,20 +80,28 @@ _ROLLOUT_WEIGHT = "_rollout_weight_t"  # a Linear's (in, out)-contiguous weight 
 _ROLLOUT_MIN_IN = 1024  # narrower layers gain less than the copy costs
 
 
+def wide_layers(model: nn.Module) -> list[nn.Linear]:
+    """The Linear layers of ``model``'s :class:`MLP`\\s with 1,024 inputs or more: those :func:`rollout_weights` gives
+    an inference copy. A model's layers do not change, so a caller may find them once and pass them on."""
+    return [m for block in model.modules() if isinstance(block, MLP) for m in block.children()
+            if type(m) is nn.Linear and m.in_features >= _ROLLOUT_MIN_IN]
+
+
 @contextmanager
-def rollout_weights(model: nn.Module) -> Iterator[None]:
+def rollout_weights(model: nn.Module, layers: list[nn.Linear] | None = None) -> Iterator[None]:
     """A block in which ``model``'s weights do not change (a rollout: collection or evaluation, between two weight
     updates): on entry each CPU layer of an :class:`MLP` with 1,024 inputs or more gets an ``(in, out)``-contiguous
     copy of its weight, which its forward passes without autograd multiply by; on exit the copies are dropped.
+    ``layers``: those layers as :func:`wide_layers` found them (None: found now; a walk over the model's modules,
+    which costs a collect of one env step as much as its forward pass).
 
     MKL multiplies a few rows by a transposed weight (``F.linear``'s layout) at half the speed of a plain one: Pong's
     3136x512 layer on the 4 frames of a pipeline group takes 0.47 ms as ``F.linear`` and 0.26 ms by the copy (the
     conv encoder's forward pass: 1.14 -> 0.93 ms, run twice per row of env steps). Gradient steps inside the block
     (none should happen) use the weights themselves; nested blocks keep the outermost's copies.
     """
-    layers = [m for block in model.modules() if isinstance(block, MLP) for m in block.children()
-              if type(m) is nn.Linear and m.in_features >= _ROLLOUT_MIN_IN and m.weight.device.type == "cpu"
-              and _ROLLOUT_WEIGHT not in m.__dict__]
+    layers = [m for m in (wide_layers(model) if layers is None else layers)
+              if m.weight.device.type == "cpu" and _ROLLOUT_WEIGHT not in m.__dict__]
     with torch.no_grad():
         for layer in layers:
             layer.__dict__[_ROLLOUT_WEIGHT] = layer.weight.t().contiguous()

@@ -11,7 +11,8 @@ import torch
 from torch import nn
 
 from ding_lite.errors import CheckpointError, ConfigError, first_line
-from ding_lite.model.common import build_model, rollout_weights
+from ding_lite.model.common import build_model, rollout_weights, wide_layers
+from ding_lite.policy.replay import ReplaySchedule
 from ding_lite.utils.checkpoint import state_mismatch
 from ding_lite.utils.dicts import deep_merge
 
@@ -28,6 +29,7 @@ class LearnMode(NamedTuple):
     state_dict: Callable[[], dict]
     load_state_dict: Callable[[dict], None]
     monitor_vars: Callable[[], list]
+    replay: ReplaySchedule | None = None  # off-policy: when and how often to learn from the replay buffer
 
 
 class CollectMode(NamedTuple):
@@ -112,18 +114,20 @@ class Policy:
             model = build_model(model_cfg, self.default_model())
         self.discount_factor = resolve_discount_factor(cfg)
         self._model: Any = model.to(self.device)  # templates add compute_* methods beyond nn.Module
+        self._wide_layers = wide_layers(self._model)  # found once, not at every rollout (a walk over the modules)
         self._learn_state: dict[str, Any] = {"model": self._model}
         self._enabled = tuple(enable_field or FIELDS)
         for field in self._enabled:
             if field not in FIELDS:
                 raise ValueError(f"unknown policy field '{field}', expected some of {FIELDS}")
             getattr(self, f"_init_{field}")()
+        self._replay = self._replay_schedule() if "learn" in self._enabled and not cfg.get("on_policy") else None
 
     # ---- modes -------------------------------------------------------------------------------------------------
     @property
     def learn_mode(self) -> LearnMode:
         return LearnMode(self._forward_learn, self._state_dict_learn, self._load_state_dict_learn,
-                         self._monitor_vars_learn)
+                         self._monitor_vars_learn, self._replay)
 
     @property
     def collect_mode(self) -> CollectMode:
@@ -180,10 +184,15 @@ class Policy:
 
     def _rollout_weights(self) -> AbstractContextManager[None]:
         """The block of a rollout (no weight changes inside): the model's inference copies of its weights."""
-        return rollout_weights(self._model)
+        return rollout_weights(self._model, self._wide_layers) if self._wide_layers else nullcontext()
 
     def _monitor_vars_learn(self) -> list[str]:
         return []
+
+    def _replay_schedule(self) -> ReplaySchedule:
+        """An off-policy policy's replay schedule (built once, with the learn mode): by default from the config's
+        ``learning_starts``, ``learn.batch_size``, ``learn.update_per_collect`` and ``learn.replay_ratio``."""
+        return ReplaySchedule(self.cfg)
 
     def _state_dict_learn(self) -> dict[str, Any]:
         return {name: obj.state_dict() for name, obj in self._learn_state.items()}

@@ -2,7 +2,6 @@
 n-step returns, target copy or momentum updates, and ε-greedy collection scheduled on env steps."""
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import numpy as np
@@ -25,8 +24,8 @@ from ding_lite.data.keys import (
     WEIGHT,
 )
 from ding_lite.data.rollout import cut_before_invalid, episode_ends
-from ding_lite.policy.base_policy import Policy, StepCounter
-from ding_lite.policy.optim import adam, optimizer_step
+from ding_lite.policy.off_policy import OffPolicyPolicy
+from ding_lite.policy.optim import adam
 from ding_lite.registry import POLICY, import_object
 from ding_lite.rl_utils.exploration import epsilon_schedule
 from ding_lite.rl_utils.masks import apply_action_mask, masked_argmax, random_legal_actions, split_action_mask
@@ -37,15 +36,14 @@ _STEP_KEYS = (OBS, ACTION, REWARD, TERMINATED, TRUNCATED, NEXT_OBS, VALID, NEXT_
 
 
 @POLICY.register("dqn")
-class DQNPolicy(Policy):
+class DQNPolicy(OffPolicyPolicy):
     """Deep Q-learning; samples carry n-step returns computed at collect time (``return_n``, ``discount_n``,
-    ``next_obs_n``), so the learner needs no episode structure."""
+    ``next_obs_n``), so the learner needs no episode structure. One update stage (``q``): the TD loss of the online
+    net against the target net, which is copied every ``target_update_freq`` updates (or moved by Polyak averaging
+    with ``target_theta``)."""
 
     config: dict[str, Any] = dict(
         type="dqn",
-        on_policy=False,
-        priority=False,  # use priorities (|TD error|) with a prioritized replay buffer
-        priority_IS_weight=False,  # weight the loss by the buffer's importance-sampling weights
         discount_factor=0.97,  # γ
         nstep=1,  # n of the n-step TD target
         learn=dict(
@@ -53,11 +51,8 @@ class DQNPolicy(Policy):
             batch_size=64,  # samples per gradient step
             learning_rate=0.001,  # Adam step size
             target_update_freq=100,  # copy the online net to the target net every this many iterations
-            target_theta=None,  # if set: momentum target update θ_t ← (1−τ)θ_t + τθ every iteration instead
             loss_type="mse",  # 'mse' (squared TD error, DI-engine's DQN loss) or 'huber' (Mnih et al. 2015)
             double=True,  # double-DQN action selection by the online net
-            grad_clip_value=None,  # clip the gradient's global norm (None: off)
-            ignore_done=False,  # treat terminations as truncations (bootstrap through them)
         ),
         collect=dict(
             n_sample=8,  # env steps per collect (rounded up to a multiple of collector_env_num)
@@ -81,17 +76,14 @@ class DQNPolicy(Policy):
 
     # ---- learn -------------------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
-        learn = self.cfg["learn"]
-        self._params = list(self._model.parameters())  # walked once, not per step (a module-tree walk each time)
-        self._optimizer = adam(self._params, lr=learn["learning_rate"])
-        self._target_model = copy.deepcopy(self._model).requires_grad_(False)
-        self._learn_state.update(target_model=self._target_model, optimizer=self._optimizer)
-        self._train_steps = StepCounter()
-        self._learn_state["train_steps"] = self._train_steps
+        super()._init_learn()
+        self._add_stage("q", adam(self._model.parameters(), lr=self.cfg["learn"]["learning_rate"]),
+                        state_key="optimizer")
+        self._target_model = self._add_target("target_model", self._model)
 
-    def _forward_learn(self, batch: dict) -> dict:
+    def _stage_loss(self, stage: str, data: dict[str, torch.Tensor], context: dict[str, Any]) -> tuple[torch.Tensor,
+                                                                                                       dict]:
         learn = self.cfg["learn"]
-        data = self.batch_tensors(batch)
         n = len(data[OBS])
         if learn["double"]:  # one online forward for s and s' (the s' half is only read, never differentiated)
             q_both = self._model(torch.cat([data[OBS], data[NEXT_OBS_N]]))[Q_VALUE]
@@ -103,30 +95,11 @@ class DQNPolicy(Policy):
             q_next_target = self._target_model(data[NEXT_OBS_N])[Q_VALUE]
             if not learn["double"]:
                 q_next_online = q_next_target
-            # the target's max (or the online argmax) ranges over the legal next actions only (ALGORITHMS.md)
+            # the target's max (or the online argmax) ranges over the legal next actions only
             q_next_online = apply_action_mask(q_next_online, data.get(NEXT_ACTION_MASK))
             target = double_q_target(data[RETURN_N], data[DISCOUNT_N], q_next_online, q_next_target)
-        weight = data.get(WEIGHT) if self.cfg["priority_IS_weight"] else None
-        loss, td_abs = td_error_loss(q_taken, target, weight, learn["loss_type"])
-        self._optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer_step(self._optimizer, learn["grad_clip_value"])
-        self._train_steps.count += 1
-        self._update_target()
-        out = {"loss": loss.detach(), "q_mean": q_taken.detach().mean()}
-        if self.cfg["priority"]:
-            out[PRIORITY] = td_abs.cpu().numpy() + 1e-6  # explicit return field, see STYLE rule 4
-        return out
-
-    def _update_target(self) -> None:
-        learn = self.cfg["learn"]
-        theta = learn["target_theta"]
-        if theta is not None:  # Polyak / momentum update
-            with torch.no_grad():
-                for t, s in zip(self._target_model.parameters(), self._model.parameters(), strict=False):
-                    t.lerp_(s, float(theta))
-        elif self._train_steps.count % int(learn["target_update_freq"]) == 0:
-            self._target_model.load_state_dict(self._model.state_dict())
+        loss, context[PRIORITY] = td_error_loss(q_taken, target, data.get(WEIGHT), learn["loss_type"])
+        return loss, {"loss": loss.detach(), "q_mean": q_taken.detach().mean()}
 
     def _monitor_vars_learn(self) -> list[str]:
         return ["loss", "q_mean"]

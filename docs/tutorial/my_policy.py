@@ -28,8 +28,8 @@ class MyDQNPolicy(Policy):
         on_policy=False,  # samples go through the replay buffer
         discount_factor=0.99,  # γ
         learn=dict(
-            update_per_collect=4,  # gradient steps per collect (read by the serial pipeline)
-            batch_size=64,  # samples per gradient step (read by the serial pipeline)
+            update_per_collect=4,  # gradient steps per collect (read by the replay schedule)
+            batch_size=64,  # samples per gradient step (read by the replay schedule)
             learning_rate=1e-3,  # Adam step size
             target_update_freq=100,  # copy the online net to the target net every this many gradient steps
         ),

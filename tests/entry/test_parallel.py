@@ -224,6 +224,21 @@ def test_other_dizoo_cartpole_configs_run_unchanged_in_parallel(local_ray, name,
     assert result["train_iter"] > 0 or result["stop"], result
 
 
+@pytest.mark.unittest
+@pytest.mark.parametrize("algo", ["sac", "td3"])
+def test_dizoo_pendulum_sac_and_td3_configs_run_in_parallel(local_ray, algo, tmp_path):
+    """SAC and TD3 under -m parallel: random actions until learning starts (the collectors see the run's global env
+    step), then the learner's replay schedule on the driver; a short budget past learning_starts."""
+    config = REPO_ROOT / "dizoo" / "classic_control" / "pendulum" / "config" / f"pendulum_{algo}_config.py"
+    result = parallel_pipeline(config, seed=0, max_env_step=1100, exp_dir=tmp_path / "parallel", progress=False,
+                               overrides=("policy.eval.final_episodes=2",))
+    assert result["mode"] == "parallel" and result["n_collectors"] == 2 and result["actor_restarts"] == 0
+    assert result["env_step"] >= 1100 and result["buffer_size"] == result["env_step"]
+    # one update per env step from the collect (8 steps) that reaches the 1,000th step on
+    assert 0 < result["train_iter"] <= result["env_step"] - 1000 + 8
+    assert np.isfinite(result["final_eval_return"])
+
+
 @BUFFER.register("test_recording")
 class RecordingBuffer(UniformBuffer):
     """Uniform buffer that records the row count of every column of every push."""

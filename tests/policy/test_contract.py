@@ -31,9 +31,11 @@ def _compiled(policy_type: str, env: dict):
 
 
 def _envs_for(policy_type: str) -> list[dict]:
-    """Discrete env always; the continuous one too where the policy's model can act in a Box space."""
-    envs = [DISCRETE_ENV]
-    if getattr(POLICY.get(policy_type), "supports_continuous", False):
+    """The discrete env unless the policy acts in Box spaces only (SAC, TD3); the continuous one too where the
+    policy's model can act in a Box space."""
+    policy_cls = POLICY.get(policy_type)
+    envs = [DISCRETE_ENV] if getattr(policy_cls, "supports_discrete", True) else []
+    if getattr(policy_cls, "supports_continuous", False):
         envs.append(CONTINUOUS_ENV)
     return envs
 
@@ -78,6 +80,8 @@ def test_policy_contract(policy_type: str, env: dict) -> None:
             assert all(space.contains(int(a)) for a in a1), f"{policy_type}: eval actions outside {space}"
         else:
             assert a1.shape == (16,) + space.shape, f"{policy_type}: eval actions of shape {a1.shape}"
+            if not getattr(POLICY.get(policy_type), "supports_discrete", True):  # Box-only policies stay in bounds
+                assert ((a1 >= space.low) & (a1 <= space.high)).all(), f"{policy_type}: eval actions out of bounds"
     finally:
         collector_env.close()
         evaluator_env.close()

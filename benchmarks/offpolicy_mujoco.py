@@ -1,0 +1,360 @@
+"""SAC and TD3 on Hopper-v4 and HalfCheetah-v4: ding_lite's dizoo configs against Stable-Baselines3 at the same
+hyperparameters (rl-zoo's MuJoCo sets), side by side.
+
+Two measurements:
+
+- ``learn`` (default): each (algo, env, seed) trains ``--steps`` env steps on both sides, the two sides at the same
+  time in two processes (so both see the same machine load). Every ``--eval-every`` env steps each side plays
+  ``--episodes`` deterministic episodes (the mean action) on fresh envs (gymnasium's Hopper-v4 / HalfCheetah-v4 on
+  both sides, 1,000-step episodes). The final return of a run is the mean of its last 3 evaluations. SB3's run
+  appends its evaluations to ``<out>/<algo>_<env>_s<seed>_sb3/curve.jsonl`` the moment they are measured, with the
+  training-only seconds so far; ding_lite's are read from its run's event file (seconds there include its
+  evaluations). A finished run leaves a ``done`` file and is skipped when the command is run again; an
+  unfinished one continues from its last checkpoint (SB3: model and replay buffer, saved at every evaluation;
+  ding_lite: ``--resume`` from the run's resume checkpoint, whose replay buffer refills, see docs/sac_td3.md).
+- ``speed``: training env steps per wall second (collect + learn, after the random-action warm-up) in one process,
+  the sides taking turns for ``--repeats`` rounds of ``--speed-steps`` steps each; the ratio per round, median.
+
+``--report`` prints, per algo and env, each side's final return per seed and their medians, the training env steps
+per second of the learn runs, and the last line ``ratio X``: the smallest over the (algo, env) pairs of ding_lite's
+median final return over SB3's (the speed ratio is printed by ``speed``).
+
+    python benchmarks/offpolicy_mujoco.py [--algos sac td3] [--envs hopper halfcheetah] [--seeds 0 1 2]
+                                          [--steps 300000] [--out /tmp/offpolicy_mujoco]
+    python benchmarks/offpolicy_mujoco.py --part speed [--algos sac td3] [--speed-steps 2000] [--repeats 3]
+    python benchmarks/offpolicy_mujoco.py --report [--out /tmp/offpolicy_mujoco]
+    python benchmarks/offpolicy_mujoco.py --run sac hopper 0 sb3 [--steps ...]   # one side of one run (what learn
+                                                                                 # starts twice)
+
+Settings (rl-zoo's hyperparams/sac.yml and td3.yml, entries Hopper-v4 and HalfCheetah-v4; SB3's defaults for the
+rest): SAC 256x256 networks, Adam 3e-4, batch 256, buffer 1e6, tau 0.005, gamma 0.99, one gradient step per env
+step, automatic temperature (target entropy -dim(A)), 10,000 uniform random steps first. TD3 400x300 networks, Adam
+1e-3, batch 256, buffer 1e6, tau 0.005, gamma 0.99, exploration N(0, 0.1), target smoothing N(0, 0.2) clipped at
+0.5, actor and targets every 2nd critic step, 10,000 random steps first. One torch thread on both sides.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's ding_lite, not an installed one
+
+ENV_IDS = {"hopper": "Hopper-v4", "halfcheetah": "HalfCheetah-v4"}
+CONFIGS = {(algo, env): ROOT / "dizoo" / "mujoco" / env / "config" / f"{env}_{algo}_config.py"
+           for algo in ("sac", "td3") for env in ENV_IDS}
+FINAL_EVALS = 3  # the final return: the mean of the last evaluations of a run
+EVAL_SEED_OFFSET = 1000  # evaluation envs' seeds, apart from the training env's (as ding_lite's pipelines)
+
+
+# ---- SB3's side ----------------------------------------------------------------------------------------------------
+def sb3_model(algo: str, env_id: str, seed: int) -> Any:
+    """SB3 with rl-zoo's MuJoCo settings for ``algo`` (its defaults where rl-zoo sets nothing)."""
+    import gymnasium as gym
+    import numpy as np
+    from stable_baselines3 import SAC, TD3
+    from stable_baselines3.common.noise import NormalActionNoise
+
+    env = gym.make(env_id)
+    if algo == "sac":
+        return SAC("MlpPolicy", env, learning_starts=10000, seed=seed, device="cpu")
+    n_act = env.action_space.shape[0]
+    return TD3("MlpPolicy", env, learning_starts=10000, learning_rate=1e-3, batch_size=256, train_freq=1,
+               gradient_steps=1, action_noise=NormalActionNoise(np.zeros(n_act), 0.1 * np.ones(n_act)),
+               policy_kwargs=dict(net_arch=[400, 300]), seed=seed, device="cpu")
+
+
+def sb3_eval(model: Any, env_id: str, episodes: int, seed: int) -> float:
+    import gymnasium as gym
+    from stable_baselines3.common.evaluation import evaluate_policy
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    env = DummyVecEnv([lambda: Monitor(gym.make(env_id))])
+    env.seed(seed)
+    mean, _ = evaluate_policy(model, env, n_eval_episodes=episodes, deterministic=True)
+    env.close()
+    return float(mean)
+
+
+def sb3_run(algo: str, env: str, seed: int, steps: int, every: int, episodes: int, run_dir: Path) -> None:
+    """Train SB3 to ``steps`` env steps, appending the evaluation every ``every`` steps to ``run_dir/curve.jsonl``;
+    continues from the checkpoint (model and replay buffer, written at every evaluation) when there is one."""
+    import torch
+
+    torch.set_flush_denormal(False)  # torch's default, which SB3 keeps
+    from stable_baselines3 import SAC, TD3
+
+    env_id = ENV_IDS[env]
+    run_dir.mkdir(parents=True, exist_ok=True)
+    zip_path, buffer_path, curve_path = run_dir / "model.zip", run_dir / "buffer.pkl", run_dir / "curve.jsonl"
+    points = read_jsonl(curve_path)
+    if zip_path.is_file() and buffer_path.is_file() and points:
+        import gymnasium as gym
+
+        model = {"sac": SAC, "td3": TD3}[algo].load(zip_path, env=gym.make(env_id), device="cpu")
+        model.load_replay_buffer(buffer_path)
+        points = [p for p in points if p["env_step"] <= model.num_timesteps]  # those after the checkpoint go again
+        write_jsonl(curve_path, points)
+    else:
+        model, points = sb3_model(algo, env_id, seed), []
+        write_jsonl(curve_path, [])
+    trained_s = points[-1]["train_s"] if points else 0.0
+    while model.num_timesteps < steps:
+        mark = min((model.num_timesteps // every + 1) * every, steps)
+        start = time.perf_counter()
+        model.learn(total_timesteps=mark - model.num_timesteps, reset_num_timesteps=False)
+        trained_s += time.perf_counter() - start
+        mean = sb3_eval(model, env_id, episodes, seed + EVAL_SEED_OFFSET)
+        model.save(zip_path)  # before the point is appended: a point in the curve always has its checkpoint
+        model.save_replay_buffer(buffer_path)
+        append_jsonl(curve_path, dict(env_step=model.num_timesteps, ret=mean, train_s=round(trained_s, 2)))
+        print(f"sb3 {algo} {env} s{seed} env_step {model.num_timesteps} return {mean:.1f} "
+              f"({model.num_timesteps / trained_s:.1f} steps/s)", flush=True)
+    zip_path.unlink(missing_ok=True)
+    buffer_path.unlink(missing_ok=True)
+    (run_dir / "done").write_text("")
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    tmp.replace(path)
+
+
+def append_jsonl(path: Path, row: dict[str, Any]) -> None:
+    with path.open("a") as f:
+        f.write(json.dumps(row) + "\n")
+
+
+# ---- ding_lite's side ----------------------------------------------------------------------------------------------
+def ding_lite_run(algo: str, env: str, seed: int, steps: int, every: int, episodes: int, run_dir: Path) -> None:
+    """Train the dizoo config with the serial pipeline (CLI) to ``steps`` env steps, evaluating every ``every``
+    gradient steps (one per env step after the random ones); continues an unfinished run with ``--resume``."""
+    exp = run_dir / "exp"
+    if (exp / "result.json").is_file():
+        (run_dir / "done").write_text("")
+        return
+    resume = (exp / "ckpt").is_dir() and any((exp / "ckpt").glob("resume_*.pth.tar"))
+    cmd = [sys.executable, "-m", "ding_lite", "-m", "serial", "-c", str(CONFIGS[(algo, env)]), "-s", str(seed),
+           "--exp-name", str(exp), "--max-env-step", str(steps), "--no-progress",
+           "--set", f"policy.eval.evaluator.eval_freq={every}", "--set", f"env.n_evaluator_episode={episodes}",
+           "--set", "policy.eval.final_episodes=0"] + (["--resume"] if resume else [])
+    run_dir.mkdir(parents=True, exist_ok=True)
+    subprocess.run(cmd, check=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    (run_dir / "done").write_text("")
+
+
+def ding_lite_curve(run_dir: Path) -> list[dict[str, Any]]:
+    """The evaluations of a ding_lite run from its tensorboard events: env step, mean return, seconds so far. The
+    pipeline logs its env steps per second every ``log_show_after_iter`` updates over the window since the last
+    one; the seconds are those windows' lengths summed (they include the evaluations in them, where SB3's side
+    excludes its own)."""
+    from ding_lite.utils.events import read_scalars
+
+    log = run_dir / "exp" / "log"
+    if not log.is_dir():
+        return []
+    scalars = read_scalars(log).series
+    returns = scalars.get("eval/return_mean")
+    rates = scalars.get("speed/env_steps_per_second")
+    if returns is None:
+        return []
+    seconds_at: list[tuple[int, float]] = []  # (env step, seconds up to it)
+    total, last = 0.0, 0
+    for step, rate in zip(rates.steps if rates is not None else [], rates.values if rates is not None else [],
+                          strict=True):
+        if step > last and rate > 0:
+            total += (step - last) / rate
+        last = step
+        seconds_at.append((step, total))
+    points = []
+    for step, ret in zip(returns.steps, returns.values, strict=True):
+        before = [s for k, s in seconds_at if k <= step]
+        points.append(dict(env_step=step, ret=ret, train_s=round(before[-1], 2) if before else 0.0))
+    return points
+
+
+# ---- speed: the sides in turn -------------------------------------------------------------------------------------
+SPEED_WARMUP = 1000  # random env steps (learning_starts) before the timed ones, on both sides
+
+
+def ding_lite_rate(algo: str, env: str, steps: int) -> tuple[float, float]:
+    """Training env steps per wall and per CPU second of the dizoo config after ``SPEED_WARMUP`` random steps: the
+    serial train loop's work per collect (collect, then the replay schedule: push, sample, learn via the learner)."""
+    from ding_lite.entry.common import build, build_env_managers, load_config
+    from ding_lite.utils.torch_setup import configure_torch
+    from ding_lite.worker.learner import BaseLearner
+
+    configure_torch()  # what the pipelines do: DING_LITE_TORCH_THREADS threads (set by main), denormals flushed
+    cfg = load_config(str(CONFIGS[(algo, env)]), seed=0, overrides=[f"policy.learning_starts={SPEED_WARMUP}"])
+    collector_env, _ = build_env_managers(cfg, seed=0, evaluate=False)
+    with collector_env:
+        policy = build(cfg, "policy")
+        collector = build(cfg, "policy.collect.collector", collector_env, policy.collect_mode)
+        buffer = build(cfg, "policy.other.replay_buffer", seed=0)
+        learner = BaseLearner(cfg.policy.learn.learner, policy, None, None, cfg.policy.type)
+        replay, n_sample = policy.learn_mode.replay, int(cfg.policy.collect.n_sample)
+
+        def run(until: int) -> None:
+            while collector.env_step < until:
+                samples, _ = collector.collect(n_sample, learner.train_iter)
+                replay.train(buffer, samples, collector.env_step, learner.train)
+
+        run(SPEED_WARMUP + 10)  # the random steps and the first updates (Adam's state)
+        start, cpu, first = time.perf_counter(), time.process_time(), collector.env_step
+        run(first + steps)
+        done = collector.env_step - first
+        return done / (time.perf_counter() - start), done / (time.process_time() - cpu)
+
+
+def sb3_rate(algo: str, env: str, steps: int) -> tuple[float, float]:
+    """Training env steps per wall and per CPU second of SB3 with the same settings after ``SPEED_WARMUP`` random
+    steps."""
+    import torch
+
+    torch.set_flush_denormal(False)  # torch's default, which SB3 keeps
+    model = sb3_model(algo, ENV_IDS[env], 0)
+    model.learning_starts = SPEED_WARMUP
+    model.learn(SPEED_WARMUP + 10)
+    start, cpu, first = time.perf_counter(), time.process_time(), model.num_timesteps
+    model.learn(steps, reset_num_timesteps=False)
+    done = model.num_timesteps - first
+    return done / (time.perf_counter() - start), done / (time.process_time() - cpu)
+
+
+def speed(algos: list[str], envs: list[str], steps: int, repeats: int) -> None:
+    """``repeats`` rounds of SB3 then ding_lite per (algo, env); the ratio of each round (wall and CPU clocks), and
+    their medians."""
+    load = os.getloadavg()[0]
+    ratios: list[float] = []
+    print(f"{'algo':<6}{'env':<13}{'round':>6}{'SB3 wall':>10}{'ours wall':>11}{'ratio':>7}{'SB3 cpu':>9}"
+          f"{'ours cpu':>10}{'ratio':>7}")
+    for algo in algos:
+        for env in envs:
+            wall, cpu = [], []
+            for k in range(repeats):
+                sb3, ours = sb3_rate(algo, env, steps), ding_lite_rate(algo, env, steps)
+                wall.append(ours[0] / sb3[0])
+                cpu.append(ours[1] / sb3[1])
+                print(f"{algo:<6}{env:<13}{k + 1:>6}{sb3[0]:>10.1f}{ours[0]:>11.1f}{wall[-1]:>7.2f}{sb3[1]:>9.1f}"
+                      f"{ours[1]:>10.1f}{cpu[-1]:>7.2f}", flush=True)
+            ratios.append(statistics.median(wall))
+            print(f"{algo} {env}: median training env steps/s ratio ding_lite/SB3 {ratios[-1]:.2f} per wall second, "
+                  f"{statistics.median(cpu):.2f} per CPU second, over {repeats} rounds of {steps} steps", flush=True)
+    print(f"load average {load:.2f} at the start, {os.getloadavg()[0]:.2f} at the end; one torch thread per side")
+    print(f"ratio {min(ratios):.2f}")
+
+
+# ---- learn: both sides at once, and the report ----------------------------------------------------------------------
+SIDES = ("ding_lite", "sb3")
+
+
+def run_dir(out: Path, algo: str, env: str, seed: int, side: str) -> Path:
+    return out / f"{algo}_{env}_s{seed}_{side}"
+
+
+def learn(args: argparse.Namespace) -> None:
+    """Every (algo, env, seed) not done yet: the two sides at once, each in its own process (``--run``)."""
+    for algo in args.algos:
+        for env in args.envs:
+            for seed in args.seeds:
+                todo = [side for side in SIDES if not (run_dir(args.out, algo, env, seed, side) / "done").is_file()]
+                procs = [subprocess.Popen([sys.executable, __file__, "--run", algo, env, str(seed), side,
+                                           "--steps", str(args.steps), "--eval-every", str(args.eval_every),
+                                           "--episodes", str(args.episodes), "--out", str(args.out),
+                                           "--threads", str(args.threads)]) for side in todo]
+                for proc in procs:
+                    if proc.wait() != 0:
+                        raise SystemExit(f"{algo} {env} seed {seed}: a side failed (exit {proc.returncode})")
+                print(f"# {algo} {env} seed {seed} done", flush=True)
+    report(args)
+
+
+def curve(out: Path, algo: str, env: str, seed: int, side: str) -> list[dict[str, Any]]:
+    folder = run_dir(out, algo, env, seed, side)
+    points = ding_lite_curve(folder) if side == "ding_lite" else read_jsonl(folder / "curve.jsonl")
+    return [p for p in points if p["env_step"] > 0]
+
+
+def report(args: argparse.Namespace) -> None:
+    """Per (algo, env): each seed's final return and training env steps per second on both sides, the medians, and
+    the last line ``ratio X`` (the smallest median final-return ratio ding_lite / SB3 over the pairs)."""
+    print(f"{'algo':<5}{'env':<13}{'seed':>5}{'side':>11}{'env_step':>10}{'final':>9}{'steps/s':>9}{'done':>6}")
+    ratios: list[float] = []
+    for algo in args.algos:
+        for env in args.envs:
+            finals: dict[str, list[float]] = {side: [] for side in SIDES}
+            rates: dict[str, list[float]] = {side: [] for side in SIDES}
+            for seed in args.seeds:
+                for side in SIDES:
+                    points = curve(args.out, algo, env, seed, side)
+                    if not points:
+                        continue
+                    final = statistics.mean(p["ret"] for p in points[-FINAL_EVALS:])
+                    last = points[-1]
+                    rate = last["env_step"] / last["train_s"] if last["train_s"] else float("nan")
+                    done = (run_dir(args.out, algo, env, seed, side) / "done").is_file()
+                    finals[side].append(final)
+                    rates[side].append(rate)
+                    print(f"{algo:<5}{env:<13}{seed:>5}{side:>11}{last['env_step']:>10}{final:>9.1f}{rate:>9.1f}"
+                          f"{'yes' if done else 'no':>6}")
+            if finals["ding_lite"] and finals["sb3"]:
+                med = {side: statistics.median(v) for side, v in finals.items()}
+                speed = statistics.median(rates["ding_lite"]) / statistics.median(rates["sb3"])
+                ratios.append(med["ding_lite"] / med["sb3"] if med["sb3"] > 0 else float("nan"))
+                print(f"{algo} {env}: median final return ding_lite {med['ding_lite']:.1f}, SB3 {med['sb3']:.1f} "
+                      f"(ratio {ratios[-1]:.2f}); training env steps/s ratio {speed:.2f}")
+    print(f"ratio {min(ratios):.2f}" if ratios else "ratio nan (no pair has results on both sides)")
+
+
+# ---- driver --------------------------------------------------------------------------------------------------------
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--algos", nargs="+", default=["sac", "td3"], choices=["sac", "td3"])
+    parser.add_argument("--envs", nargs="+", default=list(ENV_IDS), choices=list(ENV_IDS))
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--steps", type=int, default=300_000, help="env steps per run")
+    parser.add_argument("--eval-every", type=int, default=10_000, help="env steps between evaluations")
+    parser.add_argument("--episodes", type=int, default=10, help="episodes per evaluation")
+    parser.add_argument("--out", type=Path, default=Path("/tmp/offpolicy_mujoco"))
+    parser.add_argument("--part", choices=["learn", "speed"], default="learn")
+    parser.add_argument("--speed-steps", type=int, default=2000, help="timed env steps per side and round")
+    parser.add_argument("--repeats", type=int, default=3, help="rounds of the sides in turn (speed)")
+    parser.add_argument("--report", action="store_true", help="print the table of the runs saved under --out")
+    parser.add_argument("--run", nargs=4, metavar=("ALGO", "ENV", "SEED", "SIDE"), help="one side of one run")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads on every side")
+    args = parser.parse_args()
+    import torch
+
+    torch.set_num_threads(args.threads)
+    os.environ["DING_LITE_TORCH_THREADS"] = str(args.threads)
+    if args.part == "speed":
+        speed(args.algos, args.envs, args.speed_steps, args.repeats)
+        return
+    if args.run:
+        algo, env, seed, side = args.run
+        side_run = sb3_run if side == "sb3" else ding_lite_run
+        side_run(algo, env, int(seed), args.steps, args.eval_every, args.episodes,
+                 run_dir(args.out, algo, env, int(seed), side))
+    elif args.report:
+        report(args)
+    else:
+        learn(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""What SAC and TD3 share: Q actor-critics for ``Box`` actions on the off-policy base. Uniform random actions for the
+first ``learning_starts`` env steps, one-step transitions as samples, and the critic stage: every critic regresses to
+the clipped double-Q target of the next action that the algorithm chooses (:meth:`_next_action`)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from ding_lite.data.keys import ACTION, NEXT_OBS, OBS, PRIORITY, REWARD, TERMINATED, WEIGHT
+from ding_lite.data.rollout import valid_transitions
+from ding_lite.errors import ConfigError
+from ding_lite.policy.off_policy import Log, OffPolicyPolicy
+from ding_lite.rl_utils.qac import clipped_double_q_target
+
+_SAMPLE_KEYS = (OBS, ACTION, REWARD, NEXT_OBS, TERMINATED)
+
+
+class ContinuousQPolicy(OffPolicyPolicy):
+    """Base of SAC and TD3 (model ``qac``). The critic stage::
+
+        a', bonus = self._next_action(s')          # SAC: a' ~ pi(s'), bonus -alpha log pi(a'|s'); TD3: pi'(s')
+        y = r + gamma (1 - terminated) [min_j Q'_j(s', a') + bonus]        (no gradient)
+        loss = 1/2 sum_j mean_b w_b (Q_j(s, a) - y)^2                      (w: importance weights, else 1)
+        context['priority'] = mean_j |y - Q_j(s, a)|
+
+    Collection acts uniformly at random over the env's bounds while ``env_step < learning_starts``, then calls
+    :meth:`_explore`; evaluation calls :meth:`_greedy`. Actions are in the env's units throughout (stored, fed to the
+    critics, stepped).
+    """
+
+    supports_continuous = True  # the contract test runs it on a Box action space
+    supports_discrete = False  # ... and not on a discrete one
+
+    config: dict[str, Any] = dict(
+        action_space="continuous",  # DI-engine's policy-level key: only 'continuous' here (no hybrid actions)
+        discount_factor=0.99,  # γ
+        learning_starts=10000,  # env steps of uniform random actions before the first gradient step
+        learn=dict(
+            batch_size=256,  # samples per gradient step
+            update_per_collect=1,  # gradient steps after each collect
+            target_theta=0.005,  # Polyak τ of the target networks
+        ),
+        collect=dict(
+            n_sample=1,  # env steps per collect (rounded up to a multiple of collector_env_num)
+            unroll_len=1,  # DI-engine key, not read: samples are single transitions
+        ),
+        eval=dict(),
+        other=dict(
+            replay_buffer=dict(
+                replay_buffer_size=1000000,  # transitions kept (SB3's and DI-engine's default)
+            ),
+        ),
+    )
+
+    @classmethod
+    def default_model(cls) -> str:
+        return "qac"
+
+    # ---- learn: the critic stage -------------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        self._check_action_space()
+        super()._init_learn()
+        self._target_critic = self._add_target("target_critic", self._model.critic)
+
+    def _critic_loss(self, data: dict[str, torch.Tensor], context: dict[str, Any]) -> tuple[torch.Tensor, Log]:
+        with torch.no_grad():
+            next_action, bonus = self._next_action(data[NEXT_OBS], context)
+            q_next = self._target_critic(data[NEXT_OBS], next_action)
+            target = clipped_double_q_target(data[REWARD], data[TERMINATED], self.discount_factor, q_next, bonus)
+        q = self._model.compute_critic(data[OBS], data[ACTION])  # (K, B)
+        error = q - target
+        weight = data.get(WEIGHT)
+        per_sample = error.square() if weight is None else error.square() * weight
+        loss = 0.5 * per_sample.mean(dim=1).sum()
+        context[PRIORITY] = error.detach().abs().mean(dim=0)
+        return loss, {"critic_loss": loss.detach(), "q_mean": q.detach().mean(), "target_q_mean": target.mean()}
+
+    def _next_action(self, next_obs: torch.Tensor,
+                     context: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The next action of the target and the bonus added to its min Q (no gradient)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _next_action")
+
+    # ---- collect -----------------------------------------------------------------------------------------------
+    def _check_action_space(self) -> None:
+        if self.cfg["action_space"] != "continuous":
+            raise ConfigError(f"policy.action_space={self.cfg['action_space']!r}: policy '{self.cfg['type']}' acts in "
+                              f"continuous (Box) action spaces only; set it to 'continuous' or leave it out")
+
+    def _init_collect(self) -> None:
+        self._check_action_space()
+        self._rng = np.random.default_rng(torch.initial_seed())  # seeded by set_seed: runs repeat exactly
+        self._low = self._model.bounds.low.cpu().numpy()
+        self._high = self._model.bounds.high.cpu().numpy()
+
+    @torch.inference_mode()
+    def _forward_collect(self, obs: np.ndarray, env_step: int = 0) -> dict:
+        if env_step < int(self.cfg["learning_starts"]):  # uniform over the bounds, as SB3 and DI-engine start
+            action = self._rng.uniform(self._low, self._high, size=(len(obs),) + self._low.shape)
+            return {ACTION: action.astype(np.float32)}
+        return {ACTION: self._explore(self.obs_tensor(obs)).cpu().numpy()}
+
+    def _explore(self, obs: torch.Tensor) -> torch.Tensor:
+        """Exploration actions (B, A) in the env's bounds."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _explore")
+
+    def _process_transition(self, policy_output: dict) -> dict:
+        return {ACTION: policy_output[ACTION]}
+
+    def _get_train_sample(self, rollout: dict) -> dict:
+        """One-step transitions of the valid rows (``ignore_done``: terminations bootstrap like truncations)."""
+        samples = valid_transitions(rollout, _SAMPLE_KEYS)
+        if self.cfg["learn"]["ignore_done"]:
+            samples[TERMINATED] = np.zeros_like(samples[TERMINATED])
+        return samples
+
+    # ---- eval --------------------------------------------------------------------------------------------------
+    def _init_eval(self) -> None:
+        pass
+
+    @torch.inference_mode()
+    def _forward_eval(self, obs: np.ndarray) -> dict:
+        return {ACTION: self._greedy(self.obs_tensor(obs)).cpu().numpy()}
+
+    def _greedy(self, obs: torch.Tensor) -> torch.Tensor:
+        """Evaluation actions (B, A): the policy without exploration noise."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _greedy")
+
+
+def check_positive(cfg: Any, *keys: str) -> None:
+    """A :class:`ConfigError` naming the first ``policy.learn`` / ``policy.collect`` key (dotted under ``policy``)
+    whose value is not a number > 0."""
+    for key in keys:
+        node: Any = cfg
+        for part in key.split("."):
+            node = node[part]
+        if isinstance(node, bool) or not isinstance(node, (int, float)) or not node > 0:
+            raise ConfigError(f"policy.{key} must be a number > 0, got {node!r}")

@@ -1,0 +1,142 @@
+"""The off-policy base: one update order for replay-based policies (DQN, SAC, TD3), with hooks that return values,
+as :class:`~ding_lite.policy.on_policy.OnPolicyPolicy` has for PPO. The replay schedule around it (when learning
+starts, updates per collect, priorities back to the buffer) is :class:`~ding_lite.policy.replay.ReplaySchedule`."""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import torch
+from torch import nn
+
+from ding_lite.data.keys import PRIORITY, WEIGHT
+from ding_lite.errors import ConfigError
+from ding_lite.policy.base_policy import Policy, StepCounter
+from ding_lite.policy.optim import optimizer_step
+
+Log = dict[str, Any]
+
+
+class OffPolicyPolicy(Policy):
+    """Base of replay-based policies. ``_forward_learn(batch)`` makes one update on one sampled batch::
+
+        data = self.batch_tensors(batch)                 # (+ data['weight'] when priority_IS_weight)
+        context = {}                                     # what one stage leaves for the next (e.g. SAC's log pi)
+        for stage in self._stages(step):                 # the optimisers stepped this update, in order
+            loss, log = self._stage_loss(stage, data, context)   # with the weights the earlier stages left
+            gradients of loss into the stage's parameters only (backward(inputs=...)), then clip to
+            learn.grad_clip_value and step the stage's optimiser
+        step += 1
+        if self._targets_due(step): every target network <- Polyak (learn.target_theta) or a copy
+        return the stages' logs (+ 'priority': context['priority'] + 1e-6 when policy.priority)
+
+    A stage's gradient reaches only its own parameters, so SAC's actor loss, computed through the critics, trains
+    no critic weight (and autograd skips those weight gradients). The stage that computes TD errors puts their
+    absolute values (B,) under ``context['priority']``.
+
+    A subclass's ``_init_learn`` calls ``super()._init_learn()``, then registers its stages in update order
+    (:meth:`_add_stage`) and its target networks (:meth:`_add_target`), and implements :meth:`_stage_loss`.
+    """
+
+    config: dict[str, Any] = dict(
+        on_policy=False,
+        priority=False,  # report priorities (|TD error|) for a prioritized replay buffer
+        priority_IS_weight=False,  # weight the TD loss by the buffer's importance-sampling weights
+        learning_starts=0,  # env steps collected before the first gradient step (DI-engine: random_collect_size)
+        learn=dict(
+            batch_size=64,  # samples per gradient step
+            update_per_collect=1,  # gradient steps after each collect (DI-engine's meaning)
+            replay_ratio=None,  # if set: gradient steps per collected sample instead (fractions carried over)
+            target_theta=None,  # Polyak τ of the target networks (θ' ← (1 − τ)θ' + τθ); None: hard copies
+            target_update_freq=100,  # hard copies: every this many updates (unused with target_theta)
+            grad_clip_value=None,  # clip each optimiser's global gradient norm (None: off)
+            ignore_done=False,  # treat terminations as truncations (bootstrap through them)
+        ),
+    )
+
+    # ---- set-up ------------------------------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        learn = self.cfg["learn"]
+        theta = learn["target_theta"]
+        if theta is not None and not 0.0 < float(theta) <= 1.0:
+            raise ConfigError(f"policy.learn.target_theta must be in (0, 1] or None (hard copies), got {theta!r}")
+        self._stage_names: list[str] = []
+        self._optimizers: dict[str, torch.optim.Optimizer] = {}
+        self._stage_params: dict[str, list[torch.Tensor]] = {}
+        self._target_params: list[tuple[list[torch.Tensor], list[torch.Tensor]]] = []  # (target, online) per net
+        self._target_buffers: tuple[list[torch.Tensor], list[torch.Tensor]] = ([], [])  # copied, never averaged
+        self._train_steps = StepCounter()
+        self._learn_state["train_steps"] = self._train_steps
+
+    def _add_stage(self, stage: str, optimizer: torch.optim.Optimizer, state_key: str | None = None) -> None:
+        """Register ``optimizer`` as the update stage ``stage`` (stages run in registration order) and as the
+        checkpoint entry ``state_key`` (default ``optimizer_<stage>``)."""
+        self._stage_names.append(stage)
+        self._optimizers[stage] = optimizer
+        self._stage_params[stage] = [p for group in optimizer.param_groups for p in group["params"]]
+        self._learn_state[state_key or f"optimizer_{stage}"] = optimizer
+
+    def _add_target(self, name: str, online: nn.Module) -> nn.Module:
+        """A frozen copy of ``online`` that :meth:`_update_targets` moves towards it; kept in checkpoints as
+        ``name``. Floating-point buffers (e.g. observation statistics) are copied, not averaged."""
+        target = copy.deepcopy(online).requires_grad_(False)
+        self._target_params.append((list(target.parameters()), list(online.parameters())))
+        for t, o in zip(target.buffers(), online.buffers(), strict=True):
+            self._target_buffers[0].append(t)
+            self._target_buffers[1].append(o)
+        self._learn_state[name] = target
+        return target
+
+    # ---- the update --------------------------------------------------------------------------------------------
+    def _forward_learn(self, batch: dict) -> Log:
+        data = self.batch_tensors(batch)
+        if not self.cfg["priority_IS_weight"]:
+            data.pop(WEIGHT, None)
+        step = self._train_steps.count
+        context: dict[str, Any] = {}
+        log: Log = {}
+        for stage in self._stages(step):
+            loss, stage_log = self._stage_loss(stage, data, context)
+            self._step(stage, loss)
+            log.update(stage_log)
+        self._train_steps.count = step + 1
+        if self._targets_due(step + 1):
+            self._update_targets()
+        if self.cfg["priority"]:
+            log[PRIORITY] = context[PRIORITY].detach().cpu().numpy() + 1e-6  # explicit return field
+        return log
+
+    def _step(self, stage: str, loss: torch.Tensor) -> None:
+        params = self._stage_params[stage]
+        for p in params:  # zero_grad(set_to_none=True), without its per-call profiler scope
+            p.grad = None
+        loss.backward(inputs=params)
+        optimizer_step(self._optimizers[stage], self.cfg["learn"]["grad_clip_value"])
+
+    def _update_targets(self) -> None:
+        theta = self.cfg["learn"]["target_theta"]
+        with torch.no_grad():
+            for target, online in self._target_params:
+                if theta is None:
+                    torch._foreach_copy_(target, online)
+                else:
+                    torch._foreach_lerp_(target, online, float(theta))
+            if self._target_buffers[0]:
+                torch._foreach_copy_(*self._target_buffers)
+
+    # ---- hooks -------------------------------------------------------------------------------------------------
+    def _stages(self, step: int) -> list[str]:
+        """The stages that step at update ``step`` (counted from 0), in order: by default all of them."""
+        return self._stage_names
+
+    def _stage_loss(self, stage: str, data: dict[str, torch.Tensor], context: dict[str, Any]) -> tuple[torch.Tensor,
+                                                                                                       Log]:
+        """The loss of ``stage`` on the batch (carries the gradient) and its detached scalars to log; ``context``
+        holds what earlier stages of this update left (and takes what later ones need)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _stage_loss")
+
+    def _targets_due(self, steps_done: int) -> bool:
+        """After ``steps_done`` updates: are the targets moved now? Polyak: every update; copies: every
+        ``learn.target_update_freq``."""
+        learn = self.cfg["learn"]
+        return learn["target_theta"] is not None or steps_done % int(learn["target_update_freq"]) == 0

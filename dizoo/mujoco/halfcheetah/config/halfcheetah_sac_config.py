@@ -1,0 +1,49 @@
+"""SAC on HalfCheetah-v4 with rl-zoo's SAC hyperparameters for it (hyperparams/sac.yml: learning_starts 10,000, SB3's
+SAC defaults otherwise): 256x256 networks, Adam 3e-4 for critics, actor and temperature, batch 256, buffer 1e6,
+tau 0.005, gamma 0.99, one gradient step per env step on 1 env, the temperature tuned from 1.0 towards -dim(A).
+
+Run: ding_lite -m serial -c halfcheetah_sac_config.py -s 0 --max-env-step 1000000
+"""
+from easydict import EasyDict
+
+halfcheetah_sac_config = dict(
+    exp_name="halfcheetah_sac_seed0",
+    env=dict(
+        env_id="HalfCheetah-v4",
+        collector_env_num=1,
+        evaluator_env_num=5,
+        n_evaluator_episode=10,
+        stop_value=12000,
+    ),
+    policy=dict(
+        cuda=False,
+        learning_starts=10000,
+        model=dict(hidden_size_list=[256, 256]),
+        learn=dict(
+            update_per_collect=1,
+            batch_size=256,
+            learning_rate_q=3e-4,
+            learning_rate_policy=3e-4,
+            learning_rate_alpha=3e-4,
+            alpha=1.0,  # SB3's start value of the learned temperature
+            target_theta=0.005,
+        ),
+        collect=dict(n_sample=1),
+        eval=dict(evaluator=dict(eval_freq=10000)),
+        other=dict(replay_buffer=dict(replay_buffer_size=1000000)),
+    ),
+)
+halfcheetah_sac_config = EasyDict(halfcheetah_sac_config)
+main_config = halfcheetah_sac_config
+halfcheetah_sac_create_config = dict(
+    env=dict(type="mujoco"),
+    env_manager=dict(type="base"),
+    policy=dict(type="sac"),
+)
+halfcheetah_sac_create_config = EasyDict(halfcheetah_sac_create_config)
+create_config = halfcheetah_sac_create_config
+
+if __name__ == "__main__":
+    from ding_lite.entry import serial_pipeline
+
+    serial_pipeline((main_config, create_config), seed=0)

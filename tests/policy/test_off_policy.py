@@ -1,0 +1,105 @@
+"""The off-policy update order (ding_lite/policy/off_policy.py) on SAC, TD3 and DQN: each stage's gradient reaches
+only its own parameters, targets move by Polyak averaging or copies on schedule, TD3's delays, priorities and
+importance weights."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from qac_helpers import batch, continuous_policy
+
+from ding_lite.config import compile_config
+from ding_lite.data.keys import ACTION, OBS, PRIORITY, WEIGHT
+from ding_lite.entry.common import build
+
+pytestmark = pytest.mark.unittest
+
+def snapshot(module: torch.nn.Module) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in module.parameters()]
+
+
+def changed(module: torch.nn.Module, before: list[torch.Tensor]) -> bool:
+    return any(not torch.equal(p, b) for p, b in zip(module.parameters(), before, strict=True))
+
+
+def test_each_sac_stage_trains_only_its_own_networks() -> None:
+    policy = continuous_policy("sac")
+    model, data = policy._model, policy.batch_tensors(batch())
+    actor, critic = snapshot(model.actor), snapshot(model.critic)
+    context: dict = {}
+    loss, _ = policy._stage_loss("critic", data, context)
+    policy._step("critic", loss)
+    assert changed(model.critic, critic) and not changed(model.actor, actor)
+    assert all(p.grad is None for p in model.actor.parameters())
+    critic, critic_grads = snapshot(model.critic), [p.grad.clone() for p in model.critic.parameters()]
+    log_alpha = policy._temperature.log_alpha.item()
+    loss, _ = policy._stage_loss("actor", data, context)  # through the critics, but trains the actor (and alpha)
+    policy._step("actor", loss)
+    assert changed(model.actor, actor) and not changed(model.critic, critic)
+    # no gradient of the actor loss reached a critic weight (those left are the critic stage's)
+    assert all(torch.equal(p.grad, g) for p, g in zip(model.critic.parameters(), critic_grads, strict=True))
+    assert policy._temperature.log_alpha.item() != log_alpha
+
+
+def test_sac_targets_follow_by_polyak_averaging_every_update() -> None:
+    policy = continuous_policy("sac", "policy.learn.target_theta=0.1")
+    target = policy._learn_state["target_critic"]
+    assert all(torch.equal(t, o) for t, o in zip(target.parameters(), policy._model.critic.parameters(), strict=True))
+    for k in range(2):
+        before = snapshot(target)
+        policy.learn_mode.forward(batch(seed=k))
+        for t, b, o in zip(target.parameters(), before, policy._model.critic.parameters(), strict=True):
+            torch.testing.assert_close(t, 0.9 * b + 0.1 * o)
+    assert not any(p.requires_grad for p in target.parameters())
+
+
+def test_td3_delays_the_actor_and_the_targets() -> None:
+    policy = continuous_policy("td3", "policy.learn.actor_update_freq=2")
+    model = policy._model
+    targets = policy._learn_state["target_actor"], policy._learn_state["target_critic"]
+    actor_steps, target_steps, logs = [], [], []
+    for k in range(4):
+        actor, critic, target = snapshot(model.actor), snapshot(model.critic), [snapshot(t) for t in targets]
+        logs.append(policy.learn_mode.forward(batch(seed=k)))
+        assert changed(model.critic, critic)  # every update
+        actor_steps.append(changed(model.actor, actor))
+        target_steps.append(all(changed(t, b) for t, b in zip(targets, target, strict=True)))
+    assert actor_steps == [False, True, False, True] and target_steps == [False, True, False, True]
+    assert ["actor_loss" in log for log in logs] == [False, True, False, True]
+
+
+def test_dqn_copies_its_target_every_target_update_freq_updates() -> None:
+    torch.manual_seed(0)
+    cfg = compile_config(dict(env=dict(type="gymnasium", env_id="CartPole-v1"), policy=dict(type="dqn")),
+                         overrides=["policy.model.obs_shape=4", "policy.model.action_shape=2",
+                                    "policy.learn.target_update_freq=3"])
+    policy = build(cfg, "policy")
+    rng = np.random.default_rng(0)
+    dqn_batch = {OBS: rng.normal(size=(8, 4)).astype(np.float32), ACTION: rng.integers(0, 2, 8),
+                 "return_n": rng.normal(size=8).astype(np.float32), "discount_n": np.full(8, 0.9, np.float32),
+                 "next_obs_n": rng.normal(size=(8, 4)).astype(np.float32)}
+    target = policy._target_model
+    same = []
+    for _ in range(6):
+        policy.learn_mode.forward(dqn_batch)
+        same.append(all(torch.equal(t, o) for t, o in zip(target.parameters(), policy._model.parameters(),
+                                                          strict=True)))
+    assert same == [False, False, True, False, False, True]
+
+
+@pytest.mark.parametrize("policy_type", ["sac", "td3"])
+def test_priorities_are_the_mean_absolute_td_error_of_the_critics(policy_type: str) -> None:
+    policy = continuous_policy(policy_type, "policy.priority=True")
+    log = policy.learn_mode.forward(batch())
+    assert log[PRIORITY].shape == (8,) and (log[PRIORITY] > 0).all()
+    assert PRIORITY not in continuous_policy(policy_type).learn_mode.forward(batch())
+
+
+def test_importance_weights_scale_the_critic_loss_only_when_asked() -> None:
+    weighted = batch()
+    weighted[WEIGHT] = np.zeros(8, np.float32)
+    policy = continuous_policy("sac", "policy.priority_IS_weight=True")
+    critic = snapshot(policy._model.critic)
+    log = policy.learn_mode.forward(weighted)
+    assert log["critic_loss"].item() == 0.0 and not changed(policy._model.critic, critic)
+    assert continuous_policy("sac").learn_mode.forward(weighted)["critic_loss"].item() > 0  # weights ignored

@@ -1,0 +1,43 @@
+"""SAC and TD3 learn Pendulum-v1 (algotest): the dizoo configs reach the stop value -250 within 20,000 env steps for
+seeds 0, 1, 2. The six runs go two at a time in CLI processes (one per core); each prints its env steps and seconds
+(``pytest -s -m algotest tests/policy/test_sac_td3_learning.py``)."""
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from conftest import DIZOO_PENDULUM, run_cli
+
+pytestmark = pytest.mark.algotest
+
+BUDGET = 20_000  # env steps (the acceptance bound); SAC stops after about 4k, TD3 after 7-8k
+RUNS = [(algo, seed) for algo in ("sac", "td3") for seed in (0, 1, 2)]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, int], dict]:
+    folder = tmp_path_factory.mktemp("pendulum")
+
+    def run(case: tuple[str, int]) -> dict:
+        algo, seed = case
+        exp = folder / f"{algo}_s{seed}"
+        proc = run_cli("-m", "serial", "-c", str(DIZOO_PENDULUM / f"pendulum_{algo}_config.py"), "-s", str(seed),
+                       "--max-env-step", str(BUDGET), "--exp-name", str(exp), "--no-progress",
+                       "--set", "policy.eval.final_episodes=0", cwd=folder, timeout=900)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads((exp / "result.json").read_text())
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(RUNS, pool.map(run, RUNS), strict=True))
+
+
+@pytest.mark.parametrize("algo,seed", RUNS, ids=[f"{a}-seed{s}" for a, s in RUNS])
+def test_pendulum_reaches_minus_250_within_20k_env_steps(algo: str, seed: int, results, record_property) -> None:
+    result = results[(algo, seed)]
+    line = (f"{algo} Pendulum-v1 seed {seed}: eval {result['eval_return']:.1f} after {result['env_step']} env steps, "
+            f"{result['train_iter']} train iterations, {result['wall_seconds']:.1f} s")
+    print(line)
+    record_property("env_step", result["env_step"])
+    assert result["stop"] is True and result["eval_return"] >= -250, line
+    assert result["env_step"] <= BUDGET, line
