@@ -198,7 +198,7 @@ class Policy:
         return {name: obj.state_dict() for name, obj in self._learn_state.items()}
 
     def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
-        missing = [name for name in self._learn_state if name not in state]
+        missing = sorted(name for name in self._learn_state if name not in state)
         if missing:
             raise CheckpointError(f"checkpoint lacks {missing} needed by policy '{self.cfg.get('type')}'")
         for name, obj in self._learn_state.items():

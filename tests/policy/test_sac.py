@@ -82,7 +82,7 @@ def test_samples_are_the_valid_one_step_transitions() -> None:
 
 
 @pytest.mark.parametrize("override,message", [
-    ("policy.learn.learning_rate_q=0", r"policy.learn.learning_rate_q must be a number > 0, got 0"),
+    ("policy.learn.learning_rate_q=0", r"policy.learn.learning_rate_q must be > 0, got 0"),
     ("policy.learn.alpha=-1.0", r"policy.learn.alpha must be a number > 0, got -1.0"),
     ("policy.learn.target_entropy='high'", r"policy.learn.target_entropy must be a number or None"),
     ("policy.learn.target_theta=0.0", r"policy.learn.target_theta must be in \(0, 1\] or None"),
