@@ -1,4 +1,4 @@
-"""The pure pieces of generalist-specialist learning (GSL, Jia et al., ICML 2022; ALGORITHMS.md): its settings, the
+"""The pure pieces of generalist-specialist learning (GSL, Jia et al., ICML 2022; docs/gsl.md): its settings, the
 plateau detector (and the evaluator that stops phase I with it), the choice and split of the worst variations, the
 demo success filter and the env-step accounting. The pipeline that wires them is ``ding_lite/entry/gsl.py``."""
 from __future__ import annotations
@@ -32,6 +32,14 @@ GSL_CONFIG: dict[str, Any] = dict(
 CONFIG_SECTION_REGISTRY.register("gsl")(GSL_CONFIG)
 
 T = TypeVar("T")
+
+# The sub-experiment folders of a GSL run (``<exp>/<name>/``); specialist k's is :func:`specialist_name`.
+PHASE1, DEMOS, PHASE2 = "phase1_generalist", "demos", "phase2_generalist"
+
+
+def specialist_name(k: int) -> str:
+    """Folder (and ``phases_done`` entry) of specialist ``k``."""
+    return f"specialist_{k}"
 
 
 class PlateauDetector:

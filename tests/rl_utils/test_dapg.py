@@ -18,6 +18,25 @@ def test_max_advantage_is_the_detached_raw_max():
     assert not m.requires_grad
 
 
+@pytest.mark.parametrize("adv, scale, expected", [
+    ([1.0, 2.0, 3.0, 6.0], "raw", 6.0),
+    # mean 3, unbiased variance (4 + 1 + 0 + 9) / 3 = 14/3: (6 − 3) / (14/3 + 1e-8) = 9/14
+    ([1.0, 2.0, 3.0, 6.0], "garage", 9.0 / 14.0),
+    # all negative: the raw max is negative, the centred one is not; mean −2, variance 1: (−1 + 2) / 1 = 1
+    ([-3.0, -2.0, -1.0], "garage", 1.0),
+    ([-3.0, -2.0, -1.0], "raw", -1.0),
+    ([0.1, 0.3], "garage", 0.1 / 0.02),  # a small spread: divided by the variance (0.02), not the std (0.141)
+    ([5.0], "garage", 0.0),  # one advantage: centred to 0, no nan from an unbiased variance of one sample
+])
+def test_max_advantage_on_each_scale(adv, scale, expected):
+    assert max_advantage(torch.tensor(adv, dtype=torch.float64), scale).item() == pytest.approx(expected, rel=1e-6)
+
+
+def test_max_advantage_rejects_an_unknown_scale():
+    with pytest.raises(ValueError, match="unknown advantage scale 'std'"):
+        max_advantage(torch.zeros(3), "std")
+
+
 @pytest.mark.parametrize("max_adv, coeff, weight", [
     (2.0, 0.5, 1.0),  # 0.5 * 2
     (14.0, 0.5, 7.0),  # 0.5 * 14
