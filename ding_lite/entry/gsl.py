@@ -110,10 +110,12 @@ def _run_gsl(cfg: Any, root: Path, ids: list[int], seed: int, resume: bool, addr
         low = worst_variations(state["phase1_per_variation"], g.n_low)
         state.update(low_variations=low, specialist_subsets=split_variations(low, g.n_specialists))
         _save_state(root, state)
-    log.info(f"[gsl] phase I {_earlier(PHASE1, earlier)}({p1['env_step']} env steps, ended by "
+    log.info(f"[gsl] phase I {_earlier(PHASE1, earlier)} ({p1['env_step']} env steps, ended by "
              f"{state['phases'][PHASE1]['ended_by']}); specialists on {state['specialist_subsets']}")
     _specialists(cfg, root, state, seed, address, progress)
-    log.info(f"[gsl] specialists done ({[s['env_step'] for s in state['specialists']]} env steps)")
+    kept = all(specialist_name(k) in earlier for k in range(len(state["specialists"])))
+    log.info(f"[gsl] specialists {'kept from the earlier run' if kept else 'done'} "
+             f"({[s['env_step'] for s in state['specialists']]} env steps)")
     if DEMOS not in state["phases_done"]:
         state["demos"] = collect_gsl_demos(cfg, root, state["specialist_subsets"], ids, seed)
         _mark(root, state, DEMOS)
@@ -134,7 +136,7 @@ def _run_gsl(cfg: Any, root: Path, ids: list[int], seed: int, resume: bool, addr
 
 def _earlier(phase: str, earlier: set[str]) -> str:
     """How a log line names a phase that a resumed run found done (and did not redo)."""
-    return "kept from the earlier run " if phase in earlier else "done "
+    return "kept from the earlier run" if phase in earlier else "done"
 
 
 def _specialists(cfg: Any, root: Path, state: dict[str, Any], seed: int, address: str | None,

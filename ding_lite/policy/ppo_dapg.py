@@ -14,9 +14,10 @@ from ding_lite.errors import ConfigError
 from ding_lite.policy.on_policy import Log
 from ding_lite.policy.ppo import PPOPolicy, action_distribution
 from ding_lite.registry import POLICY
-from ding_lite.rl_utils.dapg import ADV_SCALES, dapg_decay_coeff, dapg_demo_loss, dapg_demo_weight, max_advantage
+from ding_lite.rl_utils.dapg import dapg_decay_coeff, dapg_demo_loss, dapg_demo_weight, max_advantage
 
 DEMO_LOG_KEYS = ("demo_loss", "demo_likelihood", "demo_weight", "max_adv")
+ADV_SCALES = ("gsl", "raw")  # the values of policy.learn.demo_adv_scale
 
 
 @POLICY.register("ppo_dapg")
@@ -25,7 +26,8 @@ class PPODAPGPolicy(PPOPolicy):
     2·``demo_freq``, ... of each update (counted over its epochs, from 0 again at every collect, as GSL's code does).
 
     Per epoch, w = ``demo_coeff``·max(max_adv, 0) with max_adv the largest advantage of the collect (detached) on
-    the scale ``demo_adv_scale`` (GSL's: garage's centred and scaled advantages; or the raw GAE ones), or with
+    the scale ``demo_adv_scale``: GSL's (as the PPO loss sees them: standardised over the collect with ``adv_norm``)
+    or the raw GAE one; or with
     ``demo_decay`` the original DAPG weight λ0·λ1^k·max(max_adv, 0), k the number of updates (``learn_mode.forward``
     calls) so far. Demo minibatches of ``demo_batch_size`` come from an endlessly cycling, shuffled sampler over the
     demo files. Only the actor sees demos: the value loss uses on-policy data alone. With ``demo_path=None`` there
@@ -38,8 +40,7 @@ class PPODAPGPolicy(PPOPolicy):
             demo_path=None,  # demo file or list of files from `ding_lite -m collect_demo` (None: no demo term)
             demo_freq=4,  # add the demo term on policy minibatches 0, demo_freq, 2·demo_freq, ... of each update
             demo_coeff=0.5,  # c in w = c·max(max_adv, 0)
-            # max_adv's scale: 'garage' (GSL's code: max of (A − mean) / (var + 1e-8) over the collect) or 'raw' (GAE)
-            demo_adv_scale="garage",
+            demo_adv_scale="gsl",  # max_adv of the advantages as PPO's loss sees them (GSL), or 'raw' (GAE's)
             demo_batch_size=64,  # demo samples per demo minibatch
             demo_decay=False,  # original DAPG weight λ0·λ1^k·max(max_adv, 0) (k = update iteration) instead of c
             demo_lambda0=0.1,  # λ0 of the decay
@@ -87,8 +88,10 @@ class PPODAPGPolicy(PPOPolicy):
         return float(learn["demo_coeff"])
 
     def _epoch_context(self, data: dict[str, torch.Tensor]) -> Log:
-        # the advantages of the whole collect, before any per-minibatch normalisation, on demo_adv_scale's scale
-        max_adv = max_advantage(data[ADV], self.cfg["learn"]["demo_adv_scale"])
+        # GSL's code takes the max of the advantages its PPO loss uses (garage's centred and scaled ones); this
+        # loss normalises per minibatch with adv_norm, so the collect's standardised advantages are on its scale
+        learn = self.cfg["learn"]
+        max_adv = max_advantage(data[ADV], standardize=learn["demo_adv_scale"] == "gsl" and bool(learn["adv_norm"]))
         zero = torch.zeros((), device=self.device)
         weight = dapg_demo_weight(max_adv, self._coeff()) if self.has_demos else zero
         return {"max_adv": max_adv, "demo_weight": weight}

@@ -7,31 +7,21 @@ from __future__ import annotations
 
 import torch
 
-# How max_adv is measured (``policy.learn.demo_adv_scale``):
-# 'garage': the maximum of the advantages after the centring and scaling of garage's PPO (``center_adv=True``), on
-#     which GSL's official code for Meta-World runs: (A − mean(A)) / (var(A) + 1e-8), var the unbiased variance over
-#     the whole batch. Note the division by the variance, not the standard deviation: it is what that code runs.
-# 'raw': the maximum of the raw GAE advantages.
-ADV_SCALES = ("garage", "raw")
-GARAGE_EPS = 1e-8  # garage's guard against a zero variance
+from ding_lite.rl_utils.ppo import normalize_advantage
 
 
-def max_advantage(adv: torch.Tensor, scale: str = "raw") -> torch.Tensor:
-    """Largest advantage of a batch on the scale ``scale`` (:data:`ADV_SCALES`), detached: the scale of the demo
-    weight.
+def max_advantage(adv: torch.Tensor, standardize: bool = False) -> torch.Tensor:
+    """Largest advantage of a batch, detached: the scale of the demo weight. ``standardize``: of the advantages
+    normalised to zero mean and unit (unbiased) standard deviation over the batch, (max(A) − mean(A)) / std(A).
 
     DAPG scales the demo term by the best on-policy advantage so that demo actions count as "as good as the best
-    action seen", whatever the reward scale. Example: advantages [1, 2, 3, 6] give 6 raw and
-    (6 − 3) / (14/3 + 1e-8) = 0.643 on garage's scale (mean 3, unbiased variance 14/3).
+    action seen", whatever the reward scale. GSL's code takes the maximum of the advantages its PPO loss is fed,
+    after garage's centring and scaling: standardised advantages are that maximum on the scale of a PPO loss that
+    normalises its advantages (``adv_norm``). Example: [1, 2, 3, 6] give 6 raw, and 3 / sqrt(14/3) = 1.389
+    standardised (mean 3, unbiased variance 14/3).
     """
     adv = adv.detach()
-    if scale == "raw":
-        return adv.max()
-    if scale != "garage":
-        raise ValueError(f"unknown advantage scale {scale!r}: choose one of {', '.join(ADV_SCALES)}")
-    # a single advantage has no variance (torch's unbiased var would be nan): it centres to 0
-    var = adv.var() if adv.numel() > 1 else torch.zeros((), dtype=adv.dtype, device=adv.device)
-    return (adv.max() - adv.mean()) / (var + GARAGE_EPS)
+    return normalize_advantage(adv).max() if standardize else adv.max()
 
 
 def dapg_decay_coeff(lambda0: float, lambda1: float, k: int) -> float:

@@ -158,17 +158,20 @@ def test_without_decay_the_weight_is_coeff_times_max_adv(demo_path):
     assert log["demo_weight"].item() == pytest.approx(1.5)
 
 
-def test_the_default_weight_is_on_garage_s_centred_scale(demo_path):
-    """GSL's code (garage PPO, center_adv): max_adv = max of (A − mean) / (var + 1e-8) over the collect. For the 32
-    evenly spaced advantages of [-1, 3] (spacing h = 4/31): mean 1, unbiased variance h²·n(n+1)/12 =
-    (16/961)·88 = 1.465140; max_adv = (3 − 1) / 1.465140 = 1.365058, w = 0.5·max_adv = 0.682529."""
+def test_the_default_weight_is_on_the_scale_of_the_ppo_loss(demo_path):
+    """GSL's code: max_adv = the max of the advantages its PPO loss is fed (garage's centred and scaled ones); with
+    adv_norm, standardised ones. For the 32 evenly spaced advantages of [-1, 3] (spacing h = 4/31): mean 1, unbiased
+    variance h²·n(n+1)/12 = (16/961)·88 = 1.4651405, std 1.2104299; max_adv = (3 − 1) / 1.2104299 = 1.6523056,
+    w = 0.5·max_adv = 0.8261528. Without adv_norm the PPO loss sees the raw advantages: max_adv = 3."""
     policy = _policy(demo_path=demo_path, demo_coeff=0.5)
     log = _learn(policy, _batch(policy, ADV_POSITIVE))
-    assert log["max_adv"].item() == pytest.approx(1.365058, rel=1e-5)
-    assert log["demo_weight"].item() == pytest.approx(0.682529, rel=1e-5)
-    negative = _policy(demo_path=demo_path, demo_coeff=0.5)  # all advantages ≤ 0: centred, the best is still > 0
-    log = _learn(negative, _batch(negative, -ADV_POSITIVE))
-    assert log["max_adv"].item() == pytest.approx(2.0 / 1.465140, rel=1e-5)
+    assert log["max_adv"].item() == pytest.approx(1.6523056, rel=1e-5)
+    assert log["demo_weight"].item() == pytest.approx(0.8261528, rel=1e-5)
+    # mirrored, [-3, 1] (mean −1, the same std): a raw max of 1, standardised (1 + 1) / 1.2104299 = 1.6523056 again
+    mirrored = _policy(demo_path=demo_path, demo_coeff=0.5)
+    assert _learn(mirrored, _batch(mirrored, -ADV_POSITIVE))["max_adv"].item() == pytest.approx(1.6523056, rel=1e-5)
+    raw = _policy(demo_path=demo_path, demo_coeff=0.5, adv_norm=False)
+    assert _learn(raw, _batch(raw, ADV_POSITIVE))["max_adv"].item() == pytest.approx(3.0)
 
 
 def test_checkpoint_restores_the_demo_schedule(demo_path):
@@ -214,7 +217,7 @@ def test_continuous_actions_with_log_likelihood(tmp_path):
     (dict(demo_freq=0), r"policy.learn.demo_freq must be at least 1, got 0"),
     (dict(demo_coeff=-1.0), r"policy.learn.demo_coeff must be ≥ 0"),
     (dict(demo_lambda1=1.5), r"policy.learn.demo_lambda1 must be in \[0, 1\], got 1.5"),
-    (dict(demo_adv_scale="std"), r"policy.learn.demo_adv_scale must be one of 'garage', 'raw', got 'std'"),
+    (dict(demo_adv_scale="std"), r"policy.learn.demo_adv_scale must be one of 'gsl', 'raw', got 'std'"),
     (dict(demo_path="missing_demo.npz"), r"demo file not found: missing_demo.npz"),
 ])
 def test_bad_settings_are_config_errors(learn, message):
