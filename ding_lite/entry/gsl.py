@@ -112,10 +112,7 @@ def _run_gsl(cfg: Any, root: Path, ids: list[int], seed: int, resume: bool, addr
         _save_state(root, state)
     log.info(f"[gsl] phase I {_earlier(PHASE1, earlier)} ({p1['env_step']} env steps, ended by "
              f"{state['phases'][PHASE1]['ended_by']}); specialists on {state['specialist_subsets']}")
-    _specialists(cfg, root, state, seed, address, progress)
-    kept = all(specialist_name(k) in earlier for k in range(len(state["specialists"])))
-    log.info(f"[gsl] specialists {'kept from the earlier run' if kept else 'done'} "
-             f"({[s['env_step'] for s in state['specialists']]} env steps)")
+    _specialists(cfg, root, state, seed, address, progress, earlier)
     if DEMOS not in state["phases_done"]:
         state["demos"] = collect_gsl_demos(cfg, root, state["specialist_subsets"], ids, seed)
         _mark(root, state, DEMOS)
@@ -139,15 +136,19 @@ def _earlier(phase: str, earlier: set[str]) -> str:
     return "kept from the earlier run" if phase in earlier else "done"
 
 
-def _specialists(cfg: Any, root: Path, state: dict[str, Any], seed: int, address: str | None,
-                 progress: bool) -> None:
+def _specialists(cfg: Any, root: Path, state: dict[str, Any], seed: int, address: str | None, progress: bool,
+                 earlier: set[str]) -> None:
     """Train the specialists (those a resumed run finds finished are kept) and mark each one done, in order."""
     subsets = state["specialist_subsets"]
     results = run_specialists(cfg, root, subsets, seed, address, progress)
     state["specialists"] = [{"variations": s, "env_step": r["env_step"], "eval_return": r["eval_return"]}
                             for s, r in zip(subsets, results, strict=True)]
-    for k, row in enumerate(state["specialists"]):
-        _mark(root, state, specialist_name(k), env_step=row["env_step"], variations=row["variations"])
+    names = [specialist_name(k) for k in range(len(subsets))]
+    for name, row in zip(names, state["specialists"], strict=True):
+        _mark(root, state, name, env_step=row["env_step"], variations=row["variations"])
+    kept = all(name in earlier for name in names)
+    setup_console_logging().info(f"[gsl] specialists {'kept from the earlier run' if kept else 'done'} "
+                                 f"({[row['env_step'] for row in state['specialists']]} env steps)")
 
 
 def check_gsl_config(cfg: Any) -> list[int]:

@@ -112,10 +112,10 @@ class MountainCarFamilyEnv(gym.Env):
         hard_every=5,  # levels hard_every-1, 2*hard_every-1, ... are swing levels (0: none)
         gravity_spread=0.2,  # a level's gravity is 0.0025 times a factor drawn in [1 - spread, 1 + spread]
         direct_min_ratio=1.1,  # direct levels: engine force / gravity drawn in [direct_min_ratio, direct_max_ratio]
-        direct_max_ratio=1.6,
+        direct_max_ratio=1.6,  # (above 1: the engine beats the hill)
         direct_start=[-0.6, -0.4],  # direct levels: start position drawn in this range (the valley)
         swing_min_ratio=0.8,  # swing levels: engine force / gravity drawn in [swing_min_ratio, swing_max_ratio]
-        swing_max_ratio=0.9,
+        swing_max_ratio=0.9,  # (below 1: pushing right stalls below the top)
         swing_start=[-0.3, -0.2],  # swing levels: start position drawn in this range (up the right slope)
         reversed_engines=True,  # half the levels (drawn per level) have their engine wired backwards
         shaping=1.0,  # potential-based shaping weight on the position (0: only the +1 at the goal)
