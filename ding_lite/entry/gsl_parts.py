@@ -79,6 +79,7 @@ class PlateauEvaluator(InteractionEvaluator):
     config: dict[str, Any] = dict(
         type="plateau",
         eval_freq=1000,  # evaluate every this many train iterations
+        video_every=0,  # training runs: an episode as <exp>/videos/eval_iter<N>_ep0.mp4 every this many evals (0: none)
         plateau_patience=3,  # evaluations in a row without a gain above plateau_tol
         plateau_tol=0.02,  # gain of the best mean return that counts as progress
     )

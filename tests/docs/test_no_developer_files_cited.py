@@ -11,10 +11,13 @@ pytestmark = pytest.mark.unittest
 
 DEVELOPER_FILES = re.compile(r"\b(ALGORITHMS|ARCHITECTURE|STYLE|BENCHMARKS)(\.md| §)")
 PAGES = sorted((REPO_ROOT / "docs").glob("*.md")) + [REPO_ROOT / "README.md"]
-# the GSL and PPO-DAPG code (other modules are checked where their owners clean them up)
+# the GSL and PPO-DAPG code, its env families and benchmark (other modules are checked where their owners clean
+# them up)
 GSL_CODE = sorted((REPO_ROOT / "ding_lite" / "entry").glob("gsl*.py")) + [
     REPO_ROOT / "ding_lite" / "policy" / "ppo_dapg.py", REPO_ROOT / "ding_lite" / "rl_utils" / "dapg.py",
-    REPO_ROOT / "ding_lite" / "envs" / "variations.py"]
+    REPO_ROOT / "ding_lite" / "envs" / "variations.py", REPO_ROOT / "benchmarks" / "gsl_vs_ppo.py"] + sorted(
+    p for family in ("grid/maze", "classic_control/mountain_car_family")
+    for p in (REPO_ROOT / "dizoo" / family).rglob("*.py") if p.name != "__init__.py")
 
 
 @pytest.mark.parametrize("path", PAGES + GSL_CODE, ids=[p.name for p in PAGES + GSL_CODE])

@@ -81,12 +81,13 @@ def test_gsl_end_to_end_with_a_plateau_and_ray_specialists(tmp_path: Path) -> No
                    "gsl.plateau_patience=1", "--set", "gsl.plateau_tol=100.0", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     exp = tmp_path / "gsl_exp"
-    top = _check_run(exp)
-    assert set(top["summary"]) == {"phase1", "phase2"}
     saved, _ = read_config(exp / PHASE1 / "total_config.py")
     assert saved["policy"]["eval"]["evaluator"]["type"] == "plateau"
     assert saved["policy"]["eval"]["evaluator"]["plateau_patience"] == 1
+    top = json.loads((exp / "result.json").read_text())
     assert top["phases"][PHASE1]["ended_by"] == "plateau"
+    top = _check_run(exp)
+    assert set(top["summary"]) == {"phase1", "phase2"}
     phase1 = json.loads((exp / PHASE1 / "result.json").read_text())
     assert phase1["stop"] and phase1["env_step"] == top["env_steps"]["phase1"] < 1500  # before the budget
     _check_plot(tmp_path, top)

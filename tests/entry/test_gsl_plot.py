@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from ding_lite.entry.gsl_plot import join_scalars
 from ding_lite.entry.plot import collect_groups, group_summary, plot_pipeline
 from ding_lite.utils.events import RunScalars, ScalarSeries
 from ding_lite.utils.log import ExperimentLogger
@@ -79,6 +78,8 @@ def test_a_gsl_run_still_in_phase_one_is_drawn_and_counted_as_running(tmp_path: 
 
 
 def test_join_scalars_shifts_the_second_series_by_its_kind_of_step() -> None:
+    from ding_lite.entry.gsl_plot import join_scalars  # here: the other tests go through -m plot's own entry
+
     first = RunScalars({"eval/return_mean": ScalarSeries([0, 10], [1.0, 2.0], [5.0, 6.0]),
                         "eval/return_mean_iter": ScalarSeries([0, 2], [1.0, 2.0], [5.0, 6.0])}, 5.0)
     second = RunScalars({"eval/return_mean": ScalarSeries([0, 4], [3.0, 4.0], [9.0, 10.0]),
