@@ -92,7 +92,10 @@ class PlateauEvaluator(InteractionEvaluator):
     def eval(self, train_iter: int = 0, env_step: int = 0) -> EvalResult:
         result = super().eval(train_iter, env_step)
         self.plateau = self.plateau or self.detector.update(result.mean)
-        return result._replace(stop=result.stop or self.plateau)
+        if result.stop or not self.plateau:
+            return result
+        return result._replace(stop=True, stop_reason=f"plateau (no gain above plateau_tol={self.detector.tol:g} in "
+                                                      f"plateau_patience={self.detector.patience} evaluations)")
 
 
 def worst_variations(table: Mapping[str, Mapping[str, Any]], n_low: int) -> list[int]:
