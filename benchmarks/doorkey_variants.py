@@ -64,7 +64,7 @@ def variant_config(variant: str, demo: Path) -> tuple[dict[str, Any], dict[str, 
     elif variant == "ppo_dapg":
         create["policy"] = dict(type="ppo_dapg")
         main["policy"]["learn"].update(demo_path=str(demo), demo_freq=1, demo_coeff=2.0, demo_batch_size=64,
-                                       demo_log_likelihood=True)
+                                       demo_log_likelihood=True, demo_adv_scale="raw")  # as measured
     return main, create
 
 

@@ -1,17 +1,18 @@
-"""GSL against the PPO generalist alone at the same total env steps, on 50 maze levels of the trap family
-(dizoo/grid/maze: 40 staircases and 10 traps; ``--family far``: the earlier far-apart family).
+"""GSL against the PPO generalist alone at the same total env steps, on an env family of 50 levels: ``--family
+trap`` (default; dizoo/grid/maze: 40 staircases and 10 traps), ``mountain_car`` (dizoo/classic_control/
+mountain_car_family: 40 direct levels and 10 swing levels) or ``far`` (the earlier far-apart maze family).
 
-Per seed: ``ding_lite -m gsl`` with maze_trap_gsl_config.py; then PPO (maze_trap_ppo_config.py, the same network and
-settings)
-from the same seed for exactly GSL's total env steps (phase I + every specialist + demo roll-outs + phase II). Both
-final policies are evaluated alike: one greedy episode on each of the 50 levels (GSL's per-variation evaluation).
-Seeds run as subprocesses, ``--jobs`` at a time. Runs that finished in ``--work`` are not redone (a killed
-benchmark, or seeds run on their own, are completed and reported together).
+Per seed: ``ding_lite -m gsl`` with the family's GSL config (``--gsl-set`` overrides in it); then PPO (the family's
+PPO config: the same network and settings) from the same seed for exactly GSL's total env steps (phase I + every
+specialist + demo roll-outs + phase II). Both final policies are evaluated alike: one greedy episode on each of the
+50 levels (GSL's per-variation evaluation). Seeds run as subprocesses, ``--jobs`` at a time. Runs that finished in
+``--work`` are not redone (a killed benchmark, or seeds run on their own, are completed and reported together).
 
-Run (not part of CI; a few minutes per seed and method on one free core, 25-30 minutes for 3 seeds and both methods
-on 2 cores loaded by other jobs):
+Run (not part of CI; about 10-15 minutes per seed and method on one free core for the maze, 25-30 minutes for 3
+seeds and both methods on 2 cores loaded by other jobs):
     python benchmarks/gsl_vs_ppo.py                       # seeds 0 1 2
     python benchmarks/gsl_vs_ppo.py --seeds 0 --jobs 1 --work /tmp/gsl_bench
+    python benchmarks/gsl_vs_ppo.py --family mountain_car --jobs 1 --gsl-set gsl.use_ray=False
 
 Prints one row per seed and method (mean return and success rate over all levels, success on the levels GSL's phase I
 found worst, env steps), the means ± std over seeds, the load average, and a last line ``ratio R``: GSL's mean success
@@ -40,10 +41,13 @@ from ding_lite.entry.gsl import evaluate_per_variation  # noqa: E402
 from ding_lite.utils.checkpoint import latest_checkpoint  # noqa: E402
 
 pytestmark = pytest.mark.benchmark
-CONFIGS = REPO / "dizoo" / "grid" / "maze" / "config"
-FAMILIES = {"trap": ("maze_trap_gsl_config.py", "maze_trap_ppo_config.py"),
-            "far": ("maze_gsl_config.py", "maze_ppo_config.py")}
-GSL, PPO = (str(CONFIGS / name) for name in FAMILIES["trap"])
+MAZE = REPO / "dizoo" / "grid" / "maze" / "config"
+MOUNTAIN_CAR = REPO / "dizoo" / "classic_control" / "mountain_car_family" / "config"
+FAMILIES = {"trap": (MAZE / "maze_trap_gsl_config.py", MAZE / "maze_trap_ppo_config.py"),
+            "far": (MAZE / "maze_gsl_config.py", MAZE / "maze_ppo_config.py"),
+            "mountain_car": (MOUNTAIN_CAR / "mountain_car_family_gsl_config.py",
+                             MOUNTAIN_CAR / "mountain_car_family_ppo_config.py")}
+GSL, PPO = (str(path) for path in FAMILIES["trap"])
 
 
 def _cli(args: list[str], cwd: Path) -> None:
@@ -65,17 +69,24 @@ def _means(table: dict, only: list[int] | None = None) -> tuple[float, float]:
     return (statistics.fmean(r["return_mean"] for r in rows), statistics.fmean(r["success_rate"] for r in rows))
 
 
+def _name(method: str, overrides: tuple[str, ...], seed: int) -> str:
+    """A run's folder: e.g. ``ppo_entropy_weight=0.05_0`` for PPO with ``policy.learn.entropy_weight=0.05``, seed 0."""
+    tags = [kv.split("=", 1)[0].rsplit(".", 1)[-1] + "=" + kv.split("=", 1)[-1] for kv in overrides]
+    return "_".join([method, *tags, str(seed)])
+
+
 def run_seed(seed: int, work: Path, gsl_config: str = GSL, ppo_config: str = PPO,
-             ppo_set: tuple[str, ...] = ()) -> dict:
-    """GSL, then PPO (its config with the ``--set`` overrides ``ppo_set``) for GSL's total env steps; both final
-    policies evaluated on every variation."""
-    if not _finished(work / f"gsl_{seed}", "phase2_per_variation"):  # runs a killed benchmark finished are kept
-        _cli(["-m", "gsl", "-c", gsl_config, "-s", str(seed), "--exp-name", f"gsl_{seed}"]
-             + (["--resume"] if (work / f"gsl_{seed}").exists() else []), work)
-    gsl = json.loads((work / f"gsl_{seed}" / "result.json").read_text())
+             ppo_set: tuple[str, ...] = (), gsl_set: tuple[str, ...] = ()) -> dict:
+    """GSL (its config with the ``--set`` overrides ``gsl_set``), then PPO (with ``ppo_set``) for GSL's total env
+    steps; both final policies evaluated on every variation."""
+    name = _name("gsl", tuple(kv for kv in gsl_set if not kv.startswith("gsl.use_ray")), seed)
+    if not _finished(work / name, "phase2_per_variation"):  # runs a killed benchmark finished are kept
+        _cli(["-m", "gsl", "-c", gsl_config, "-s", str(seed), "--exp-name", name]
+             + [arg for kv in gsl_set for arg in ("--set", kv)]
+             + (["--resume"] if (work / name).exists() else []), work)
+    gsl = json.loads((work / name / "result.json").read_text())
     total = gsl["env_steps"]["total"]
-    tags = [kv.split("=", 1)[0].rsplit(".", 1)[-1] + "=" + kv.split("=", 1)[-1] for kv in ppo_set]
-    ppo = "_".join(["ppo", *tags, str(seed)])  # e.g. ppo_entropy_weight=0.05_0
+    ppo = _name("ppo", ppo_set, seed)
     if not _finished(work / ppo, "env_step"):
         shutil.rmtree(work / ppo, ignore_errors=True)
         _cli(["-m", "serial", "-c", ppo_config, "-s", str(seed), "--max-env-step", str(total)]
@@ -98,22 +109,26 @@ def main(gsl_config: str | None = None, ppo_config: str | None = None) -> None:
     """Parse the command line and run every seed; the configs default to ``--family``'s."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--family", choices=sorted(FAMILIES), default="trap", help="maze family (default: trap)")
+    parser.add_argument("--family", choices=sorted(FAMILIES), default="trap", help="env family (default: trap)")
     parser.add_argument("--ppo-set", action="append", default=[], metavar="KEY=VALUE",
                         help="override in the PPO baseline's config only, e.g. policy.learn.entropy_weight=0.05")
+    parser.add_argument("--gsl-set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override in the GSL config only, e.g. gsl.use_ray=False (specialists one after the "
+                             "other: one process per seed)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--work", default=None, help="folder for the runs (default: a temporary one)")
     args = parser.parse_args()
     work = Path(args.work or tempfile.mkdtemp(prefix="gsl_vs_ppo_"))
     work.mkdir(parents=True, exist_ok=True)
     if gsl_config is None or ppo_config is None:
-        gsl_config, ppo_config = (str(CONFIGS / name) for name in FAMILIES[args.family])
+        gsl_config, ppo_config = (str(path) for path in FAMILIES[args.family])
     load_config(gsl_config)  # registers every component once: lazy imports from several threads at once race
     rows: list[dict] = []
-    print(f"PPO baseline overrides: {args.ppo_set or 'none'}")
+    print(f"family {args.family}; GSL overrides: {args.gsl_set or 'none'}; PPO baseline overrides: "
+          f"{args.ppo_set or 'none'}")
 
     def one(seed: int) -> dict:
-        row = run_seed(seed, work, gsl_config, ppo_config, tuple(args.ppo_set))
+        row = run_seed(seed, work, gsl_config, ppo_config, tuple(args.ppo_set), tuple(args.gsl_set))
         rows.append(row)  # partial results, as the seeds finish
         (work / "rows.json").write_text(json.dumps(sorted(rows, key=lambda r: r["seed"]), indent=2))
         return row

@@ -1,5 +1,5 @@
 """Generalist-specialist learning (GSL, Jia et al., ICML 2022), one command from the generalist to the fine-tuned
-generalist: ``ding_lite -m gsl -c CONFIG``. The phases (ALGORITHMS.md) each run as a sub-experiment of the serial
+generalist: ``ding_lite -m gsl -c CONFIG``. The phases (docs/gsl.md) each run as a sub-experiment of the serial
 pipeline in ``<exp>/``:
 
 1. ``phase1_generalist/``: PPO on all ``env.variations`` until the mean eval return plateaus (``gsl.plateau_*``) or
@@ -13,7 +13,9 @@ pipeline in ``<exp>/``:
 
 ``<exp>/result.json`` is rewritten after every phase (the per-variation tables, the subsets, the env steps of every
 phase); ``--resume`` continues the phase a killed run was in and redoes none that finished. Start checkpoints (the
-generalist's weights with fresh counters) are written to ``<exp>/starts/``.
+generalist's weights with fresh counters) are written to ``<exp>/starts/``. Model shapes left out of the config are
+filled in from the env once, before any phase, so that every phase (and every start checkpoint) builds the same
+model.
 """
 from __future__ import annotations
 
@@ -35,11 +37,21 @@ from ding_lite.entry.common import (
     build_env_managers,
     build_evaluator,
     experiment_dir,
+    fill_model_shapes_from_env,
     import_plugins,
     load_config,
     write_json,
 )
-from ding_lite.entry.gsl_parts import keep_successful, split_variations, step_accounting, worst_variations
+from ding_lite.entry.gsl_parts import (
+    DEMOS,
+    PHASE1,
+    PHASE2,
+    keep_successful,
+    specialist_name,
+    split_variations,
+    step_accounting,
+    worst_variations,
+)
 from ding_lite.entry.serial import serial_pipeline
 from ding_lite.envs.variations import variation_ids
 from ding_lite.errors import ConfigError
@@ -47,8 +59,6 @@ from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint, save_
 from ding_lite.utils.claim import claim_existing, claim_new
 from ding_lite.utils.dicts import deep_merge
 from ding_lite.utils.log import setup_console_logging
-
-PHASE1, DEMOS, PHASE2 = "phase1_generalist", "demos", "phase2_generalist"
 
 
 def gsl_pipeline(config: ConfigLike, seed: int = 0, *, exp_dir: str | Path | None = None, resume: bool = False,
@@ -70,6 +80,7 @@ def gsl_pipeline(config: ConfigLike, seed: int = 0, *, exp_dir: str | Path | Non
     """
     start = time.perf_counter()
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
+    fill_model_shapes_from_env(cfg)  # every phase's policy and start checkpoint is built from these shapes
     ids = check_gsl_config(cfg)
     asked = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
     # the root folder is claimed and locked for the whole run, as each phase's own folder is (utils/claim.py)
@@ -88,6 +99,7 @@ def _run_gsl(cfg: Any, root: Path, ids: list[int], seed: int, resume: bool, addr
     """The phases of :func:`gsl_pipeline` in its claimed folder ``root``."""
     state: dict[str, Any] = _read_state(root) if resume else {}
     state.update(variations=ids, seed=seed, phases_done=state.get("phases_done", []))
+    earlier = set(state["phases_done"])  # phases a resumed run finds done: kept, not redone
     log = setup_console_logging()
     g = cfg.gsl
     p1 = _run_phase(root / PHASE1, lambda r: serial_pipeline(
@@ -98,15 +110,14 @@ def _run_gsl(cfg: Any, root: Path, ids: list[int], seed: int, resume: bool, addr
         low = worst_variations(state["phase1_per_variation"], g.n_low)
         state.update(low_variations=low, specialist_subsets=split_variations(low, g.n_specialists))
         _save_state(root, state)
-    log.info(f"[gsl] phase I done ({p1['env_step']} env steps); specialists on {state['specialist_subsets']}")
-    specialists = run_specialists(cfg, root, state["specialist_subsets"], seed, address, progress)
-    state["specialists"] = [{"variations": s, "env_step": r["env_step"], "eval_return": r["eval_return"]}
-                            for s, r in zip(state["specialist_subsets"], specialists, strict=True)]
-    _save_state(root, state)
+    log.info(f"[gsl] phase I {_earlier(PHASE1, earlier)} ({p1['env_step']} env steps, ended by "
+             f"{state['phases'][PHASE1]['ended_by']}); specialists on {state['specialist_subsets']}")
+    _specialists(cfg, root, state, seed, address, progress, earlier)
     if DEMOS not in state["phases_done"]:
         state["demos"] = collect_gsl_demos(cfg, root, state["specialist_subsets"], ids, seed)
         _mark(root, state, DEMOS)
-    log.info(f"[gsl] demos: {state['demos']['n_episode_kept']} episodes, {state['demos']['n_step']} steps")
+    log.info(f"[gsl] demos {_earlier(DEMOS, earlier)}: {state['demos']['n_episode_kept']} episodes, "
+             f"{state['demos']['n_step']} steps")
     p2 = _run_phase(root / PHASE2, lambda r: _phase2(cfg, root, state["demos"]["files"], seed, r, progress))
     _mark(root, state, PHASE2, env_step=p2["env_step"])
     if "phase2_per_variation" not in state:
@@ -118,6 +129,26 @@ def _run_gsl(cfg: Any, root: Path, ids: list[int], seed: int, resume: bool, addr
     log.info(f"[gsl] done: mean return {state['summary']['phase1']['return_mean']:.3f} -> "
              f"{state['summary']['phase2']['return_mean']:.3f}, {state['env_steps']['total']} env steps; {root}")
     return state
+
+
+def _earlier(phase: str, earlier: set[str]) -> str:
+    """How a log line names a phase that a resumed run found done (and did not redo)."""
+    return "kept from the earlier run" if phase in earlier else "done"
+
+
+def _specialists(cfg: Any, root: Path, state: dict[str, Any], seed: int, address: str | None, progress: bool,
+                 earlier: set[str]) -> None:
+    """Train the specialists (those a resumed run finds finished are kept) and mark each one done, in order."""
+    subsets = state["specialist_subsets"]
+    results = run_specialists(cfg, root, subsets, seed, address, progress)
+    state["specialists"] = [{"variations": s, "env_step": r["env_step"], "eval_return": r["eval_return"]}
+                            for s, r in zip(subsets, results, strict=True)]
+    names = [specialist_name(k) for k in range(len(subsets))]
+    for name, row in zip(names, state["specialists"], strict=True):
+        _mark(root, state, name, env_step=row["env_step"], variations=row["variations"])
+    kept = all(name in earlier for name in names)
+    setup_console_logging().info(f"[gsl] specialists {'kept from the earlier run' if kept else 'done'} "
+                                 f"({[row['env_step'] for row in state['specialists']]} env steps)")
 
 
 def check_gsl_config(cfg: Any) -> list[int]:
@@ -163,13 +194,13 @@ def phase1_config(cfg: Any) -> Any:
     g = cfg.gsl
     evaluator = dict(type="plateau", import_names=["ding_lite.entry.gsl_parts"],
                      plateau_patience=int(g.plateau_patience), plateau_tol=float(g.plateau_tol))
-    return phase_config(cfg, {"policy": {"eval": {"evaluator": evaluator}}, **_ckpt_every_eval(cfg)})
+    return phase_config(cfg, deep_merge({"policy": {"eval": {"evaluator": evaluator}}}, RESUME_CKPT_AT_EVAL))
 
 
-def _ckpt_every_eval(cfg: Any) -> dict[str, Any]:
-    """A checkpoint at every evaluation, so that a killed phase resumes close to where it was."""
-    freq = int(cfg.policy.eval.evaluator.eval_freq)
-    return {"policy": {"learn": {"learner": {"hook": {"save_ckpt_after_iter": freq}}}}}
+# A resume checkpoint at every evaluation (the learner keeps the newest `save_resume_ckpt.keep` of them), so that a
+# killed phase resumes close to where it was without a file per evaluation piling up.
+RESUME_CKPT_AT_EVAL: dict[str, Any] = {
+    "policy": {"learn": {"learner": {"hook": {"save_resume_ckpt": {"at_eval_after_seconds": 0.0}}}}}}
 
 
 def _subset_env(cfg: Any, subset: list[int], per_variation: int) -> dict[str, Any]:
@@ -180,7 +211,7 @@ def specialist_config(cfg: Any, subset: list[int]) -> Any:
     """Specialist: the phase-I policy, its env restricted to ``subset`` (collector and evaluator), its
     ``policy.learn`` with ``gsl.specialist_learn`` merged in (e.g. a larger entropy bonus to explore its few
     variations)."""
-    changes = deep_merge(_subset_env(cfg, subset, int(cfg.gsl.eval_episodes_per_variation)), _ckpt_every_eval(cfg))
+    changes = deep_merge(_subset_env(cfg, subset, int(cfg.gsl.eval_episodes_per_variation)), RESUME_CKPT_AT_EVAL)
     changes = deep_merge(changes, {"policy": {"learn": dict(cfg.gsl.specialist_learn or {})}})
     return phase_config(cfg, changes)
 
@@ -190,7 +221,7 @@ def phase2_config(cfg: Any, demo_files: list[str]) -> Any:
     g = cfg.gsl
     learn = deep_merge(dict(g.phase2_learn), {"demo_path": list(demo_files) + _as_list(g.get("extra_demo_path"))})
     return phase_config(cfg, deep_merge({"policy": {"type": g.phase2_policy_type, "learn": learn}},
-                                        _ckpt_every_eval(cfg)))
+                                        RESUME_CKPT_AT_EVAL))
 
 
 def _as_list(value: Any) -> list[str]:
@@ -245,11 +276,11 @@ def train_specialist(cfg: Any, root: Path, k: int, subset: list[int], seed: int,
     killed run left a checkpoint, returned as is where it finished)."""
     import_plugins(cfg)  # a fresh Ray worker process knows only what it imports
     scfg = specialist_config(cfg, subset)
-    folder = root / f"specialist_{k}"
+    folder = root / specialist_name(k)
 
     def run(resume: bool) -> dict[str, Any]:
         start = None if resume else start_checkpoint(scfg, _final_ckpt(root / PHASE1),
-                                                     root / "starts" / f"specialist_{k}.pth.tar")
+                                                     root / "starts" / f"{specialist_name(k)}.pth.tar")
         return serial_pipeline(scfg, seed, cfg.gsl.specialist_max_env_step, exp_dir=folder, resume=resume,
                                load_ckpt=start, progress=progress)
 
@@ -267,7 +298,7 @@ def run_specialists(cfg: Any, root: Path, subsets: list[list[int]], seed: int, a
                     progress: bool) -> list[dict[str, Any]]:
     """Train every specialist; in parallel as Ray actors when ``gsl.use_ray`` (local instance, or ``address``)."""
     root = root.resolve()
-    todo = [k for k in range(len(subsets)) if not (root / f"specialist_{k}" / "result.json").is_file()]
+    todo = [k for k in range(len(subsets)) if not (root / specialist_name(k) / "result.json").is_file()]
     if cfg.gsl.use_ray and len(todo) > 0:
         from ding_lite.entry.parallel import import_ray, ray_session
 
@@ -322,7 +353,7 @@ def collect_gsl_demos(cfg: Any, root: Path, subsets: list[list[int]], ids: list[
     successful episodes (``demo.success_key`` / ``demo.return_threshold``, as ``-m collect_demo``) are kept."""
     is_success, rule = success_rule(cfg.demo.return_threshold, cfg.env.stop_value, cfg.demo.success_key)
     others = [v for v in ids if not any(v in s for s in subsets)]
-    sources = [(f"specialist_{k}", s) for k, s in enumerate(subsets)] + ([(PHASE1, others)] if others else [])
+    sources = [(specialist_name(k), s) for k, s in enumerate(subsets)] + ([(PHASE1, others)] if others else [])
     files, kept_total, steps_total, env_step = [], 0, 0, 0
     per_source = {}
     for name, subset in sources:

@@ -1,4 +1,4 @@
-"""The pure pieces of generalist-specialist learning (GSL, Jia et al., ICML 2022; ALGORITHMS.md): its settings, the
+"""The pure pieces of generalist-specialist learning (GSL, Jia et al., ICML 2022; docs/gsl.md): its settings, the
 plateau detector (and the evaluator that stops phase I with it), the choice and split of the worst variations, the
 demo success filter and the env-step accounting. The pipeline that wires them is ``ding_lite/entry/gsl.py``."""
 from __future__ import annotations
@@ -32,6 +32,14 @@ GSL_CONFIG: dict[str, Any] = dict(
 CONFIG_SECTION_REGISTRY.register("gsl")(GSL_CONFIG)
 
 T = TypeVar("T")
+
+# The sub-experiment folders of a GSL run (``<exp>/<name>/``); specialist k's is :func:`specialist_name`.
+PHASE1, DEMOS, PHASE2 = "phase1_generalist", "demos", "phase2_generalist"
+
+
+def specialist_name(k: int) -> str:
+    """Folder (and ``phases_done`` entry) of specialist ``k``."""
+    return f"specialist_{k}"
 
 
 class PlateauDetector:
@@ -71,6 +79,7 @@ class PlateauEvaluator(InteractionEvaluator):
     config: dict[str, Any] = dict(
         type="plateau",
         eval_freq=1000,  # evaluate every this many train iterations
+        video_every=0,  # training runs: an episode as <exp>/videos/eval_iter<N>_ep0.mp4 every this many evals (0: none)
         plateau_patience=3,  # evaluations in a row without a gain above plateau_tol
         plateau_tol=0.02,  # gain of the best mean return that counts as progress
     )
@@ -83,7 +92,10 @@ class PlateauEvaluator(InteractionEvaluator):
     def eval(self, train_iter: int = 0, env_step: int = 0) -> EvalResult:
         result = super().eval(train_iter, env_step)
         self.plateau = self.plateau or self.detector.update(result.mean)
-        return result._replace(stop=result.stop or self.plateau)
+        if result.stop or not self.plateau:
+            return result
+        return result._replace(stop=True, stop_reason=f"plateau (no gain above plateau_tol={self.detector.tol:g} in "
+                                                      f"plateau_patience={self.detector.patience} evaluations)")
 
 
 def worst_variations(table: Mapping[str, Mapping[str, Any]], n_low: int) -> list[int]:

@@ -48,8 +48,12 @@ class Group:
 
 
 def is_experiment(path: Path) -> bool:
-    """A folder that a ding_lite pipeline wrote: tensorboard events under ``log/``, or a ``result.json``."""
-    return path.is_dir() and ((path / "result.json").is_file() or any((path / "log").glob(EVENT_GLOB)))
+    """A folder that a ding_lite pipeline wrote: tensorboard events under ``log/``, or a ``result.json``, or the
+    phase folders of ``-m gsl`` (one run: :mod:`ding_lite.entry.gsl_plot`)."""
+    from ding_lite.entry.gsl_plot import is_gsl_folder
+
+    return path.is_dir() and ((path / "result.json").is_file() or any((path / "log").glob(EVENT_GLOB))
+                              or is_gsl_folder(path))
 
 
 def experiment_folders(path: Path) -> list[Path]:
@@ -66,7 +70,12 @@ def experiment_folders(path: Path) -> list[Path]:
 
 
 def load_run(path: Path) -> Run:
-    """Read one experiment folder's scalars and ``result.json`` (keys read as present, never assumed)."""
+    """Read one experiment folder's scalars and ``result.json`` (keys read as present, never assumed); a GSL folder
+    is its generalist's phases joined on one env-step axis."""
+    from ding_lite.entry.gsl_plot import is_gsl_folder, load_gsl_run
+
+    if is_gsl_folder(path):
+        return load_gsl_run(path)
     result: dict[str, Any] = {}
     result_path = path / "result.json"
     if result_path.is_file():

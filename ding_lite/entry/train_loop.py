@@ -195,7 +195,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
 
 
 def _log_done(logger: ExperimentLogger, result: dict[str, Any], exp_dir: Path, ignored: list[str]) -> None:
-    outcome = "stop value reached" if result["stop"] else "budget spent"
+    outcome = result["stop_reason"] if result["stop"] else "budget spent"
     final = "" if result.get("final_eval_return") is None else \
         f"; best checkpoint on {result['final_eval_episodes']} fresh episodes: " \
         f"{result['final_eval_return']:.2f} ± {result['final_eval_std']:.2f}"
@@ -287,6 +287,7 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
                     + ")")
     return {
         "stop": bool(last_eval.stop),
+        "stop_reason": last_eval.stop_reason if last_eval.stop else None,  # the log's words for why it stopped
         "env_step": collector.env_step,
         "train_iter": learner.train_iter,
         "eval_return": last_eval.mean,
@@ -346,7 +347,7 @@ def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, en
     logger.scalar("eval/return_mean_iter", result.mean, learner.train_iter)
     log_per_variation(logger, result.per_variation(), env_step)  # env variations only (envs/variations.py)
     logger.info(f"[eval] iter {learner.train_iter:>6d}  env_step {env_step:>8d}  return {result.mean:8.2f} ± "
-                f"{result.std:6.2f}  best {evaluator.best_return:8.2f}" + ("  stop value reached" if result.stop
+                f"{result.std:6.2f}  best {evaluator.best_return:8.2f}" + (f"  {result.stop_reason}" if result.stop
                                                                              else ""))
     for video in videos.after_eval(learner.train_iter) if videos is not None else ():
         logger.info(f"[video] {video.path}: return {video.episode_return:.2f}, {video.length} steps")

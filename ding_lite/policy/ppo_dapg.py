@@ -1,5 +1,5 @@
 """PPO-DAPG: PPO plus the demonstration term of DAPG (Rajeswaran et al. 2018) as adapted in generalist-specialist
-learning (Jia et al., ICML 2022). See docs/ppo_dapg.md and ALGORITHMS.md (PPO-DAPG)."""
+learning (Jia et al., ICML 2022). See docs/ppo_dapg.md."""
 from __future__ import annotations
 
 import os
@@ -17,25 +17,30 @@ from ding_lite.registry import POLICY
 from ding_lite.rl_utils.dapg import dapg_decay_coeff, dapg_demo_loss, dapg_demo_weight, max_advantage
 
 DEMO_LOG_KEYS = ("demo_loss", "demo_likelihood", "demo_weight", "max_adv")
+ADV_SCALES = ("gsl", "raw")  # the values of policy.learn.demo_adv_scale
 
 
 @POLICY.register("ppo_dapg")
 class PPODAPGPolicy(PPOPolicy):
-    """PPO whose policy loss gets −w·mean(π(a_demo|s_demo)) on minibatches 0, ``demo_freq``, 2·``demo_freq``, ...
+    """PPO whose policy loss gets −w·mean(π(a_demo|s_demo)) on the policy minibatches 0, ``demo_freq``,
+    2·``demo_freq``, ... of each update (counted over its epochs, from 0 again at every collect, as GSL's code does).
 
-    Per epoch, w = ``demo_coeff``·max(max_adv, 0) with max_adv the largest raw GAE advantage of the collect
-    (detached), or with ``demo_decay`` the original DAPG weight λ0·λ1^k·max(max_adv, 0), k the number of updates
-    (``learn_mode.forward`` calls) so far. Demo minibatches of ``demo_batch_size`` come from an endlessly cycling,
-    shuffled sampler over the demo files. Only the actor sees demos: the value loss uses on-policy data alone.
-    With ``demo_path=None`` there is no demo term and the policy trains exactly as PPO.
+    Per epoch, w = ``demo_coeff``·max(max_adv, 0) with max_adv the largest advantage of the collect (detached) on
+    the scale ``demo_adv_scale``: GSL's (as the PPO loss sees them: standardised over the collect with ``adv_norm``)
+    or the raw GAE one; or with
+    ``demo_decay`` the original DAPG weight λ0·λ1^k·max(max_adv, 0), k the number of updates (``learn_mode.forward``
+    calls) so far. Demo minibatches of ``demo_batch_size`` come from an endlessly cycling, shuffled sampler over the
+    demo files. Only the actor sees demos: the value loss uses on-policy data alone. With ``demo_path=None`` there
+    is no demo term and the policy trains exactly as PPO.
     """
 
     config: dict[str, Any] = dict(
         type="ppo_dapg",
         learn=dict(
             demo_path=None,  # demo file or list of files from `ding_lite -m collect_demo` (None: no demo term)
-            demo_freq=4,  # add the demo term on policy minibatches 0, demo_freq, 2·demo_freq, ... of the run
+            demo_freq=4,  # add the demo term on policy minibatches 0, demo_freq, 2·demo_freq, ... of each update
             demo_coeff=0.5,  # c in w = c·max(max_adv, 0)
+            demo_adv_scale="gsl",  # max_adv of the advantages as PPO's loss sees them (GSL), or 'raw' (GAE's)
             demo_batch_size=64,  # demo samples per demo minibatch
             demo_decay=False,  # original DAPG weight λ0·λ1^k·max(max_adv, 0) (k = update iteration) instead of c
             demo_lambda0=0.1,  # λ0 of the decay
@@ -68,6 +73,10 @@ class PPODAPGPolicy(PPOPolicy):
         """True when demo files were loaded (the demo term is active)."""
         return self._demo_obs is not None
 
+    def _prepare(self, data: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        self._dapg.minibatch = 0  # demo_freq counts the minibatches of this update (GSL restarts it every collect)
+        return super()._prepare(data)
+
     def _end_update(self, logs: list[Log]) -> list[Log]:
         self._dapg.update_iter += 1  # k of the DAPG decay counts updates (collects)
         return super()._end_update(logs)
@@ -79,15 +88,17 @@ class PPODAPGPolicy(PPOPolicy):
         return float(learn["demo_coeff"])
 
     def _epoch_context(self, data: dict[str, torch.Tensor]) -> Log:
-        # raw advantages of the whole collect, before any per-minibatch normalisation (GSL's choice)
-        max_adv = max_advantage(data[ADV])
+        # GSL's code takes the max of the advantages its PPO loss uses (garage's centred and scaled ones); this
+        # loss normalises per minibatch with adv_norm, so the collect's standardised advantages are on its scale
+        learn = self.cfg["learn"]
+        max_adv = max_advantage(data[ADV], standardize=learn["demo_adv_scale"] == "gsl" and bool(learn["adv_norm"]))
         zero = torch.zeros((), device=self.device)
         weight = dapg_demo_weight(max_adv, self._coeff()) if self.has_demos else zero
         return {"max_adv": max_adv, "demo_weight": weight}
 
     def _compute_loss(self, mb: dict[str, torch.Tensor], context: Log) -> tuple[torch.Tensor, Log]:
-        """PPO's loss plus, on policy minibatches 0, ``demo_freq``, 2·``demo_freq``, ... of the run (GSL's order), the
-        demo term; every step logs ``demo_loss`` and ``demo_likelihood`` (zero without a demo term)."""
+        """PPO's loss plus, on policy minibatches 0, ``demo_freq``, 2·``demo_freq``, ... of the update (GSL's order),
+        the demo term; every step logs ``demo_loss`` and ``demo_likelihood`` (zero without a demo term)."""
         loss, stats = super()._compute_loss(mb, context)
         demo = self._demo_loss(context["demo_weight"])
         if demo is None:
@@ -120,8 +131,8 @@ class PPODAPGPolicy(PPOPolicy):
 
 
 class DAPGState:
-    """Counters of the demo schedule kept in checkpoints: updates so far (k of the decay), policy minibatches so far
-    (for ``demo_freq``) and the demo sampler's position and RNG."""
+    """Counters of the demo schedule kept in checkpoints: updates so far (k of the decay), policy minibatches of the
+    current update (for ``demo_freq``) and the demo sampler's position and RNG."""
 
     def __init__(self) -> None:
         self.update_iter = 0
@@ -160,5 +171,8 @@ def _check_settings(learn: Mapping[str, Any]) -> None:
         if float(learn[key]) < 0:
             raise ConfigError(f"policy.learn.{key} must be ≥ 0 (a negative weight pushes the policy away from the "
                               f"demos), got {learn[key]!r}")
+    if learn["demo_adv_scale"] not in ADV_SCALES:
+        raise ConfigError(f"policy.learn.demo_adv_scale must be one of {', '.join(map(repr, ADV_SCALES))}, got "
+                          f"{learn['demo_adv_scale']!r}")
     if not 0.0 <= float(learn["demo_lambda1"]) <= 1.0:
         raise ConfigError(f"policy.learn.demo_lambda1 must be in [0, 1], got {learn['demo_lambda1']!r}")

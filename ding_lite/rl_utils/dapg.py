@@ -1,19 +1,27 @@
 """The demonstration term of DAPG (Rajeswaran et al. 2018, "Learning Complex Dexterous Manipulation with Deep
 Reinforcement Learning and Demonstrations", eq. 6) as adapted to PPO in generalist-specialist learning (Jia et al.,
-ICML 2022): L_demo = −w·mean(π(a_demo|s_demo)), w = c·max(max_adv, 0)."""
+"Improving Policy Optimization with Generalist-Specialist Learning", ICML 2022): L_demo = −w·mean(π(a_demo|s_demo)),
+w = c·max(max_adv, 0)."""
 
 from __future__ import annotations
 
 import torch
 
+from ding_lite.rl_utils.ppo import normalize_advantage
 
-def max_advantage(adv: torch.Tensor) -> torch.Tensor:
-    """Largest raw (unnormalised) advantage of a batch, detached: the scale of the demo weight.
+
+def max_advantage(adv: torch.Tensor, standardize: bool = False) -> torch.Tensor:
+    """Largest advantage of a batch, detached: the scale of the demo weight. ``standardize``: of the advantages
+    normalised to zero mean and unit (unbiased) standard deviation over the batch, (max(A) − mean(A)) / std(A).
 
     DAPG scales the demo term by the best on-policy advantage so that demo actions count as "as good as the best
-    action seen", whatever the reward scale.
+    action seen", whatever the reward scale. GSL's code takes the maximum of the advantages its PPO loss is fed,
+    after garage's centring and scaling: standardised advantages are that maximum on the scale of a PPO loss that
+    normalises its advantages (``adv_norm``). Example: [1, 2, 3, 6] give 6 raw, and 3 / sqrt(14/3) = 1.389
+    standardised (mean 3, unbiased variance 14/3).
     """
-    return adv.detach().max()
+    adv = adv.detach()
+    return normalize_advantage(adv).max() if standardize else adv.max()
 
 
 def dapg_decay_coeff(lambda0: float, lambda1: float, k: int) -> float:

@@ -28,6 +28,7 @@ class EvalResult(NamedTuple):
     # where the episode's env did not report it
     variations: list[Any] | None = None
     successes: list[Any] | None = None
+    stop_reason: str = "stop value reached"  # what ``stop`` means when set (the plateau evaluator says 'plateau ...')
 
     def per_variation(self) -> dict[str, dict[str, Any]]:
         """Mean return and success rate per variation id (empty when the envs have no variations)."""

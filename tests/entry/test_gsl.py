@@ -1,6 +1,7 @@
-"""``-m gsl`` end to end on a tiny maze family: folders, phase order, per-variation tables, Ray specialists, a kill
-in phase II and ``--resume``, specialists that only see their subsets, and bad input (one line, exit 2, nothing
-written)."""
+"""``-m gsl`` end to end on a tiny maze family whose config leaves the model shapes to the env (as the tutorials
+do): folders, phase order, per-variation tables, a plateau that ends phase I, Ray specialists, ``-m plot`` on the top
+folder, a kill in phase II and ``--resume``, specialists that only see their subsets, and bad input (one line, exit
+2, nothing written)."""
 from __future__ import annotations
 
 import json
@@ -19,7 +20,9 @@ from ding_lite.config import read_config
 from ding_lite.config.compile import compile_config
 from ding_lite.data.demo import episodes_to_dataset, write_demo
 from ding_lite.entry.common import build, build_env_managers
-from ding_lite.entry.gsl import PHASE1, PHASE2, _demo_ckpt, phase1_config, specialist_config
+from ding_lite.entry.gsl import PHASE1, PHASE2, _demo_ckpt, phase1_config, phase2_config, specialist_config
+from ding_lite.entry.plot import collect_groups
+from ding_lite.utils.events import read_scalars
 from dizoo.grid.maze.envs.maze_env import make_level
 
 TINY = """
@@ -29,8 +32,7 @@ main_config = EasyDict(dict(
     env=dict(type="maze", import_names=["dizoo.grid.maze.envs.maze_env"], num_levels=20, variations=6, size=4,
              min_distance=3, max_episode_steps=12, collector_env_num=4, evaluator_env_num=3, n_evaluator_episode=6,
              stop_value=10),
-    policy=dict(type="ppo", model=dict(obs_shape=48, action_shape=4, action_space="discrete",
-                                       encoder_hidden_size_list=[32]),
+    policy=dict(type="ppo", model=dict(encoder_hidden_size_list=[32]),  # obs and action shapes: from the env
                 learn=dict(epoch_per_collect=2, batch_size=128, learning_rate=3e-3, entropy_weight=0.01),
                 collect=dict(n_sample=256, discount_factor=0.95), eval=dict(evaluator=dict(eval_freq=8))),
     gsl=dict(phase1_max_env_step=1500, n_low=4, n_specialists=2, specialist_max_env_step=1000,
@@ -46,7 +48,7 @@ def _config(folder: Path, use_ray: bool = False) -> str:
 
 def _check_run(exp: Path) -> dict:
     top = json.loads((exp / "result.json").read_text())
-    assert top["phases_done"] == [PHASE1, "demos", PHASE2]
+    assert top["phases_done"] == [PHASE1, "specialist_0", "specialist_1", "demos", PHASE2]
     for sub in (PHASE1, "specialist_0", "specialist_1", PHASE2):
         for name in ("total_config.py", "result.json", "log", "ckpt"):
             assert (exp / sub / name).exists(), (sub, name)
@@ -70,13 +72,39 @@ def _check_run(exp: Path) -> dict:
 
 
 @pytest.mark.unittest
-def test_gsl_end_to_end_with_ray_specialists(tmp_path: Path) -> None:
-    """Two specialists on a one-CPU Ray instance: its one actor trains them in turn."""
+def test_gsl_end_to_end_with_a_plateau_and_ray_specialists(tmp_path: Path) -> None:
+    """Phase I stops at a plateau (no gain above a tolerance of 100 for one evaluation: at its second one, far below
+    its budget); two specialists on a one-CPU Ray instance (its one actor trains them in turn); ``-m plot`` on the top
+    folder draws the generalist with phase II after phase I, the specialists and the demos."""
     pytest.importorskip("ray")
-    proc = run_cli("-m", "gsl", "-c", _config(tmp_path, use_ray=True), "--no-progress", cwd=tmp_path)
+    proc = run_cli("-m", "gsl", "-c", _config(tmp_path, use_ray=True), "--no-progress", "--set",
+                   "gsl.plateau_patience=1", "--set", "gsl.plateau_tol=100.0", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    top = _check_run(tmp_path / "gsl_exp")
+    exp = tmp_path / "gsl_exp"
+    saved, _ = read_config(exp / PHASE1 / "total_config.py")
+    assert saved["policy"]["eval"]["evaluator"]["type"] == "plateau"
+    assert saved["policy"]["eval"]["evaluator"]["plateau_patience"] == 1
+    top = json.loads((exp / "result.json").read_text())
+    assert top["phases"][PHASE1]["ended_by"] == "plateau"
+    top = _check_run(exp)
     assert set(top["summary"]) == {"phase1", "phase2"}
+    phase1 = json.loads((exp / PHASE1 / "result.json").read_text())
+    assert phase1["stop"] and phase1["env_step"] == top["env_steps"]["phase1"] < 1500  # before the budget
+    assert phase1["stop_reason"].startswith("plateau")
+    assert "[done] plateau (no gain above plateau_tol=100" in proc.stderr  # the log says why, not 'stop value'
+    _check_plot(tmp_path, top)
+
+
+def _check_plot(tmp_path: Path, top: dict) -> None:
+    """``-m plot``'s reading of the GSL folder (tests/entry/test_gsl_plot.py draws one): one run, phase II's
+    evaluations after every env step spent before it."""
+    (run,) = collect_groups([str(tmp_path / "gsl_exp")], [])[0].runs
+    steps = run.scalars.series["eval/return_mean"].steps
+    phase2 = read_scalars(tmp_path / "gsl_exp" / PHASE2 / "log").series["eval/return_mean"].steps
+    before = top["env_steps"]["total"] - top["env_steps"]["phase2"]  # phase I + specialists + demos
+    assert steps[-len(phase2):] == [before + s for s in phase2] and steps[len(steps) - len(phase2)] == before
+    assert steps == sorted(steps) and max(steps) == top["env_steps"]["total"]
+    assert run.result["env_step"] == top["env_steps"]["total"]
 
 
 @pytest.mark.unittest
@@ -87,21 +115,28 @@ def test_gsl_killed_in_phase2_resumes_there(tmp_path: Path) -> None:
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     ckpts = tmp_path / "gsl_exp" / PHASE2 / "ckpt"
     try:
-        while not any(ckpts.glob("iteration_*.pth.tar")) and proc.poll() is None:
+        while not any(ckpts.glob("resume_*.pth.tar")) and proc.poll() is None:
             time.sleep(0.2)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    assert any(ckpts.glob("iteration_*.pth.tar")), proc.stderr.read().decode()[-3000:] if proc.stderr else ""
+    assert any(ckpts.glob("resume_*.pth.tar")), proc.stderr.read().decode()[-3000:] if proc.stderr else ""
     exp = tmp_path / "gsl_exp"
     before = {sub: (exp / sub / "result.json").stat().st_mtime for sub in (PHASE1, "specialist_0", "specialist_1")}
     assert not (exp / PHASE2 / "result.json").exists()
     resumed = run_cli("-m", "gsl", "-c", cfg, "--no-progress", "--resume", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert before == {sub: (exp / sub / "result.json").stat().st_mtime for sub in before}  # not redone
-    assert "loaded" in resumed.stderr and "phase2_generalist/ckpt/iteration_" in resumed.stderr
+    assert "loaded" in resumed.stderr and "phase2_generalist/ckpt/resume_" in resumed.stderr
+    # the finished phases are reported as kept, not as if they were done again
+    assert "[gsl] phase I kept from the earlier run" in resumed.stderr
+    assert "[gsl] demos kept from the earlier run" in resumed.stderr and "[gsl] demos done" not in resumed.stderr
     assert not (tmp_path / "gsl_exp_1").exists()
     _check_run(exp)
+    # a resume checkpoint per evaluation, rotated: the final one, the best one and at most two resume ones remain
+    for sub in (PHASE1, "specialist_0", PHASE2):
+        names = sorted(p.name for p in (exp / sub / "ckpt").iterdir())
+        assert sum(n.startswith("iteration_") for n in names) == 1 and len(names) <= 4, (sub, names)
 
 
 @pytest.mark.unittest
@@ -130,6 +165,21 @@ def test_specialist_learn_overrides_only_the_specialists(tmp_path: Path) -> None
     cfg = compile_config(main, create)
     assert specialist_config(cfg, [1, 4]).policy.learn.entropy_weight == 0.5
     assert phase1_config(cfg).policy.learn.entropy_weight == 0.01  # the generalist keeps the config's own
+
+
+@pytest.mark.unittest
+def test_phase_configs_name_the_plateau_evaluator_and_rotate_their_checkpoints(tmp_path: Path) -> None:
+    main, create = read_config(tmp_path / _config(tmp_path))
+    main["gsl"].update(plateau_patience=5, plateau_tol=0.5)
+    cfg = compile_config(main, create)
+    phase1 = phase1_config(cfg)
+    assert phase1.policy.eval.evaluator.type == "plateau"
+    assert (phase1.policy.eval.evaluator.plateau_patience, phase1.policy.eval.evaluator.plateau_tol) == (5, 0.5)
+    assert phase1.policy.eval.evaluator.eval_freq == 8  # the config's own
+    for phase in (phase1, specialist_config(cfg, [1, 4]), phase2_config(cfg, [])):
+        hook = phase.policy.learn.learner.hook
+        assert hook.save_ckpt_after_iter == cfg.policy.learn.learner.hook.save_ckpt_after_iter  # no file per eval
+        assert hook.save_resume_ckpt.at_eval_after_seconds == 0.0 and hook.save_resume_ckpt.keep == 2
 
 
 @pytest.mark.unittest

@@ -5,12 +5,14 @@ import pytest
 
 from ding_lite.entry.gsl_parts import (
     PlateauDetector,
+    PlateauEvaluator,
     keep_successful,
     split_variations,
     step_accounting,
     worst_variations,
 )
 from ding_lite.errors import ConfigError
+from ding_lite.worker.evaluator import InteractionEvaluator
 
 pytestmark = pytest.mark.unittest
 
@@ -61,3 +63,10 @@ def test_step_accounting_sums_every_phase_specialists_included() -> None:
     assert steps == {"phase1": 1000, "specialists": [200, 300], "demos": 50, "phase2": 400, "total": 1950}
     with pytest.raises(ValueError):
         step_accounting(1000, [-1], 0, 0)
+
+
+def test_the_plateau_evaluator_takes_every_key_of_the_interaction_one() -> None:
+    """Phase I swaps the user's evaluator for the plateau one: a key the user may set on the interaction evaluator
+    (``video_every``, ...) must stay a known key there, with the same default."""
+    assert {k: v for k, v in PlateauEvaluator.config.items() if k in InteractionEvaluator.config} == {
+        **InteractionEvaluator.config, "type": "plateau"}

@@ -97,9 +97,10 @@ def test_value_function_trains_on_on_policy_data_only(demo_path):
 
 
 def test_non_positive_max_advantage_gives_ppo_exactly(demo_path):
-    """With every raw advantage ≤ 0 the demo weight is 0: the update equals plain PPO's, weight for weight."""
+    """With every raw advantage ≤ 0 the raw-scale demo weight is 0: the update equals plain PPO's, weight for
+    weight."""
     adv = -np.linspace(0.0, 2.0, 32)  # best advantage 0
-    dapg = _policy(demo_path=demo_path, demo_coeff=5.0, demo_freq=1)
+    dapg = _policy(demo_path=demo_path, demo_coeff=5.0, demo_freq=1, demo_adv_scale="raw")
     ppo = _policy("ppo")
     log = _learn(dapg, _batch(dapg, adv))
     _learn(ppo, _batch(ppo, adv))
@@ -130,8 +131,19 @@ def test_demo_term_on_every_demo_freq_th_minibatch(demo_path):
     assert policy.learn_mode.state_dict()["dapg"]["sampler"]["pos"] == 10
 
 
+def test_the_demo_minibatch_count_restarts_every_update(demo_path):
+    """GSL's code counts the minibatches of one update (all its epochs) from 0: with 5 minibatches per update and
+    demo_freq 4, the demo term is on minibatches 0 and 4 of every update (40%), not on every 4th of the run (25%)."""
+    policy = _policy(demo_path=demo_path, demo_freq=4, demo_batch_size=5, epoch_per_collect=1)
+    batch = _batch(policy, np.linspace(-1.0, 3.0, 40))  # 40 samples / batch_size 8 = 5 minibatches
+    logs = _learn_steps(policy, batch) + _learn_steps(policy, batch)
+    assert len(logs) == 10
+    assert [i for i, log in enumerate(logs) if float(log["demo_loss"]) != 0.0] == [0, 4, 5, 9]
+
+
 def test_decay_uses_the_update_iteration(demo_path):
-    policy = _policy(demo_path=demo_path, demo_decay=True, demo_lambda0=0.1, demo_lambda1=0.95)
+    policy = _policy(demo_path=demo_path, demo_decay=True, demo_lambda0=0.1, demo_lambda1=0.95,
+                     demo_adv_scale="raw")
     batch = _batch(policy, ADV_POSITIVE)  # raw advantages fixed: max_adv = 3 in every update
     weights = [_learn(policy, batch)["demo_weight"].item() for _ in range(3)]
     # λ0·λ1^k·max_adv for k = 0, 1, 2: 0.3, 0.285, 0.27075
@@ -140,10 +152,26 @@ def test_decay_uses_the_update_iteration(demo_path):
 
 
 def test_without_decay_the_weight_is_coeff_times_max_adv(demo_path):
-    policy = _policy(demo_path=demo_path, demo_coeff=0.5)
+    policy = _policy(demo_path=demo_path, demo_coeff=0.5, demo_adv_scale="raw")
     log = _learn(policy, _batch(policy, ADV_POSITIVE))
     assert log["max_adv"].item() == pytest.approx(3.0)
     assert log["demo_weight"].item() == pytest.approx(1.5)
+
+
+def test_the_default_weight_is_on_the_scale_of_the_ppo_loss(demo_path):
+    """GSL's code: max_adv = the max of the advantages its PPO loss is fed (garage's centred and scaled ones); with
+    adv_norm, standardised ones. For the 32 evenly spaced advantages of [-1, 3] (spacing h = 4/31): mean 1, unbiased
+    variance h²·n(n+1)/12 = (16/961)·88 = 1.4651405, std 1.2104299; max_adv = (3 − 1) / 1.2104299 = 1.6523056,
+    w = 0.5·max_adv = 0.8261528. Without adv_norm the PPO loss sees the raw advantages: max_adv = 3."""
+    policy = _policy(demo_path=demo_path, demo_coeff=0.5)
+    log = _learn(policy, _batch(policy, ADV_POSITIVE))
+    assert log["max_adv"].item() == pytest.approx(1.6523056, rel=1e-5)
+    assert log["demo_weight"].item() == pytest.approx(0.8261528, rel=1e-5)
+    # mirrored, [-3, 1] (mean −1, the same std): a raw max of 1, standardised (1 + 1) / 1.2104299 = 1.6523056 again
+    mirrored = _policy(demo_path=demo_path, demo_coeff=0.5)
+    assert _learn(mirrored, _batch(mirrored, -ADV_POSITIVE))["max_adv"].item() == pytest.approx(1.6523056, rel=1e-5)
+    raw = _policy(demo_path=demo_path, demo_coeff=0.5, adv_norm=False)
+    assert _learn(raw, _batch(raw, ADV_POSITIVE))["max_adv"].item() == pytest.approx(3.0)
 
 
 def test_checkpoint_restores_the_demo_schedule(demo_path):
@@ -189,6 +217,7 @@ def test_continuous_actions_with_log_likelihood(tmp_path):
     (dict(demo_freq=0), r"policy.learn.demo_freq must be at least 1, got 0"),
     (dict(demo_coeff=-1.0), r"policy.learn.demo_coeff must be ≥ 0"),
     (dict(demo_lambda1=1.5), r"policy.learn.demo_lambda1 must be in \[0, 1\], got 1.5"),
+    (dict(demo_adv_scale="std"), r"policy.learn.demo_adv_scale must be one of 'gsl', 'raw', got 'std'"),
     (dict(demo_path="missing_demo.npz"), r"demo file not found: missing_demo.npz"),
 ])
 def test_bad_settings_are_config_errors(learn, message):
@@ -205,7 +234,7 @@ def test_demo_file_of_another_env_is_refused(tmp_path):
 def test_max_advantage_ignores_placeholder_rows_of_interrupted_episodes() -> None:
     """A placeholder row (episode cut by an env worker failure, kept only for recompute_adv's layout) is no
     transition: it neither trains nor sets the per-epoch max advantage that weights the demo term."""
-    policy = _policy()
+    policy = _policy(demo_adv_scale="raw")
     batch = _batch(policy, [0.5, 1.5, -1.0, 0.2, 99.0, 0.3, 0.1, 0.4])
     batch[VALID] = np.array([True, True, True, True, False, True, True, True])
     log = _learn(policy, batch)

@@ -18,6 +18,21 @@ def test_max_advantage_is_the_detached_raw_max():
     assert not m.requires_grad
 
 
+@pytest.mark.parametrize("adv, standardize, expected", [
+    ([1.0, 2.0, 3.0, 6.0], False, 6.0),
+    # mean 3, unbiased variance (4 + 1 + 0 + 9) / 3 = 14/3: (6 − 3) / sqrt(14/3) = 1.3887301
+    ([1.0, 2.0, 3.0, 6.0], True, 1.3887301),
+    # all negative: the raw max is negative, the standardised one is not; mean −2, std 1: (−1 + 2) / 1 = 1
+    ([-3.0, -2.0, -1.0], True, 1.0),
+    ([-3.0, -2.0, -1.0], False, -1.0),
+    ([0.1, 0.3], True, 0.7071068),  # whatever the spread: (0.3 − 0.2) / 0.1414214
+    ([5.0], True, 0.0),  # one advantage: centred to 0, no nan from an unbiased std of one sample
+])
+def test_max_advantage_raw_and_standardised(adv, standardize, expected):
+    m = max_advantage(torch.tensor(adv, dtype=torch.float64, requires_grad=True), standardize)
+    assert m.item() == pytest.approx(expected, rel=1e-6) and not m.requires_grad
+
+
 @pytest.mark.parametrize("max_adv, coeff, weight", [
     (2.0, 0.5, 1.0),  # 0.5 * 2
     (14.0, 0.5, 7.0),  # 0.5 * 14

@@ -42,6 +42,7 @@ cartpole_ppo_dapg_config = dict(
             demo_coeff=2.0,
             demo_batch_size=64,
             demo_log_likelihood=True,
+            demo_adv_scale="raw",  # the weight w = demo_coeff·max raw GAE advantage it was tuned with
         ),
         collect=dict(
             n_sample=256,
