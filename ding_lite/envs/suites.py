@@ -1,5 +1,5 @@
-"""The plain gymnasium route to the real benchmarks, for users without envpool: Atari (ale-py, gymnasium's Atari
-preprocessing and frame stacking), MuJoCo (gymnasium[mujoco]) and MiniGrid. Each is an env type whose defaults give
+"""The plain gymnasium route to the real benchmarks, for users without envpool: Atari (ale-py, envpool's Atari env
+written out in Python), MuJoCo (gymnasium[mujoco]) and MiniGrid. Each is an env type whose defaults give
 the same experiment as envpool's env of the same id (docs/envs_real.md)."""
 from __future__ import annotations
 

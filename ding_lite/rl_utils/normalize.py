@@ -71,7 +71,8 @@ class RewardScaler:
         return {"mean": self.mean, "var": self.var, "count": self.count}
 
     def state_dict(self) -> dict[str, object]:
-        return {"ret": self.ret.copy(), **self.stats_dict()}
+        """Statistics and each env's running return (a list: checkpoints load with ``weights_only=True``)."""
+        return {"ret": self.ret.tolist(), **self.stats_dict()}
 
     def load_state_dict(self, state: dict) -> None:
         """Load statistics, and each env's running return where ``state`` has it (a checkpoint, not weights)."""

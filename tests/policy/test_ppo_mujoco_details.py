@@ -4,6 +4,8 @@ samples into its statistics as the collecting one did, the learning rate falls, 
 carry the statistics (the reward scaler's too)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -12,6 +14,7 @@ from ding_lite.config import compile_config
 from ding_lite.data.keys import OBS, REWARD, VALUE
 from ding_lite.entry.common import build, build_env_managers
 from ding_lite.policy.ppo import DISC_RETURN
+from ding_lite.utils.checkpoint import load_checkpoint, save_checkpoint
 
 pytestmark = pytest.mark.unittest
 
@@ -68,7 +71,7 @@ def test_a_learn_only_policy_merges_what_the_collecting_one_saw() -> None:
         assert actor._reward_scaler.stats_dict() == pytest.approx(driver._reward_scaler.stats_dict())
 
 
-def test_reward_scaler_obs_norm_and_lr_schedule_survive_a_checkpoint() -> None:
+def test_reward_scaler_obs_norm_and_lr_schedule_survive_a_checkpoint(tmp_path: Path) -> None:
     """A resumed run scales the next rollout's rewards exactly as the run it resumes would have (without the reward
     scaler in the checkpoint the first value loss after a resume jumped from 0.0006 to 0.15)."""
     cfg = _cfg()
@@ -77,7 +80,8 @@ def test_reward_scaler_obs_norm_and_lr_schedule_survive_a_checkpoint() -> None:
         policy = build(cfg, "policy")
         collector = build(cfg, "policy.collect.collector", collector_env, policy.collect_mode)
         policy.learn_mode.forward(collector.collect(64)[0])
-        state = policy.learn_mode.state_dict()
+        save_checkpoint(tmp_path / "ckpt.pth.tar", {"policy": policy.learn_mode.state_dict()})
+        state = load_checkpoint(tmp_path / "ckpt.pth.tar")["policy"]  # torch.load(weights_only=True)
         assert {"reward_scaler", "lr_schedule"} <= set(state) and "obs_norm.mean" in state["model"]
         assert policy._optimizer.param_groups[0]["lr"] == pytest.approx(1e-3 * 0.5)  # 2 of 4 gradient steps done
         resumed = build(cfg, "policy")
