@@ -109,18 +109,18 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
         _mujoco("Walker2d-v4", "walker2d", 2287.95, 1.629008),
         _mujoco("HalfCheetah-v4", "halfcheetah", 1442.64, -280.178953),
     )),
-    Suite("classic-control", "PPO and DQN on CartPole-v1 (the dizoo configs), 100k env steps", (
-        Task("CartPole-v1", "dizoo/classic_control/cartpole/config/cartpole_ppo_config.py", 100_000, 100, 2_048,
+    Suite("classic-control", "PPO on CartPole-v1 (the dizoo config), 100k env steps", (
+        Task("CartPole-v1", "dizoo/classic_control/cartpole/config/cartpole_ppo_config.py", 100_000, 320, 2_048,
              Reference(490.04, "CleanRL ppo.py, 500k env steps, mean ± std over 3 seeds",
                        "https://docs.cleanrl.dev/rl-algorithms/ppo/#ppopy"),
-             22.0, "measured: a uniformly random policy, 1,000 episodes", {"gym": ()}),
+             22.0, "a uniformly random policy (about 22 steps per episode)", {"gym": ()}),
     ), seeds=(0, 1, 2)),
     Suite("atari-smoke", "PPO on Pong and Breakout for 20k env steps with the final evaluation: it must end in "
           "bounded time on every game, on both routes", (
-              Task("Pong-v5", "dizoo/atari/pong/config/pong_ppo_config.py", 20_000, 800, 20_480,
+              Task("Pong-v5", "dizoo/atari/pong/config/pong_ppo_config.py", 20_000, 800, 51_200,
                    Reference(20.36, CLEANRL_ATARI, CLEANRL_ATARI_URL), -20.7, DQN_RANDOM, ATARI_ROUTES,
                    final_eval=True, eval_episodes=4),
-              Task("Breakout-v5", "dizoo/atari/breakout/config/breakout_ppo_config.py", 20_000, 800, 20_480,
+              Task("Breakout-v5", "dizoo/atari/breakout/config/breakout_ppo_config.py", 20_000, 800, 51_200,
                    Reference(414.66, CLEANRL_ATARI, CLEANRL_ATARI_URL), 1.7, DQN_RANDOM, ATARI_ROUTES,
                    final_eval=True, eval_episodes=4),
           ), seeds=(0,)),

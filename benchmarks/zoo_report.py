@@ -9,6 +9,7 @@ block of the docs page.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -114,34 +115,47 @@ def speed_ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
     return out
 
 
-def interval_estimates(matrices: dict[str, Any], reps: int = BOOTSTRAP_REPS,
-                       seed: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Point estimates and 95% stratified-bootstrap percentile intervals of IQM, median and mean for each
-    ``(runs, tasks)`` score matrix: ``rliable.library.get_interval_estimates``, or the same procedure here (runs
-    resampled with replacement within each task; rliable's metrics) where its ``arch`` dependency fails to import
-    (arch 7.2 with pandas 3)."""
+def _functions(x: Any) -> Any:
     import numpy as np
     from rliable import metrics
 
-    def functions(x: Any) -> Any:
-        return np.array([metrics.aggregate_iqm(x), metrics.aggregate_median(x), metrics.aggregate_mean(x)])
+    return np.array([metrics.aggregate_iqm(x), metrics.aggregate_median(x), metrics.aggregate_mean(x)])
 
+
+def interval_estimates(matrices: dict[str, Any], reps: int = BOOTSTRAP_REPS) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Point estimates and 95% stratified-bootstrap percentile intervals of IQM, median and mean for each
+    ``(runs, tasks)`` score matrix: ``rliable.library.get_interval_estimates``, or :func:`stratified_bootstrap`
+    where rliable's ``arch`` dependency fails to import (arch 7.2 with pandas 3)."""
+    rly = _rliable_library()
+    if rly is None:
+        return stratified_bootstrap(matrices, reps)
+    points, intervals = rly.get_interval_estimates(matrices, _functions, reps=reps)
+    return points, {k: (v[0], v[1]) for k, v in intervals.items()}
+
+
+@functools.cache
+def _rliable_library() -> Any:
+    """``rliable.library``, or None where it does not import (tried once: a failed import is not cached by Python)."""
     try:
-        from rliable import library as rly
-    except Exception:  # noqa: BLE001 - any import failure of arch: the same bootstrap below
-        rly = None
-    if rly is not None:
-        points, intervals = rly.get_interval_estimates(matrices, functions, reps=reps)
-        return points, {k: (v[0], v[1]) for k, v in intervals.items()}
+        from rliable import library
+    except Exception:  # noqa: BLE001 - any import failure of arch
+        return None
+    return library
+
+
+def stratified_bootstrap(matrices: dict[str, Any], reps: int = BOOTSTRAP_REPS,
+                         seed: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
+    """rliable's interval procedure: each resample draws the runs of every task with replacement, within that
+    task (stratified), and the 2.5 and 97.5 percentiles of the aggregates over the resamples bound the interval."""
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     points, intervals = {}, {}
     for name, x in matrices.items():
         n_runs, n_tasks = x.shape
-        boot = np.empty((reps, 3))
-        for k in range(reps):
-            rows = rng.integers(n_runs, size=(n_runs, n_tasks))
-            boot[k] = functions(np.take_along_axis(x, rows, axis=0))
-        points[name] = functions(x)
+        boot = np.stack([_functions(np.take_along_axis(x, rng.integers(n_runs, size=(n_runs, n_tasks)), axis=0))
+                         for _ in range(reps)])
+        points[name] = _functions(x)
         intervals[name] = (np.percentile(boot, 2.5, axis=0), np.percentile(boot, 97.5, axis=0))
     return points, intervals
 
