@@ -32,6 +32,8 @@ setup(
         "mujoco": ["mujoco>=3", "gymnasium[mujoco]>=1.0"],  # env.type='mujoco'
         "minigrid": ["minigrid>=2.3"],  # env.type='minigrid'
         "metaworld": ["metaworld>=3.0"],  # MT10 env family (dizoo/metaworld): benchmarks/gsl_metaworld_mt10.py
+        # benchmarks/zoo.py: interval estimates (rliable), figures, the SB3 peer
+        "bench": ["rliable>=1.0", "matplotlib>=3.7", "stable-baselines3>=2.3"],
     },
     entry_points={"console_scripts": ["ding_lite=ding_lite.cli:main"]},
 )

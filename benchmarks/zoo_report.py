@@ -48,6 +48,10 @@ class RunData:
         return None if hit is None else (hit["train_seconds"] - self.curve[0]["train_seconds"], hit["env_step"])
 
     def wall_seconds(self) -> float | None:
+        """The pipeline's own wall time where the run reports it (ding_lite's ``result.json``), else training plus
+        evaluation seconds of the curve."""
+        if self.done and self.done.get("wall_seconds") is not None:
+            return float(self.done["wall_seconds"])
         if not self.curve:
             return None
         last = self.final or self.curve[-1]
@@ -272,7 +276,7 @@ def draw_aggregate(agg: dict[str, dict[str, Any]], path: Path) -> bool:
     names = ("iqm", "median", "mean")
     fig, axes = plt.subplots(1, 3, figsize=(10, 0.6 + 0.45 * len(agg)), squeeze=False)
     for ax, name in zip(axes[0], names, strict=True):
-        for y, (group, a) in enumerate(agg.items()):
+        for y, a in enumerate(agg.values()):
             lo, hi = a[name]["ci95"]
             ax.barh(y, hi - lo, left=lo, height=0.5, alpha=0.5)
             ax.plot([a[name]["value"]] * 2, [y - 0.25, y + 0.25], color="black")

@@ -15,7 +15,8 @@ pytestmark = pytest.mark.unittest
 CONFIGS = sorted((REPO_ROOT / "dizoo").glob("*/*/config/*_config.py"))
 DEMO_CONFIGS = {"cartpole_ppo_dapg_config.py"}  # need a demo file made by -m collect_demo first
 # The real-workload configs run unchanged but shortened for CI: short episodes (the evaluator plays whole ones) and,
-# for the conv nets on Atari and the MuJoCo configs' 2,048-step collects, smaller collects; a few hundred env steps each.
+# for the conv nets on Atari and the MuJoCo configs' 2,048-step collects, smaller collects; a few hundred env steps
+# each.
 _SHORT = ["env.max_episode_steps=30", "env.evaluator_env_num=2", "env.n_evaluator_episode=2"]
 SMOKE_OVERRIDES = {
     "pong_dqn_config.py": _SHORT + ["policy.learn.update_per_collect=1", "policy.other.replay_buffer."

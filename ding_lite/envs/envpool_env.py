@@ -121,10 +121,10 @@ class LifeLossFire:
 
     def lost(self, lives: np.ndarray, before: np.ndarray, ended: np.ndarray) -> np.ndarray:
         """Rows that lost a life (lives left) in a step that did not end their episode."""
-        return (0 < lives) & (lives < before) & ~ended
+        return (lives > 0) & (lives < before) & ~ended
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def fire_index(base_path: str, task: str) -> int | None:
     """FIRE's index in the minimal action set of envpool's Atari ``task`` (None: the game has no FIRE), read from
     the ROM envpool plays with ale-py (envpool does not expose its action set)."""
@@ -146,7 +146,9 @@ def fire_after_life_loss(pool: Any, fire: LifeLossFire, before: np.ndarray, obs:
     """A step's ``(obs, reward, terminated, truncated, lives)`` (pool rows in env order; ``before``: each row's
     lives before it) with the rows that lost a life stepped once more with FIRE and that step folded in (rewards
     added, flags or-ed, its observation kept). The inputs are returned as they are where no row lost a life."""
-    rows = np.flatnonzero(fire.lost(lives, before, terminated | truncated)) if fire.index is not None else []
+    if fire.index is None:
+        return obs, reward, terminated, truncated, lives
+    rows = np.flatnonzero(fire.lost(lives, before, terminated | truncated))
     if not len(rows):
         return obs, reward, terminated, truncated, lives
     obs, reward, terminated, truncated, lives = (x.copy() for x in (obs, reward, terminated, truncated, lives))

@@ -57,9 +57,8 @@ class EnvpoolAtari(gym.Env):
     metadata: dict[str, Any] = {"render_modes": []}
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
-        cv2 = require("cv2", "atari", "atari")
+        self._cv2 = require("cv2", "atari", "atari")
         self._fire_action = require("ale_py", "atari", "atari").Action.FIRE
-        self._resize = lambda frame: cv2.resize(frame, (self._size, self._size), interpolation=cv2.INTER_AREA)
         self._game = _make(ale_id(cfg["env_id"]), cfg, frameskip=1,
                            repeat_action_probability=float(cfg["repeat_action_probability"]), full_action_space=False,
                            max_num_frames_per_episode=0)  # no frame limit of ALE's own: max_episode_steps cuts
@@ -130,7 +129,7 @@ class EnvpoolAtari(gym.Env):
         return float(reward), game_over
 
     def _push(self, frame: np.ndarray, everywhere: bool) -> None:
-        small = self._resize(frame)
+        small = self._cv2.resize(frame, (self._size, self._size), interpolation=self._cv2.INTER_AREA)
         if everywhere:
             self._stack[:] = small
         else:

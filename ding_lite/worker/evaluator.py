@@ -52,6 +52,10 @@ class InteractionEvaluator:
     """Runs exactly ``n_episode`` episodes spread over the eval envs (env i runs its share, extra episodes of an env
     that is ahead are not counted), with the same seeds every time, so evaluations are comparable.
 
+    With ``max_episode_steps`` an episode that reaches that many steps is stopped and counted with its return so far
+    (a warning says how many), and its env plays no more episodes in that evaluation: every evaluation ends in
+    bounded time, whatever the policy does (one that never presses FIRE, say).
+
     Args:
         cfg: the ``policy.eval.evaluator`` section.
         env_manager: env manager over ``evaluator_env_num`` envs.
@@ -65,9 +69,7 @@ class InteractionEvaluator:
         type="interaction",
         eval_freq=1000,  # evaluate every this many train iterations
         video_every=0,  # training runs: an episode as <exp>/videos/eval_iter<N>_ep0.mp4 every this many evals (0: none)
-        # cap on each episode's steps (None: the env's own limit): a capped episode counts with its return so far
-        # (warned), and its env plays no more episodes in that evaluation, so every evaluation ends in bounded time
-        max_episode_steps=None,
+        max_episode_steps=None,  # cap on each episode's steps (None: the env's own); counted so far, warned
     )
 
     def __init__(self, cfg: Mapping[str, Any], env_manager: Any, policy: Any, n_episode: int,
