@@ -31,6 +31,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -256,7 +257,9 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
     else:
         from benchmarks.zoo_sb3 import run_sb3
         out = run_sb3(spec)
-    done = {**asdict(spec), **out, "finished_at": start}
+    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    cpu = sum(u.ru_utime + u.ru_stime for u in usage)  # with the env workers (reaped when the run closed them)
+    done = {**asdict(spec), **out, "cpu_seconds": round(cpu, 1), "finished_at": start}
     (folder / DONE).write_text(json.dumps(done, indent=1))
     return done
 

@@ -101,6 +101,7 @@ def task_rows(plan: Plan, runs: list[RunData]) -> list[dict[str, Any]]:
                 "median_seconds_to_reference": statistics.median([h[0] if h else math.inf for h in hits])
                 if hits else None,
                 "wall_seconds": walls, "final_evals": [r.final["return_mean"] for r in mine if r.final],
+                "cpu_seconds": [r.done["cpu_seconds"] for r in mine if r.done and r.done.get("cpu_seconds")],
                 "loads": [r.curve[-1]["load"] for r in mine if r.curve],
             })
     return rows
@@ -200,18 +201,19 @@ def markdown(plan: Plan, rows: list[dict[str, Any]], agg: dict[str, dict[str, An
     lines = [f"Suite `{plan.suite.name}`: {plan.suite.description}. Made by `python benchmarks/zoo.py --suite "
              f"{plan.suite.name}`; curves in `{out_rel}/runs/`.", "",
              "| task | side-route | seeds done | env steps | final return, median (range) | reference | "
-             "≥ reference | train s to reference, median | wall s, median | load |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "≥ reference | train s to reference, median | wall s, median | CPU s, median | load |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         med = r["median_final"]
         reached = "-" if med is None else ("yes" if med >= r["reference"] else "no")
         secs = r["median_seconds_to_reference"]
         secs_cell = "-" if secs is None else ("not reached" if secs == math.inf else f"{secs:,.0f}")
         wall = f"{statistics.median(r['wall_seconds']):,.0f}" if r["wall_seconds"] else "-"
+        cpu = f"{statistics.median(r['cpu_seconds']):,.0f}" if r["cpu_seconds"] else "-"
         load = f"{min(r['loads']):.1f}-{max(r['loads']):.1f}" if r["loads"] else "-"
         lines.append(f"| {r['task']} | {r['group']} | {r['finished']}/{len(r['seeds'])} | {r['env_steps']:,} | "
                      f"{_median_range(r['finals'])} | {r['reference']:,.2f} | {reached} | {secs_cell} | {wall} | "
-                     f"{load} |")
+                     f"{cpu} | {load} |")
     sources = dict.fromkeys((r["reference_source"], r["reference_url"]) for r in rows)
     lines += [""] + [f"Reference: [{src}]({url})." for src, url in sources]
     if ratios:

@@ -129,7 +129,7 @@ class PPOPolicy(OnPolicyPolicy):
             if self._reward_scaler is not None:
                 disc = data[DISC_RETURN] if valid is None else data[DISC_RETURN][valid]
                 self._reward_scaler.merge(disc.cpu().numpy())
-        return data
+        return {k: v for k, v in data.items() if k != DISC_RETURN}  # not shuffled and sliced with the minibatches
 
     def _end_update(self, logs: list[Log]) -> list[Log]:
         """After learning on a collect: the learning rate anneals by its gradient steps."""
