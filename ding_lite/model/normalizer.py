@@ -93,8 +93,3 @@ def obs_normalizers(model: nn.Module) -> list[RunningObsNorm]:
     """Every :class:`RunningObsNorm` of ``model`` (a policy lists them once, not per step)."""
     return [module for module in model.modules() if isinstance(module, RunningObsNorm)]
 
-
-def update_obs_norm(model: nn.Module, obs: torch.Tensor | np.ndarray) -> None:
-    """Update every :class:`RunningObsNorm` of ``model`` with a batch of raw observations (no-op without one)."""
-    for module in obs_normalizers(model):
-        module.update(obs)

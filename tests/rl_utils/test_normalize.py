@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from ding_lite.model.normalizer import RunningObsNorm, update_obs_norm
+from ding_lite.model.normalizer import RunningObsNorm, obs_normalizers
 from ding_lite.model.templates import VAC
 from ding_lite.rl_utils.normalize import RewardScaler, linear_lr_decay
 
@@ -117,7 +117,8 @@ def test_obs_norm_matches_numpy_and_travels_in_the_state_dict() -> None:
     np.testing.assert_allclose(norm(x).numpy(), (x.numpy() - both.mean(0)) / both.std(0), rtol=1e-6)
     cfg = dict(VAC.config, obs_shape=2, action_shape=1, action_space="continuous", obs_norm=True)
     model = VAC(cfg)
-    update_obs_norm(model, torch.as_tensor(both))
+    for norm_module in obs_normalizers(model):
+        norm_module.update(torch.as_tensor(both))
     copy = VAC(cfg)
     copy.load_state_dict(model.state_dict())  # checkpoints and the weights sent to actors carry the statistics
     torch.testing.assert_close(copy.obs_norm.mean, model.obs_norm.mean)
