@@ -227,8 +227,8 @@ def _register_curve_evaluator() -> type:
         evaluator built with a stop value) as curve points, the final one (built without) marked ``final``."""
 
         config: dict[str, Any] = dict(
+            InteractionEvaluator.config,  # every setting of the interaction evaluator (the step cap too)
             type="zoo_curve",
-            eval_freq=1000,  # evaluate every this many train iterations
             curve_folder=None,  # the run's folder (its curve.jsonl)
         )
         clock = RunClock()
