@@ -4,6 +4,7 @@ samples into its statistics as the collecting one did, the learning rate falls, 
 carry the statistics (the reward scaler's too)."""
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -100,7 +101,12 @@ def test_an_older_checkpoint_without_the_reward_scaler_still_loads(caplog: pytes
     policy = build(cfg, "policy")
     state = policy.learn_mode.state_dict()
     del state["reward_scaler"]
-    build(cfg, "policy").learn_mode.load_state_dict(state)
+    logger = logging.getLogger("ding_lite")
+    logger.addHandler(caplog.handler)  # whatever earlier tests did to the logger's propagation
+    try:
+        build(cfg, "policy").learn_mode.load_state_dict(state)
+    finally:
+        logger.removeHandler(caplog.handler)
     assert "reward scale starts afresh" in caplog.text
 
 

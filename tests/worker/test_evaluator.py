@@ -1,6 +1,7 @@
 """The interaction evaluator (ding_lite/worker/evaluator.py): exactly n episodes, same seeds, stop decision."""
 from __future__ import annotations
 
+import logging
 from types import SimpleNamespace
 
 import numpy as np
@@ -125,9 +126,12 @@ def test_an_episode_over_the_step_cap_counts_its_return_so_far_and_ends_its_envs
     policy = ZeroPolicy()
     evaluator = InteractionEvaluator(dict(eval_freq=10, max_episode_steps=10), manager,
                                      SimpleNamespace(forward=policy.forward, reset=policy.reset), 7, None, seed=0)
+    logger = logging.getLogger("ding_lite")
+    logger.addHandler(caplog.handler)  # whatever earlier tests did to the logger's propagation
     try:
         result = evaluator.eval()
     finally:
+        logger.removeHandler(caplog.handler)
         evaluator.close()
     assert sorted(result.returns.tolist()) == [1, 2, 3, 3, 4, 10]
     assert policy.batches == 10  # env 1's cap at 10 steps is the last to come (env 0: 6 steps, env 2: 7)
