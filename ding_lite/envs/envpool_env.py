@@ -133,8 +133,8 @@ def fire_index(base_path: str, task: str) -> int | None:
     except ImportError as exc:
         raise ConfigError(f"env.fire_on_life_loss=True on envpool's Atari '{task}' needs ale-py to read the game's "
                           f"actions: pip install 'ding_lite[atari]', or set env.fire_on_life_loss=False") from exc
+    ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)  # no banner on stderr (a CLI error stays one line)
     ale = ale_py.ALEInterface()
-    ale.setLoggerMode(ale_py.LoggerMode.Error)
     ale.loadROM(str(Path(base_path) / "atari" / "roms" / f"{task}.bin"))
     actions = list(ale.getMinimalActionSet())
     return actions.index(ale_py.Action.FIRE) if ale_py.Action.FIRE in actions else None
