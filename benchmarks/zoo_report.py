@@ -72,11 +72,11 @@ def load_run(spec: RunSpec) -> RunData:
     return RunData(spec, [by_step[k] for k in sorted(by_step)], finals[-1] if finals else None, done)
 
 
-def _median_range(values: Sequence[float]) -> str:
+def _median_range(values: Sequence[float], fmt: str = ",.0f") -> str:
     if not values:
         return "-"
     med = statistics.median(values)
-    return f"{med:,.0f} ({min(values):,.0f} to {max(values):,.0f})" if len(values) > 1 else f"{med:,.0f}"
+    return f"{med:{fmt}} ({min(values):{fmt}} to {max(values):{fmt}})" if len(values) > 1 else f"{med:{fmt}}"
 
 
 def task_rows(plan: Plan, runs: list[RunData]) -> list[dict[str, Any]]:
@@ -200,9 +200,9 @@ def markdown(plan: Plan, rows: list[dict[str, Any]], agg: dict[str, dict[str, An
     """The suite's block of the docs page."""
     lines = [f"Suite `{plan.suite.name}`: {plan.suite.description}. Made by `python benchmarks/zoo.py --suite "
              f"{plan.suite.name}`; curves in `{out_rel}/runs/`.", "",
-             "| task | side-route | seeds done | env steps | final return, median (range) | reference | "
-             "≥ reference | train s to reference, median | wall s, median | CPU s, median | load |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| task | side-route | seeds done | env steps | final return, median (range) | final evaluation | "
+             "reference | ≥ reference | train s to reference, median | wall s, median | CPU s, median | load |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         med = r["median_final"]
         reached = "-" if med is None else ("yes" if med >= r["reference"] else "no")
@@ -212,8 +212,8 @@ def markdown(plan: Plan, rows: list[dict[str, Any]], agg: dict[str, dict[str, An
         cpu = f"{statistics.median(r['cpu_seconds']):,.0f}" if r["cpu_seconds"] else "-"
         load = f"{min(r['loads']):.1f}-{max(r['loads']):.1f}" if r["loads"] else "-"
         lines.append(f"| {r['task']} | {r['group']} | {r['finished']}/{len(r['seeds'])} | {r['env_steps']:,} | "
-                     f"{_median_range(r['finals'])} | {r['reference']:,.2f} | {reached} | {secs_cell} | {wall} | "
-                     f"{cpu} | {load} |")
+                     f"{_median_range(r['finals'])} | {_median_range(r['final_evals'], '.1f')} | "
+                     f"{r['reference']:,.2f} | {reached} | {secs_cell} | {wall} | {cpu} | {load} |")
     sources = dict.fromkeys((r["reference_source"], r["reference_url"]) for r in rows)
     lines += [""] + [f"Reference: [{src}]({url})." for src, url in sources]
     if ratios:
