@@ -85,14 +85,19 @@ def task_rows(plan: Plan, runs: list[RunData]) -> list[dict[str, Any]]:
     for task in plan.suite.tasks:
         for group in dict.fromkeys(r.group for r in runs if r.spec.task == task.name):
             mine = [r for r in runs if r.spec.task == task.name and r.group == group]
-            finals = [f for r in mine if (f := r.final_return()) is not None]
-            hits = [r.time_to(task.reference.value) for r in mine]
+            # the final return of finished runs only: an unfinished run's last evaluations are listed apart
+            finals = [f for r in mine if r.done is not None and (f := r.final_return()) is not None]
+            partial = [(r.spec.seed, r.curve[-1]["env_step"], f) for r in mine
+                       if r.done is None and (f := r.final_return()) is not None]
+            # an unfinished run that has not reached the reference yet is unknown, not infinitely slow
+            hits = [h for r in mine if (h := r.time_to(task.reference.value)) is not None or r.done is not None]
             walls = [w for r in mine if r.done and (w := r.wall_seconds()) is not None]
             rows.append({
                 "task": task.name, "group": group, "seeds": [r.spec.seed for r in mine],
                 "finished": sum(r.done is not None for r in mine),
                 "env_steps": max((r.curve[-1]["env_step"] for r in mine if r.curve), default=0),
                 "finals": finals, "median_final": statistics.median(finals) if finals else None,
+                "partial": partial,
                 "reference": task.reference.value, "reference_source": task.reference.source,
                 "reference_url": task.reference.url,
                 # a seed that never reached the reference counts as infinitely slow (the median may still exist)
@@ -180,7 +185,7 @@ def aggregate(plan: Plan, runs: list[RunData]) -> dict[str, dict[str, Any]]:
         for task in tasks:
             scores = {r.spec.seed: (f - task.random) / (task.reference.value - task.random)
                       for r in runs if r.group == group and r.spec.task == task.name
-                      and (f := r.final_return()) is not None}
+                      and r.done is not None and (f := r.final_return()) is not None}
             per_task.append(scores)
         seeds = sorted(set.intersection(*(set(s) for s in per_task))) if per_task else []
         if seeds:
@@ -214,6 +219,11 @@ def markdown(plan: Plan, rows: list[dict[str, Any]], agg: dict[str, dict[str, An
         lines.append(f"| {r['task']} | {r['group']} | {r['finished']}/{len(r['seeds'])} | {r['env_steps']:,} | "
                      f"{_median_range(r['finals'])} | {_median_range(r['final_evals'], '.1f')} | "
                      f"{r['reference']:,.2f} | {reached} | {secs_cell} | {wall} | {cpu} | {load} |")
+    unfinished = [f"{r['task']} {r['group']} seed {seed}: {final:,.0f} at {step:,} env steps"
+                  for r in rows for seed, step, final in r["partial"]]
+    if unfinished:
+        lines += ["", "Unfinished runs (not in the final-return column; mean of their last 3 evaluations so far): "
+                  + "; ".join(unfinished) + "."]
     sources = dict.fromkeys((r["reference_source"], r["reference_url"]) for r in rows)
     lines += [""] + [f"Reference: [{src}]({url})." for src, url in sources]
     if ratios:

@@ -46,6 +46,24 @@ def test_final_return_time_to_reference_and_a_resumed_repeat(tmp_path: Path) -> 
     assert runs[1].time_to(5000) is None and rows[0]["reference"] == 2382.86
 
 
+def test_an_unfinished_run_is_reported_apart_from_the_final_returns(tmp_path: Path) -> None:
+    plan = zoo.plan_runs(zoo.SUITES["mujoco-ppo"], ["Hopper-v4"], [0, 1, 2], ["ding_lite"], None, tmp_path, None)
+    done, running, slow = plan.specs
+    _write_curve(Path(done.folder), [(0, 10.0, 0.0), (10240, 2000.0, 10.0), (20480, 2100.0, 20.0),
+                                     (30720, 2200.0, 30.0)])
+    _write_curve(Path(running.folder), [(0, 10.0, 0.0), (10240, 3000.0, 10.0), (20480, 3300.0, 20.0),
+                                        (30720, 3600.0, 30.0)], done=False)
+    _write_curve(Path(slow.folder), [(0, 10.0, 0.0), (10240, 500.0, 10.0), (20480, 600.0, 20.0)], done=False)
+    row, = zoo_report.task_rows(plan, [zoo_report.load_run(s) for s in plan.specs])
+    # the median and the verdict come from the finished run alone (2,100 < 2,382.86), however well seed 1 does
+    assert row["finals"] == [pytest.approx(2100.0)] and row["partial"] == [(1, 30720, pytest.approx(3300.0)),
+                                                                    (2, 20480, pytest.approx(370.0))]
+    # seed 1 reached the reference at 10 s; seed 2 has not yet (unknown, left out); seed 0 never did (infinite)
+    assert row["seconds_to_reference"] == [math.inf, 10.0]
+    block = zoo_report.markdown(plan, [row], {}, {}, "out", [])
+    assert "| 2,100 | - | 2,382.86 | no |" in block and "seed 1: 3,300 at 30,720 env steps" in block
+
+
 def test_iqm_and_its_stratified_bootstrap_interval() -> None:
     # 4 runs x 2 tasks: the IQM is the mean of the middle half of all 8 scores, (3 + 4 + 5 + 6) / 4
     scores = {"a": np.array([[1.0, 5.0], [2.0, 6.0], [3.0, 7.0], [4.0, 8.0]])}
