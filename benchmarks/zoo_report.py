@@ -48,9 +48,9 @@ class RunData:
         return None if hit is None else (hit["train_seconds"] - self.curve[0]["train_seconds"], hit["env_step"])
 
     def wall_seconds(self) -> float | None:
-        """The pipeline's own wall time where the run reports it (ding_lite's ``result.json``), else training plus
-        evaluation seconds of the curve."""
-        if self.done and self.done.get("wall_seconds") is not None:
+        """The pipeline's own wall time where the run reports it (ding_lite's ``result.json``) and ran in one go,
+        else training plus evaluation seconds of the curve (a resumed run's pipeline timed its last part only)."""
+        if self.done and self.done.get("wall_seconds") is not None and not self.done.get("resumed"):
             return float(self.done["wall_seconds"])
         if not self.curve:
             return None
@@ -106,7 +106,9 @@ def task_rows(plan: Plan, runs: list[RunData]) -> list[dict[str, Any]]:
                 "median_seconds_to_reference": statistics.median([h[0] if h else math.inf for h in hits])
                 if hits else None,
                 "wall_seconds": walls, "final_evals": [r.final["return_mean"] for r in mine if r.final],
-                "cpu_seconds": [r.done["cpu_seconds"] for r in mine if r.done and r.done.get("cpu_seconds")],
+                # a resumed run's CPU time is its last part's: left out
+                "cpu_seconds": [r.done["cpu_seconds"] for r in mine
+                                if r.done and r.done.get("cpu_seconds") and not r.done.get("resumed")],
                 "loads": [r.curve[-1]["load"] for r in mine if r.curve],
             })
     return rows

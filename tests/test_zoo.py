@@ -54,12 +54,16 @@ def test_an_unfinished_run_is_reported_apart_from_the_final_returns(tmp_path: Pa
     _write_curve(Path(running.folder), [(0, 10.0, 0.0), (10240, 3000.0, 10.0), (20480, 3300.0, 20.0),
                                         (30720, 3600.0, 30.0)], done=False)
     _write_curve(Path(slow.folder), [(0, 10.0, 0.0), (10240, 500.0, 10.0), (20480, 600.0, 20.0)], done=False)
+    # seed 0 was resumed: its pipeline timed the last part only, so the wall time is the curve's (30 s of training
+    # and 4 evaluations of 1 s) and its CPU time is left out
+    (Path(done.folder) / zoo.DONE).write_text(json.dumps({"wall_seconds": 7.0, "cpu_seconds": 5.0, "resumed": True}))
     row, = zoo_report.task_rows(plan, [zoo_report.load_run(s) for s in plan.specs])
     # the median and the verdict come from the finished run alone (2,100 < 2,382.86), however well seed 1 does
     assert row["finals"] == [pytest.approx(2100.0)] and row["partial"] == [(1, 30720, pytest.approx(3300.0)),
                                                                     (2, 20480, pytest.approx(370.0))]
     # seed 1 reached the reference at 10 s; seed 2 has not yet (unknown, left out); seed 0 never did (infinite)
     assert row["seconds_to_reference"] == [math.inf, 10.0]
+    assert row["wall_seconds"] == [34.0] and row["cpu_seconds"] == []
     block = zoo_report.markdown(plan, [row], {}, {}, "out", [])
     assert "| 2,100 | - | 2,382.86 | no |" in block and "seed 1: 3,300 at 30,720 env steps" in block
 
