@@ -28,10 +28,12 @@ setup(
         "docs": ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"],  # mkdocs build / serve
         "pettingzoo": ["pettingzoo>=1.24"],  # multi-agent games and -m selfplay
         "envpool": ["envpool>=1.2"],  # batched C++ envs: Atari, MuJoCo, classic control (env.manager.type='envpool')
-        "atari": ["ale-py>=0.9", "opencv-python-headless>=4"],  # env.type='atari' (gymnasium's Atari preprocessing)
+        "atari": ["ale-py>=0.9", "opencv-python-headless>=4"],  # env.type='atari' (envpool's Atari env over ale-py)
         "mujoco": ["mujoco>=3", "gymnasium[mujoco]>=1.0"],  # env.type='mujoco'
         "minigrid": ["minigrid>=2.3"],  # env.type='minigrid'
         "metaworld": ["metaworld>=3.0"],  # MT10 env family (dizoo/metaworld): benchmarks/gsl_metaworld_mt10.py
+        # benchmarks/zoo.py: interval estimates (rliable), figures, the SB3 peer
+        "bench": ["rliable>=1.0", "matplotlib>=3.7", "stable-baselines3>=2.3"],
     },
     entry_points={"console_scripts": ["ding_lite=ding_lite.cli:main"]},
 )

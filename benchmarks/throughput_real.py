@@ -1,10 +1,11 @@
 """Training throughput on real workloads against Stable-Baselines3: env steps per second of collection plus learning,
-PPO on Hopper-v4 and on Pong, same hyperparameters on both sides (rl-zoo's, as in the dizoo configs), side by side
-in one run.
+PPO on Hopper-v4 and on Pong, same hyperparameters on both sides (the dizoo configs': CleanRL's ppo_continuous_action
+set on Hopper, rl-zoo's Atari set on Pong), side by side in one run.
 
 Sides:
-- ``sb3``: SB3 PPO with rl-zoo's setup: Hopper through ``DummyVecEnv`` + ``VecNormalize`` (observations and rewards),
-  Pong through ``AtariWrapper`` + ``VecFrameStack(4)`` over ``DummyVecEnv``;
+- ``sb3``: SB3 PPO with the config's hyperparameters: Hopper through ``DummyVecEnv`` + ``VecNormalize``
+  (observations and rewards; the translation of ``benchmarks/zoo_sb3.py``), Pong with rl-zoo's setup,
+  ``AtariWrapper`` + ``VecFrameStack(4)`` over ``DummyVecEnv``;
 - ``ding_lite envpool``: the dizoo config as shipped (the ``envpool`` manager);
 - ``ding_lite gym``: the same config on the plain gymnasium route (``env.type`` mujoco / atari, ``base`` manager: in
   this process, as SB3's ``DummyVecEnv``).
@@ -72,17 +73,18 @@ def ding_lite_rate(task: str, route: str, steps: int) -> tuple[float, float]:
 
 # ---- SB3 ---------------------------------------------------------------------------------------------------------
 def sb3_hopper(seed: int = 0) -> Any:
-    """rl-zoo's PPO Hopper hyperparameters, run as 8 envs x 64 steps (the dizoo config's collect of 512)."""
+    """SB3's PPO with the dizoo Hopper config's hyperparameters (8 envs x 256 steps, CleanRL's set)."""
     import gymnasium as gym
     from stable_baselines3 import PPO
     from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
-    env = VecNormalize(DummyVecEnv([lambda: gym.make("Hopper-v4") for _ in range(8)]), gamma=0.999)
-    return PPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=5, gamma=0.999, gae_lambda=0.99,
-               learning_rate=9.80828e-05, ent_coef=0.00229519, clip_range=0.2, max_grad_norm=0.7,
-               vf_coef=0.835671, seed=seed, device="cpu",
-               policy_kwargs=dict(log_std_init=-2, ortho_init=False, activation_fn=torch.nn.ReLU,
-                                  net_arch=dict(pi=[256, 256], vf=[256, 256])))
+    from benchmarks.zoo_sb3 import sb3_ppo_kwargs
+
+    cfg = load_config(str(CONFIGS["hopper"]), seed=seed)
+    ppo_kwargs, norm_kwargs = sb3_ppo_kwargs(cfg, 1_000_000)
+    env = VecNormalize(DummyVecEnv([lambda: gym.make("Hopper-v4") for _ in range(int(cfg.env.collector_env_num))]),
+                       **norm_kwargs)
+    return PPO("MlpPolicy", env, seed=seed, device="cpu", **ppo_kwargs)
 
 
 def sb3_pong() -> Any:
@@ -104,7 +106,7 @@ def sb3_pong() -> Any:
 
 
 def sb3_rate(task: str, steps: int, flush_denormal: bool = False) -> tuple[float, float]:
-    """Training env steps per wall second and per CPU second of SB3 with rl-zoo's settings (torch's default for
+    """Training env steps per wall second and per CPU second of SB3 with the config's settings (torch's default for
     denormal floats unless ``flush_denormal``)."""
     torch.set_flush_denormal(flush_denormal)
     model = {"hopper": sb3_hopper, "pong": sb3_pong}[task]()

@@ -15,14 +15,17 @@ pytestmark = pytest.mark.unittest
 CONFIGS = sorted((REPO_ROOT / "dizoo").glob("*/*/config/*_config.py"))
 DEMO_CONFIGS = {"cartpole_ppo_dapg_config.py"}  # need a demo file made by -m collect_demo first
 # The real-workload configs run unchanged but shortened for CI: short episodes (the evaluator plays whole ones) and,
-# for the conv nets on Pong, smaller collects and fewer gradient steps; a few hundred env steps each.
+# for the conv nets on Atari and the MuJoCo configs' 2,048-step collects, smaller collects; a few hundred env steps
+# each.
 _SHORT = ["env.max_episode_steps=30", "env.evaluator_env_num=2", "env.n_evaluator_episode=2"]
 SMOKE_OVERRIDES = {
     "pong_dqn_config.py": _SHORT + ["policy.learn.update_per_collect=1", "policy.other.replay_buffer."
                                     "replay_buffer_size=1000"],
     "pong_ppo_config.py": _SHORT + ["policy.collect.n_sample=128", "policy.learn.batch_size=64"],
-    "hopper_ppo_config.py": _SHORT,
-    "halfcheetah_ppo_config.py": _SHORT,
+    "breakout_ppo_config.py": _SHORT + ["policy.collect.n_sample=128", "policy.learn.batch_size=64"],
+    "walker2d_ppo_config.py": _SHORT + ["policy.collect.n_sample=256"],
+    "hopper_ppo_config.py": _SHORT + ["policy.collect.n_sample=256"],
+    "halfcheetah_ppo_config.py": _SHORT + ["policy.collect.n_sample=256"],
     "doorkey_ppo_config.py": _SHORT + ["policy.collect.n_sample=256"],
     # SAC / TD3: learning starts within the budget (the configs' 1,000 / 10,000 random steps exceed it)
     **{f"{env}_{algo}_config.py": _SHORT + ["policy.learning_starts=448", "policy.learn.batch_size=32"]

@@ -11,11 +11,21 @@ observation, and the env's following step ignores its action and returns the res
 manager hides that: right after a step in which episodes ended, it steps only the ended envs once more (their actions
 are ignored) to fetch their reset observations, so ``StepResult.next_obs`` holds the final observation (for
 bootstrapping on truncation) and ``StepResult.obs`` the first observation of the next episode, as everywhere else.
+
+Atari, the same task on every route (the gymnasium route, ``env.type='atari'``, plays envpool's C++ env written out
+in Python, :class:`~ding_lite.envs.suites.EnvpoolAtari`): with ``episodic_life`` a lost life ends the episode and the
+next one continues the game (envpool's reset after an episode end; an explicit ``reset()`` starts a new game, so the
+single env fetches its next episode by a step, as the manager does); and ``env.fire_on_life_loss`` (default on,
+off under envpool's ``episodic_life``, whose reset presses FIRE) adds a FIRE step after a step that lost a life in
+a game with FIRE, inside that step (rewards added, its frame stacked), so that such games go on whatever the policy
+does (greedy evaluation of a policy that never learnt to serve would otherwise wait out the 27,000-step limit).
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -98,6 +108,62 @@ def row_info(info: Mapping[str, Any], row: int | np.ndarray) -> dict:
     return {k: (row_info(v, row) if isinstance(v, Mapping) else v[row]) for k, v in info.items()}
 
 
+class LifeLossFire:
+    """Where and how to press FIRE after a lost life in an envpool Atari pool (see the module): ``index`` is FIRE's
+    action index in the game's minimal action set, or None where no FIRE step is due (not Atari, no FIRE in the
+    game, ``fire_on_life_loss`` off, or envpool's ``episodic_life`` on)."""
+
+    def __init__(self, env_cfg: Mapping[str, Any], pool: Any) -> None:
+        config = dict(pool.config)  # envpool's settings of the pool (Atari ones have these keys)
+        atari = "use_fire_reset" in config and "task" in config
+        wanted = bool(env_cfg.get("fire_on_life_loss", True)) and atari and not config.get("episodic_life")
+        self.index = fire_index(str(config["base_path"]), str(config["task"])) if wanted else None
+
+    def lost(self, lives: np.ndarray, before: np.ndarray, ended: np.ndarray) -> np.ndarray:
+        """Rows that lost a life (lives left) in a step that did not end their episode."""
+        return (lives > 0) & (lives < before) & ~ended
+
+
+@functools.cache
+def fire_index(base_path: str, task: str) -> int | None:
+    """FIRE's index in the minimal action set of envpool's Atari ``task`` (None: the game has no FIRE), read from
+    the ROM envpool plays with ale-py (envpool does not expose its action set)."""
+    try:
+        import ale_py
+    except ImportError as exc:
+        raise ConfigError(f"env.fire_on_life_loss=True on envpool's Atari '{task}' needs ale-py to read the game's "
+                          f"actions: pip install 'ding_lite[atari]', or set env.fire_on_life_loss=False") from exc
+    ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)  # no banner on stderr (a CLI error stays one line)
+    ale = ale_py.ALEInterface()
+    ale.loadROM(str(Path(base_path) / "atari" / "roms" / f"{task}.bin"))
+    actions = list(ale.getMinimalActionSet())
+    return actions.index(ale_py.Action.FIRE) if ale_py.Action.FIRE in actions else None
+
+
+def fire_after_life_loss(pool: Any, fire: LifeLossFire, before: np.ndarray, obs: np.ndarray, reward: np.ndarray,
+                         terminated: np.ndarray, truncated: np.ndarray,
+                         lives: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A step's ``(obs, reward, terminated, truncated, lives)`` (pool rows in env order; ``before``: each row's
+    lives before it) with the rows that lost a life stepped once more with FIRE and that step folded in (rewards
+    added, flags or-ed, its observation kept). The inputs are returned as they are where no row lost a life."""
+    if fire.index is None:
+        return obs, reward, terminated, truncated, lives
+    rows = np.flatnonzero(fire.lost(lives, before, terminated | truncated))
+    if not len(rows):
+        return obs, reward, terminated, truncated, lives
+    obs, reward, terminated, truncated, lives = (x.copy() for x in (obs, reward, terminated, truncated, lives))
+    f_obs, f_reward, f_terminated, f_truncated, info = pool.step(np.full(len(rows), fire.index, dtype=np.int32),
+                                                                 env_id=np.asarray(rows, dtype=np.int32))
+    order = np.argsort(info["env_id"])
+    ids = np.asarray(info["env_id"])[order]
+    obs[ids] = f_obs[order]
+    reward[ids] += np.asarray(f_reward, dtype=reward.dtype)[order]
+    terminated[ids] |= np.asarray(f_terminated, dtype=bool)[order]
+    truncated[ids] |= np.asarray(f_truncated, dtype=bool)[order]
+    lives[ids] = np.asarray(info["lives"])[order]
+    return obs, reward, terminated, truncated, lives
+
+
 def _random_seed() -> int:
     return int(np.random.default_rng().integers(2 ** 31 - 2 ** 16))  # room for seed + i
 
@@ -114,6 +180,7 @@ class EnvpoolEnv(gym.Env):
         env_id=None,  # envpool id, e.g. 'Pong-v5', 'Hopper-v4', 'CartPole-v1' (envpool.list_all_envs())
         kwargs={},  # envpool keyword arguments, e.g. dict(repeat_action_probability=0.25, episodic_life=True)
         max_episode_steps=None,  # override envpool's time limit (None: keep the id's own)
+        fire_on_life_loss=True,  # Atari: press FIRE after a lost life where the game has it (module docstring)
     )
 
     def __init__(self, cfg: Mapping[str, Any]) -> None:
@@ -121,6 +188,9 @@ class EnvpoolEnv(gym.Env):
         self._cfg = dict(cfg)
         self._pool = make_pool(self._cfg, 1, _random_seed(), num_threads=1)
         self.observation_space, self.action_space = self._pool.spaces
+        self._fire = LifeLossFire(self._cfg, self._pool)
+        self._lives = np.zeros(1, dtype=np.int64)
+        self._episode_ended = False  # the last step ended an episode: the next reset continues as envpool does
 
     @classmethod
     def check_config(cls, cfg: Mapping[str, Any]) -> None:
@@ -128,15 +198,30 @@ class EnvpoolEnv(gym.Env):
         check_envpool_id(cfg.get("env_id"))
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
-        if seed is not None:  # envpool seeds at construction: a new seed means a new pool
+        """A new seed rebuilds the pool (envpool seeds at construction); after an episode's end the next episode
+        comes from envpool's own reset step, as in the envpool manager (with ``episodic_life`` the game goes on);
+        otherwise envpool's ``reset()``, a new game."""
+        if seed is not None:
             self._pool.close()
             self._pool = make_pool(self._cfg, 1, seed, num_threads=1)
-        obs, info = self._pool.reset()
+        if self._episode_ended and seed is None:
+            obs, _, _, _, info = self._pool.step(pool_actions(np.zeros(1, dtype=np.int64), self.action_space))
+        else:
+            obs, info = self._pool.reset()
+        self._episode_ended = False
+        if "lives" in info:
+            self._lives = np.asarray(info["lives"])
         return as_space_dtype(obs[0], self.observation_space), row_info(info, 0)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         obs, reward, terminated, truncated, info = self._pool.step(pool_actions(np.asarray([action]),
                                                                                 self.action_space))
+        terminated, truncated = np.asarray(terminated, dtype=bool), np.asarray(truncated, dtype=bool)
+        if self._fire.index is not None:
+            obs, reward, terminated, truncated, self._lives = fire_after_life_loss(
+                self._pool, self._fire, self._lives, obs, np.asarray(reward, dtype=np.float64), terminated,
+                truncated, np.asarray(info["lives"]))
+        self._episode_ended = bool(terminated[0] or truncated[0])
         return (as_space_dtype(obs[0], self.observation_space), float(reward[0]), bool(terminated[0]),
                 bool(truncated[0]), row_info(info, 0))
 
@@ -193,6 +278,8 @@ class EnvpoolEnvManager(EnvManager):
         self._pools = self._make_pools(_random_seed())
         observation_space, action_space = self._pools[0].spaces
         super().__init__(env_num, observation_space, action_space, cfg)
+        self._fire = LifeLossFire(self._env_cfg, self._pools[0])  # the same game in every pool
+        self._lives = np.zeros(env_num, dtype=np.int64)  # Atari: each env's lives (for the FIRE after a lost one)
         self._reset_obs: dict[int, np.ndarray] = {}
         self._group_obs: list[np.ndarray] = []  # each group's current observation
         self._stale = False  # the groups stepped apart since the full batch self._obs was assembled
@@ -226,9 +313,12 @@ class EnvpoolEnvManager(EnvManager):
             self._close()
             self._pools = self._make_pools(seed)
         self._group_obs = []
-        for pool in self._pools:
+        for pool, rows in zip(self._pools, self._groups, strict=True):
             obs, info = pool.reset()
-            self._group_obs.append(as_space_dtype(obs[np.argsort(info["env_id"])], self.observation_space))
+            order = np.argsort(info["env_id"])
+            self._group_obs.append(as_space_dtype(obs[order], self.observation_space))
+            if "lives" in info:
+                self._lives[rows] = np.asarray(info["lives"])[order]
         self._reset_obs, self._stale = {}, False
         return self._start_episodes(np.concatenate(self._group_obs))
 
@@ -263,6 +353,11 @@ class EnvpoolEnvManager(EnvManager):
             info = row_info(info, order)
         next_obs = as_space_dtype(next_obs, self.observation_space)
         terminated, truncated = np.asarray(terminated, dtype=bool), np.asarray(truncated, dtype=bool)
+        reward = np.asarray(reward, dtype=np.float32)
+        if self._fire.index is not None:
+            next_obs, reward, terminated, truncated, self._lives[rows] = fire_after_life_loss(
+                pool, self._fire, self._lives[rows], next_obs, reward, terminated, truncated,
+                np.asarray(info["lives"]))
         ended = np.flatnonzero(terminated | truncated)
         finished: list[tuple[int, dict]] = []
         if len(ended):
@@ -271,8 +366,9 @@ class EnvpoolEnvManager(EnvManager):
             first_obs, _, _, _, reset_info = pool.step(self._sent[group][ended], env_id=ended.astype(np.int32))
             first_obs = as_space_dtype(first_obs, self.observation_space)
             self._reset_obs = {int(i) + rows.start: first_obs[k] for k, i in enumerate(reset_info["env_id"])}
-        result = self._finish_rows(rows, next_obs, np.asarray(reward, dtype=np.float32), terminated, truncated,
-                                   finished)
+            if "lives" in reset_info:
+                self._lives[np.asarray(reset_info["env_id"]) + rows.start] = reset_info["lives"]
+        result = self._finish_rows(rows, next_obs, reward, terminated, truncated, finished)
         self._group_obs[group] = result.obs
         self._stale = True  # the full batch is assembled when asked for (obs)
         return result

@@ -1,5 +1,5 @@
-"""The plain gymnasium route to the real benchmarks, for users without envpool: Atari (ale-py, gymnasium's Atari
-preprocessing and frame stacking), MuJoCo (gymnasium[mujoco]) and MiniGrid. Each is an env type whose defaults give
+"""The plain gymnasium route to the real benchmarks, for users without envpool: Atari (ale-py, envpool's Atari env
+written out in Python), MuJoCo (gymnasium[mujoco]) and MiniGrid. Each is an env type whose defaults give
 the same experiment as envpool's env of the same id (docs/envs_real.md)."""
 from __future__ import annotations
 
@@ -38,22 +38,113 @@ def ale_id(env_id: Any) -> str:
     return env_id if "/" in env_id or "NoFrameskip" in env_id else f"ALE/{env_id}"
 
 
-class FireReset(gym.Wrapper):
-    """Press FIRE after each reset, for games that wait for it (as envpool's ``use_fire_reset`` does)."""
+class EnvpoolAtari(gym.Env):
+    """envpool's Atari env (``atari_env.h``: reset, step, frame stack) written out over ale-py, so that the plain
+    gymnasium route gives envpool's frames, rewards and episode ends.
 
-    def reset(self, **kwargs: Any) -> tuple[Any, dict]:
-        obs, info = self.env.reset(**kwargs)
-        obs, _, terminated, truncated, info = self.env.step(1)
-        if terminated or truncated:
-            obs, info = self.env.reset()
-        return obs, info
+    - reset: a new game unless ``episodic_life`` and the game goes on (then the next life starts where the last one
+      ended, frames stacked on), then ``rng.integers(noop_max) + 1 - fire`` single no-op frames and, for games with
+      FIRE (``use_fire_reset``), one FIRE frame; the observation is that frame in the whole stack after a new game,
+      pushed onto the stack after a lost life;
+    - step: ``frame_skip`` frames of the action (fewer where the game ends), the last two max-pooled, grey, resized
+      with ``INTER_AREA`` to ``screen_size``, pushed onto a stack of ``stack_num``; truncated after
+      ``max_episode_steps`` agent steps; with ``episodic_life`` a lost life (lives left) ends the episode;
+    - ``fire_on_life_loss`` (ding_lite's, both routes; off with ``episodic_life``, whose reset presses FIRE): after a
+      step that lost a life in a game with FIRE, a FIRE step of ``frame_skip`` frames follows inside the same step
+      (its reward added, its frame stacked), so that games that wait for FIRE go on whatever the policy does.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    def __init__(self, cfg: Mapping[str, Any]) -> None:
+        self._cv2 = require("cv2", "atari", "atari")
+        self._fire_action = require("ale_py", "atari", "atari").Action.FIRE
+        self._game = _make(ale_id(cfg["env_id"]), cfg, frameskip=1,
+                           repeat_action_probability=float(cfg["repeat_action_probability"]), full_action_space=False,
+                           max_num_frames_per_episode=0)  # no frame limit of ALE's own: max_episode_steps cuts
+        self.ale = self._game.unwrapped.ale  # type: ignore[attr-defined]
+        self._actions = list(self._game.unwrapped._action_set)  # type: ignore[attr-defined]
+        self._size, self._stack_num = int(cfg["screen_size"]), int(cfg["stack_num"])
+        self._frame_skip, self._noop_max = int(cfg["frame_skip"]), int(cfg["noop_max"])
+        self._max_steps, self._episodic_life = int(cfg["max_episode_steps"]), bool(cfg["episodic_life"])
+        has_fire = self._fire_action in self._actions
+        self._fire_reset = bool(cfg["use_fire_reset"]) and has_fire
+        self._fire_on_life_loss = bool(cfg["fire_on_life_loss"]) and has_fire and not self._episodic_life
+        self.observation_space = gym.spaces.Box(0, 255, (self._stack_num, self._size, self._size), np.uint8)
+        self.action_space = gym.spaces.Discrete(len(self._actions))
+        self._pool = [np.zeros((210, 160), np.uint8) for _ in range(2)]  # the last two raw frames of a step
+        self._stack = np.zeros(self.observation_space.shape, np.uint8)
+        self._rng = np.random.default_rng()
+        self._elapsed, self._lives = self._max_steps + 1, 0  # the first reset starts a new game
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        new_game = seed is not None or not self._episodic_life or self.ale.game_over(with_truncation=False) or \
+            self._elapsed >= self._max_steps
+        if seed is not None:
+            self._game.reset(seed=seed)  # seeds and reloads the game
+            self._rng = np.random.default_rng(seed)
+        if new_game:
+            self.ale.reset_game()
+            self._elapsed = 0
+        for _ in range(int(self._rng.integers(self._noop_max)) + 1 - self._fire_reset):
+            self.ale.act(self._actions[0])
+            if self.ale.game_over(with_truncation=False):
+                self.ale.reset_game()
+                new_game = True
+        if self._fire_reset:
+            self.ale.act(self._fire_action)
+        self.ale.getScreenGrayscale(self._pool[0])
+        self._push(self._pool[0], everywhere=new_game)
+        self._lives = self.ale.lives()
+        return self._stack.copy(), {"lives": self._lives}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        reward, game_over = self._act(self._actions[int(action)])
+        self._elapsed += 1
+        lives = self.ale.lives()
+        life_lost = 0 < lives < self._lives
+        if self._fire_on_life_loss and life_lost and not game_over and self._elapsed < self._max_steps:
+            fire_reward, game_over = self._act(self._fire_action)
+            reward += fire_reward
+            self._elapsed += 1
+        self._lives = lives
+        truncated = self._elapsed >= self._max_steps
+        terminated = game_over or (self._episodic_life and life_lost)
+        return self._stack.copy(), reward, bool(terminated and not truncated), bool(truncated), {"lives": lives}
+
+    def _act(self, action: Any) -> tuple[float, bool]:
+        """One agent step: ``frame_skip`` frames (fewer where the game ends), the last two kept and max-pooled
+        into the first buffer (a step cut short pushes that buffer as it stands, as envpool does)."""
+        reward, skip, pooled = 0.0, self._frame_skip, min(self._frame_skip, 2)
+        game_over = False
+        while skip > 0 and not game_over:
+            reward += self.ale.act(action)
+            game_over = self.ale.game_over(with_truncation=False)
+            if skip <= pooled:
+                self.ale.getScreenGrayscale(self._pool[pooled - skip])
+            skip -= 1
+        if self._frame_skip > 1 and skip == 0:  # in place, as envpool: a later step cut short pushes this max
+            np.maximum(self._pool[0], self._pool[1], out=self._pool[0])
+        self._push(self._pool[0], everywhere=False)
+        return float(reward), game_over
+
+    def _push(self, frame: np.ndarray, everywhere: bool) -> None:
+        small = self._cv2.resize(frame, (self._size, self._size), interpolation=self._cv2.INTER_AREA)
+        if everywhere:
+            self._stack[:] = small
+        else:
+            self._stack[:-1] = self._stack[1:]
+            self._stack[-1] = small
+
+    def close(self) -> None:
+        self._game.close()
 
 
 @ENV.register("atari")
 class AtariEnv:
-    """An Atari game through ale-py with gymnasium's ``AtariPreprocessing`` and ``FrameStackObservation``: 84x84
-    grey frames, 4 stacked, uint8 ``(4, 84, 84)``, the settings of envpool's Atari defaults (no sticky actions, no
-    life-loss episodes, unclipped rewards, 30 no-op starts, fire reset, 27,000 agent steps per episode).
+    """An Atari game through ale-py, as envpool plays it (:class:`EnvpoolAtari`): 84x84 grey frames, 4 stacked,
+    uint8 ``(4, 84, 84)``, envpool's Atari defaults (no sticky actions, no life-loss episodes, unclipped rewards, up
+    to 30 no-op frames and FIRE after a reset, 27,000 agent steps per episode), and FIRE after a lost life.
     ``env=dict(type='atari', env_id='Pong-v5')``; extra ``[atari]``."""
 
     config: dict[str, Any] = dict(
@@ -62,32 +153,23 @@ class AtariEnv:
         max_episode_steps=27000,  # agent steps (each frame_skip frames) before truncation
         repeat_action_probability=0.0,  # sticky actions (Machado et al. 2018 use 0.25; envpool's default is 0)
         frame_skip=4,  # frames per agent step (max-pooled over the last two)
-        noop_max=30,  # random no-ops after a reset
+        noop_max=30,  # a reset plays 1 to noop_max no-op frames (one of them FIRE in games that have it)
         stack_num=4,  # frames stacked into one observation
         screen_size=84,  # side of the square grey frame
-        episodic_life=False,  # end the episode at a life loss (terminated)
-        use_fire_reset=True,  # press FIRE after a reset where the game has it
+        episodic_life=False,  # a lost life ends the episode (terminated); the game goes on in the next one
+        use_fire_reset=True,  # press FIRE at a reset where the game has it
+        fire_on_life_loss=True,  # press FIRE after a lost life where the game has it (the same on envpool)
     )
 
     def __new__(cls, cfg: Mapping[str, Any]) -> gym.Env:  # type: ignore[misc]
         cls.check_config(cfg)
-        cfg = {**cls.config, **cfg}  # an env section built outside compile_config lacks the defaults
-        from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation, TimeLimit
-
-        env = _make(ale_id(cfg["env_id"]), cfg, frameskip=1,
-                    repeat_action_probability=float(cfg["repeat_action_probability"]))
-        env = AtariPreprocessing(env, noop_max=int(cfg["noop_max"]), frame_skip=int(cfg["frame_skip"]),
-                                 screen_size=int(cfg["screen_size"]), terminal_on_life_loss=bool(cfg["episodic_life"]))
-        if cfg["use_fire_reset"] and "FIRE" in env.unwrapped.get_action_meanings():  # type: ignore[attr-defined]
-            env = FireReset(env)
-        env = FrameStackObservation(env, int(cfg["stack_num"]))
-        return TimeLimit(env, int(cfg["max_episode_steps"]))
+        return EnvpoolAtari({**cls.config, **cfg})  # an env section built outside compile_config lacks the defaults
 
     @classmethod
     def check_config(cls, cfg: Mapping[str, Any]) -> None:
         """Fail early on a missing ale-py or OpenCV, or an unknown game."""
         ale_py = require("ale_py", "atari", "atari")
-        require("cv2", "atari", "atari")  # gymnasium's AtariPreprocessing resizes with OpenCV
+        require("cv2", "atari", "atari")  # frames are resized with OpenCV
         gym.register_envs(ale_py)
         if not cfg.get("env_id"):
             raise ConfigError("env.env_id is required for env type 'atari' (e.g. env_id='Pong-v5')")

@@ -103,7 +103,7 @@ class VAC(nn.Module):
         self.actor_head = ortho_init(nn.Linear(actor_size, act_size), 0.01)
         self.critic_head = ortho_init(nn.Linear(critic_size, 1), 1.0)
         add_log_std(self, actor_size, act_size, cfg)
-        # the learner updates the statistics (update_obs_norm); they travel with the weights as buffers
+        # the collect mode updates the statistics as observations arrive; they travel with the weights as buffers
         self.obs_norm = RunningObsNorm(cfg["obs_shape"], cfg.get("obs_norm_clip", 10.0)) if cfg.get("obs_norm") \
             else nn.Identity()
         if not cfg.get("ortho_init", True):  # hyperparameters tuned without it (rl-zoo's MuJoCo PPO sets)

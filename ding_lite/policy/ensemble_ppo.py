@@ -138,6 +138,7 @@ class EnsemblePPOPolicy(PPOPolicy):
 
     @torch.inference_mode()
     def _forward_collect(self, obs: np.ndarray, env_step: int = 0) -> dict:
+        self._observe(obs)
         out = self._model.compute_actor_critic(self.obs_tensor(obs))
         log_weight = self._member_log_weight()
         if LOGIT in out:

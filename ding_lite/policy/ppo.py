@@ -1,6 +1,8 @@
 """PPO with clipped surrogate (Schulman et al. 2017) and GAE (Schulman et al. 2016), discrete or continuous."""
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -26,7 +28,8 @@ from ding_lite.data.keys import (
     VALUE,
 )
 from ding_lite.data.rollout import episode_ends, valid_transitions
-from ding_lite.model.normalizer import update_obs_norm
+from ding_lite.model.normalizer import obs_normalizers
+from ding_lite.policy.base_policy import resolve_discount_factor
 from ding_lite.policy.on_policy import Log, OnPolicyPolicy
 from ding_lite.policy.optim import adam
 from ding_lite.registry import POLICY
@@ -36,6 +39,10 @@ from ding_lite.rl_utils.masks import apply_action_mask, split_action_mask
 from ding_lite.rl_utils.normalize import RewardScaler, linear_lr_decay
 from ding_lite.rl_utils.ppo import normalize_advantage_per_minibatch, ppo_policy_loss, ppo_value_loss, ratio_stats
 from ding_lite.rl_utils.running_stats import RunningMeanStd
+
+logger = logging.getLogger("ding_lite")
+
+DISC_RETURN = "disc_return"  # (M,) the reward scaler's discounted return G of each sample (reward_scale only)
 
 
 def action_distribution(actor_out: dict[str, torch.Tensor]) -> CategoricalLogits | DiagGaussian:
@@ -85,6 +92,20 @@ class PPOPolicy(OnPolicyPolicy):
     def default_model(cls) -> str:
         return "vac"
 
+    def __init__(self, cfg: Mapping[str, Any], model: Any = None, enable_field: Iterable[str] | None = None) -> None:
+        # Statistics shared by the modes of one policy object (serial: one object collects and learns), made before
+        # the modes' _init_* run: the value statistics (learner-owned, sent to collectors with the weights) and the
+        # reward scaler (updated where rewards arrive, see _prepare).
+        self._value_stats = RunningMeanStd()
+        collect = cfg["collect"]
+        self._reward_scaler = RewardScaler(resolve_discount_factor(cfg), collect["reward_clip"]) \
+            if collect["reward_scale"] else None
+        super().__init__(cfg, model, enable_field)
+        # Who takes the collected data into the observation and reward statistics: the collect mode as the data
+        # arrives when this object collects; a learn-only policy (the Ray driver) merges what the samples carry.
+        self._obs_norms = obs_normalizers(self._model)
+        self._collects = "collect" in self._enabled
+
     # ---- learn -------------------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
         self._optimizer = adam(self._model.parameters(), lr=self.cfg["learn"]["learning_rate"], eps=1e-5)
@@ -92,21 +113,26 @@ class PPOPolicy(OnPolicyPolicy):
         self._lr_schedule = linear_lr_decay(self._optimizer, self.cfg["learn"]["lr_decay_iter"])
         if self._lr_schedule is not None:
             self._learn_state["lr_schedule"] = self._lr_schedule
-        self._value_stats = RunningMeanStd()
         self._learn_state["value_stats"] = self._value_stats
+        if self._reward_scaler is not None:  # a resumed run scales rewards as the killed one did
+            self._learn_state["reward_scaler"] = self._reward_scaler
 
     def _prepare(self, data: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        valid = data.get(VALID)
         if self.cfg["learn"]["value_norm"]:  # the learner owns the return statistics; collectors get them with weights
-            ret = data[RETURN] if VALID not in data else data[RETURN][data[VALID]]
+            ret = data[RETURN] if valid is None else data[RETURN][valid]
             self._value_stats.update(ret.cpu().numpy())
-        self._collect_obs = data[OBS] if VALID not in data else data[OBS][data[VALID]]
-        return data
+        if not self._collects:  # a learn-only policy: the collectors' data, merged before learning on it
+            obs = data[OBS] if valid is None else data[OBS][valid]
+            for norm in self._obs_norms:
+                norm.update(obs)
+            if self._reward_scaler is not None:
+                disc = data[DISC_RETURN] if valid is None else data[DISC_RETURN][valid]
+                self._reward_scaler.merge(disc.cpu().numpy())
+        return {k: v for k, v in data.items() if k != DISC_RETURN}  # not shuffled and sliced with the minibatches
 
     def _end_update(self, logs: list[Log]) -> list[Log]:
-        """After learning on a collect: the observation statistics take it in (the next collect uses them; this one
-        trained with the statistics it was collected with), and the learning rate anneals by its gradient steps."""
-        update_obs_norm(self._model, self._collect_obs)
-        del self._collect_obs
+        """After learning on a collect: the learning rate anneals by its gradient steps."""
         if self._lr_schedule is not None:
             for _ in logs:
                 self._lr_schedule.step()
@@ -172,19 +198,22 @@ class PPOPolicy(OnPolicyPolicy):
 
     # ---- collect -----------------------------------------------------------------------------------------------
     def _init_collect(self) -> None:
-        if not hasattr(self, "_value_stats"):
-            self._value_stats = RunningMeanStd()
-        collect = self.cfg["collect"]
-        self._reward_scaler = RewardScaler(self.discount_factor, collect["reward_clip"]) \
-            if collect["reward_scale"] else None
+        """Nothing beyond the shared statistics (made in ``__init__``)."""
 
     @torch.inference_mode()
     def _forward_collect(self, obs: Any, env_step: int = 0) -> dict:
         obs, mask = split_action_mask(obs)
+        self._observe(obs)
         out = _masked(self._model.compute_actor_critic(self.obs_tensor(obs)), mask)
         action, logp = action_distribution(out).sample_and_log_prob()
         return {ACTION: action.cpu().numpy(), LOGP: logp.cpu().numpy(),
                 VALUE: self._denormalized_value(out[VALUE]).cpu().numpy()}
+
+    def _observe(self, obs: Any) -> None:
+        """The observation statistics take in a batch about to be acted on (NormalizeObservation's order: update,
+        then normalise), so a collect acts on statistics that include every observation so far."""
+        for norm in self._obs_norms:
+            norm.update(obs)
 
     @torch.inference_mode()
     def _get_train_sample(self, rollout: dict) -> dict:
@@ -193,15 +222,17 @@ class PPOPolicy(OnPolicyPolicy):
         rollout's layout, with its ``valid`` flag (the learn loop trains on the valid ones)."""
         collect = self.cfg["collect"]
         t_len, n_env = rollout[REWARD].shape
-        if self._reward_scaler is not None:  # per collector: the scale is a property of its envs' returns
-            rollout = {**rollout, REWARD: self._reward_scaler(rollout[REWARD],
-                                                              rollout[TERMINATED] | rollout[TRUNCATED])}
+        keys: tuple[str, ...] = (OBS, ACTION, LOGP, VALUE)
+        if self._reward_scaler is not None:  # each row scaled with the statistics of its step, as VecNormalize
+            reward, disc = self._reward_scaler(rollout[REWARD], rollout[TERMINATED] | rollout[TRUNCATED],
+                                               rollout.get(VALID))
+            rollout = {**rollout, REWARD: reward, DISC_RETURN: disc}
+            keys += (DISC_RETURN,)  # for a learner in another process (Ray) to merge into its statistics
         terminated, truncated = episode_ends(rollout[TERMINATED], rollout[TRUNCATED],
                                              bool(self.cfg["learn"]["ignore_done"]))
         next_value = self._next_value(rollout, terminated, truncated)
         adv, ret = gae(rollout[REWARD], rollout[VALUE], next_value, terminated, truncated, self.discount_factor,
                        float(collect["gae_lambda"]))
-        keys: tuple[str, ...] = (OBS, ACTION, LOGP, VALUE)
         if ACTION_MASK in rollout:  # the learn step masks the logits as collection did
             keys += (ACTION_MASK,)
         if not self.cfg["recompute_adv"]:
@@ -235,21 +266,35 @@ class PPOPolicy(OnPolicyPolicy):
         return next_value
 
     def _state_dict_model(self) -> dict[str, Any]:
-        """Weights plus the value-normalisation statistics (collect mode needs both to compute GAE)."""
-        return {**super()._state_dict_model(), "value_stats": self._value_stats.state_dict()}
+        """Weights plus the value-normalisation statistics (collect mode needs both to compute GAE) and the reward
+        scaler's statistics (what the learner merged from every collector; each collector keeps its envs' running
+        returns)."""
+        state = {**super()._state_dict_model(), "value_stats": self._value_stats.state_dict()}
+        if self._reward_scaler is not None:
+            state["reward_scaler"] = self._reward_scaler.stats_dict()
+        return state
 
     def _load_state_dict_model(self, state: dict[str, Any]) -> None:
         super()._load_state_dict_model(state)
         if "value_stats" in state:
             self._value_stats.load_state_dict(state["value_stats"])
+        if self._reward_scaler is not None and "reward_scaler" in state:
+            self._reward_scaler.load_state_dict(state["reward_scaler"])
+
+    def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
+        """A checkpoint written before the reward scaler was saved resumes with fresh reward statistics (warned)."""
+        if self._reward_scaler is not None and "reward_scaler" not in state:
+            logger.warning("the checkpoint has no reward-scaler statistics (written by an older ding_lite): the "
+                           "reward scale starts afresh")
+            state = {**state, "reward_scaler": self._reward_scaler.state_dict()}
+        super()._load_state_dict_learn(state)
 
     def _denormalized_value(self, value: torch.Tensor) -> torch.Tensor:
         return self._value_stats.denormalize(value) if self.cfg["learn"]["value_norm"] else value
 
     # ---- eval --------------------------------------------------------------------------------------------------
     def _init_eval(self) -> None:
-        if not hasattr(self, "_value_stats"):  # part of the model state an eval-only policy loads
-            self._value_stats = RunningMeanStd()
+        """Nothing beyond the shared statistics (made in ``__init__``)."""
 
     @torch.inference_mode()
     def _forward_eval(self, obs: Any) -> dict:

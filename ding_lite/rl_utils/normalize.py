@@ -9,8 +9,15 @@ import torch
 
 
 class RewardScaler:
-    """``r / sqrt(var(G) + eps)`` clipped to ±``clip``, where ``G_t = γ G_{t-1} + r_t`` per env (reset after an
-    episode's last step) and var(G) runs over every G seen.
+    """``r_t / sqrt(var_t(G) + eps)`` clipped to ±``clip``, where ``G_t = γ G_{t-1} + r_t`` per env (reset after an
+    episode's last step) and ``var_t(G)`` is the variance of every G seen up to and including step t (the prior: mean
+    0, var 1, count 1e-4), as SB3's ``VecNormalize`` and gymnasium's ``NormalizeReward`` scale each step. A whole
+    (T, N) rollout is scaled at once, each row with the statistics of its own step (cumulative sums, no loop over
+    the statistics).
+
+    State: the statistics (``mean``, ``var``, ``count``), which a learner merges from several collectors and sends
+    back with the weights (:meth:`merge`, :meth:`stats_dict`), and each env's running return ``ret``, which belongs
+    to the collector's envs; ``state_dict`` holds both (checkpoints).
 
     Args:
         gamma: the discount of the return whose spread sets the scale.
@@ -22,8 +29,11 @@ class RewardScaler:
         self.ret = np.zeros(0)
         self.mean, self.var, self.count = 0.0, 1.0, 1e-4
 
-    def __call__(self, reward_TN: np.ndarray, done_TN: np.ndarray) -> np.ndarray:
-        """Scaled copy of ``reward_TN``; ``done_TN`` marks each episode's last step."""
+    def __call__(self, reward_TN: np.ndarray, done_TN: np.ndarray,
+                 valid_TN: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(scaled reward, G)``, both (T, N): ``reward_TN`` scaled, and the discounted return of each row, which
+        the statistics took in (only the ``valid_TN`` rows, where given). ``done_TN`` marks each episode's last
+        step."""
         t_len, n_env = reward_TN.shape
         if self.ret.shape != (n_env,):
             self.ret = np.zeros(n_env)
@@ -32,24 +42,42 @@ class RewardScaler:
             self.ret = self.ret * self.gamma + reward_TN[t]
             returns[t] = self.ret
             self.ret = np.where(done_TN[t], 0.0, self.ret)
-        self._update(returns.reshape(-1))
-        scaled = reward_TN / np.sqrt(self.var + self.eps)
+        var_T = self._update_per_row(returns, valid_TN)
+        scaled = reward_TN / np.sqrt(var_T + self.eps)[:, None]
         if self.clip is not None:
             scaled = np.clip(scaled, -self.clip, self.clip)
-        return scaled.astype(reward_TN.dtype, copy=False)
+        return scaled.astype(reward_TN.dtype, copy=False), returns.astype(np.float32)
 
-    def _update(self, x: np.ndarray) -> None:
-        batch_mean, batch_var, n = float(x.mean()), float(x.var()), len(x)
-        delta, total = batch_mean - self.mean, self.count + n
-        self.mean += delta * n / total
-        self.var = (self.var * self.count + batch_var * n + delta**2 * self.count * n / total) / total
-        self.count = total
+    def _update_per_row(self, returns: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
+        """Merge the (T, N) returns into the statistics; returns the variance after each row (T,). Sums are taken
+        around the prior mean, so the squares stay of the size of the spread."""
+        weight = np.ones_like(returns) if valid is None else valid.astype(np.float64)
+        y = (returns - self.mean) * weight
+        count = self.count + np.cumsum(weight.sum(1))
+        mean_y = np.cumsum(y.sum(1)) / count
+        var = (self.count * self.var + np.cumsum((y * y).sum(1))) / count - mean_y ** 2
+        var = np.maximum(var, 0.0)
+        self.mean, self.var, self.count = float(self.mean + mean_y[-1]), float(var[-1]), float(count[-1])
+        return var
+
+    def merge(self, returns: np.ndarray) -> None:
+        """Merge returns that another collector's scaler computed (a learner gathering several collectors)."""
+        returns = np.asarray(returns, dtype=np.float64).reshape(1, -1)
+        if returns.size:
+            self._update_per_row(returns, None)
+
+    def stats_dict(self) -> dict[str, float]:
+        """The statistics only (what the weights carry to collectors, whose envs keep their own ``ret``)."""
+        return {"mean": self.mean, "var": self.var, "count": self.count}
 
     def state_dict(self) -> dict[str, object]:
-        return {"ret": self.ret.copy(), "mean": self.mean, "var": self.var, "count": self.count}
+        """Statistics and each env's running return (a list: checkpoints load with ``weights_only=True``)."""
+        return {"ret": self.ret.tolist(), **self.stats_dict()}
 
     def load_state_dict(self, state: dict) -> None:
-        self.ret = np.asarray(state["ret"], dtype=np.float64)
+        """Load statistics, and each env's running return where ``state`` has it (a checkpoint, not weights)."""
+        if "ret" in state:
+            self.ret = np.asarray(state["ret"], dtype=np.float64)
         self.mean, self.var, self.count = float(state["mean"]), float(state["var"]), float(state["count"])
 
 

@@ -1,6 +1,7 @@
 """The interaction evaluator (ding_lite/worker/evaluator.py): exactly n episodes, same seeds, stop decision."""
 from __future__ import annotations
 
+import logging
 from types import SimpleNamespace
 
 import numpy as np
@@ -115,3 +116,29 @@ def test_an_evaluation_runs_inside_the_policys_rollout_weights_block() -> None:
         assert (probe.entries, probe.outside_calls, probe.inside) == (1, 0, False) and policy.batches > 0
     finally:
         evaluator.close()
+
+
+def test_an_episode_over_the_step_cap_counts_its_return_so_far_and_ends_its_envs_share(caplog) -> None:
+    """The eval step cap: env 1's episodes (50 and 51 steps) are cut at 10 steps, counted with the 10 they returned
+    so far; its second episode is not played, so the evaluation ends once envs 0 and 2 are done (a policy that
+    stalls, e.g. one that never presses FIRE in Breakout, cannot keep an evaluation running)."""
+    manager = BaseEnvManager(counting_env_fns([1, 50, 3]))
+    policy = ZeroPolicy()
+    evaluator = InteractionEvaluator(dict(eval_freq=10, max_episode_steps=10), manager,
+                                     SimpleNamespace(forward=policy.forward, reset=policy.reset), 7, None, seed=0)
+    logger = logging.getLogger("ding_lite")
+    logger.addHandler(caplog.handler)  # whatever earlier tests did to the logger's propagation
+    try:
+        result = evaluator.eval()
+    finally:
+        logger.removeHandler(caplog.handler)
+        evaluator.close()
+    assert sorted(result.returns.tolist()) == [1, 2, 3, 3, 4, 10]
+    assert policy.batches == 10  # env 1's cap at 10 steps is the last to come (env 0: 6 steps, env 2: 7)
+    assert "1 episode(s) stopped at policy.eval.evaluator.max_episode_steps=10" in caplog.text
+
+
+@pytest.mark.parametrize("cap", [0, -3, 2.5, True])
+def test_a_bad_step_cap_is_a_config_error(cap) -> None:
+    with pytest.raises(ConfigError, match="max_episode_steps must be a positive int or None"):
+        InteractionEvaluator(dict(max_episode_steps=cap), None, None, 3)

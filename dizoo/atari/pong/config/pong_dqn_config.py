@@ -1,10 +1,11 @@
 """DQN (Nature-DQN conv net, double, dueling, 3-step) on Pong through envpool (DI-engine's pong_dqn settings).
 
 Run: ding_lite -m serial -c pong_dqn_config.py -s 0
-Without envpool (ale-py + gymnasium's Atari preprocessing, same frames):
+Without envpool (ale-py, envpool's Atari env written out in Python: the same frames):
      ding_lite -m serial -c pong_dqn_config.py --set env.type=atari --set env.manager.type=subprocess
 Atari variant: envpool's defaults on both routes (no sticky actions, 30 no-op starts, fire reset, whole-game episodes,
-rewards unclipped, 4 frames of 84x84 grey stacked as uint8).
+rewards unclipped, 4 frames of 84x84 grey stacked as uint8), FIRE after a lost life where the game waits for it.
+Evaluation episodes stop at 10,000 agent steps (warned); the final evaluation plays 8 games.
 """
 from easydict import EasyDict
 
@@ -35,7 +36,10 @@ pong_dqn_config = dict(
             target_update_freq=500,
         ),
         collect=dict(n_sample=96),
-        eval=dict(evaluator=dict(eval_freq=4000)),
+        eval=dict(
+            evaluator=dict(eval_freq=4000, max_episode_steps=10_000),  # evaluation episodes stop there (warned)
+            final_episodes=8,  # two games on each eval env
+        ),
         other=dict(
             eps=dict(type="exp", start=1.0, end=0.05, decay=250000),
             replay_buffer=dict(replay_buffer_size=100000),

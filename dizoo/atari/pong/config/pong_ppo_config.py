@@ -3,10 +3,12 @@
 anneals it too), entropy 0.01).
 
 Run: ding_lite -m serial -c pong_ppo_config.py -s 0
-Without envpool (ale-py + gymnasium's Atari preprocessing, same frames):
+Without envpool (ale-py, envpool's Atari env written out in Python: the same frames):
      ding_lite -m serial -c pong_ppo_config.py --set env.type=atari --set env.manager.type=subprocess
 Atari variant: envpool's defaults on both routes (no sticky actions, 30 no-op starts, fire reset, whole-game episodes,
-rewards unclipped, 4 frames of 84x84 grey stacked as uint8).
+rewards unclipped, 4 frames of 84x84 grey stacked as uint8), and FIRE pressed after a lost life in games that wait
+for it (env.fire_on_life_loss, the same on both routes). Evaluation episodes stop at 10,000 agent steps (warned),
+so an evaluation ends in bounded time whatever the policy does; the final evaluation plays 8 games.
 """
 from easydict import EasyDict
 
@@ -43,7 +45,10 @@ pong_ppo_config = dict(
             discount_factor=0.99,
             gae_lambda=0.95,
         ),
-        eval=dict(evaluator=dict(eval_freq=800)),  # gradient steps: every 50 collects
+        eval=dict(
+            evaluator=dict(eval_freq=800, max_episode_steps=10_000),  # eval_freq in gradient steps: 50 collects
+            final_episodes=8,  # two games on each eval env
+        ),
     ),
 )
 pong_ppo_config = EasyDict(pong_ppo_config)

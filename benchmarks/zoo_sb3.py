@@ -1,0 +1,146 @@
+"""The SB3 side of the benchmark suites (``benchmarks/zoo.py``): SB3's PPO with the hyperparameters of a dizoo PPO
+config, evaluated as ding_lite's runs are, and resumable.
+
+The translation (:func:`sb3_ppo_kwargs`): ``n_steps = n_sample / collector_env_num`` over a ``DummyVecEnv`` of
+``collector_env_num`` gymnasium envs, ``batch_size``, ``n_epochs = epoch_per_collect``, the learning rate (annealed
+linearly to 0 over the run where the config anneals it), γ, λ, ``clip_range``, ``clip_range_vf = value_clip_ratio``,
+``ent_coef``, ``vf_coef = value_weight / 2`` (SB3's value loss is the mean squared error; ding_lite's, as CleanRL's,
+has a factor 1/2), ``max_grad_norm``, the advantage normalisation, the nets (``net_arch``, activation, orthogonal
+init, initial log-std), and ``VecNormalize`` for the observation and reward normalisation with the same clips and γ.
+One difference remains that no setting removes: SB3 clips the value as ``v_old + clip(v - v_old)`` alone, ding_lite
+(as CleanRL and OpenAI baselines) takes the larger of the clipped and unclipped squared errors.
+
+Evaluations as on ding_lite's side: at the start and after every ``eval_every`` env steps of training (at the start
+of the rollout that follows), ``eval_episodes`` deterministic episodes over as many eval envs, seeded with
+``seed + 1000``, the observation statistics frozen at the training run's.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from benchmarks.zoo import RunClock, RunSpec, append_line, curve_line, kept_curve
+
+MODEL_FILE, NORM_FILE = "sb3_model.zip", "sb3_vecnormalize.pkl"
+
+
+def sb3_ppo_kwargs(cfg: Any, budget: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(PPO keyword arguments, VecNormalize keyword arguments)`` for a compiled dizoo PPO config."""
+    import torch
+
+    from ding_lite.policy.base_policy import resolve_discount_factor
+
+    policy, learn, collect, model = cfg.policy, cfg.policy.learn, cfg.policy.collect, cfg.policy.model
+    n_env = int(cfg.env.collector_env_num)
+    gamma = resolve_discount_factor(policy)
+    lr = float(learn.learning_rate)
+    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[model.activation]
+    hidden = list(model.encoder_hidden_size_list)
+    ppo = dict(
+        n_steps=int(collect.n_sample) // n_env, batch_size=int(learn.batch_size), n_epochs=int(learn.epoch_per_collect),
+        learning_rate=(lambda progress: lr * progress) if learn.lr_decay_iter else lr,
+        gamma=gamma, gae_lambda=float(collect.gae_lambda), clip_range=float(learn.clip_ratio),
+        clip_range_vf=learn.value_clip_ratio, ent_coef=float(learn.entropy_weight),
+        vf_coef=float(learn.value_weight) / 2, max_grad_norm=learn.grad_clip_value or math.inf,
+        normalize_advantage=bool(learn.adv_norm),
+        policy_kwargs=dict(net_arch=dict(pi=hidden, vf=hidden), activation_fn=activation,
+                           ortho_init=bool(model.ortho_init), log_std_init=float(model.init_log_std)),
+    )
+    norm = dict(norm_obs=bool(model.obs_norm), norm_reward=bool(collect.reward_scale),
+                clip_obs=float(model.obs_norm_clip), clip_reward=float(collect.reward_clip or math.inf), gamma=gamma)
+    return ppo, norm
+
+
+def run_sb3(spec: RunSpec) -> dict[str, Any]:
+    """Train SB3's PPO on the task for ``spec.env_steps`` (resumed from the run's last save if there is one)."""
+    import gymnasium as gym
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    from ding_lite.entry.common import EVAL_SEED_OFFSET, load_config
+
+    torch.set_num_threads(1)
+    torch.set_flush_denormal(False)  # SB3 keeps torch's default
+    task, folder = spec.task_spec(), Path(spec.folder)
+    cfg = load_config(str(Path(__file__).resolve().parents[1] / task.config), seed=spec.seed)
+    ppo_kwargs, norm_kwargs = sb3_ppo_kwargs(cfg, spec.env_steps)
+    env_id, n_env = str(cfg.env.env_id), int(cfg.env.collector_env_num)
+
+    def vec(n: int, monitor: bool = False) -> DummyVecEnv:
+        return DummyVecEnv([(lambda: Monitor(gym.make(env_id))) if monitor else (lambda: gym.make(env_id))
+                            for _ in range(n)])
+
+    resumed = (folder / MODEL_FILE).is_file() and (folder / NORM_FILE).is_file()
+    if resumed:
+        env = VecNormalize.load(str(folder / NORM_FILE), vec(n_env))
+        model = PPO.load(str(folder / MODEL_FILE), env=env, device="cpu")
+    else:
+        env = VecNormalize(vec(n_env), **norm_kwargs)
+        model = PPO("MlpPolicy", env, seed=spec.seed, device="cpu", **ppo_kwargs)
+    kept = kept_curve(folder, model.num_timesteps if resumed else -1)
+    eval_env = VecNormalize(vec(task.eval_episodes, monitor=True), training=False, norm_reward=False,
+                            clip_obs=norm_kwargs["clip_obs"])
+    eval_env.seed(spec.seed + EVAL_SEED_OFFSET)
+    clock = RunClock(kept[-1]["train_seconds"] if kept else 0.0)
+    evaluate = _Evaluation(folder, model, eval_env, task.eval_episodes, clock)
+    if not kept:
+        evaluate()
+    callback = _EvalCallback(evaluate, task.eval_every, model.num_timesteps)
+    model.learn(total_timesteps=spec.env_steps - model.num_timesteps, reset_num_timesteps=not resumed,
+                callback=callback)
+    if callback.last != model.num_timesteps:
+        evaluate()
+    return {"wall_seconds": None, "env_step": int(model.num_timesteps), "resumed": resumed}
+
+
+class _Evaluation:
+    """One evaluation of the model as a curve line, then a save of the model and its statistics (the resume point)."""
+
+    def __init__(self, folder: Path, model: Any, eval_env: Any, episodes: int, clock: RunClock) -> None:
+        self.folder, self.model, self.eval_env, self.episodes, self.clock = folder, model, eval_env, episodes, clock
+
+    def __call__(self) -> None:
+        import time
+
+        from stable_baselines3.common.evaluation import evaluate_policy
+
+        start = time.perf_counter()
+        self.eval_env.obs_rms = self.model.get_env().obs_rms.copy()
+        returns, _ = evaluate_policy(self.model, self.eval_env, n_eval_episodes=self.episodes, deterministic=True,
+                                     return_episode_rewards=True)
+        seconds = time.perf_counter() - start
+        self.clock.eval_seconds += seconds
+        append_line(self.folder, curve_line(self.model.num_timesteps, [float(r) for r in returns], seconds,
+                                            self.clock))
+        save_start = time.perf_counter()
+        self.model.save(str(self.folder / MODEL_FILE))
+        self.model.get_env().save(str(self.folder / NORM_FILE))
+        self.clock.eval_seconds += time.perf_counter() - save_start  # saving is the suite's cost, not SB3's
+
+
+def _eval_callback_base() -> type:
+    from stable_baselines3.common.callbacks import BaseCallback
+    return BaseCallback
+
+
+class _EvalCallback(_eval_callback_base()):  # type: ignore[misc]
+    """Evaluates at the start of the first rollout after each ``every`` env steps, i.e. after training on the
+    rollouts before it, as ding_lite's train loop evaluates before its next collect."""
+
+    def __init__(self, evaluate: _Evaluation, every: int, start: int) -> None:
+        super().__init__()
+        self.evaluate, self.every = evaluate, every
+        self.next = (start // every + 1) * every
+        self.last = start
+
+    def _on_rollout_start(self) -> None:
+        if self.num_timesteps >= self.next:
+            self.evaluate()
+            self.last = self.num_timesteps
+            self.next = (self.num_timesteps // self.every + 1) * self.every
+
+    def _on_step(self) -> bool:
+        return True
