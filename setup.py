@@ -18,7 +18,7 @@ setup(
         "tqdm>=4.60",
     ],
     extras_require={
-        "test": ["pytest>=7", "ruff>=0.5", "mypy>=1.8"],
+        "test": ["pytest>=7", "pytest-xdist>=3.5", "ruff>=0.5", "mypy>=1.8"],  # xdist: the suite on every core
         "ray": ["ray[default]>=2.59"],  # 2.59: local instances use token authentication
         "plot": ["matplotlib>=3.7", "rliable>=1.2"],  # ding_lite -m plot (rliable: --aggregate's estimators)
         "wandb": ["wandb>=0.17"],  # log.backends=['tensorboard', 'wandb']

@@ -9,4 +9,7 @@ python -m pip install -q -e ".[test,ray,plot,docs,pettingzoo,envpool,atari,mujoc
 python -m ruff check ding_lite dizoo tests benchmarks
 python -m mypy ding_lite
 NO_MKDOCS_2_WARNING=1 python -m mkdocs build --strict  # not -q: quiet mode hides warnings from --strict
-python -m pytest -q -m "not benchmark" --durations=15 "$@"
+# One worker per core (PYTEST_WORKERS overrides; 0 runs in this process); a file's tests stay on one worker, so its
+# module fixtures (trained runs shared by several tests) are built once.
+workers="${PYTEST_WORKERS:-$(python -c 'import os; print(min(4, len(os.sched_getaffinity(0))))')}"
+python -m pytest -q -m "not benchmark" --durations=15 -n "$workers" --dist loadfile "$@"
