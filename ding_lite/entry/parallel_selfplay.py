@@ -112,8 +112,8 @@ class _SelfPlayRemoteCollectors(RemoteCollectors):
     def _account(self, slot: int, out: CollectOutput, train_iter: int) -> None:
         super()._account(slot, out, train_iter)
         for end in out.episodes:
-            if "score" in end.info:
-                self.parts.record_game(end.info["opponents"], end.info["score"])
+            if "results" in end.info:
+                self.parts.record_game(end.info["results"])
 
 
 class ParallelSelfPlayParts(SelfPlayParts):

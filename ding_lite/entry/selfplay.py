@@ -131,12 +131,14 @@ class SelfPlayParts:
     def _snapshot(self, name: str) -> tuple[dict, str]:
         return self.pool.load_weights(name), str(self.pool.path(name))
 
-    def record_game(self, opponents: list[str], score: float) -> None:
-        """A finished training game: the result counts against every distinct opponent of the game."""
-        for name in opponents:
+    def record_game(self, results: Mapping[str, float]) -> None:
+        """A finished training game of one learner seat: ``{opponent: the learner's score against that opponent's
+        best seat}``, each booked against its own opponent (a game against a snapshot evicted meanwhile is not
+        counted)."""
+        for name, score in results.items():
             if name in OPPONENT:
                 self.baselines.record(name, score)
-            else:  # a snapshot (a game against one evicted meanwhile is not counted)
+            else:  # a snapshot
                 self.pool.record(name, score)
 
     def _eval_opponents(self) -> list[str]:

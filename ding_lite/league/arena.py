@@ -43,14 +43,15 @@ class SelfPlayEnvManager:
             name of a player (a scripted baseline or a snapshot).
         players: who acts for the non-learner seats.
         draw_pool: draws a snapshot name for a ``'pool'`` seat.
-        on_result: called with ``(opponent names of the game, learner's score)`` when a game ends normally.
+        on_result: called with ``{opponent name: learner's score against it}`` per learner seat when a game ends
+            normally (see :meth:`_settle_game`).
         swap_seats: shuffle which seat plays which role at every game start (e.g. first and second player).
         seed: seed of the seat shuffling.
     """
 
     def __init__(self, inner: Any, layout: SeatLayout, seats: Sequence[str], players: Any,
                  draw_pool: Callable[[], str] | None = None,
-                 on_result: Callable[[list[str], float], None] | None = None, swap_seats: bool = False,
+                 on_result: Callable[[dict[str, float]], None] | None = None, swap_seats: bool = False,
                  seed: int = 0) -> None:
         if len(seats) != layout.n_seats:
             raise ConfigError(f"league.seats assigns {len(seats)} players ({list(seats)}) but the game has "
@@ -170,12 +171,17 @@ class SelfPlayEnvManager:
         acc.settled_rows |= self._out
         self._absorb(self.inner.step(full), acc)
         self._advance_to_learner(acc)
+        assert self._obs is not None and self._mask is not None
+        # a row whose episode goes on: the next observation is the one the learner acts on next (after the
+        # opponents' turns), the row's obs at the next step
+        going_on = ~acc.settled_rows
+        acc.next_obs[going_on] = self._obs[going_on]
+        acc.next_mask[going_on] = self._mask[going_on]
         self._ep_return += acc.reward
         self._ep_length += ~acc.interrupted
-        episodes = [self._episode_end(row, info) for row, info in acc.ended]
+        episodes = [self._episode_end(row, info, bool(acc.terminated[row])) for row, info in acc.ended]
         for row, _ in acc.ended:
             self._ep_return[row], self._ep_length[row] = 0.0, 0
-        assert self._obs is not None
         return StepResult(self._view(self._obs, self._mask), self._view(acc.next_obs, acc.next_mask), acc.reward,
                           acc.terminated, acc.truncated, episodes,
                           acc.interrupted if acc.interrupted.any() else None)  # type: ignore[arg-type]
@@ -208,47 +214,53 @@ class SelfPlayEnvManager:
         if acc is not None:
             open_rows = ~acc.settled_rows
             acc.reward += np.where(open_rows, self._learner_rows(after.reward), 0.0).astype(np.float32)
+            # a learner seat whose agent left: its transition ends here, truncated where a time limit took it out
             left = self._learner_rows(before.alive) & ~self._learner_rows(after.alive) & open_rows
-            next_rows = self._learner_rows(after.obs)
-            acc.next_obs[left] = next_rows[left]
-            acc.next_mask[left] = self._learner_rows(after.action_mask)[left]
-            acc.terminated |= left  # its agent is out: a terminal transition for that seat
-            acc.settled_rows |= left
+            by_limit = self._learner_rows(after.truncated)
+            acc.settle(left, self._learner_rows(after.obs), self._learner_rows(after.action_mask),
+                       left & ~by_limit, left & by_limit)
             self._out |= left
         for i in np.flatnonzero(res.terminated | res.truncated | cut):
             rows = slice(i * self.n_learner, (i + 1) * self.n_learner)
             info = self._settle_game(int(i), ends.get(int(i)), bool(cut[i]))
             if acc is not None:
-                fresh = ~acc.settled_rows[rows]
+                fresh = np.zeros(self.env_num, dtype=bool)
+                fresh[rows] = ~acc.settled_rows[rows]
                 if cut[i]:
-                    acc.interrupted[rows] |= fresh
-                else:
-                    acc.next_obs[rows][fresh] = self._learner_rows(after.obs)[rows][fresh]
-                    acc.next_mask[rows][fresh] = self._learner_rows(after.action_mask)[rows][fresh]
-                    acc.terminated[rows] |= fresh & bool(res.terminated[i])
-                    acc.truncated[rows] |= fresh & bool(res.truncated[i])
-                acc.settled_rows[rows] = True
+                    acc.interrupted |= fresh
+                    acc.settled_rows |= fresh
+                else:  # a learner seat still in the game at its end: the game's own flags
+                    acc.settle(fresh, self._learner_rows(after.obs), self._learner_rows(after.action_mask),
+                               fresh & bool(res.terminated[i]), fresh & bool(res.truncated[i]))
                 acc.ended.extend((r, info[r - rows.start]) for r in range(rows.start, rows.stop) if not cut[i])
             self._out[rows] = False
             self._assign(int(i))
         self._seat_obs = self.layout.unpack(res.obs)
 
     def _settle_game(self, i: int, end: EpisodeEnd | None, cut: bool) -> list[dict]:
-        """Score a finished game per learner seat and report it (a game cut by a worker failure is not scored)."""
-        opponent_seats = np.flatnonzero(self.roles[i] != LEARNER).tolist()
+        """Score a finished game per learner seat and report it (a game cut by a worker failure is not scored).
+
+        ``info['score']`` is the learner seat's result against every opponent together (its score against the best
+        opponent seat); ``info['results']`` is its result against each distinct opponent, against that opponent's
+        best seat, so that a snapshot is booked for its own play: in a 1-vs-3 game a learner that outlived both seats
+        of snapshot B but not snapshot A won against B and lost against A."""
+        roles = self.roles[i]
+        by_opponent = {name: np.flatnonzero(roles == name).tolist() for name in self.opponents(i)}
+        opponent_seats = [s for seats in by_opponent.values() for s in seats]
         infos = []
         scores = (end.info or {}).get("scores") if end is not None else None
         for seat in self._learner_seats[i]:
             info: dict[str, Any] = {"opponents": self.opponents(i), "seat": int(seat)}
             if not cut and scores is not None:
                 info["score"] = game_score(scores, int(seat), opponent_seats)
+                info["results"] = {name: game_score(scores, int(seat), seats) for name, seats in by_opponent.items()}
                 if self.on_result is not None:
-                    self.on_result(info["opponents"], info["score"])
+                    self.on_result(info["results"])
             infos.append(info)
         return infos
 
-    def _episode_end(self, row: int, info: dict) -> EpisodeEnd:
-        return EpisodeEnd(row, float(self._ep_return[row]), int(self._ep_length[row]), True, info)
+    def _episode_end(self, row: int, info: dict, terminated: bool) -> EpisodeEnd:
+        return EpisodeEnd(row, float(self._ep_return[row]), int(self._ep_length[row]), terminated, info)
 
 
 class _StepAcc:
@@ -264,3 +276,12 @@ class _StepAcc:
         self.interrupted = np.zeros(n, dtype=bool)
         self.settled_rows = np.zeros(n, dtype=bool)  # the row's transition is complete (its episode ended or cut)
         self.ended: list[tuple[int, dict]] = []
+
+    def settle(self, rows: np.ndarray, obs: np.ndarray, mask: np.ndarray, terminated: np.ndarray,
+               truncated: np.ndarray) -> None:
+        """End the transitions of ``rows`` (bool (N * L,)) with these final observations and flags."""
+        self.next_obs[rows] = obs[rows]
+        self.next_mask[rows] = mask[rows]
+        self.terminated |= terminated & rows
+        self.truncated |= truncated & rows
+        self.settled_rows |= rows
