@@ -47,7 +47,7 @@ def parallel_selfplay_pipeline(config: ConfigLike, seed: int = 0, max_env_step: 
         probe_layout(cfg)  # fills the model shapes and env.end_when_out before the config travels to the actors
         setup_console_logging()
         with ray_session(ray, address, cfg.parallel.num_cpus), \
-                ParallelSelfPlayParts(ray, cfg, seed, run.exp_dir, resume) as parts:
+                ParallelSelfPlayParts(ray, cfg, seed, run.exp_dir, run.ckpt_path if resume else None) as parts:
             return run_training(run, parts)
 
 
@@ -70,8 +70,8 @@ class SelfPlayCollectorShell(CollectorShell):
         probe.close()
         self.view = LeagueView([], [], {})
         self._rng = np.random.default_rng(seed)
-        players = PlayerSet(lambda: build(self.cfg, "policy", enable_field=["eval"]), self._snapshot, seed,
-                            layout.has_mask)
+        players = PlayerSet(lambda mode: build(self.cfg, "policy", enable_field=[mode]), self._snapshot, seed,
+                            layout.has_mask, str(self.cfg.league.snapshot_act))
         league = self.cfg.league
         inner = build_env_manager(self.cfg.env, self.cfg.env.collector_env_num, seed)
         try:
@@ -119,10 +119,10 @@ class _SelfPlayRemoteCollectors(RemoteCollectors):
 class ParallelSelfPlayParts(SelfPlayParts):
     """The self-play parts with the collection on Ray actors: the pool, learner, buffer and evaluation stay here."""
 
-    def __init__(self, ray: Any, cfg: Any, seed: int, exp_dir: Path, resume: bool) -> None:
+    def __init__(self, ray: Any, cfg: Any, seed: int, exp_dir: Path, resume_from: Path | None) -> None:
         self.ray = ray
         check_resources(ray, cfg.parallel)
-        super().__init__(cfg, seed, exp_dir, resume, collect_here=False)
+        super().__init__(cfg, seed, exp_dir, resume_from, collect_here=False)
         self.refs: dict[str, Any] = {}
         self.weights = Weights(ray, self.policy)
         self.factory = ActorFactory(ray, cfg, seed, collector_shell=SelfPlayCollectorShell)

@@ -30,7 +30,7 @@ def _cfg(seats, manager="base", n_env=2, **game):
 
 
 def _parts(tmp_path, seats, **game):
-    parts = SelfPlayParts(_cfg(seats, **game), 0, tmp_path, resume=False)
+    parts = SelfPlayParts(_cfg(seats, **game), 0, tmp_path)
     learner = BaseLearner(parts.cfg.policy.learn.learner, parts.policy, tmp_path, None, "dqn")
     parts.attach(learner, None)
     return parts
@@ -99,7 +99,7 @@ def test_a_learner_seat_that_leaves_a_running_game(tmp_path):
     layout = env.layout
     env.close()
     inner = build_env_manager(cfg.env, 1, 0)
-    players = PlayerSet(lambda: None, lambda name: ({}, ""))
+    players = PlayerSet(lambda mode: None, lambda name: ({}, ""))
     players.players["stub"] = type("Stub", (), {"act": lambda self, o, m: np.zeros(len(o), dtype=np.int64)})()
     with SelfPlayEnvManager(inner, layout, ["learner", "stub", "stub"], players) as arena:
         arena.reset()
@@ -137,7 +137,7 @@ def test_no_opponent_parameter_is_trained(tmp_path):
 def test_a_crashed_worker_is_restarted_and_its_game_not_scored(tmp_path):
     seats = ["learner", "pool"]
     cfg = _cfg(seats, manager="subprocess", n_env=1, episode_len=3, crash_at=5, token_dir=str(tmp_path))
-    with SelfPlayParts(cfg, 0, tmp_path / "exp", resume=False) as parts:
+    with SelfPlayParts(cfg, 0, tmp_path / "exp") as parts:
         parts.attach(BaseLearner(cfg.policy.learn.learner, parts.policy, tmp_path / "exp", None, "dqn"), None)
         arena = parts.collector_env
         arena.reset()
@@ -160,7 +160,7 @@ def test_turn_based_games_give_the_learner_every_turn(tmp_path):
     env = build_env(cfg.env)
     layout = env.layout
     env.close()
-    players = PlayerSet(lambda: None, lambda name: ({}, ""))
+    players = PlayerSet(lambda mode: None, lambda name: ({}, ""))
     rng = np.random.default_rng(0)
     seats_seen = set()
     with SelfPlayEnvManager(build_env_manager(cfg.env, 3, 0), layout, ["learner", "random"], players,
@@ -187,7 +187,7 @@ def test_masked_games_store_masks_and_the_learner_never_plays_an_illegal_move(tm
                  evaluator_env_num=1, n_evaluator_episode=2),
         policy=dict(type="dqn", model=dict(encoder_hidden_size_list=[8]), other=dict(eps=dict(start=1.0, end=1.0))),
         league=dict(seats=["learner", "pool"], swap_seats=True)))
-    with SelfPlayParts(cfg, 0, tmp_path, resume=False) as parts:
+    with SelfPlayParts(cfg, 0, tmp_path) as parts:
         parts.attach(BaseLearner(cfg.policy.learn.learner, parts.policy, tmp_path, None, "dqn"), None)
         rollout, episodes = parts.collector.inner.rollout(60)
         assert rollout[ACTION_MASK].shape == (60, 2, 7) and rollout[NEXT_ACTION_MASK].shape == (60, 2, 7)
@@ -240,7 +240,7 @@ def test_next_obs_is_the_observation_after_the_step(tmp_path):
 def test_an_nstep_sample_bootstraps_from_the_observation_n_steps_later(tmp_path):
     cfg = _cfg(["learner", "pool"], episode_len=50)
     cfg.policy.nstep = 3
-    with SelfPlayParts(cfg, 0, tmp_path, resume=False) as parts:
+    with SelfPlayParts(cfg, 0, tmp_path) as parts:
         parts.attach(BaseLearner(cfg.policy.learn.learner, parts.policy, tmp_path, None, "dqn"), None)
         samples, _ = parts.collector.collect(24)  # 12 steps of 2 games: the first 10 rows have their 3 steps
         assert len(samples["obs"]) == 20
@@ -254,7 +254,7 @@ def test_ppo_bootstraps_the_rollout_end_from_the_observation_after_it(tmp_path):
                  collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=2),
         policy=dict(type="ppo", model=dict(encoder_hidden_size_list=[8]), collect=dict(n_sample=8)),
         league=dict(seats=["learner", "pool"], strategy="latest", p_latest=0.0, snapshot_freq=10**9)))
-    with SelfPlayParts(cfg, 0, tmp_path, resume=False) as parts:
+    with SelfPlayParts(cfg, 0, tmp_path) as parts:
         parts.attach(BaseLearner(cfg.policy.learn.learner, parts.policy, tmp_path, None, "ppo"), None)
         samples, _ = parts.collector.collect(8)  # 4 steps of 2 games, time-major rows
         with torch.no_grad():
@@ -291,7 +291,7 @@ def test_a_learner_taken_out_by_the_time_limit_is_truncated_in_the_snake_arena()
     env = build_env(game)
     layout = env.layout
     env.close()
-    players = PlayerSet(lambda: None, lambda name: ({}, ""))
+    players = PlayerSet(lambda mode: None, lambda name: ({}, ""))
     players.players["stub"] = type("Stub", (), {"act": lambda self, o, m: np.zeros(len(o), dtype=np.int64)})()
     inner = build_env_manager(game, 1, 0)
     with SelfPlayEnvManager(inner, layout, ["learner", "stub"], players) as arena:
