@@ -10,10 +10,7 @@ LEAGUE_SETTINGS: dict[str, Any] = dict(
     seats=["learner", "pool"],  # who plays each seat: 'learner', 'pool' (a snapshot drawn per game) or a baseline
     swap_seats=False,  # shuffle the seats' roles at every game start (the learner plays first and second)
     snapshot_freq=2000,  # env steps between snapshots of the learner added to the pool (at least 1)
-    # how snapshots act: 'greedy' (the policy's eval mode) or 'sample' (its collect mode: PPO samples its action
-    # distribution, DQN is epsilon-greedy at the snapshot's env step); 'sample' where the game has no pure-strategy
-    # solution (rock-paper-scissors) or greedy snapshots would each play one line
-    snapshot_act="greedy",
+    snapshot_act="greedy",  # how snapshots act: 'greedy' (eval mode) or 'sample' (collect mode; see docs/selfplay.md)
     eval_opponents=["random"],  # baselines the evaluator plays (the first one's win rate is the eval return)
     eval_latest=1,  # the evaluator also plays this many of the newest snapshots
 )

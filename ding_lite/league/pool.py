@@ -33,8 +33,7 @@ POOL_CONFIG: dict[str, Any] = dict(
     p_baseline=0.0,  # share of 'pool' draws that go to one of `baselines` (uniformly), the rest to snapshots
     prior_games=2.0,  # pseudo-games of a new snapshot in its win rate
     prior_rate=0.5,  # win rate of those pseudo-games
-    payoff_decay=1.0,  # before each game against a snapshot, its past results are multiplied by this (1: no decay;
-    # DI-engine and AlphaStar use 0.99): PFSP then follows how the learner does against it now
+    payoff_decay=1.0,  # old results' weight per new game against the same snapshot (1: none; DI-engine: 0.99)
     elo_k=32.0,  # Elo K factor
 )
 
