@@ -316,3 +316,18 @@ def test_each_opponent_is_booked_its_own_result(tmp_path):
         assert result.episodes[0].info["score"] == 0.0  # against everyone: beaten by A
         assert result.episodes[0].info["results"] == {"snapshot_0": 0.0, "snapshot_100": 1.0}
         assert parts.pool.payoff.counts == {"snapshot_0": [0, 0, 2], "snapshot_100": [2, 0, 0]}
+
+
+def test_snapshots_act_greedily_or_by_their_collect_mode(tmp_path):
+    cfg = _cfg(["learner", "pool"])
+    cfg.policy.other.eps.update(start=1.0, end=1.0)  # the collect mode explores with ε = 1: uniformly random
+    obs = np.zeros((200, 3), dtype=np.float32)
+    mask = np.ones((200, 2), dtype=bool)
+    for act, distinct in (("greedy", 1), ("sample", 2)):
+        cfg.league.snapshot_act = act
+        with SelfPlayParts(cfg, 0, tmp_path / act) as parts:
+            parts.attach(BaseLearner(cfg.policy.learn.learner, parts.policy, tmp_path / act, None, "dqn"), None)
+            player = parts.players.get("snapshot_0")
+            assert isinstance(player, FrozenPolicy) and player.sample == (act == "sample")
+            assert len(set(parts.players.act("snapshot_0", obs, mask).tolist())) == distinct
+            assert not hasattr(player.policy, "_optimizer")  # no learn mode in either
