@@ -73,6 +73,7 @@ class SelfPlayEnvManager:
         self._ep_return = np.zeros(self.env_num)
         self._ep_length = np.zeros(self.env_num, dtype=np.int64)
         self._out = np.zeros(self.env_num, dtype=bool)  # learner rows whose agent left a game that goes on
+        self._out_terminated = np.zeros(self.env_num, dtype=bool)  # ... and it left terminated (not truncated)
         self._seat_obs: SeatBatch | None = None
         self._obs: np.ndarray | None = None  # (N * L, *obs_shape) the learner rows' observations
         self._mask: np.ndarray | None = None  # (N * L, A) their legal actions, where the game has masks
@@ -179,8 +180,8 @@ class SelfPlayEnvManager:
         acc.next_mask[going_on] = self._mask[going_on]
         self._ep_return += acc.reward
         self._ep_length += ~acc.interrupted
-        episodes = [self._episode_end(row, info, bool(acc.terminated[row])) for row, info in acc.ended]
-        for row, _ in acc.ended:
+        episodes = [self._episode_end(row, info, terminated) for row, info, terminated in acc.ended]
+        for row, _, _ in acc.ended:
             self._ep_return[row], self._ep_length[row] = 0.0, 0
         return StepResult(self._view(self._obs, self._mask), self._view(acc.next_obs, acc.next_mask), acc.reward,
                           acc.terminated, acc.truncated, episodes,
@@ -220,6 +221,7 @@ class SelfPlayEnvManager:
             acc.settle(left, self._learner_rows(after.obs), self._learner_rows(after.action_mask),
                        left & ~by_limit, left & by_limit)
             self._out |= left
+            self._out_terminated[left] = ~by_limit[left]
         for i in np.flatnonzero(res.terminated | res.truncated | cut):
             rows = slice(i * self.n_learner, (i + 1) * self.n_learner)
             info = self._settle_game(int(i), ends.get(int(i)), bool(cut[i]))
@@ -232,7 +234,10 @@ class SelfPlayEnvManager:
                 else:  # a learner seat still in the game at its end: the game's own flags
                     acc.settle(fresh, self._learner_rows(after.obs), self._learner_rows(after.action_mask),
                                fresh & bool(res.terminated[i]), fresh & bool(res.truncated[i]))
-                acc.ended.extend((r, info[r - rows.start]) for r in range(rows.start, rows.stop) if not cut[i])
+                # the episode's end: where the learner's agent left earlier, as it left
+                ended = np.where(self._out, self._out_terminated, acc.terminated)
+                acc.ended.extend((r, info[r - rows.start], bool(ended[r])) for r in range(rows.start, rows.stop)
+                                 if not cut[i])
             self._out[rows] = False
             self._assign(int(i))
         self._seat_obs = self.layout.unpack(res.obs)
@@ -275,7 +280,7 @@ class _StepAcc:
         self.truncated = np.zeros(n, dtype=bool)
         self.interrupted = np.zeros(n, dtype=bool)
         self.settled_rows = np.zeros(n, dtype=bool)  # the row's transition is complete (its episode ended or cut)
-        self.ended: list[tuple[int, dict]] = []
+        self.ended: list[tuple[int, dict, bool]] = []  # (row, info, terminated) of the episodes that ended
 
     def settle(self, rows: np.ndarray, obs: np.ndarray, mask: np.ndarray, terminated: np.ndarray,
                truncated: np.ndarray) -> None:
