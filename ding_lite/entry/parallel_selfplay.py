@@ -76,7 +76,7 @@ class SelfPlayCollectorShell(CollectorShell):
         inner = build_env_manager(self.cfg.env, self.cfg.env.collector_env_num, seed)
         try:
             self.env = SelfPlayEnvManager(inner, layout, league.seats, players, self._draw, None,
-                                          bool(league.swap_seats), seed)
+                                          bool(league.swap_seats), seed, int(league.opening_plies))
             policy = build(self.cfg, "policy", enable_field=["collect"])
             self._mode = policy.collect_mode
             self.collector = build(self.cfg, "policy.collect.collector", self.env, policy.collect_mode)

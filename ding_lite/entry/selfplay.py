@@ -60,6 +60,9 @@ def check_league(league: Mapping[str, Any], layout: Any) -> None:
     freq = league["snapshot_freq"]
     if isinstance(freq, bool) or not isinstance(freq, (int, float)) or freq < 1 or int(freq) != freq:
         raise ConfigError(f"league.snapshot_freq must be a whole number of env steps, at least 1, got {freq!r}")
+    plies = league["opening_plies"]
+    if isinstance(plies, bool) or not isinstance(plies, int) or plies < 0:
+        raise ConfigError(f"league.opening_plies must be a whole number of plies, 0 or more, got {plies!r}")
     if league["snapshot_act"] not in SNAPSHOT_ACTS:
         raise ConfigError(f"league.snapshot_act must be one of {', '.join(SNAPSHOT_ACTS)}, got "
                           f"{league['snapshot_act']!r}")
@@ -128,7 +131,7 @@ class SelfPlayParts:
                 inner = build_env_manager(cfg.env, cfg.env.collector_env_num, seed)
                 self.collector_env = SelfPlayEnvManager(inner, self.layout, self.league.seats, self.players,
                                                         self.pool.sample, self.record_game, self.league.swap_seats,
-                                                        seed)
+                                                        seed, int(self.league.opening_plies))
         except BaseException:
             self.evaluator_env.close()
             raise

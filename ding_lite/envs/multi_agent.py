@@ -6,8 +6,8 @@ s's flattened observation (encoded as :mod:`ding_lite.envs.spaces` says: a ``Dis
 its action mask, whether its agent is still in the game (``alive``), whether it is to act now (``acting``), whether
 it left the game by truncation (``truncated``: a time limit, not an end of its own), and the reward it got in the
 step that led here. The action is one int per seat (MultiDiscrete); seats that are not acting are ignored, and
-:data:`PASS` for the acting seat of a turn-based game leaves that env as it is (a step of nothing, used by the
-self-play wrapper while other envs wait for an opponent's turn). :class:`SeatLayout` unpacks a batch (N, S, W) into
+:data:`PASS` for every acting seat leaves that env as it is (a step of nothing, used by the self-play wrapper while
+other envs take sub-steps: an opponent's turn, a random opening). :class:`SeatLayout` unpacks a batch (N, S, W) into
 per-seat arrays (N, S, ...).
 
 The game is over when no agent is left, or when every seat listed in ``end_when_out`` has left (a learner that is
@@ -174,6 +174,13 @@ class _SeatedBase(gym.Env):
         info = {"scores": self._scores.tolist()} if over else {}
         return packed, float(packed[0, flags + _REWARD]), over and not truncated, truncated, info
 
+    def _wait(self) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """A step of nothing (every acting seat passed): the same observation, no reward."""
+        packed = self._packed.copy()
+        packed[:, self.layout.obs_size + self.layout.n_actions + _REWARD] = 0.0
+        self._packed = packed
+        return packed, 0.0, False, False, {}
+
     def close(self) -> None:
         self.game.close()
 
@@ -196,6 +203,8 @@ class SeatedParallelEnv(_SeatedBase):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         action = np.asarray(action).reshape(-1)
         moves = {agent: int(action[s]) for s, agent in enumerate(self.layout.agents) if agent in self.game.agents}
+        if all(m == PASS for m in moves.values()):  # this env waits while others take sub-steps
+            return self._wait()
         observations, rewards, terminations, truncations, infos = self.game.step(moves)
         self._track_scores(rewards, infos)
         agents = self.layout.agents
@@ -229,10 +238,7 @@ class SeatedAECEnv(_SeatedBase):
         game = self.game
         seat = self.layout.agents.index(game.agent_selection)
         if int(action[seat]) == PASS:
-            packed = self._packed.copy()
-            packed[:, self.layout.obs_size + self.layout.n_actions + _REWARD] = 0.0
-            self._packed = packed
-            return packed, 0.0, False, False, {}
+            return self._wait()
         game.step(int(action[seat]))
         rewards = {a: float(game.rewards.get(a, 0.0)) for a in self.layout.agents}
         self._track_scores(rewards, game.infos)

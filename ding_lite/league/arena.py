@@ -5,6 +5,13 @@ played in this process by a :class:`~ding_lite.league.opponents.PlayerSet` playe
 step over all (game, seat) pairs it plays. Who plays which seat is drawn when a game starts and fixed until it ends,
 so a snapshot's weights never change mid-game. In a turn-based game one wrapper step runs the game until the learner
 is to move again (the opponents' turns are sub-steps; the other games pass meanwhile).
+
+With ``opening_plies`` each game starts with a random opening: a number of plies drawn uniformly from
+0..opening_plies in which every seat that is to move (the learner's too) plays a uniformly random legal move. The
+opening belongs to the game's start, not to the learner: its first transition starts from the position after it. So
+the learner meets positions that neither its own play nor its greedy snapshots' ever reach, and the opponents'
+replies there (AlphaZero-style engines diversify self-play openings alike); a game that ends within its opening is
+replayed, not scored.
 """
 from __future__ import annotations
 
@@ -19,6 +26,7 @@ from ding_lite.envs.env_manager import EpisodeEnd, StepResult
 from ding_lite.envs.multi_agent import PASS, SeatBatch, SeatLayout
 from ding_lite.errors import ConfigError
 from ding_lite.league.payoff import DRAW, LOSS, WIN
+from ding_lite.rl_utils.masks import random_legal_actions
 
 LEARNER = "learner"
 MAX_SUBSTEPS = 10_000  # a turn-based game where the learner never gets a turn again is a bug in the game
@@ -46,13 +54,14 @@ class SelfPlayEnvManager:
         on_result: called with ``{opponent name: learner's score against it}`` per learner seat when a game ends
             normally (see :meth:`_settle_game`).
         swap_seats: shuffle which seat plays which role at every game start (e.g. first and second player).
-        seed: seed of the seat shuffling.
+        seed: seed of the seat shuffling and the openings.
+        opening_plies: the most random opening plies of a game (0: none; see the module docstring).
     """
 
     def __init__(self, inner: Any, layout: SeatLayout, seats: Sequence[str], players: Any,
                  draw_pool: Callable[[], str] | None = None,
                  on_result: Callable[[dict[str, float]], None] | None = None, swap_seats: bool = False,
-                 seed: int = 0) -> None:
+                 seed: int = 0, opening_plies: int = 0) -> None:
         if len(seats) != layout.n_seats:
             raise ConfigError(f"league.seats assigns {len(seats)} players ({list(seats)}) but the game has "
                               f"{layout.n_seats} seats ({', '.join(layout.agents)}): give one entry per seat")
@@ -68,6 +77,11 @@ class SelfPlayEnvManager:
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, layout.obs_shape, np.float32)
         self.action_space = gym.spaces.Discrete(layout.n_actions)
         self._rng = np.random.default_rng(seed)
+        if opening_plies < 0:
+            raise ConfigError(f"league.opening_plies must be 0 or more, got {opening_plies}")
+        self.opening_plies = int(opening_plies)
+        self._opening = np.zeros(self.n_games, dtype=np.int64)  # random plies left of each game's opening
+        self._unplayed = np.zeros(self.n_games, dtype=bool)  # games whose learner has not moved yet
         self.roles = np.empty((self.n_games, layout.n_seats), dtype=object)  # (N, S) player name per seat
         self._learner_seats = np.zeros((self.n_games, self.n_learner), dtype=np.int64)
         self._ep_return = np.zeros(self.env_num)
@@ -127,6 +141,8 @@ class SelfPlayEnvManager:
             role = self.seats[role_index]
             self.roles[i, seat] = self.draw_pool() if role == "pool" and self.draw_pool is not None else role
         self._learner_seats[i] = np.flatnonzero(self.roles[i] == LEARNER)
+        self._opening[i] = self._rng.integers(0, self.opening_plies + 1) if self.opening_plies else 0
+        self._unplayed[i] = self._opening[i] > 0
         keep = getattr(self.players, "keep_only", None)
         if keep is not None:
             keep({str(r) for r in self.roles.ravel() if r is not None and r != LEARNER})
@@ -152,6 +168,14 @@ class SelfPlayEnvManager:
             actions[gi[pick], si[pick]] = self.players.act(name, seats.obs[gi[pick], si[pick]],
                                                            seats.action_mask[gi[pick], si[pick]])
 
+    def _opening_moves(self, actions: np.ndarray, seats: SeatBatch, games: np.ndarray) -> None:
+        """Random legal moves for every seat to move now in the ``games`` still in their opening (one ply each)."""
+        if not games.any():
+            return
+        gi, si = np.nonzero(seats.acting & games[:, None])
+        actions[gi, si] = random_legal_actions(self._rng, seats.action_mask[gi, si])
+        self._opening[games] -= 1
+
     # ---- stepping ----------------------------------------------------------------------------------------------
     def step(self, actions: np.ndarray) -> StepResult:
         """Act for the learner rows (N * L,), let the opponents act, and run each game until the learner is to move
@@ -165,6 +189,7 @@ class SelfPlayEnvManager:
         learner_actions = np.asarray(actions).reshape(self.n_games, self.n_learner)
         acting = seats.acting[games, self._learner_seats]
         full[games, self._learner_seats] = np.where(acting, learner_actions, PASS)
+        self._unplayed &= ~acting.any(1)
         self._opponent_actions(full, seats, np.ones(self.n_games, dtype=bool))
         acc = _StepAcc(self._obs, self._mask)  # type: ignore[arg-type]
         # rows whose learner seat left a game that goes on are placeholders until that game ends
@@ -188,17 +213,20 @@ class SelfPlayEnvManager:
                           acc.interrupted if acc.interrupted.any() else None)  # type: ignore[arg-type]
 
     def _advance_to_learner(self, acc: _StepAcc | None) -> None:
-        """Sub-steps of turn-based games until a learner seat is to move in every game where one is still in."""
+        """Sub-steps until a learner seat is to move in every game where one is still in: the opponents' turns of
+        turn-based games, and the random openings of games that just started."""
         for _ in range(MAX_SUBSTEPS):
             seats = self._seat_obs
             assert seats is not None
             games = np.arange(self.n_games)[:, None]
+            opening = self._opening > 0
             need = np.asarray(seats.alive[games, self._learner_seats].any(1)
-                              & ~seats.acting[games, self._learner_seats].any(1))
-            if not need.any():
+                              & ~seats.acting[games, self._learner_seats].any(1)) & ~opening
+            if not (need.any() or opening.any()):
                 break
             full = np.full((self.n_games, self.layout.n_seats), PASS, dtype=np.int64)
             self._opponent_actions(full, seats, need)
+            self._opening_moves(full, seats, opening)
             self._absorb(self.inner.step(full), acc)
         else:
             raise RuntimeError(f"a game did not give the learner a turn within {MAX_SUBSTEPS} opponent moves")
@@ -223,6 +251,9 @@ class SelfPlayEnvManager:
             self._out |= left
             self._out_terminated[left] = ~by_limit[left]
         for i in np.flatnonzero(res.terminated | res.truncated | cut):
+            if self._unplayed[i]:  # it ended in its random opening, before any learner turn: replayed, not scored
+                self._assign(int(i))
+                continue
             rows = slice(i * self.n_learner, (i + 1) * self.n_learner)
             info = self._settle_game(int(i), ends.get(int(i)), bool(cut[i]))
             if acc is not None:

@@ -331,3 +331,22 @@ def test_snapshots_act_greedily_or_by_their_collect_mode(tmp_path):
             assert isinstance(player, FrozenPolicy) and player.sample == (act == "sample")
             assert len(set(parts.players.act("snapshot_0", obs, mask).tolist())) == distinct
             assert not hasattr(player.policy, "_optimizer")  # no learn mode in either
+
+
+def test_random_openings_start_training_games_past_their_first_plies(tmp_path):
+    # 0..3 random plies of a 2-step game: openings of 2 or 3 plies end it before the learner moves (replayed, never
+    # scored); otherwise the learner's episode starts where the opening left the game
+    cfg = _cfg(["learner", "pool"], episode_len=2)
+    cfg.league.opening_plies = 3
+    with SelfPlayParts(cfg, 0, tmp_path) as parts:
+        parts.attach(BaseLearner(cfg.policy.learn.learner, parts.policy, tmp_path, None, "dqn"), None)
+        rollout, episodes = parts.collector.inner.rollout(40)
+        first_steps = rollout["obs"][..., 1][np.roll(rollout["terminated"], 1, axis=0)]  # rows after an end
+        assert set(first_steps.tolist()) == {0.0, 1.0}  # a game starts at step 0 or after one random ply
+        assert {e.episode_length for e in episodes} == {1, 2}
+        assert parts.pool.payoff.games("snapshot_0") == len(episodes)
+        going_on = ~rollout["terminated"][:-1]
+        assert (rollout["next_obs"][:-1][going_on] == rollout["obs"][1:][going_on]).all()
+    with pytest.raises(Exception, match="opening_plies"):
+        SelfPlayEnvManager(build_env_manager(cfg.env, 1, 0), parts.layout, ["learner", "pool"], parts.players,
+                           lambda: "snapshot_0", opening_plies=-1)
