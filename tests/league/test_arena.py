@@ -314,8 +314,8 @@ def test_each_opponent_is_booked_its_own_result(tmp_path):
         result = arena.step(np.zeros(2, dtype=np.int64))
         assert before == {} and len(result.episodes) == 2
         assert result.episodes[0].info["score"] == 0.0  # against everyone: beaten by A
-        assert result.episodes[0].info["results"] == {"snapshot_0": 0.0, "snapshot_100": 1.0}
         assert parts.pool.payoff.counts == {"snapshot_0": [0, 0, 2], "snapshot_100": [2, 0, 0]}
+        assert result.episodes[0].info["results"] == {"snapshot_0": 0.0, "snapshot_100": 1.0}
 
 
 def test_snapshots_act_greedily_or_by_their_collect_mode(tmp_path):
