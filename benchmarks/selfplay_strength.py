@@ -40,6 +40,9 @@ from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint  # noq
 
 ROOT = Path(__file__).resolve().parents[1] / "dizoo" / "board_games"
 EVAL_SEED = 10_000  # seeds the training never used
+# evaluations only at the start and the end of training: the measurement is separate, so training time goes to
+# training
+NO_EVAL = ("policy.eval.evaluator.eval_freq=100000000",)
 
 
 class Task(NamedTuple):
@@ -90,10 +93,11 @@ def measure_snake(cfg: Any, ckpt: Path, seed: int, folder: Path) -> dict[str, An
 
 
 TASKS = {
-    "tictactoe": Task(ROOT / "tictactoe/config/tictactoe_dqn_config.py", 100_000, measure_tictactoe),
-    "connect_four": Task(ROOT / "connect_four/config/connect_four_dqn_config.py", 150_000, measure_connect_four),
+    "tictactoe": Task(ROOT / "tictactoe/config/tictactoe_dqn_config.py", 150_000, measure_tictactoe),
+    "connect_four": Task(ROOT / "connect_four/config/connect_four_dqn_config.py", 150_000, measure_connect_four,
+                         NO_EVAL),
     "rps": Task(ROOT / "rps/config/rps_ppo_config.py", 48_000, measure_rps),
-    "snake": Task(ROOT / "snake/config/snake_arena_dqn_config.py", 60_000, measure_snake),
+    "snake": Task(ROOT / "snake/config/snake_arena_dqn_config.py", 60_000, measure_snake, NO_EVAL),
 }
 
 

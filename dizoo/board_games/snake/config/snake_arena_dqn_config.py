@@ -22,7 +22,7 @@ main_config = dict(
         discount_factor=0.97,
         learn=dict(update_per_collect=2, batch_size=64, learning_rate=0.001, target_update_freq=200),
         collect=dict(n_sample=32),
-        eval=dict(evaluator=dict(eval_freq=500)),
+        eval=dict(evaluator=dict(eval_freq=5000)),  # each evaluation plays 48 games against each of 3 opponents
         other=dict(
             eps=dict(type="exp", start=0.9, end=0.05, decay=5000),
             replay_buffer=dict(replay_buffer_size=20000),

@@ -24,22 +24,25 @@ main_config = dict(
         learn=dict(update_per_collect=8, batch_size=128, learning_rate=0.001, target_update_freq=200),
         # each transition and its 7 rotated and reflected images go to the buffer
         collect=dict(n_sample=64, augment="dizoo.board_games.tictactoe.envs.symmetry:d4"),
-        eval=dict(evaluator=dict(eval_freq=2000), final_episodes=0),
+        eval=dict(evaluator=dict(eval_freq=1250), final_episodes=0),
         other=dict(
-            eps=dict(type="linear", start=1.0, end=0.05, decay=10000),
-            replay_buffer=dict(replay_buffer_size=100000),
+            eps=dict(type="linear", start=1.0, end=0.1, decay=10000),
+            replay_buffer=dict(replay_buffer_size=1000000),  # every game of the run
         ),
     ),
     league=dict(
         seats=["learner", "pool"],
         swap_seats=True,
-        snapshot_freq=5000,
-        capacity=6,
+        # snapshots play their collect mode (ε-greedy): a greedy snapshot plays one line, a sampling one shows the
+        # learner the positions around it
+        snapshot_act="sample",
+        snapshot_freq=2500,
+        capacity=10,
         strategy="pfsp",
         p_latest=0.3,
-        # half the pool's games against the random player: it reaches the positions a greedy snapshot never plays
+        # a fifth of the pool's games against the random player: it reaches positions no snapshot plays
         baselines=["random"],
-        p_baseline=0.5,
+        p_baseline=0.2,
         eval_opponents=["tictactoe_minimax", "random"],
         eval_latest=0,
     ),
