@@ -86,8 +86,11 @@ class SelfPlayCollectorShell(CollectorShell):
 
     def set_league(self, view: LeagueView) -> None:
         """The pool as the driver sees it now (names, probabilities, weight refs); applies to games that start
-        from now on."""
-        self.view = view
+        from now on. A game drawn earlier may still be playing a snapshot the pool has evicted since, and load it
+        only when its seat first moves: the refs of the snapshots this actor's games still play stay."""
+        playing = {str(r) for r in self.env.roles.ravel() if r is not None}
+        kept = {n: ref for n, ref in self.view.refs.items() if n in playing and n not in view.refs}
+        self.view = LeagueView(view.names, view.probs, {**kept, **view.refs})
 
     def _draw(self) -> str:
         return str(self._rng.choice(self.view.names, p=np.asarray(self.view.probs) / sum(self.view.probs)))

@@ -6,6 +6,7 @@ import json
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from conftest import REPO_ROOT, run_cli
@@ -138,6 +139,23 @@ def test_parallel_runs_a_selfplay_config_with_actors_holding_their_opponents(tmp
     assert league["snapshots"][0] == "snapshot_0" and len(league["snapshots"]) == 3
     assert sum(row["games"] for row in league["payoff"].values()) > 0  # results came back from the actors
     assert league["baselines"]["random"]["games"] > 0  # the actors drew the pool's baseline by name too
+
+
+
+def test_an_actor_keeps_the_weights_of_evicted_snapshots_its_games_still_play():
+    # a game drew snapshot_8 under the last view and loads it when its seat first moves; the pool evicted it since
+    from types import SimpleNamespace
+
+    from ding_lite.entry.parallel_selfplay import LeagueView, SelfPlayCollectorShell
+
+    roles = np.array([["learner", "snapshot_8"], ["learner", "random"]], dtype=object)
+    shell = SimpleNamespace(env=SimpleNamespace(roles=roles),
+                            view=LeagueView(["snapshot_0", "snapshot_4", "snapshot_8"], [1.0, 1.0, 1.0],
+                                            {"snapshot_0": "r0", "snapshot_4": "r4", "snapshot_8": "r8"}))
+    SelfPlayCollectorShell.set_league(shell, LeagueView(["snapshot_0", "snapshot_12"], [1.0, 1.0],
+                                                        {"snapshot_0": "r0", "snapshot_12": "r12"}))
+    assert shell.view.names == ["snapshot_0", "snapshot_12"]  # new games draw from the new pool only
+    assert shell.view.refs == {"snapshot_0": "r0", "snapshot_8": "r8", "snapshot_12": "r12"}  # 4: no game plays it
 
 
 SNAKE = str(REPO_ROOT / "dizoo/board_games/snake/config/snake_arena_dqn_config.py")
