@@ -161,9 +161,9 @@ def test_an_actor_keeps_the_weights_of_evicted_snapshots_its_games_still_play():
 SNAKE = str(REPO_ROOT / "dizoo/board_games/snake/config/snake_arena_dqn_config.py")
 BAD_LEAGUE_INPUT = {
     "snapshot_freq 0": (["-c", "tag_config.py", "--set", "league.snapshot_freq=0"],
-                        "league.snapshot_freq must be a whole number of env steps, at least 1, got 0"),
+                        "league.snapshot_freq must be at least 1, got 0"),
     "snapshot_freq negative": (["-c", "tag_config.py", "--set", "league.snapshot_freq=-500"],
-                               "league.snapshot_freq must be a whole number of env steps, at least 1, got -500"),
+                               "league.snapshot_freq must be at least 1, got -500"),
     "snapshot_act unknown": (["-c", "tag_config.py", "--set", "league.snapshot_act=stochastic"],
                              "league.snapshot_act must be one of greedy, sample, got 'stochastic'"),
     "game rejects its kwargs": (["-c", SNAKE, "--set", "env.kwargs.n_snakes=6"],
