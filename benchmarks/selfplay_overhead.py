@@ -53,7 +53,7 @@ def build(folder: Path, opponents: str, manager: str) -> SelfPlayParts:
     cfg = load_config(CONFIG, overrides=[f"env.collector_env_num={N_ENV}", "env.evaluator_env_num=1",
                                          f"env.manager.type='{manager}'", f"league.seats={seats}",
                                          "league.strategy='uniform'", "league.p_latest=0.0"])
-    parts = SelfPlayParts(cfg, 0, folder, resume=False)
+    parts = SelfPlayParts(cfg, 0, folder)
     for step in range(3):  # three distinct snapshots in the pool
         parts.pool.add({k: v + 0.01 * step for k, v in parts.policy.learn_mode.state_dict()["model"].items()}, step)
     return parts

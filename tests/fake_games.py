@@ -2,9 +2,11 @@
 
 Seat s observes ``[s, t, 1]`` (its seat, the step count, 1 while in the game) and gets reward ``s + 1`` per step, so
 a learner row that carries another seat's data shows at once. Agents listed in ``leave_at`` terminate at that step
-while the game goes on; the game ends (all terminate) at ``episode_len``; ``winner`` gets score 1, the others 0. An
-action for an agent that is not in the game raises. ``crash_at`` (with ``token_dir``) raises once, at the
-instance's ``crash_at``-th step over all its episodes. ``obs_sizes`` gives seats unequal observation sizes.
+while the game goes on; the game ends (all terminate) at ``episode_len``, or by a time limit at ``truncate_at``
+(every agent still in truncated, as PettingZoo's ``max_cycles``); ``winner`` gets score 1, the others 0, unless
+``scores`` gives every seat's score. An action for an agent that is not in the game raises. ``crash_at`` (with
+``token_dir``) raises once, at the instance's ``crash_at``-th step over all its episodes. ``obs_sizes`` gives seats
+unequal observation sizes.
 """
 from __future__ import annotations
 
@@ -20,10 +22,14 @@ class TagGame(ParallelEnv):
     metadata = {"name": "tag_game_v0", "render_modes": []}
 
     def __init__(self, n_seats: int = 2, episode_len: int = 5, leave_at: dict | None = None, winner: int = 0,
-                 crash_at: int | None = None, token_dir: str | None = None, obs_sizes: list | None = None) -> None:
+                 crash_at: int | None = None, token_dir: str | None = None, obs_sizes: list | None = None,
+                 truncate_at: int | None = None, scores: list | None = None) -> None:
         self.possible_agents = [f"p{s}" for s in range(n_seats)]
         self.agents: list[str] = []
         self.episode_len, self.winner = episode_len, winner
+        self.truncate_at = truncate_at
+        self.scores = [float(x) for x in scores] if scores is not None else \
+            [float(s == winner) for s in range(n_seats)]
         self.leave_at = {int(k): int(v) for k, v in (leave_at or {}).items()}
         self.crash_at, self.token_dir = crash_at, token_dir
         self.obs_sizes = obs_sizes or [3] * n_seats
@@ -56,13 +62,14 @@ class TagGame(ParallelEnv):
             raise RuntimeError("tag game: crash on purpose")
         self.t += 1
         over = self.t >= self.episode_len
+        limit = not over and self.truncate_at is not None and self.t >= self.truncate_at
         leaving = {a for a in self.agents if self.leave_at.get(self.possible_agents.index(a)) == self.t}
         rewards = {a: float(self.possible_agents.index(a) + 1) for a in self.agents}
         terminations = {a: over or a in leaving for a in self.agents}
-        truncations = {a: False for a in self.agents}
-        infos = {a: {"score": float(self.possible_agents.index(a) == self.winner)} for a in self.agents}
-        observations = {a: self._obs(a, not terminations[a]) for a in self.agents}
-        self.agents = [] if over else [a for a in self.agents if a not in leaving]
+        truncations = {a: limit and a not in leaving for a in self.agents}
+        infos = {a: {"score": self.scores[self.possible_agents.index(a)]} for a in self.agents}
+        observations = {a: self._obs(a, not (terminations[a] or truncations[a])) for a in self.agents}
+        self.agents = [] if over or limit else [a for a in self.agents if a not in leaving]
         return observations, rewards, terminations, truncations, infos
 
     def _claim(self) -> bool:

@@ -47,7 +47,7 @@ def parallel_selfplay_pipeline(config: ConfigLike, seed: int = 0, max_env_step: 
         probe_layout(cfg)  # fills the model shapes and env.end_when_out before the config travels to the actors
         setup_console_logging()
         with ray_session(ray, address, cfg.parallel.num_cpus), \
-                ParallelSelfPlayParts(ray, cfg, seed, run.exp_dir, resume) as parts:
+                ParallelSelfPlayParts(ray, cfg, seed, run.exp_dir, run.ckpt_path if resume else None) as parts:
             return run_training(run, parts)
 
 
@@ -70,13 +70,13 @@ class SelfPlayCollectorShell(CollectorShell):
         probe.close()
         self.view = LeagueView([], [], {})
         self._rng = np.random.default_rng(seed)
-        players = PlayerSet(lambda: build(self.cfg, "policy", enable_field=["eval"]), self._snapshot, seed,
-                            layout.has_mask)
+        players = PlayerSet(lambda mode: build(self.cfg, "policy", enable_field=[mode]), self._snapshot, seed,
+                            layout.has_mask, str(self.cfg.league.snapshot_act))
         league = self.cfg.league
         inner = build_env_manager(self.cfg.env, self.cfg.env.collector_env_num, seed)
         try:
             self.env = SelfPlayEnvManager(inner, layout, league.seats, players, self._draw, None,
-                                          bool(league.swap_seats), seed)
+                                          bool(league.swap_seats), seed, int(league.opening_plies))
             policy = build(self.cfg, "policy", enable_field=["collect"])
             self._mode = policy.collect_mode
             self.collector = build(self.cfg, "policy.collect.collector", self.env, policy.collect_mode)
@@ -86,8 +86,11 @@ class SelfPlayCollectorShell(CollectorShell):
 
     def set_league(self, view: LeagueView) -> None:
         """The pool as the driver sees it now (names, probabilities, weight refs); applies to games that start
-        from now on."""
-        self.view = view
+        from now on. A game drawn earlier may still be playing a snapshot the pool has evicted since, and load it
+        only when its seat first moves: the refs of the snapshots this actor's games still play stay."""
+        playing = {str(r) for r in self.env.roles.ravel() if r is not None}
+        kept = {n: ref for n, ref in self.view.refs.items() if n in playing and n not in view.refs}
+        self.view = LeagueView(view.names, view.probs, {**kept, **view.refs})
 
     def _draw(self) -> str:
         return str(self._rng.choice(self.view.names, p=np.asarray(self.view.probs) / sum(self.view.probs)))
@@ -112,17 +115,17 @@ class _SelfPlayRemoteCollectors(RemoteCollectors):
     def _account(self, slot: int, out: CollectOutput, train_iter: int) -> None:
         super()._account(slot, out, train_iter)
         for end in out.episodes:
-            if "score" in end.info:
-                self.parts.record_game(end.info["opponents"], end.info["score"])
+            if "results" in end.info:
+                self.parts.record_game(end.info["results"])
 
 
 class ParallelSelfPlayParts(SelfPlayParts):
     """The self-play parts with the collection on Ray actors: the pool, learner, buffer and evaluation stay here."""
 
-    def __init__(self, ray: Any, cfg: Any, seed: int, exp_dir: Path, resume: bool) -> None:
+    def __init__(self, ray: Any, cfg: Any, seed: int, exp_dir: Path, resume_from: Path | None) -> None:
         self.ray = ray
         check_resources(ray, cfg.parallel)
-        super().__init__(cfg, seed, exp_dir, resume, collect_here=False)
+        super().__init__(cfg, seed, exp_dir, resume_from, collect_here=False)
         self.refs: dict[str, Any] = {}
         self.weights = Weights(ray, self.policy)
         self.factory = ActorFactory(ray, cfg, seed, collector_shell=SelfPlayCollectorShell)

@@ -11,15 +11,17 @@ import gymnasium as gym
 from ding_lite.entry.common import EVAL_SEED_OFFSET, ConfigLike, build, check_env_config, fill_model_shapes
 from ding_lite.entry.train_loop import run_training, start_run
 from ding_lite.envs.gym_env import build_env, build_env_manager
-from ding_lite.errors import ConfigError
+from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.league.arena import LEARNER, SelfPlayEnvManager
 from ding_lite.league.evaluator import SelfPlayEvaluator
-from ding_lite.league.opponents import PlayerSet
+from ding_lite.league.opponents import SNAPSHOT_ACTS, PlayerSet
 from ding_lite.league.payoff import PayoffTable
 from ding_lite.league.pool import LEARNER as ELO_LEARNER
-from ding_lite.league.pool import STATE_FILE, OpponentPool
+from ding_lite.league.pool import OpponentPool
 from ding_lite.registry import OPPONENT
 from ding_lite.utils.checkpoint import load_checkpoint
+
+LEAGUE_KEY = "league"  # the league's entry in a learner checkpoint of a self-play run
 
 
 def selfplay_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None = None,
@@ -36,13 +38,34 @@ def selfplay_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | Non
         selfplay_pipeline('dizoo/board_games/snake/config/snake_arena_dqn_config.py', seed=0, max_env_step=20000)
     """
     with start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides, max_env_step, max_train_iter,
-                   progress) as run, SelfPlayParts(run.cfg, seed, run.exp_dir, resume) as parts:
+                   progress) as run, \
+            SelfPlayParts(run.cfg, seed, run.exp_dir, run.ckpt_path if resume else None) as parts:
         return run_training(run, parts)
 
 
-def check_seats(league: Mapping[str, Any], layout: Any) -> None:
-    """The ``league.seats`` list must give every seat of the game a player, with known names (before anything is
-    built or written)."""
+def league_state(checkpoint: Path) -> Mapping[str, Any]:
+    """The league state saved in a learner checkpoint of a self-play run (for ``--resume``)."""
+    state = load_checkpoint(checkpoint).get(LEAGUE_KEY)
+    if not isinstance(state, Mapping):
+        raise CheckpointError(f"--resume: {checkpoint} holds no league state (not written by a self-play run of "
+                              f"this version): start a new run, or --load-ckpt it to train on from its weights "
+                              f"with a new pool")
+    return state
+
+
+def check_league(league: Mapping[str, Any], layout: Any) -> None:
+    """The ``league`` section must fit the game (before anything is built or written): ``league.seats`` gives every
+    seat a player with a known name, snapshots are taken every ``snapshot_freq >= 1`` env steps and act in a known
+    way."""
+    freq = league["snapshot_freq"]
+    if isinstance(freq, bool) or not isinstance(freq, (int, float)) or freq < 1 or int(freq) != freq:
+        raise ConfigError(f"league.snapshot_freq must be a whole number of env steps, at least 1, got {freq!r}")
+    plies = league["opening_plies"]
+    if isinstance(plies, bool) or not isinstance(plies, int) or plies < 0:
+        raise ConfigError(f"league.opening_plies must be a whole number of plies, 0 or more, got {plies!r}")
+    if league["snapshot_act"] not in SNAPSHOT_ACTS:
+        raise ConfigError(f"league.snapshot_act must be one of {', '.join(SNAPSHOT_ACTS)}, got "
+                          f"{league['snapshot_act']!r}")
     seats = list(league["seats"])
     if len(seats) != layout.n_seats:
         raise ConfigError(f"league.seats assigns {len(seats)} players ({seats}) but the game has {layout.n_seats} "
@@ -72,7 +95,7 @@ def probe_layout(cfg: Any) -> Any:
                               f"env.type='pettingzoo' (or another env with seats)")
     finally:
         probe.close()
-    check_seats(league, layout)
+    check_league(league, layout)
     if "end_when_out" in cfg.env and not cfg.env.end_when_out and not league.swap_seats:
         cfg.env.end_when_out = [k for k, s in enumerate(league.seats) if s == LEARNER]
     fill_model_shapes(cfg, gym.spaces.Box(-1, 1, layout.obs_shape), gym.spaces.Discrete(layout.n_actions))
@@ -84,18 +107,20 @@ class SelfPlayParts:
     written: env managers wrapped in :class:`SelfPlayEnvManager`, the learner's policy, collector, evaluator and
     buffer, and the opponent pool with the frozen players."""
 
-    def __init__(self, cfg: Any, seed: int, exp_dir: Path, resume: bool, collect_here: bool = True) -> None:
+    def __init__(self, cfg: Any, seed: int, exp_dir: Path, resume_from: Path | None = None,
+                 collect_here: bool = True) -> None:
         self.cfg, self.league = cfg, cfg.league
         self.layout = probe_layout(cfg)
         self.pool = OpponentPool(exp_dir / "league", self.league, seed)
-        if resume and (self.pool.folder / STATE_FILE).is_file():
-            self.pool.restore()
+        self.resumed = resume_from is not None
+        if resume_from is not None:  # the league as it was when that learner checkpoint was written
+            self.pool.load_state_dict(league_state(resume_from), str(resume_from))
         self.baselines = PayoffTable()  # training games against scripted seats
         self.policy = build(cfg, "policy")
         masked = self.layout.has_mask
-        self.players = PlayerSet(lambda: build(cfg, "policy", enable_field=("eval",)), self._snapshot, seed, masked)
-        self.eval_players = PlayerSet(lambda: build(cfg, "policy", enable_field=("eval",)), self._snapshot, seed + 1,
-                                      masked)
+        act = str(self.league.snapshot_act)
+        self.players = PlayerSet(self._frozen_policy, self._snapshot, seed, masked, act)
+        self.eval_players = PlayerSet(self._frozen_policy, self._snapshot, seed + 1, masked, act)
         for name in self.pool.snapshots:  # a resumed pool whose snapshots do not fit the network fails here
             self.eval_players.get(name)
         self.eval_players.keep_only(set())
@@ -106,7 +131,7 @@ class SelfPlayParts:
                 inner = build_env_manager(cfg.env, cfg.env.collector_env_num, seed)
                 self.collector_env = SelfPlayEnvManager(inner, self.layout, self.league.seats, self.players,
                                                         self.pool.sample, self.record_game, self.league.swap_seats,
-                                                        seed)
+                                                        seed, int(self.league.opening_plies))
         except BaseException:
             self.evaluator_env.close()
             raise
@@ -128,15 +153,20 @@ class SelfPlayParts:
         """``collector`` with the pool's snapshot schedule after each collect."""
         return _SnapshotCollector(collector, self)
 
+    def _frozen_policy(self, mode: str) -> Any:
+        return build(self.cfg, "policy", enable_field=(mode,))
+
     def _snapshot(self, name: str) -> tuple[dict, str]:
         return self.pool.load_weights(name), str(self.pool.path(name))
 
-    def record_game(self, opponents: list[str], score: float) -> None:
-        """A finished training game: the result counts against every distinct opponent of the game."""
-        for name in opponents:
+    def record_game(self, results: Mapping[str, float]) -> None:
+        """A finished training game of one learner seat: ``{opponent: the learner's score against that opponent's
+        best seat}``, each booked against its own opponent (a game against a snapshot evicted meanwhile is not
+        counted)."""
+        for name, score in results.items():
             if name in OPPONENT:
                 self.baselines.record(name, score)
-            else:  # a snapshot (a game against one evicted meanwhile is not counted)
+            else:  # a snapshot
                 self.pool.record(name, score)
 
     def _eval_opponents(self) -> list[str]:
@@ -144,8 +174,15 @@ class SelfPlayParts:
         return list(self.league.eval_opponents) + newest[::-1]
 
     def attach(self, learner: Any, logger: Any) -> None:
-        """The initial snapshot (unless a resumed pool has snapshots) once the experiment folder exists."""
+        """The initial snapshot (unless a resumed pool has snapshots) once the experiment folder exists; the pool's
+        state goes into every learner checkpoint from now on."""
         self.learner, self.logger = learner, logger
+        learner.save_with_checkpoints(LEAGUE_KEY, self.pool.checkpoint_state)
+        if self.resumed:
+            strays = self.pool.remove_strays()
+            if strays and logger is not None:
+                logger.info(f"[league] resumed: removed {len(strays)} snapshot(s) written after the checkpoint "
+                            f"({', '.join(sorted(strays))})")
         if not self.pool.snapshots:
             self.pool.add(self.policy.learn_mode.state_dict()["model"], learner.env_step)
         self.collector.last_snapshot = max(int(n.rsplit("_", 1)[1]) for n in self.pool.snapshots)
@@ -177,7 +214,6 @@ class SelfPlayParts:
             f"{o}: W {r['win']:.2f} D {r['draw']:.2f} L {r['loss']:.2f}" for o, r in table.items()))
 
     def stats(self) -> dict[str, Any]:
-        self.pool.save_state()
         return {"league": {**self.pool.summary(), "elo_learner": round(self.pool.elo.rating(ELO_LEARNER), 2),
                            "baselines": self.baselines.summary()},
                 "eval_table": self.evaluator.table}

@@ -7,6 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from ding_lite.envs.spaces import with_encoded_observations
 from ding_lite.errors import ConfigError, EnvError
 from ding_lite.registry import ENV, ENV_MANAGER, closest_match, import_modules
 
@@ -74,7 +75,14 @@ def build_env(env_cfg: Mapping[str, Any]) -> gym.Env:
         raise EnvError(f"building env type '{env_cfg['type']}' failed: {type(exc).__name__}: {exc}") from exc
     if not isinstance(env, gym.Env):
         raise EnvError(f"env type '{env_cfg['type']}' built a {type(env).__name__}, not a gymnasium.Env")
-    return env
+    # Discrete, MultiBinary, ... observations become vectors here, so that every model, buffer and env manager
+    # sees arrays (envs/spaces.py)
+    name = env_cfg.get("env_id") or env_cfg["type"]
+    try:
+        return with_encoded_observations(env, f"env '{name}'")
+    except ConfigError:
+        env.close()
+        raise
 
 
 def build_env_manager(env_cfg: Mapping[str, Any], env_num: int, seed: int | None = None) -> Any:

@@ -2,15 +2,19 @@
 
 Every env manager (``base``, ``subprocess``) batches fixed-shape arrays with one scalar reward per env. A game with
 S seats therefore comes out *packed*: the observation of an env is one float32 array (S, W) whose row s holds seat
-s's flattened observation, its action mask, whether its agent is still in the game (``alive``), whether it is to act
-now (``acting``), and the reward it got in the step that led here. The action is one int per seat (MultiDiscrete);
-seats that are not acting are ignored, and :data:`PASS` for the acting seat of a turn-based game leaves that env as
-it is (a step of nothing, used by the self-play wrapper while other envs wait for an opponent's turn).
-:class:`SeatLayout` unpacks a batch (N, S, W) into per-seat arrays (N, S, ...).
+s's flattened observation (encoded as :mod:`ding_lite.envs.spaces` says: a ``Discrete`` observation one-hot, ...),
+its action mask, whether its agent is still in the game (``alive``), whether it is to act now (``acting``), whether
+it left the game by truncation (``truncated``: a time limit, not an end of its own), and the reward it got in the
+step that led here. The action is one int per seat (MultiDiscrete); seats that are not acting are ignored, and
+:data:`PASS` for every acting seat leaves that env as it is (a step of nothing, used by the self-play wrapper while
+other envs take sub-steps: an opponent's turn, a random opening). :class:`SeatLayout` unpacks a batch (N, S, W) into
+per-seat arrays (N, S, ...).
 
 The game is over when no agent is left, or when every seat listed in ``end_when_out`` has left (a learner that is
-out cannot change its result). The final info holds ``scores``: per seat, the agent's last ``info['score']`` if the
-game reports one, else its summed reward; a game's result is decided by these scores.
+out cannot change its result). A game that a time limit ended (an agent truncated in its last step) is truncated,
+even where the limit ends it for everyone, otherwise terminated. The final info holds ``scores``: per seat, the
+agent's last ``info['score']`` if the game reports one, else its summed reward; a game's result is decided by these
+scores.
 """
 from __future__ import annotations
 
@@ -21,10 +25,14 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ding_lite.errors import ConfigError
+from ding_lite.envs.spaces import encode, encoded_space, needs_encoding
+from ding_lite.errors import ConfigError, EnvError, first_line
 from ding_lite.registry import ENV, import_object
 
 PASS = -1  # action of an acting seat of a turn-based game that should not move in this step
+# the per-seat columns after the observation and the action mask
+_ALIVE, _ACTING, _TRUNCATED, _REWARD = range(4)
+_FLAGS = 4
 
 
 @dataclass(frozen=True)
@@ -43,7 +51,7 @@ class SeatLayout:
 
     @property
     def width(self) -> int:
-        return self.obs_size + self.n_actions + 3
+        return self.obs_size + self.n_actions + _FLAGS
 
     def unpack(self, packed: np.ndarray) -> SeatBatch:
         """Per-seat views of a packed batch (N, S, W) (or of one env's (S, W))."""
@@ -51,34 +59,36 @@ class SeatLayout:
         lead = packed.shape[:-1]
         return SeatBatch(obs=packed[..., :d].reshape(lead + self.obs_shape),
                          action_mask=packed[..., d:d + a] > 0.5,
-                         alive=packed[..., d + a] > 0.5,
-                         acting=packed[..., d + a + 1] > 0.5,
-                         reward=packed[..., d + a + 2])
+                         alive=packed[..., d + a + _ALIVE] > 0.5,
+                         acting=packed[..., d + a + _ACTING] > 0.5,
+                         truncated=packed[..., d + a + _TRUNCATED] > 0.5,
+                         reward=packed[..., d + a + _REWARD])
 
 
 @dataclass
 class SeatBatch:
-    """Per-seat arrays of N envs: obs (N, S, *obs_shape), action_mask (N, S, A), alive / acting (N, S) bool,
-    reward (N, S) of the step that led to this observation."""
+    """Per-seat arrays of N envs: obs (N, S, *obs_shape), action_mask (N, S, A), alive / acting / truncated (N, S)
+    bool (truncated: the seat's agent left by truncation), reward (N, S) of the step that led to this observation."""
 
     obs: np.ndarray
     action_mask: np.ndarray
     alive: np.ndarray
     acting: np.ndarray
+    truncated: np.ndarray
     reward: np.ndarray
 
 
-def _split_observation(raw: Any, info: Mapping[str, Any] | None, n_actions: int) -> tuple[np.ndarray, np.ndarray]:
+def _split_observation(raw: Any, info: Mapping[str, Any] | None, n_actions: int) -> tuple[Any, np.ndarray]:
     """An agent's observation and action mask: PettingZoo's ``{'observation', 'action_mask'}`` dicts, a mask in the
     info, or no mask (every action legal)."""
-    if isinstance(raw, Mapping):
-        return np.asarray(raw["observation"]), np.asarray(raw["action_mask"], dtype=bool)
+    if isinstance(raw, Mapping) and "action_mask" in raw:
+        return raw["observation"], np.asarray(raw["action_mask"], dtype=bool)
     mask = (info or {}).get("action_mask")
-    return np.asarray(raw), (np.ones(n_actions, dtype=bool) if mask is None else np.asarray(mask, dtype=bool))
+    return raw, (np.ones(n_actions, dtype=bool) if mask is None else np.asarray(mask, dtype=bool))
 
 
 def _inner_space(space: gym.Space) -> gym.Space:
-    if isinstance(space, gym.spaces.Dict) and "observation" in space.spaces:
+    if isinstance(space, gym.spaces.Dict) and "action_mask" in space.spaces and "observation" in space.spaces:
         return space.spaces["observation"]
     return space
 
@@ -93,18 +103,23 @@ class _SeatedBase(gym.Env):
         agents = tuple(game.possible_agents)
         obs_spaces = [_inner_space(game.observation_space(a)) for a in agents]
         act_spaces = [game.action_space(a) for a in agents]
-        for agent, space in zip(agents[1:], obs_spaces[1:], strict=True):
-            if space.shape != obs_spaces[0].shape:
+        encoded = [needs_encoding(space, f"env '{name}' (seat '{a}')") for a, space in zip(agents, obs_spaces,
+                                                                                           strict=True)]
+        shapes = [encoded_space(space).shape for space in obs_spaces]
+        for agent, space, shape in zip(agents[1:], obs_spaces[1:], shapes[1:], strict=True):
+            if shape != shapes[0]:
                 raise ConfigError(f"env '{name}': seat '{agent}' observes {space} but seat '{agents[0]}' observes "
                                   f"{obs_spaces[0]}; one policy needs one observation space for every seat (give "
                                   f"the seats equal observations, e.g. padded)")
         if not all(isinstance(s, gym.spaces.Discrete) and s.n == act_spaces[0].n for s in act_spaces):
             raise ConfigError(f"env '{name}': self-play needs the same Discrete action space for every seat, got "
                               f"{act_spaces}")
+        self._obs_space = obs_spaces[0]  # as the game gives it; packed as encoded_space says
+        self._encode = encoded[0]
+        shape = tuple(shapes[0] or ())
         raw = game.observation_space(agents[0])
         has_mask = isinstance(raw, gym.spaces.Dict) and "action_mask" in raw.spaces
-        self.layout = SeatLayout(len(agents), tuple(obs_spaces[0].shape or ()), int(act_spaces[0].n), agents,
-                                 has_mask)
+        self.layout = SeatLayout(len(agents), shape, int(act_spaces[0].n), agents, has_mask)
         self.end_when_out = [int(s) for s in end_when_out]
         if any(not 0 <= s < len(agents) for s in self.end_when_out):
             raise ConfigError(f"env.end_when_out={self.end_when_out} names a seat outside 0..{len(agents) - 1}")
@@ -115,19 +130,20 @@ class _SeatedBase(gym.Env):
         self._has_score = np.zeros(len(agents), dtype=bool)
 
     def _pack(self, observations: Mapping[str, Any], infos: Mapping[str, Any], alive: Sequence[bool],
-              acting: Sequence[bool], rewards: Mapping[str, float]) -> np.ndarray:
+              acting: Sequence[bool], truncated: Sequence[bool], rewards: Mapping[str, float]) -> np.ndarray:
         lay = self.layout
         d, a = lay.obs_size, lay.n_actions
+        flags = d + a
         packed = self._packed.copy()
-        packed[:, d + a + 2] = 0.0
         for s, agent in enumerate(lay.agents):
             if agent in observations:
                 obs, mask = _split_observation(observations[agent], infos.get(agent), a)
-                packed[s, :d] = obs.reshape(-1)
+                packed[s, :d] = (encode(self._obs_space, obs) if self._encode else np.asarray(obs)).reshape(-1)
                 packed[s, d:d + a] = mask
-            packed[s, d + a] = alive[s]
-            packed[s, d + a + 1] = acting[s]
-            packed[s, d + a + 2] = float(rewards.get(agent, 0.0))
+            packed[s, flags + _ALIVE] = alive[s]
+            packed[s, flags + _ACTING] = acting[s]
+            packed[s, flags + _TRUNCATED] = truncated[s]
+            packed[s, flags + _REWARD] = float(rewards.get(agent, 0.0))
         self._packed = packed
         return packed
 
@@ -149,8 +165,29 @@ class _SeatedBase(gym.Env):
             return True
         return bool(self.end_when_out) and not any(alive[s] for s in self.end_when_out)
 
+    def _outcome(self, packed: np.ndarray, cut: Sequence[bool]) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """The gymnasium step tuple of a packed observation: reward of seat 0; the game over when :meth:`_over`
+        says so, truncated if an agent was truncated in this step (a time limit), else terminated."""
+        flags = self.layout.obs_size + self.layout.n_actions
+        over = self._over(list(packed[:, flags + _ALIVE] > 0.5))
+        truncated = over and any(cut)
+        info = {"scores": self._scores.tolist()} if over else {}
+        return packed, float(packed[0, flags + _REWARD]), over and not truncated, truncated, info
+
+    def _wait(self) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """A step of nothing (every acting seat passed): the same observation, no reward."""
+        packed = self._packed.copy()
+        packed[:, self.layout.obs_size + self.layout.n_actions + _REWARD] = 0.0
+        self._packed = packed
+        return packed, 0.0, False, False, {}
+
     def close(self) -> None:
         self.game.close()
+
+
+def _cut(terminations: Mapping[str, Any], truncations: Mapping[str, Any], agents: Sequence[str]) -> list[bool]:
+    """Per seat: its agent was truncated (and not terminated) in this step."""
+    return [bool(truncations.get(a, False)) and not bool(terminations.get(a, False)) for a in agents]
 
 
 class SeatedParallelEnv(_SeatedBase):
@@ -161,21 +198,19 @@ class SeatedParallelEnv(_SeatedBase):
         self._start()
         observations, infos = self.game.reset(seed=seed, options=options)
         alive = [a in self.game.agents for a in self.layout.agents]
-        return self._pack(observations, infos, alive, alive, {}), {}
+        return self._pack(observations, infos, alive, alive, [False] * len(alive), {}), {}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         action = np.asarray(action).reshape(-1)
         moves = {agent: int(action[s]) for s, agent in enumerate(self.layout.agents) if agent in self.game.agents}
+        if all(m == PASS for m in moves.values()):  # this env waits while others take sub-steps
+            return self._wait()
         observations, rewards, terminations, truncations, infos = self.game.step(moves)
         self._track_scores(rewards, infos)
-        alive = [a in self.game.agents and not (terminations.get(a) or truncations.get(a))
-                 for a in self.layout.agents]
-        packed = self._pack(observations, infos, alive, alive, rewards)
-        over = self._over(alive)
-        truncated = over and any(truncations.get(a, False) for a in self.layout.agents) and \
-            not any(terminations.get(a, False) for a in self.layout.agents)
-        info = {"scores": self._scores.tolist()} if over else {}
-        return packed, float(packed[0, -1]), over and not truncated, truncated, info
+        agents = self.layout.agents
+        alive = [a in self.game.agents and not (terminations.get(a) or truncations.get(a)) for a in agents]
+        cut = _cut(terminations, truncations, agents)
+        return self._outcome(self._pack(observations, infos, alive, alive, cut, rewards), cut)
 
 
 class SeatedAECEnv(_SeatedBase):
@@ -190,30 +225,24 @@ class SeatedAECEnv(_SeatedBase):
 
     def _observe(self, rewards: Mapping[str, float]) -> np.ndarray:
         game = self.game
+        agents = self.layout.agents
         done = {a: game.terminations.get(a, False) or game.truncations.get(a, False) for a in game.agents}
-        alive = [a in game.agents and not done[a] for a in self.layout.agents]
-        acting = [alive[s] and a == game.agent_selection for s, a in enumerate(self.layout.agents)]
+        alive = [a in game.agents and not done[a] for a in agents]
+        acting = [alive[s] and a == game.agent_selection for s, a in enumerate(agents)]
         observations = {a: game.observe(a) for a in game.agents}
-        return self._pack(observations, game.infos, alive, acting, rewards)
+        cut = _cut(game.terminations, game.truncations, agents)
+        return self._pack(observations, game.infos, alive, acting, cut, rewards)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         action = np.asarray(action).reshape(-1)
         game = self.game
         seat = self.layout.agents.index(game.agent_selection)
         if int(action[seat]) == PASS:
-            packed = self._packed.copy()
-            packed[:, -1] = 0.0
-            self._packed = packed
-            return packed, 0.0, False, False, {}
+            return self._wait()
         game.step(int(action[seat]))
         rewards = {a: float(game.rewards.get(a, 0.0)) for a in self.layout.agents}
         self._track_scores(rewards, game.infos)
-        packed = self._observe(rewards)
-        alive = packed[:, self.layout.obs_size + self.layout.n_actions] > 0.5
-        over = self._over(list(alive))
-        truncated = over and any(game.truncations.values()) and not any(game.terminations.values())
-        info = {"scores": self._scores.tolist()} if over else {}
-        return packed, float(packed[0, -1]), over and not truncated, truncated, info
+        return self._outcome(self._observe(rewards), _cut(game.terminations, game.truncations, self.layout.agents))
 
 
 def seat_game(game: Any, end_when_out: Sequence[int] = (), name: str = "game") -> _SeatedBase:
@@ -246,7 +275,13 @@ class PettingZooEnv:
             raise ConfigError("env.import_path is required for env type 'pettingzoo' (e.g. "
                               "'pettingzoo.classic.connect_four_v3:env')")
         make = import_object(str(path))
-        return seat_game(make(**dict(cfg.get("kwargs") or {})), cfg.get("end_when_out") or (), str(path))
+        kwargs = dict(cfg.get("kwargs") or {})
+        try:
+            game = make(**kwargs)
+        except Exception as exc:  # the game's own check of its arguments (or its failure): one line naming both
+            raise EnvError(f"env.import_path '{path}' could not build its game from env.kwargs={kwargs}: "
+                           f"{type(exc).__name__}: {first_line(exc)}") from exc
+        return seat_game(game, cfg.get("end_when_out") or (), str(path))
 
     @classmethod
     def check_config(cls, cfg: Mapping[str, Any]) -> None:

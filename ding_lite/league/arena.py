@@ -5,6 +5,13 @@ played in this process by a :class:`~ding_lite.league.opponents.PlayerSet` playe
 step over all (game, seat) pairs it plays. Who plays which seat is drawn when a game starts and fixed until it ends,
 so a snapshot's weights never change mid-game. In a turn-based game one wrapper step runs the game until the learner
 is to move again (the opponents' turns are sub-steps; the other games pass meanwhile).
+
+With ``opening_plies`` each game starts with a random opening: a number of plies drawn uniformly from
+0..opening_plies in which every seat that is to move (the learner's too) plays a uniformly random legal move. The
+opening belongs to the game's start, not to the learner: its first transition starts from the position after it. So
+the learner meets positions that neither its own play nor its greedy snapshots' ever reach, and the opponents'
+replies there (AlphaZero-style engines diversify self-play openings alike); a game that ends within its opening is
+replayed, not scored.
 """
 from __future__ import annotations
 
@@ -19,6 +26,7 @@ from ding_lite.envs.env_manager import EpisodeEnd, StepResult
 from ding_lite.envs.multi_agent import PASS, SeatBatch, SeatLayout
 from ding_lite.errors import ConfigError
 from ding_lite.league.payoff import DRAW, LOSS, WIN
+from ding_lite.rl_utils.masks import random_legal_actions
 
 LEARNER = "learner"
 MAX_SUBSTEPS = 10_000  # a turn-based game where the learner never gets a turn again is a bug in the game
@@ -43,15 +51,17 @@ class SelfPlayEnvManager:
             name of a player (a scripted baseline or a snapshot).
         players: who acts for the non-learner seats.
         draw_pool: draws a snapshot name for a ``'pool'`` seat.
-        on_result: called with ``(opponent names of the game, learner's score)`` when a game ends normally.
+        on_result: called with ``{opponent name: learner's score against it}`` per learner seat when a game ends
+            normally (see :meth:`_settle_game`).
         swap_seats: shuffle which seat plays which role at every game start (e.g. first and second player).
-        seed: seed of the seat shuffling.
+        seed: seed of the seat shuffling and the openings.
+        opening_plies: the most random opening plies of a game (0: none; see the module docstring).
     """
 
     def __init__(self, inner: Any, layout: SeatLayout, seats: Sequence[str], players: Any,
                  draw_pool: Callable[[], str] | None = None,
-                 on_result: Callable[[list[str], float], None] | None = None, swap_seats: bool = False,
-                 seed: int = 0) -> None:
+                 on_result: Callable[[dict[str, float]], None] | None = None, swap_seats: bool = False,
+                 seed: int = 0, opening_plies: int = 0) -> None:
         if len(seats) != layout.n_seats:
             raise ConfigError(f"league.seats assigns {len(seats)} players ({list(seats)}) but the game has "
                               f"{layout.n_seats} seats ({', '.join(layout.agents)}): give one entry per seat")
@@ -67,11 +77,17 @@ class SelfPlayEnvManager:
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, layout.obs_shape, np.float32)
         self.action_space = gym.spaces.Discrete(layout.n_actions)
         self._rng = np.random.default_rng(seed)
+        if opening_plies < 0:
+            raise ConfigError(f"league.opening_plies must be 0 or more, got {opening_plies}")
+        self.opening_plies = int(opening_plies)
+        self._opening = np.zeros(self.n_games, dtype=np.int64)  # random plies left of each game's opening
+        self._unplayed = np.zeros(self.n_games, dtype=bool)  # games whose learner has not moved yet
         self.roles = np.empty((self.n_games, layout.n_seats), dtype=object)  # (N, S) player name per seat
         self._learner_seats = np.zeros((self.n_games, self.n_learner), dtype=np.int64)
         self._ep_return = np.zeros(self.env_num)
         self._ep_length = np.zeros(self.env_num, dtype=np.int64)
         self._out = np.zeros(self.env_num, dtype=bool)  # learner rows whose agent left a game that goes on
+        self._out_terminated = np.zeros(self.env_num, dtype=bool)  # ... and it left terminated (not truncated)
         self._seat_obs: SeatBatch | None = None
         self._obs: np.ndarray | None = None  # (N * L, *obs_shape) the learner rows' observations
         self._mask: np.ndarray | None = None  # (N * L, A) their legal actions, where the game has masks
@@ -125,6 +141,8 @@ class SelfPlayEnvManager:
             role = self.seats[role_index]
             self.roles[i, seat] = self.draw_pool() if role == "pool" and self.draw_pool is not None else role
         self._learner_seats[i] = np.flatnonzero(self.roles[i] == LEARNER)
+        self._opening[i] = self._rng.integers(0, self.opening_plies + 1) if self.opening_plies else 0
+        self._unplayed[i] = self._opening[i] > 0
         keep = getattr(self.players, "keep_only", None)
         if keep is not None:
             keep({str(r) for r in self.roles.ravel() if r is not None and r != LEARNER})
@@ -150,6 +168,14 @@ class SelfPlayEnvManager:
             actions[gi[pick], si[pick]] = self.players.act(name, seats.obs[gi[pick], si[pick]],
                                                            seats.action_mask[gi[pick], si[pick]])
 
+    def _opening_moves(self, actions: np.ndarray, seats: SeatBatch, games: np.ndarray) -> None:
+        """Random legal moves for every seat to move now in the ``games`` still in their opening (one ply each)."""
+        if not games.any():
+            return
+        gi, si = np.nonzero(seats.acting & games[:, None])
+        actions[gi, si] = random_legal_actions(self._rng, seats.action_mask[gi, si])
+        self._opening[games] -= 1
+
     # ---- stepping ----------------------------------------------------------------------------------------------
     def step(self, actions: np.ndarray) -> StepResult:
         """Act for the learner rows (N * L,), let the opponents act, and run each game until the learner is to move
@@ -163,6 +189,7 @@ class SelfPlayEnvManager:
         learner_actions = np.asarray(actions).reshape(self.n_games, self.n_learner)
         acting = seats.acting[games, self._learner_seats]
         full[games, self._learner_seats] = np.where(acting, learner_actions, PASS)
+        self._unplayed &= ~acting.any(1)
         self._opponent_actions(full, seats, np.ones(self.n_games, dtype=bool))
         acc = _StepAcc(self._obs, self._mask)  # type: ignore[arg-type]
         # rows whose learner seat left a game that goes on are placeholders until that game ends
@@ -170,28 +197,36 @@ class SelfPlayEnvManager:
         acc.settled_rows |= self._out
         self._absorb(self.inner.step(full), acc)
         self._advance_to_learner(acc)
+        assert self._obs is not None and self._mask is not None
+        # a row whose episode goes on: the next observation is the one the learner acts on next (after the
+        # opponents' turns), the row's obs at the next step
+        going_on = ~acc.settled_rows
+        acc.next_obs[going_on] = self._obs[going_on]
+        acc.next_mask[going_on] = self._mask[going_on]
         self._ep_return += acc.reward
         self._ep_length += ~acc.interrupted
-        episodes = [self._episode_end(row, info) for row, info in acc.ended]
-        for row, _ in acc.ended:
+        episodes = [self._episode_end(row, info, terminated) for row, info, terminated in acc.ended]
+        for row, _, _ in acc.ended:
             self._ep_return[row], self._ep_length[row] = 0.0, 0
-        assert self._obs is not None
         return StepResult(self._view(self._obs, self._mask), self._view(acc.next_obs, acc.next_mask), acc.reward,
                           acc.terminated, acc.truncated, episodes,
                           acc.interrupted if acc.interrupted.any() else None)  # type: ignore[arg-type]
 
     def _advance_to_learner(self, acc: _StepAcc | None) -> None:
-        """Sub-steps of turn-based games until a learner seat is to move in every game where one is still in."""
+        """Sub-steps until a learner seat is to move in every game where one is still in: the opponents' turns of
+        turn-based games, and the random openings of games that just started."""
         for _ in range(MAX_SUBSTEPS):
             seats = self._seat_obs
             assert seats is not None
             games = np.arange(self.n_games)[:, None]
+            opening = self._opening > 0
             need = np.asarray(seats.alive[games, self._learner_seats].any(1)
-                              & ~seats.acting[games, self._learner_seats].any(1))
-            if not need.any():
+                              & ~seats.acting[games, self._learner_seats].any(1)) & ~opening
+            if not (need.any() or opening.any()):
                 break
             full = np.full((self.n_games, self.layout.n_seats), PASS, dtype=np.int64)
             self._opponent_actions(full, seats, need)
+            self._opening_moves(full, seats, opening)
             self._absorb(self.inner.step(full), acc)
         else:
             raise RuntimeError(f"a game did not give the learner a turn within {MAX_SUBSTEPS} opponent moves")
@@ -208,47 +243,60 @@ class SelfPlayEnvManager:
         if acc is not None:
             open_rows = ~acc.settled_rows
             acc.reward += np.where(open_rows, self._learner_rows(after.reward), 0.0).astype(np.float32)
+            # a learner seat whose agent left: its transition ends here, truncated where a time limit took it out
             left = self._learner_rows(before.alive) & ~self._learner_rows(after.alive) & open_rows
-            next_rows = self._learner_rows(after.obs)
-            acc.next_obs[left] = next_rows[left]
-            acc.next_mask[left] = self._learner_rows(after.action_mask)[left]
-            acc.terminated |= left  # its agent is out: a terminal transition for that seat
-            acc.settled_rows |= left
+            by_limit = self._learner_rows(after.truncated)
+            acc.settle(left, self._learner_rows(after.obs), self._learner_rows(after.action_mask),
+                       left & ~by_limit, left & by_limit)
             self._out |= left
+            self._out_terminated[left] = ~by_limit[left]
         for i in np.flatnonzero(res.terminated | res.truncated | cut):
+            if self._unplayed[i]:  # it ended in its random opening, before any learner turn: replayed, not scored
+                self._assign(int(i))
+                continue
             rows = slice(i * self.n_learner, (i + 1) * self.n_learner)
             info = self._settle_game(int(i), ends.get(int(i)), bool(cut[i]))
             if acc is not None:
-                fresh = ~acc.settled_rows[rows]
+                fresh = np.zeros(self.env_num, dtype=bool)
+                fresh[rows] = ~acc.settled_rows[rows]
                 if cut[i]:
-                    acc.interrupted[rows] |= fresh
-                else:
-                    acc.next_obs[rows][fresh] = self._learner_rows(after.obs)[rows][fresh]
-                    acc.next_mask[rows][fresh] = self._learner_rows(after.action_mask)[rows][fresh]
-                    acc.terminated[rows] |= fresh & bool(res.terminated[i])
-                    acc.truncated[rows] |= fresh & bool(res.truncated[i])
-                acc.settled_rows[rows] = True
-                acc.ended.extend((r, info[r - rows.start]) for r in range(rows.start, rows.stop) if not cut[i])
+                    acc.interrupted |= fresh
+                    acc.settled_rows |= fresh
+                else:  # a learner seat still in the game at its end: the game's own flags
+                    acc.settle(fresh, self._learner_rows(after.obs), self._learner_rows(after.action_mask),
+                               fresh & bool(res.terminated[i]), fresh & bool(res.truncated[i]))
+                # the episode's end: where the learner's agent left earlier, as it left
+                ended = np.where(self._out, self._out_terminated, acc.terminated)
+                acc.ended.extend((r, info[r - rows.start], bool(ended[r])) for r in range(rows.start, rows.stop)
+                                 if not cut[i])
             self._out[rows] = False
             self._assign(int(i))
         self._seat_obs = self.layout.unpack(res.obs)
 
     def _settle_game(self, i: int, end: EpisodeEnd | None, cut: bool) -> list[dict]:
-        """Score a finished game per learner seat and report it (a game cut by a worker failure is not scored)."""
-        opponent_seats = np.flatnonzero(self.roles[i] != LEARNER).tolist()
+        """Score a finished game per learner seat and report it (a game cut by a worker failure is not scored).
+
+        ``info['score']`` is the learner seat's result against every opponent together (its score against the best
+        opponent seat); ``info['results']`` is its result against each distinct opponent, against that opponent's
+        best seat, so that a snapshot is booked for its own play: in a 1-vs-3 game a learner that outlived both seats
+        of snapshot B but not snapshot A won against B and lost against A."""
+        roles = self.roles[i]
+        by_opponent = {name: np.flatnonzero(roles == name).tolist() for name in self.opponents(i)}
+        opponent_seats = [s for seats in by_opponent.values() for s in seats]
         infos = []
         scores = (end.info or {}).get("scores") if end is not None else None
         for seat in self._learner_seats[i]:
             info: dict[str, Any] = {"opponents": self.opponents(i), "seat": int(seat)}
             if not cut and scores is not None:
                 info["score"] = game_score(scores, int(seat), opponent_seats)
+                info["results"] = {name: game_score(scores, int(seat), seats) for name, seats in by_opponent.items()}
                 if self.on_result is not None:
-                    self.on_result(info["opponents"], info["score"])
+                    self.on_result(info["results"])
             infos.append(info)
         return infos
 
-    def _episode_end(self, row: int, info: dict) -> EpisodeEnd:
-        return EpisodeEnd(row, float(self._ep_return[row]), int(self._ep_length[row]), True, info)
+    def _episode_end(self, row: int, info: dict, terminated: bool) -> EpisodeEnd:
+        return EpisodeEnd(row, float(self._ep_return[row]), int(self._ep_length[row]), terminated, info)
 
 
 class _StepAcc:
@@ -263,4 +311,13 @@ class _StepAcc:
         self.truncated = np.zeros(n, dtype=bool)
         self.interrupted = np.zeros(n, dtype=bool)
         self.settled_rows = np.zeros(n, dtype=bool)  # the row's transition is complete (its episode ended or cut)
-        self.ended: list[tuple[int, dict]] = []
+        self.ended: list[tuple[int, dict, bool]] = []  # (row, info, terminated) of the episodes that ended
+
+    def settle(self, rows: np.ndarray, obs: np.ndarray, mask: np.ndarray, terminated: np.ndarray,
+               truncated: np.ndarray) -> None:
+        """End the transitions of ``rows`` (bool (N * L,)) with these final observations and flags."""
+        self.next_obs[rows] = obs[rows]
+        self.next_mask[rows] = mask[rows]
+        self.terminated |= terminated & rows
+        self.truncated |= truncated & rows
+        self.settled_rows |= rows

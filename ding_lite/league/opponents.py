@@ -1,9 +1,14 @@
 """Who plays the seats that are not the learner's: frozen snapshots of the learner and scripted baselines.
 
 Frozen policies live in the process that steps the env manager (never in env workers, never pickled): a policy
-built with only its eval mode, its parameters frozen (``requires_grad=False``, eval mode, no optimiser), whose
-weights come from snapshot files as state dicts (``weights_only=True``). Each player acts for a whole batch of
-(env, seat) pairs in one call (one forward)."""
+built with only the mode it acts in (eval, or collect for sampling snapshots; never learn, so no optimiser exists),
+its parameters frozen (``requires_grad=False``, eval mode), whose weights come from snapshot files as state dicts
+(``weights_only=True``). Each player acts for a whole batch of (env, seat) pairs in one call (one forward).
+
+A scripted player is any class registered in :data:`~ding_lite.registry.OPPONENT` that is built as ``cls(seed=...)``
+and has ``act(obs (M, *obs_shape) float32, action_mask (M, A) bool) -> actions (M,) int``: M is every (game, seat)
+pair it plays that is to move now, ``obs`` each seat's own observation as the learner would see it (encoded, see
+:mod:`ding_lite.envs.spaces`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -13,9 +18,15 @@ import numpy as np
 import torch
 
 from ding_lite.data.keys import ACTION_MASK, OBSERVATION
-from ding_lite.errors import CheckpointError
+from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.registry import OPPONENT
 from ding_lite.rl_utils.masks import random_legal_actions
+
+
+def snapshot_env_step(name: str) -> int:
+    """The env step of a snapshot named ``snapshot_<env_step>`` (0 for another name)."""
+    tail = name.rsplit("_", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
 
 
 class Player(Protocol):
@@ -35,19 +46,29 @@ class RandomOpponent:
         return random_legal_actions(self._rng, action_mask)
 
 
+SNAPSHOT_ACTS = ("greedy", "sample")
+
+
 class FrozenPolicy:
-    """A snapshot of the learner acting greedily (its eval mode) with frozen weights.
+    """A snapshot of the learner with frozen weights, acting greedily (its eval mode) or as it collected (its
+    collect mode: PPO samples its action distribution, DQN is ε-greedy with ε of the snapshot's env step).
 
     Args:
-        policy: a policy built with ``enable_field=('eval',)`` (so no optimiser exists); its model is frozen here.
+        policy: a policy built with ``enable_field=('eval',)`` (greedy) or ``('collect',)`` (sample), so that no
+            optimiser exists; its model is frozen here.
         name: the snapshot's name (for errors).
+        with_mask: hand the policy PettingZoo's ``{'observation', 'action_mask'}`` dicts.
+        sample: act by the collect mode.
+        env_step: the snapshot's env step (what the collect mode's schedules read).
     """
 
-    def __init__(self, policy: Any, name: str, with_mask: bool = False) -> None:
+    def __init__(self, policy: Any, name: str, with_mask: bool = False, sample: bool = False,
+                 env_step: int = 0) -> None:
         self.policy = policy
         self.name = name
-        self.with_mask = with_mask  # hand the policy PettingZoo's {'observation', 'action_mask'} dicts
-        self.model: torch.nn.Module = policy._model
+        self.with_mask = with_mask
+        self.sample, self.env_step = sample, int(env_step)
+        self.model: torch.nn.Module = policy.model
         self.model.eval()
         self.model.requires_grad_(False)
 
@@ -64,19 +85,32 @@ class FrozenPolicy:
     @torch.inference_mode()
     def act(self, obs: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         seen = {OBSERVATION: obs, ACTION_MASK: action_mask} if self.with_mask else obs
+        if self.sample:
+            return np.asarray(self.policy.collect_mode.forward(seen, env_step=self.env_step)["action"])
         return np.asarray(self.policy.eval_mode.forward(seen)["action"])
 
 
 class PlayerSet:
     """Players by name: snapshot names (frozen policies loaded on first use, dropped when no game uses them) and
-    scripted baselines (built once from the OPPONENT registry). Counts forward calls (one per ``act``)."""
+    scripted baselines (built once from the OPPONENT registry). Counts forward calls (one per ``act``).
 
-    def __init__(self, build_frozen: Callable[[], Any], load_weights: Callable[[str], tuple[Mapping, str]],
-                 seed: int = 0, with_mask: bool = False) -> None:
-        self._build_frozen = build_frozen  # a fresh eval-only policy
-        self._load_weights = load_weights  # snapshot name -> (model state dict, file path)
+    Args:
+        build_frozen: builds a fresh policy with only the given mode (``'eval'`` or ``'collect'``).
+        load_weights: snapshot name -> (model state dict, file path).
+        seed: seed of the scripted players.
+        with_mask: frozen policies see action masks (a game that has them).
+        snapshot_act: ``'greedy'`` (eval mode) or ``'sample'`` (collect mode), see :class:`FrozenPolicy`.
+    """
+
+    def __init__(self, build_frozen: Callable[[str], Any], load_weights: Callable[[str], tuple[Mapping, str]],
+                 seed: int = 0, with_mask: bool = False, snapshot_act: str = "greedy") -> None:
+        if snapshot_act not in SNAPSHOT_ACTS:
+            raise ConfigError(f"league.snapshot_act must be one of {', '.join(SNAPSHOT_ACTS)}, got {snapshot_act!r}")
+        self._build_frozen = build_frozen
+        self._load_weights = load_weights
         self._seed = seed
-        self._with_mask = with_mask  # frozen policies see action masks (a game that has them)
+        self._with_mask = with_mask
+        self._sample = snapshot_act == "sample"
         self.players: dict[str, Any] = {}
         self.forward_calls = 0
 
@@ -86,7 +120,8 @@ class PlayerSet:
             if name in OPPONENT:
                 player = OPPONENT.build(name, seed=self._seed + len(self.players))
             else:
-                player = FrozenPolicy(self._build_frozen(), name, self._with_mask)
+                policy = self._build_frozen("collect" if self._sample else "eval")
+                player = FrozenPolicy(policy, name, self._with_mask, self._sample, snapshot_env_step(name))
                 player.load(*self._load_weights(name))
             self.players[name] = player
         return player

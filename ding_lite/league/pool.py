@@ -1,8 +1,12 @@
 """Opponent pool: snapshots of the learner as checkpoint files in ``<exp>/league/``, sampled by a strategy, with
-the payoff table and Elo ratings; its state file is written atomically, so ``--resume`` finds it as it was."""
+the payoff table and Elo ratings.
+
+The pool's state (snapshot list, payoff table, Elo ratings, sampling RNG) is saved inside every learner checkpoint
+(:meth:`OpponentPool.checkpoint_state`), so that ``--resume`` restores the league as it was when the checkpoint it
+resumes from was written, never one from later in the run (whose games and snapshots the resumed run plays again).
+Evicted snapshots keep their files until no checkpoint that a resume may pick lists them."""
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -13,11 +17,10 @@ from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.league.elo import EloTable
 from ding_lite.league.payoff import PayoffTable
 from ding_lite.league.pfsp import STRATEGIES, sampling_probs
-from ding_lite.utils.atomic import atomic_write
-from ding_lite.utils.checkpoint import load_checkpoint, save_checkpoint
+from ding_lite.utils.checkpoint import RESUME_PREFIXES, load_checkpoint, save_checkpoint
 
 LEARNER = "learner"  # the learner's name in the Elo table
-STATE_FILE = "league_state.json"
+SNAPSHOT_PREFIX = "snapshot_"
 
 POOL_CONFIG: dict[str, Any] = dict(
     capacity=8,  # snapshots kept; the oldest (but the initial one, see keep_initial) is evicted beyond it
@@ -30,6 +33,7 @@ POOL_CONFIG: dict[str, Any] = dict(
     p_baseline=0.0,  # share of 'pool' draws that go to one of `baselines` (uniformly), the rest to snapshots
     prior_games=2.0,  # pseudo-games of a new snapshot in its win rate
     prior_rate=0.5,  # win rate of those pseudo-games
+    payoff_decay=1.0,  # old results' weight per new game against the same snapshot (1: none; DI-engine: 0.99)
     elo_k=32.0,  # Elo K factor
 )
 
@@ -56,11 +60,15 @@ class OpponentPool:
         if float(self.cfg["p_baseline"]) > 0 and not self.baselines:
             raise ConfigError(f"league.p_baseline={self.cfg['p_baseline']} but league.baselines is empty: name the "
                               f"scripted opponents to draw (e.g. baselines=['random'])")
+        if not 0.0 < float(self.cfg["payoff_decay"]) <= 1.0:
+            raise ConfigError(f"league.payoff_decay must be in (0, 1] (1: no decay), got {self.cfg['payoff_decay']}")
         self.snapshots: list[str] = []
-        self.payoff = PayoffTable(self.cfg["prior_games"], self.cfg["prior_rate"])
+        self.payoff = PayoffTable(self.cfg["prior_games"], self.cfg["prior_rate"], float(self.cfg["payoff_decay"]))
         self.elo = EloTable(k=self.cfg["elo_k"])
         self._rng = np.random.default_rng(seed)
         self._initial: str | None = None
+        self._evicted: list[str] = []  # out of the pool; files kept while a resumable checkpoint may list them
+        self._listed: set[str] = set()  # the snapshots of the last resumable checkpoint's state
 
     # ---- snapshots ---------------------------------------------------------------------------------------------
     def path(self, name: str) -> Path:
@@ -69,17 +77,18 @@ class OpponentPool:
     def add(self, model_state: Mapping[str, Any], env_step: int) -> str:
         """Save the learner's model weights as a new snapshot (rated as the learner is now); evicts beyond capacity.
         Returns the snapshot's name."""
-        name = f"snapshot_{int(env_step)}"
+        name = f"{SNAPSHOT_PREFIX}{int(env_step)}"
         save_checkpoint(self.path(name), {"policy": {"model": dict(model_state)}, "env_step": int(env_step)})
         if name in self.snapshots:  # the same env step twice (a resume right after a snapshot): newest weights
             self.snapshots.remove(name)
+        if name in self._evicted:
+            self._evicted.remove(name)
         self.snapshots.append(name)
         if self._initial is None:
             self._initial = name
             self.elo.anchor = name
         self.elo.add(name, self.elo.rating(LEARNER))
         self._evict()
-        self.save_state()
         return name
 
     def _evict(self) -> None:
@@ -88,7 +97,7 @@ class OpponentPool:
             victim = self.snapshots.pop(1 if keep_first else 0)
             self.payoff.forget(victim)
             self.elo.forget(victim)
-            self.path(victim).unlink(missing_ok=True)
+            self._evicted.append(victim)
 
     @property
     def latest(self) -> str:
@@ -138,27 +147,50 @@ class OpponentPool:
 
     # ---- persistence -------------------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
+        """The pool's state (plain data: lists, dicts, numbers), as :meth:`load_state_dict` takes it."""
         return {"snapshots": list(self.snapshots), "initial": self._initial, "payoff": self.payoff.state_dict(),
-                "elo": self.elo.state_dict(), "rng": self._rng.bit_generator.state}
+                "elo": self.elo.state_dict(), "rng": self._rng.bit_generator.state,
+                "evicted": list(self._evicted)}
 
-    def save_state(self) -> None:
-        """Write the pool's state file atomically (a crash mid-write keeps the previous one)."""
-        text = json.dumps(self.state_dict(), indent=1) + "\n"
-        atomic_write(self.folder / STATE_FILE, lambda f: f.write(text.encode()))
+    def checkpoint_state(self, checkpoint_name: str) -> dict[str, Any]:
+        """The state to save in the learner checkpoint ``checkpoint_name`` (e.g. ``'resume_120'``).
 
-    def restore(self) -> None:
-        """Load the state file of :attr:`folder` (for ``--resume``); every snapshot it lists must be there."""
-        path = self.folder / STATE_FILE
-        try:
-            state = json.loads(path.read_text())
-        except (OSError, ValueError) as exc:
-            raise CheckpointError(f"--resume: cannot read the league state {path}: {exc}") from exc
+        ``--resume`` starts from the newest ``iteration_N`` / ``resume_N`` checkpoint. The files a resume may need
+        are therefore those that this checkpoint lists and those that the previous resumable one lists (if this one
+        is never written, a crash mid-write say, the resume takes that one): every other evicted snapshot file is
+        deleted here."""
+        state = self.state_dict()
+        if checkpoint_name.startswith(RESUME_PREFIXES):
+            keep = set(self.snapshots) | self._listed
+            for name in [n for n in self._evicted if n not in keep]:
+                self.path(name).unlink(missing_ok=True)
+                self._evicted.remove(name)
+            self._listed = set(self.snapshots)
+            state["evicted"] = list(self._evicted)
+        return state
+
+    def load_state_dict(self, state: Mapping[str, Any], where: str = "checkpoint") -> None:
+        """Restore the pool from :meth:`state_dict`'s data (saved in the learner checkpoint ``where``); every
+        snapshot it lists must have its file."""
         missing = [str(self.path(n)) for n in state["snapshots"] if not self.path(n).is_file()]
         if missing:
-            raise CheckpointError(f"--resume: league snapshot file(s) missing: {', '.join(missing)}")
-        self.snapshots = list(state["snapshots"])
+            raise CheckpointError(f"--resume: the league of {where} lists snapshot file(s) that are missing: "
+                                  f"{', '.join(missing)}")
+        self.snapshots = [str(n) for n in state["snapshots"]]
         self._initial = state["initial"]
         self.elo.anchor = self._initial
         self.payoff.load_state_dict(state["payoff"])
         self.elo.load_state_dict(state["elo"])
         self._rng.bit_generator.state = state["rng"]
+        self._evicted = [str(n) for n in state.get("evicted", []) if self.path(str(n)).is_file()]
+        self._listed = set(self.snapshots)
+
+    def remove_strays(self) -> list[str]:
+        """Delete the snapshot files of the folder that the pool does not know (written after the checkpoint a
+        resume started from: that span of the run is played again). Returns their names."""
+        known = set(self.snapshots) | set(self._evicted)
+        strays = [p for p in self.folder.glob(f"{SNAPSHOT_PREFIX}*.pth.tar")
+                  if p.name[:-len(".pth.tar")] not in known]
+        for path in strays:
+            path.unlink(missing_ok=True)
+        return [p.name for p in strays]

@@ -67,6 +67,8 @@ class MLP(nn.Sequential):
             elif kind is nn.Flatten:
                 if x.dim() != 2:
                     x = layer(x)
+                if not x.is_floating_point():  # integer observations (uint8 frames, int8 boards) as numbers
+                    x = x.float()
             elif kind in _ACTIVATION_FUNCTIONS and not getattr(layer, "inplace", False):
                 x = _ACTIVATION_FUNCTIONS[kind](x)
             elif kind is nn.ReLU:  # in place (after a Linear, whose backward does not keep its output)

@@ -1,5 +1,10 @@
 """Observation encoders chosen from the observation shape: an MLP for vectors, a conv net for images.
 
+``model.encoder='auto'`` gives a conv net to 3-dim observations whose sides fit the conv stack (at least
+:data:`SMALL_MIN_SIDE` cells) and an MLP over the flattened observation to everything else (vectors, and boards too
+small for a conv stack, such as tic-tac-toe's 3x3); ``'mlp'`` flattens any observation; ``'conv'`` insists on frames
+that fit. Non-``Box`` observations (``Discrete``, ``MultiBinary``, ...) arrive as vectors (envs/spaces.py).
+
 Image observations stay uint8 everywhere outside the model (rollouts, replay buffers); the conv encoder casts and
 scales them as its first step, so a stored Atari transition costs its frames' bytes, not four times as many.
 """
@@ -17,6 +22,7 @@ from ding_lite.model.common import activation, flat_size, mlp
 
 ENCODERS = ("auto", "mlp", "conv")
 NATURE_MIN_SIDE = 36  # the Nature-DQN stack (8/4, 4/2, 3/1) needs at least 36 pixels a side
+SMALL_MIN_SIDE = 4  # the small grids' stack (three 2x2 convs, stride 1) needs at least 4 cells a side
 
 
 def image_shape(obs_shape: Any) -> tuple[int, int, int] | None:
@@ -101,27 +107,31 @@ def conv_layout(model: nn.Module, obs: Any) -> Any:
     return obs
 
 
+def conv_fits(obs_shape: Any) -> bool:
+    """Whether ``obs_shape`` is a frame (3 dims) whose sides fit the smallest conv stack."""
+    image = image_shape(obs_shape)
+    return image is not None and min(image[1:]) >= SMALL_MIN_SIDE
+
+
 def build_encoder(cfg: Mapping[str, Any], hidden_sizes: Sequence[int], act: str) -> tuple[nn.Module, int]:
     """The encoder a model section asks for and its output size.
 
-    ``cfg['encoder']`` is 'auto' (a conv net for an image ``obs_shape`` (3 dims), an MLP otherwise), 'conv' or
-    'mlp'; an MLP configured for image observations is a config error (flattened pixels train poorly and waste
-    memory). ``cfg['image_scale']`` multiplies pixels before the convs (1/255 for uint8 frames).
+    ``cfg['encoder']`` is 'auto' (a conv net where :func:`conv_fits`, an MLP over the flattened observation
+    otherwise), 'conv' (frames that fit only: a config error names the shape otherwise) or 'mlp' (any observation,
+    flattened; integer observations are cast to float, not scaled). ``cfg['image_scale']`` multiplies pixels before
+    the convs (1/255 for uint8 frames).
     """
     choice = cfg.get("encoder", "auto")
     if choice not in ENCODERS:
         raise ConfigError(f"model.encoder must be one of {', '.join(ENCODERS)}, got {choice!r}")
     obs_shape = cfg["obs_shape"]
-    image = image_shape(obs_shape)
-    if image is not None and choice == "mlp":
-        raise ConfigError(f"policy.model.encoder='mlp' cannot encode the image observations of shape "
-                          f"{list(obs_shape)}: set policy.model.encoder='auto' (or 'conv') for a conv encoder")
-    if image is None and choice == "conv":
-        raise ConfigError(f"policy.model.encoder='conv' needs image observations (C, H, W), got obs_shape="
-                          f"{obs_shape!r}: set policy.model.encoder='auto'")
-    if image is not None:
+    fits = conv_fits(obs_shape)
+    if choice == "conv" and not fits:
+        raise ConfigError(f"policy.model.encoder='conv' needs frames (C, H, W) or (H, W, C) of at least "
+                          f"{SMALL_MIN_SIDE}x{SMALL_MIN_SIDE}, got obs_shape={obs_shape!r}: set "
+                          f"policy.model.encoder='auto' or 'mlp'")
+    if fits and choice != "mlp":
         encoder = ConvEncoder(obs_shape, hidden_sizes, act, float(cfg.get("image_scale", 1.0 / 255.0)))
         return encoder, encoder.out_size
     size = flat_size(obs_shape)
     return mlp(size, hidden_sizes, act), (int(hidden_sizes[-1]) if len(hidden_sizes) else size)
-

@@ -86,6 +86,12 @@ class Policy:
         other=dict(),  # other settings; the replay buffer's under other.replay_buffer (off-policy)
     )
 
+    @property
+    def model(self) -> nn.Module:
+        """The policy's network, the one every mode acts with: for analysis (e.g. the action probabilities of a
+        trained learner: ``policy.model.compute_actor(obs)``). Load weights through ``*_mode.load_state_dict``."""
+        return self._model
+
     @classmethod
     def default_config(cls) -> dict[str, Any]:
         """The defaults of this policy: every ``config`` up the class chain merged, subclass last."""

@@ -58,6 +58,7 @@ class BaseLearner:
         self.last_log: dict[str, Any] = {}
         self.last_logged_iter = -1  # train_iter of the learn scalars last sent to the logger
         self._hooks: dict[str, list[Any]] = {p: [] for p in POSITIONS}
+        self._saved_with: dict[str, Callable[[str], Any]] = {}  # extra checkpoint entries (save_with_checkpoints)
         for name, value in (cfg.get("hook") or {}).items():
             hook = LEARNER_HOOK.build(name, value)
             for position in getattr(hook, "positions", None) or (hook.position,):
@@ -99,9 +100,16 @@ class BaseLearner:
             else:
                 hook(self)
 
-    def checkpoint_state(self) -> dict[str, Any]:
+    def save_with_checkpoints(self, key: str, state: Callable[[str], Any]) -> None:
+        """Store ``state(name)`` under ``key`` in every checkpoint written from now on (``name``: the checkpoint's,
+        e.g. ``'resume_120'``): state that a resume must find as it was at that checkpoint, such as a self-play
+        league. ``state`` returns plain data (what ``torch.load(weights_only=True)`` reads back)."""
+        self._saved_with[key] = state
+
+    def checkpoint_state(self, name: str = "") -> dict[str, Any]:
         state = {"policy": self.policy.state_dict(), "train_iter": self.train_iter, "env_step": self.env_step,
-                 "best_eval_return": self.best_eval_return, "policy_type": self.policy_type}
+                 "best_eval_return": self.best_eval_return, "policy_type": self.policy_type,
+                 **{key: saved(name) for key, saved in self._saved_with.items()}}
         if self._run_state is not None:
             state["run"] = self._run_state()
         return state
@@ -110,7 +118,7 @@ class BaseLearner:
         """Write ``<exp_dir>/ckpt/<name>.pth.tar`` atomically (nothing without an experiment folder)."""
         if self.ckpt_dir is None:
             return None
-        return save_checkpoint(self.ckpt_dir / f"{name}.pth.tar", self.checkpoint_state())
+        return save_checkpoint(self.ckpt_dir / f"{name}.pth.tar", self.checkpoint_state(name))
 
     def load_checkpoint(self, path: str | Path) -> None:
         """Restore policy state, ``train_iter``, ``env_step`` and the best eval return from a checkpoint."""

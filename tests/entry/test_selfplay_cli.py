@@ -6,6 +6,7 @@ import json
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from conftest import REPO_ROOT, run_cli
@@ -53,7 +54,8 @@ def test_run_resume_and_a_snapshot_that_does_not_fit(tmp_path):
     result = json.loads((tmp_path / "tag" / "result.json").read_text())
     assert result["league"]["snapshots"][0] == "snapshot_0" and len(result["league"]["snapshots"]) == 3
     assert "elo_learner" in result["league"] and "random" in result["eval_table"]
-    assert (tmp_path / "tag" / "league" / "league_state.json").is_file()
+    saved = torch.load(tmp_path / "tag" / "ckpt" / "iteration_30.pth.tar", weights_only=True)
+    assert saved["league"]["snapshots"] == result["league"]["snapshots"]  # the league goes with the checkpoint
     assert list((tmp_path / "tag" / "log").glob("events.out.tfevents.*"))
     proc = run_cli("-m", "selfplay", "-c", config, "--max-env-step", "56", "--resume", "--no-progress",
                    cwd=tmp_path, extra_pythonpath=[TESTS])
@@ -70,6 +72,31 @@ def test_run_resume_and_a_snapshot_that_does_not_fit(tmp_path):
                    cwd=tmp_path, extra_pythonpath=[TESTS])
     _one_line_exit_2(proc, "snapshot_0.pth.tar", "does not fit")
     assert _files(tmp_path) == before
+
+
+def test_resume_restores_the_league_saved_with_its_checkpoint(tmp_path):
+    # the last checkpoint is written at iteration 20 (env step 28); the run goes on to env step 40, adding and
+    # evicting snapshots, and dies without a final checkpoint: a resume must take the league of iteration 20
+    config = _config(tmp_path)
+    hooks = ("--set", "policy.learn.learner.hook.save_ckpt_after_run=False", "--set",
+             "policy.learn.learner.hook.save_ckpt_after_iter=20")
+    proc = run_cli("-m", "selfplay", "-c", config, "--max-env-step", "40", "--no-progress", *hooks, cwd=tmp_path,
+                   extra_pythonpath=[TESTS])
+    assert proc.returncode == 0, proc.stderr
+    first = json.loads((tmp_path / "tag" / "result.json").read_text())["league"]
+    assert first["snapshots"] == ["snapshot_0", "snapshot_32", "snapshot_40"]  # later than the checkpoint
+    proc = run_cli("-m", "selfplay", "-c", config, "--max-env-step", "28", "--resume", "--no-progress", *hooks,
+                   cwd=tmp_path, extra_pythonpath=[TESTS])
+    assert proc.returncode == 0, proc.stderr
+    resumed = json.loads((tmp_path / "tag" / "result.json").read_text())["league"]
+    assert resumed["snapshots"] == ["snapshot_0", "snapshot_16", "snapshot_24"]  # as at env step 28
+    saved = torch.load(tmp_path / "tag" / "ckpt" / "iteration_20.pth.tar", weights_only=True)
+    assert saved["env_step"] == 28 and saved["league"]["snapshots"] == resumed["snapshots"]
+    assert {k: v["games"] for k, v in resumed["payoff"].items()} == \
+        {k: sum(v) for k, v in saved["league"]["payoff"]["counts"].items()}  # no game counted twice
+    # the snapshots of the discarded span are gone; the evicted ones the checkpoint lists are there
+    assert sorted(p.name for p in (tmp_path / "tag" / "league").iterdir()) == \
+        ["snapshot_0.pth.tar", "snapshot_16.pth.tar", "snapshot_24.pth.tar"]
 
 
 def test_more_seats_than_the_config_assigns(tmp_path):
@@ -112,3 +139,45 @@ def test_parallel_runs_a_selfplay_config_with_actors_holding_their_opponents(tmp
     assert league["snapshots"][0] == "snapshot_0" and len(league["snapshots"]) == 3
     assert sum(row["games"] for row in league["payoff"].values()) > 0  # results came back from the actors
     assert league["baselines"]["random"]["games"] > 0  # the actors drew the pool's baseline by name too
+
+
+
+def test_an_actor_keeps_the_weights_of_evicted_snapshots_its_games_still_play():
+    # a game drew snapshot_8 under the last view and loads it when its seat first moves; the pool evicted it since
+    from types import SimpleNamespace
+
+    from ding_lite.entry.parallel_selfplay import LeagueView, SelfPlayCollectorShell
+
+    roles = np.array([["learner", "snapshot_8"], ["learner", "random"]], dtype=object)
+    shell = SimpleNamespace(env=SimpleNamespace(roles=roles),
+                            view=LeagueView(["snapshot_0", "snapshot_4", "snapshot_8"], [1.0, 1.0, 1.0],
+                                            {"snapshot_0": "r0", "snapshot_4": "r4", "snapshot_8": "r8"}))
+    SelfPlayCollectorShell.set_league(shell, LeagueView(["snapshot_0", "snapshot_12"], [1.0, 1.0],
+                                                        {"snapshot_0": "r0", "snapshot_12": "r12"}))
+    assert shell.view.names == ["snapshot_0", "snapshot_12"]  # new games draw from the new pool only
+    assert shell.view.refs == {"snapshot_0": "r0", "snapshot_8": "r8", "snapshot_12": "r12"}  # 4: no game plays it
+
+
+SNAKE = str(REPO_ROOT / "dizoo/board_games/snake/config/snake_arena_dqn_config.py")
+BAD_LEAGUE_INPUT = {
+    "snapshot_freq 0": (["-c", "tag_config.py", "--set", "league.snapshot_freq=0"],
+                        "league.snapshot_freq must be at least 1, got 0"),
+    "snapshot_freq negative": (["-c", "tag_config.py", "--set", "league.snapshot_freq=-500"],
+                               "league.snapshot_freq must be at least 1, got -500"),
+    "snapshot_act unknown": (["-c", "tag_config.py", "--set", "league.snapshot_act=stochastic"],
+                             "league.snapshot_act must be one of greedy, sample, got 'stochastic'"),
+    "game rejects its kwargs": (["-c", SNAKE, "--set", "env.kwargs.n_snakes=6"],
+                                "env.import_path 'dizoo.board_games.snake.envs.snake_arena:snake_arena' could not "
+                                "build its game from env.kwargs={'n_snakes': 6, 'size': 11, 'n_food': 3, "
+                                "'max_steps': 100}: ValueError: snake arena: n_snakes must be 2, 3 or 4, got 6"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_LEAGUE_INPUT))
+def test_bad_league_input_is_one_line_exit_2_nothing_written(tmp_path, case):
+    _config(tmp_path)
+    args, expected = BAD_LEAGUE_INPUT[case]
+    proc = run_cli("-m", "selfplay", *args, "--exp-name", "exp", cwd=tmp_path, extra_pythonpath=[TESTS])
+    _one_line_exit_2(proc, expected)
+    assert proc.stderr.startswith("ding_lite: error: ") and "Traceback" not in proc.stderr and proc.stdout == ""
+    assert _files(tmp_path) == {"tag_config.py"}

@@ -18,7 +18,8 @@ C4_ENV_STEPS = 30_000  # the budget of the measured table in docs/selfplay.md (C
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_snake_arena_learner_beats_random_and_heuristic_snakes(tmp_path, seed):
     result = selfplay_pipeline(SNAKE, seed=seed, max_env_step=10_000, exp_dir=tmp_path / "snake", progress=False,
-                               overrides=("policy.eval.evaluator.eval_freq=100000", "env.n_evaluator_episode=64"))
+                               overrides=("policy.eval.evaluator.eval_freq=100000", "env.n_evaluator_episode=64",
+                                          'league.eval_opponents=["random", "snake_heuristic"]'))
     table = result["eval_table"]
     assert table["random"]["games"] == 64 and table["snake_heuristic"]["games"] == 64
     assert table["random"]["win"] >= 0.8, table

@@ -26,9 +26,9 @@ CASES = {
     "ale-py not installed": (["-c", PONG_PPO, "--set", "env.type=atari", "--set", "env.manager.type=base"],
                              MISSING, "env.type='atari' needs the ale_py package, which is not installed: "
                                       "pip install 'ding_lite[atari]'"),
-    "vector encoder on images": (["-c", PONG_PPO, "--set", "policy.model.encoder=mlp"], None,
-                                 "policy.model.encoder='mlp' cannot encode the image observations of shape "
-                                 "[4, 84, 84]: set policy.model.encoder='auto'"),
+    "conv encoder on vectors": (["-c", HOPPER_PPO, "--set", "policy.model.encoder=conv"], None,
+                                "policy.model.encoder='conv' needs frames (C, H, W) or (H, W, C) of at least 4x4, "
+                                "got obs_shape=11: set policy.model.encoder='auto' or 'mlp'"),
 }
 
 

@@ -81,3 +81,23 @@ def test_elo_table_anchor_never_moves():
     assert table.rating("learner") == pytest.approx(1016 - 32 * e)
     assert table.rating("snapshot_5") == pytest.approx(1000 + 32 * e)
     assert sum(table.ratings.values()) == pytest.approx(1016 + 1000 + 1000)  # a transfer conserves the total
+
+
+def test_payoff_decay_forgets_old_games_per_opponent():
+    table = PayoffTable(prior_games=0, decay=0.5)
+    for score in (0.0, 0.0, 1.0):  # two old losses, then a win
+        table.record("a", score)
+    # weights: losses 0.5 * (0.5 * 1 + 1) = 0.75, wins 1: win rate 1 / 1.75; the plain counts stay 1 / 3
+    assert table.win_rate("a") == pytest.approx(1 / 1.75)
+    assert table.summary()["a"]["games"] == 3 and table.counts["a"] == [1, 0, 2]
+    table.record("b", 0.5)  # another opponent's games leave a's weights alone
+    assert table.win_rate("a") == pytest.approx(1 / 1.75)
+    with_prior = PayoffTable(prior_games=2, prior_rate=0.5, decay=0.99)
+    with_prior.record("c", 1.0)
+    with_prior.record("c", 1.0)  # (0.99 + 1 + 0.5 * 2) / (1.99 + 2)
+    assert with_prior.win_rate("c") == pytest.approx(2.99 / 3.99)
+    restored = PayoffTable(prior_games=0, decay=0.5)
+    restored.load_state_dict(table.state_dict())
+    assert restored.win_rate("a") == table.win_rate("a") and restored.counts == table.counts
+    with pytest.raises(ValueError, match="decay"):
+        PayoffTable(decay=1.5)

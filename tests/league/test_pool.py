@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from ding_lite.errors import CheckpointError, ConfigError
-from ding_lite.league.pool import LEARNER, STATE_FILE, OpponentPool
+from ding_lite.league.pool import LEARNER, OpponentPool
 
 pytestmark = pytest.mark.unittest
 
@@ -19,6 +19,7 @@ def test_snapshots_are_files_and_eviction_keeps_the_initial_one(tmp_path):
     for step in (0, 100, 200, 300):
         pool.add(_weights(step), step)
     assert pool.snapshots == ["snapshot_0", "snapshot_200", "snapshot_300"]  # snapshot_100 evicted
+    pool.checkpoint_state("iteration_1")  # the first resumable checkpoint: no earlier one needs the evicted file
     assert not (tmp_path / "snapshot_100.pth.tar").exists()
     assert sorted(p.name for p in tmp_path.glob("*.pth.tar")) == ["snapshot_0.pth.tar", "snapshot_200.pth.tar",
                                                                  "snapshot_300.pth.tar"]
@@ -43,23 +44,47 @@ def test_pfsp_sampling_follows_the_payoff_table(tmp_path):
     assert pool.elo.rating(LEARNER) > 1000.0
 
 
-def test_state_file_restores_the_pool(tmp_path):
+def test_the_state_restores_the_pool(tmp_path):
     pool = OpponentPool(tmp_path, dict(capacity=4), seed=1)
     pool.add(_weights(0), 0)
     pool.add(_weights(1), 50)
     pool.record("snapshot_50", 0.5)
     pool.record("snapshot_0", 1.0)
-    pool.save_state()
-    assert (tmp_path / STATE_FILE).is_file()
-    assert not list(tmp_path.glob(".*.tmp"))  # written atomically, no temp file left
+    state = pool.checkpoint_state("iteration_10")
+    torch.save(state, tmp_path / "state.pt")  # what a learner checkpoint holds must load weights-only
+    state = torch.load(tmp_path / "state.pt", weights_only=True)
     again = OpponentPool(tmp_path, dict(capacity=4), seed=99)
-    again.restore()
+    again.load_state_dict(state)
     assert again.snapshots == pool.snapshots
     assert again.summary() == pool.summary()
     assert [again.sample() for _ in range(10)] == [pool.sample() for _ in range(10)]  # same sampling stream
     (tmp_path / "snapshot_50.pth.tar").unlink()
     with pytest.raises(CheckpointError, match="snapshot_50.pth.tar"):
-        OpponentPool(tmp_path, {}).restore()
+        OpponentPool(tmp_path, {}).load_state_dict(state, "ckpt/iteration_10.pth.tar")
+
+
+def test_evicted_files_live_while_a_resumable_checkpoint_lists_them(tmp_path):
+    pool = OpponentPool(tmp_path, dict(capacity=2, keep_initial=False))
+    pool.add(_weights(0), 0)
+    pool.add(_weights(1), 1)
+    first = pool.checkpoint_state("resume_5")  # lists snapshot_0 and snapshot_1
+    pool.add(_weights(2), 2)  # evicts snapshot_0
+    assert pool.snapshots == ["snapshot_1", "snapshot_2"] and (tmp_path / "snapshot_0.pth.tar").is_file()
+    pool.checkpoint_state("ckpt_best")  # never resumed from: deletes nothing
+    assert (tmp_path / "snapshot_0.pth.tar").is_file()
+    pool.checkpoint_state("iteration_8")  # resume_5 may still be the newest one written: keep its files
+    assert (tmp_path / "snapshot_0.pth.tar").is_file()
+    pool.checkpoint_state("resume_9")  # now iteration_8 or resume_9 is the newest; neither lists snapshot_0
+    assert not (tmp_path / "snapshot_0.pth.tar").exists()
+    OpponentPool(tmp_path, dict(capacity=2)).load_state_dict(pool.state_dict())
+    with pytest.raises(CheckpointError, match="snapshot_0"):
+        OpponentPool(tmp_path, {}).load_state_dict(first)
+    # files of snapshots the restored state does not know (written after its checkpoint) are strays
+    (tmp_path / "snapshot_7.pth.tar").write_bytes(b"")
+    restored = OpponentPool(tmp_path, dict(capacity=2))
+    restored.load_state_dict(pool.state_dict())
+    assert restored.remove_strays() == ["snapshot_7.pth.tar"]
+    assert sorted(p.name for p in tmp_path.glob("snapshot_*")) == ["snapshot_1.pth.tar", "snapshot_2.pth.tar"]
 
 
 def test_games_against_an_evicted_snapshot_are_not_counted(tmp_path):
@@ -97,3 +122,5 @@ def test_bad_pool_settings(tmp_path):
         OpponentPool(tmp_path, dict(baselines=["random"], p_baseline=1.5))
     with pytest.raises(ConfigError, match="league.baselines is empty"):
         OpponentPool(tmp_path, dict(p_baseline=0.3))
+    with pytest.raises(ConfigError, match="league.payoff_decay"):
+        OpponentPool(tmp_path, dict(payoff_decay=0.0))

@@ -52,12 +52,19 @@ def test_channels_last_grids_get_the_small_conv_net() -> None:
     assert out["logit"].shape == (5, 7) and out["value"].shape == (5,)
 
 
-def test_vectors_keep_the_mlp_and_a_mlp_for_images_is_a_config_error() -> None:
+def test_vectors_and_small_boards_get_the_mlp_and_mlp_flattens_any_observation() -> None:
     assert not any(isinstance(m, nn.Conv2d) for m in _qnet(11).modules())
-    with pytest.raises(ConfigError, match=r"policy.model.encoder='mlp' cannot encode the image observations"):
-        _qnet([4, 84, 84], encoder="mlp")
-    with pytest.raises(ConfigError, match=r"encoder='conv' needs image observations"):
+    board = _qnet([3, 3, 2])  # tic-tac-toe: too small for three 2x2 convs, flattened into the MLP
+    assert not any(isinstance(m, nn.Conv2d) for m in board.modules())
+    assert board(torch.ones(5, 3, 3, 2, dtype=torch.int8))["q_value"].shape == (5, 6)  # int8 boards cast to float
+    assert any(isinstance(m, nn.Conv2d) for m in _qnet([6, 7, 2]).modules())  # connect four: the small conv net
+    frames = _qnet([4, 84, 84], encoder="mlp")
+    assert not any(isinstance(m, nn.Conv2d) for m in frames.modules())
+    assert frames(torch.zeros(2, 4, 84, 84, dtype=torch.uint8))["q_value"].shape == (2, 6)
+    with pytest.raises(ConfigError, match=r"encoder='conv' needs frames .* of at least 4x4, got obs_shape=11"):
         _qnet(11, encoder="conv")
+    with pytest.raises(ConfigError, match=r"got obs_shape=\[3, 3, 2\]"):
+        _qnet([3, 3, 2], encoder="conv")
 
 
 def test_a_shared_encoder_runs_once_per_actor_critic_forward() -> None:

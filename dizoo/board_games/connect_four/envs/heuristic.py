@@ -1,5 +1,6 @@
-"""A scripted connect-four player for PettingZoo's ``connect_four_v3`` observations: win now if it can, else block
-the opponent's winning move, else a random legal column, centre columns preferred."""
+"""Scripted connect-four players for PettingZoo's ``connect_four_v3`` observations: ``connect_four_heuristic`` wins
+now if it can, else blocks the opponent's winning move, else plays a random legal column, centre columns preferred;
+``connect_four_one_ply`` also never hands the opponent a win when it has a move that does not."""
 from __future__ import annotations
 
 import numpy as np
@@ -47,3 +48,38 @@ class ConnectFourHeuristic:
                     return int(col)
         weights = _CENTRE_PREFERENCE[legal] * self._rng.random(len(legal))
         return int(legal[int(np.argmax(weights))])
+
+
+def _winning_columns(board: np.ndarray, occupied: np.ndarray, legal: np.ndarray) -> list[int]:
+    """The legal columns where a piece of ``board`` would complete four in a row."""
+    return [int(c) for c in legal if _wins(_drop(board, occupied, int(c)))]
+
+
+@OPPONENT.register("connect_four_one_ply")
+class ConnectFourOnePly:
+    """A one-ply player: it wins when it can, else blocks the opponent's immediate win, else plays uniformly among
+    the moves that do not hand the opponent a win (a piece that lets the opponent complete four on top of it, or
+    that leaves an opponent's threat open); when every move hands one over, among all legal moves."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def act(self, obs: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        return np.array([self._one(o, m) for o, m in zip(obs, action_mask, strict=True)], dtype=np.int64)
+
+    def _one(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        mine, theirs = obs[..., 0] > 0.5, obs[..., 1] > 0.5
+        occupied = mine | theirs
+        legal = np.flatnonzero(mask)
+        for board in (mine, theirs):  # win now, else block the opponent's win
+            wins = _winning_columns(board, occupied, legal)
+            if wins:
+                return int(self._rng.choice(wins))
+        safe = []
+        for col in legal:
+            after = _drop(mine, occupied, int(col))
+            now_occupied = after | theirs
+            replies = np.flatnonzero(~now_occupied[0])  # the columns the opponent may play next
+            if not _winning_columns(theirs, now_occupied, replies):
+                safe.append(int(col))
+        return int(self._rng.choice(safe if safe else legal))

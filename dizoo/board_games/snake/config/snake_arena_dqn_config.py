@@ -1,4 +1,6 @@
-"""DQN learner against three snakes of its own opponent pool in the 4-snake arena (11x11).
+"""DQN learner against three snakes of its own opponent pool and the careful scripted snake in the 4-snake arena
+(11x11); evaluated against three careful snakes (snake_careful: avoids every body and head, prefers open space),
+whom an equal player beats in a quarter of the games. benchmarks/selfplay_strength.py measures it (docs/selfplay.md).
 Run: ding_lite -m selfplay -c dizoo/board_games/snake/config/snake_arena_dqn_config.py -s 0"""
 main_config = dict(
     exp_name="snake_arena_dqn_seed0",
@@ -10,7 +12,7 @@ main_config = dict(
         collector_env_num=8,
         evaluator_env_num=8,
         n_evaluator_episode=48,
-        stop_value=0.95,  # win rate against three scripted snakes (the first eval opponent)
+        stop_value=2.0,  # never stops early (win rate against three careful snakes, the first eval opponent)
         manager=dict(type="base"),
     ),
     policy=dict(
@@ -20,7 +22,7 @@ main_config = dict(
         discount_factor=0.97,
         learn=dict(update_per_collect=2, batch_size=64, learning_rate=0.001, target_update_freq=200),
         collect=dict(n_sample=32),
-        eval=dict(evaluator=dict(eval_freq=500)),
+        eval=dict(evaluator=dict(eval_freq=5000)),  # each evaluation plays 48 games against each of 3 opponents
         other=dict(
             eps=dict(type="exp", start=0.9, end=0.05, decay=5000),
             replay_buffer=dict(replay_buffer_size=20000),
@@ -32,7 +34,11 @@ main_config = dict(
         capacity=6,
         strategy="pfsp",
         p_latest=0.3,
-        eval_opponents=["snake_heuristic", "random"],
+        # a share of the pool's seats to the careful snake: snapshots of a greedy learner play alike, the careful
+        # snake shows the learner an opponent that survives
+        baselines=["snake_careful"],
+        p_baseline=0.5,
+        eval_opponents=["snake_careful", "snake_heuristic"],
         eval_latest=1,
     ),
 )

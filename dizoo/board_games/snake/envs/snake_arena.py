@@ -4,8 +4,8 @@ A snake dies when its head leaves the grid, enters a body (its own or another's,
 meets another head. The last snake alive wins; after ``max_steps`` the longest-lived, then the longest, wins.
 Each agent's ``info['score']`` (steps survived, plus length / 100 as the tie-break) decides the game.
 
-Actions are relative to the heading: 0 straight, 1 turn left, 2 turn right. The observation of a snake is 16
-egocentric features (see :meth:`SnakeArenaEnv.features`); :class:`SnakeHeuristic` acts on them.
+Actions are relative to the heading: 0 straight, 1 turn left, 2 turn right. The observation of a snake is 19
+egocentric features (see :meth:`SnakeArenaEnv.features`); the scripted snakes of ``heuristic.py`` act on them.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from gymnasium import spaces
 from pettingzoo.utils.env import ParallelEnv
 
 _MOVES = np.array([(-1, 0), (0, 1), (1, 0), (0, -1)])  # up, right, down, left (heading = index)
-N_FEATURES = 16
+N_FEATURES = 19
 # feature index ranges
 DANGER_SELF = slice(0, 3)  # straight / left / right cell is a wall or the snake's own body
 DANGER_OTHER = slice(3, 6)  # ... is another snake's body or next to another snake's head
@@ -24,6 +24,7 @@ FREE_RUN = slice(6, 9)  # free cells in a straight line that way / grid size
 FOOD_VECTOR = slice(9, 11)  # nearest food: (ahead, right) distance / grid size
 FOOD_SIDE = slice(11, 14)  # nearest food is ahead / left / right
 LENGTH, OTHERS = 14, 15  # own length / 20, snakes still in the game besides this one / (n - 1)
+REACH = slice(16, 19)  # free cells reachable from the straight / left / right cell (flood fill) / grid cells
 
 
 def _start_spots(size: int) -> list[tuple[list[tuple[int, int]], int]]:
@@ -80,7 +81,8 @@ class SnakeArenaEnv(ParallelEnv):
         self.death_step = {a: None for a in self.possible_agents}
         self.food: list[tuple[int, int]] = []
         self._spawn_food()
-        return {a: self.features(a) for a in self.agents}, {a: {} for a in self.agents}
+        regions = self._regions()
+        return {a: self.features(a, regions) for a in self.agents}, {a: {} for a in self.agents}
 
     def _spawn_food(self) -> None:
         taken = {c for body in self.bodies.values() for c in body} | set(self.food)
@@ -118,7 +120,8 @@ class SnakeArenaEnv(ParallelEnv):
             del self.bodies[a]
         self._spawn_food()
         infos = {a: {"score": self._score(a)} for a in self.agents}
-        observations = {a: self.features(a) if a in self.bodies else np.zeros(N_FEATURES, np.float32)
+        regions = self._regions()
+        observations = {a: self.features(a, regions) if a in self.bodies else np.zeros(N_FEATURES, np.float32)
                         for a in self.agents}
         self.agents = [] if over or truncated else survivors
         return observations, rewards, terminations, truncations, infos
@@ -141,8 +144,36 @@ class SnakeArenaEnv(ParallelEnv):
         return float(survived) + length / 100.0
 
     # ---- observation -------------------------------------------------------------------------------------------
-    def features(self, agent: str) -> np.ndarray:
-        """16 egocentric features of ``agent`` (see the index constants of this module)."""
+    def _regions(self) -> tuple[np.ndarray, np.ndarray]:
+        """Connected regions of the free cells (4-neighbour flood fill): (size, size) region ids (-1: a body cell)
+        and each region's cell count. Tails count as free: they move on in the next step (unless their snake eats)."""
+        size = self.size
+        label = np.full((size, size), -1, dtype=np.int64)
+        blocked = np.zeros((size, size), dtype=bool)
+        for body in self.bodies.values():
+            for r, c in body[:-1]:
+                blocked[r, c] = True
+        counts: list[int] = []
+        for start in zip(*np.nonzero(~blocked), strict=True):
+            if label[start] >= 0:
+                continue
+            region, stack, n = len(counts), [start], 0
+            label[start] = region
+            while stack:
+                r, c = stack.pop()
+                n += 1
+                for dr, dc in _MOVES:
+                    nr, nc = r + int(dr), c + int(dc)
+                    if 0 <= nr < size and 0 <= nc < size and not blocked[nr, nc] and label[nr, nc] < 0:
+                        label[nr, nc] = region
+                        stack.append((nr, nc))
+            counts.append(n)
+        return label, np.asarray(counts, dtype=np.int64)
+
+    def features(self, agent: str, regions: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """19 egocentric features of ``agent`` (see the index constants of this module); ``regions`` as
+        :meth:`_regions` gives them (computed here if not given: one flood fill serves every snake of a step)."""
+        label, counts = regions if regions is not None else self._regions()
         size, body, heading = self.size, self.bodies[agent], self.heading[agent]
         own = set(body[:-1])
         others = {c for a, b in self.bodies.items() if a != agent for c in b}
@@ -155,6 +186,9 @@ class SnakeArenaEnv(ParallelEnv):
             cell = (head[0] + int(dr), head[1] + int(dc))
             out[DANGER_SELF][k] = not (0 <= cell[0] < size and 0 <= cell[1] < size) or cell in own
             out[DANGER_OTHER][k] = cell in others or cell in near_heads
+            inside = 0 <= cell[0] < size and 0 <= cell[1] < size
+            region = label[cell] if inside else -1
+            out[REACH][k] = counts[region] / (size * size) if region >= 0 and cell not in own else 0.0
             run = 0
             while 0 <= cell[0] < size and 0 <= cell[1] < size and cell not in own and cell not in others:
                 run += 1

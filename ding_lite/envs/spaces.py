@@ -1,0 +1,81 @@
+"""Observation spaces as the models see them: every observation becomes one numeric array.
+
+``Box`` observations pass unchanged (the model's encoder decides how to read them: a conv net for frames, an MLP
+for vectors). The other common spaces are turned into a float32 vector by the env, as Stable-Baselines3 and
+DI-engine users expect: ``Discrete(n)`` one-hot (n,), ``MultiDiscrete(nvec)`` the concatenated one-hots
+(sum(nvec),), ``MultiBinary`` flattened to 0/1 floats, and ``Tuple`` / ``Dict`` of those the concatenation of their
+parts (gymnasium's ``flatten_space``; a ``Dict`` holding an ``action_mask`` is PettingZoo's masked observation and is
+left to the self-play adapters). A space that no array can hold (``Text``, ``Graph``, ``Sequence``) is a
+:class:`~ding_lite.errors.ConfigError` when the env is built, before anything is written.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from ding_lite.errors import ConfigError
+
+_FLAT = (gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
+
+
+def _encodable(space: gym.Space) -> bool:
+    if isinstance(space, gym.spaces.Box):
+        return np.issubdtype(space.dtype, np.number) or np.issubdtype(space.dtype, np.bool_)
+    if isinstance(space, _FLAT):
+        return True
+    if isinstance(space, gym.spaces.Tuple):
+        return all(_encodable(s) for s in space.spaces)
+    if isinstance(space, gym.spaces.Dict):
+        return all(_encodable(s) for s in space.spaces.values())
+    return False
+
+
+def is_masked(space: gym.Space) -> bool:
+    """PettingZoo's ``Dict(observation=..., action_mask=...)``: an observation with its legal actions."""
+    return isinstance(space, gym.spaces.Dict) and set(space.spaces) == {"observation", "action_mask"}
+
+
+def needs_encoding(space: gym.Space, where: str = "env") -> bool:
+    """Whether observations of ``space`` must be turned into a vector (anything but a numeric ``Box``); a space
+    that cannot be encoded raises a :class:`ConfigError` naming ``where``."""
+    if not _encodable(space):
+        raise ConfigError(f"{where} observes {space}, which no array can hold: ding_lite's models take Box, "
+                          f"Discrete, MultiDiscrete, MultiBinary observations and Tuple / Dict of them; wrap the env "
+                          f"so that it observes one of those")
+    return not isinstance(space, gym.spaces.Box) and not is_masked(space)
+
+
+def encoded_space(space: gym.Space) -> gym.spaces.Box:
+    """The float32 ``Box`` that :func:`encode` maps observations of ``space`` into (``space`` itself for a Box)."""
+    if isinstance(space, gym.spaces.Box):
+        return space
+    flat = gym.spaces.flatten_space(space)
+    assert isinstance(flat, gym.spaces.Box), flat  # _encodable let only spaces that flatten to a Box through
+    return gym.spaces.Box(flat.low.astype(np.float32), flat.high.astype(np.float32), flat.shape, np.float32)
+
+
+def encode(space: gym.Space, obs: Any) -> np.ndarray:
+    """One observation of ``space`` as an array of :func:`encoded_space` (one-hot for discrete parts)."""
+    if isinstance(space, gym.spaces.Box):
+        return np.asarray(obs)
+    return np.asarray(gym.spaces.flatten(space, obs), dtype=np.float32)
+
+
+class EncodedObservation(gym.ObservationWrapper):
+    """An env whose non-``Box`` observations come out encoded (see the module docstring)."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self._raw_space = env.observation_space
+        self.observation_space = encoded_space(env.observation_space)
+
+    def observation(self, observation: Any) -> np.ndarray:
+        return encode(self._raw_space, observation)
+
+
+def with_encoded_observations(env: gym.Env, where: str) -> gym.Env:
+    """``env`` itself if it observes a numeric ``Box`` (or PettingZoo's packed seats), else wrapped in
+    :class:`EncodedObservation`; an observation space that cannot be encoded is a :class:`ConfigError`."""
+    return EncodedObservation(env) if needs_encoding(env.observation_space, where) else env

@@ -1,0 +1,67 @@
+"""Every common observation space reaches the models as an array: Discrete one-hot, MultiDiscrete one-hots,
+MultiBinary flattened, Tuple concatenated, in single-agent envs and in PettingZoo games; a space no array can hold is
+one line and exit code 2 before anything is written."""
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from conftest import DIZOO_CARTPOLE, REPO_ROOT, run_cli
+
+from ding_lite.entry.common import build_env_managers, load_config
+from ding_lite.entry.serial import serial_pipeline
+from ding_lite.envs.gym_env import build_env
+from ding_lite.envs.spaces import encode, encoded_space, needs_encoding
+
+pytestmark = pytest.mark.unittest
+
+TESTS = str(REPO_ROOT / "tests")
+
+
+def test_encodings_by_hand():
+    assert encode(gym.spaces.Discrete(4), 2).tolist() == [0, 0, 1, 0]
+    assert encode(gym.spaces.Discrete(3, start=-1), -1).tolist() == [1, 0, 0]
+    assert encode(gym.spaces.MultiDiscrete([3, 2]), np.array([2, 1])).tolist() == [0, 0, 1, 0, 1]
+    assert encode(gym.spaces.MultiBinary([2, 2]), np.array([[1, 0], [0, 1]])).tolist() == [1, 0, 0, 1]
+    box = gym.spaces.Box(0, 255, (2, 2), np.uint8)
+    assert not needs_encoding(box) and encoded_space(box) is box  # frames stay uint8 frames
+    assert encoded_space(gym.spaces.Discrete(5)) == gym.spaces.Box(0.0, 1.0, (5,), np.float32)
+    with pytest.raises(Exception, match="no array can hold"):
+        needs_encoding(gym.spaces.Graph(gym.spaces.Discrete(2), None), "env 'x'")
+
+
+@pytest.mark.parametrize("kind, size", [("discrete", 4), ("multi_binary", 4), ("multi_discrete", 6), ("tuple", 5)])
+def test_single_agent_spaces_train_end_to_end(tmp_path, kind, size):
+    import fake_spaces  # noqa: F401 (registers env type 'space_env')
+
+    cfg = dict(env=dict(type="space_env", kind=kind, collector_env_num=2, evaluator_env_num=2,
+                        n_evaluator_episode=2, import_names=["fake_spaces"]),
+               policy=dict(type="dqn", model=dict(encoder_hidden_size_list=[16]), learn=dict(batch_size=8),
+                           collect=dict(n_sample=8)))
+    compiled = load_config(cfg)
+    collector_env, evaluator_env = build_env_managers(compiled, 0)
+    assert collector_env.observation_space.shape == (size,) and collector_env.obs.dtype == np.float32
+    collector_env.close()
+    evaluator_env.close()
+    result = serial_pipeline(cfg, seed=0, max_env_step=64, exp_dir=tmp_path / kind, progress=False)
+    assert result["env_step"] >= 64 and np.isfinite(result["eval_return"])
+
+
+def test_pettingzoo_games_with_discrete_and_small_board_observations():
+    pytest.importorskip("pettingzoo.classic")
+    rps = build_env(dict(type="pettingzoo", import_path="pettingzoo.classic.rps_v2:parallel_env", kwargs={},
+                         end_when_out=[], import_names=[]))
+    assert rps.layout.obs_shape == (4,)  # Discrete(4): the opponent's last move (3: none yet), one-hot
+    packed, _ = rps.reset(seed=0)
+    assert rps.layout.unpack(packed).obs.tolist() == [[0, 0, 0, 1], [0, 0, 0, 1]]
+    rps.close()
+
+
+def test_an_observation_space_no_array_holds_is_one_line_before_anything_is_written(tmp_path):
+    proc = run_cli("-c", str(DIZOO_CARTPOLE / "cartpole_dqn_config.py"), "--set", "env.type=space_env", "--set",
+                   "env.import_names=['fake_spaces']", "--set", "env.kind=text", "--exp-name", "exp", cwd=tmp_path,
+                   extra_pythonpath=[TESTS])
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith("ding_lite: error: env 'space_env' observes Text(") and "no array can hold" in lines[0]
+    assert list(tmp_path.iterdir()) == []
