@@ -1,5 +1,7 @@
 """Self-play learning (algotest): the snake-arena DQN learner against its own snapshot pool beats three random snakes
-and three scripted snakes; the connect-four DQN learner beats the random player as first and as second player."""
+and three scripted snakes; the connect-four DQN learner beats the random player as first and as second player.
+CI runs seed 0 of each; seeds 1 and 2 carry the ``benchmark`` mark (``pytest -m benchmark tests/entry/
+test_selfplay_learning.py``): together they cost about 7 minutes of CPU, more than the CI budget leaves."""
 from __future__ import annotations
 
 import pytest
@@ -13,9 +15,10 @@ pytest.importorskip("pettingzoo")
 SNAKE = str(REPO_ROOT / "dizoo" / "board_games" / "snake" / "config" / "snake_arena_dqn_config.py")
 CONNECT_FOUR = str(REPO_ROOT / "dizoo" / "board_games" / "connect_four" / "config" / "connect_four_dqn_config.py")
 C4_ENV_STEPS = 30_000  # the budget of the measured table in docs/selfplay.md (Connect four)
+SEEDS = [0, pytest.param(1, marks=pytest.mark.benchmark), pytest.param(2, marks=pytest.mark.benchmark)]
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", SEEDS)
 def test_snake_arena_learner_beats_random_and_heuristic_snakes(tmp_path, seed):
     result = selfplay_pipeline(SNAKE, seed=seed, max_env_step=10_000, exp_dir=tmp_path / "snake", progress=False,
                                overrides=("policy.eval.evaluator.eval_freq=100000", "env.n_evaluator_episode=64",
@@ -27,7 +30,7 @@ def test_snake_arena_learner_beats_random_and_heuristic_snakes(tmp_path, seed):
     assert len(result["league"]["snapshots"]) >= 3  # the initial policy and the learner every 4000 env steps
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", SEEDS)
 def test_connect_four_learner_beats_random_as_first_and_second_player(tmp_path, seed):
     # evaluations only at the start and at the end; the table is the last one: 100 games per learner seat
     result = selfplay_pipeline(CONNECT_FOUR, seed=seed, max_env_step=C4_ENV_STEPS, exp_dir=tmp_path / "c4",

@@ -125,11 +125,12 @@ def test_no_opponent_parameter_is_trained(tmp_path):
             parts.policy.learn_mode.forward(parts.buffer.sample(4))
         frozen = parts.players.parameters()
         assert frozen and all(not p.requires_grad and p.grad is None for p in frozen)
-        optimised = {id(p) for group in parts.policy._optimizer.param_groups for p in group["params"]}
+        optimised = {id(p) for opt in parts.policy._optimizers.values() for group in opt.param_groups
+                     for p in group["params"]}
         assert not optimised & {id(p) for p in frozen}
         player = parts.players.get("snapshot_0")
         assert isinstance(player, FrozenPolicy) and not player.model.training
-        assert not hasattr(player.policy, "_optimizer")  # built with its eval mode only
+        assert not hasattr(player.policy, "_optimizers")  # built with its eval mode only
         saved = parts.pool.load_weights("snapshot_0")
         assert all(torch.equal(saved[k], v) for k, v in player.model.state_dict().items())
 
@@ -330,7 +331,7 @@ def test_snapshots_act_greedily_or_by_their_collect_mode(tmp_path):
             player = parts.players.get("snapshot_0")
             assert isinstance(player, FrozenPolicy) and player.sample == (act == "sample")
             assert len(set(parts.players.act("snapshot_0", obs, mask).tolist())) == distinct
-            assert not hasattr(player.policy, "_optimizer")  # no learn mode in either
+            assert not hasattr(player.policy, "_optimizers")  # no learn mode in either
 
 
 def test_random_openings_start_training_games_past_their_first_plies(tmp_path):
