@@ -50,7 +50,10 @@ def test_dizoo_config_trains(config: Path, tmp_path: Path) -> None:
     if config.name in DEMO_CONFIGS:
         _make_demo_file(config, tmp_path)
     mode = "selfplay" if "league" in read_config(config)[0] else "serial"  # self-play configs carry a league
-    overrides = [arg for kv in SMOKE_OVERRIDES.get(config.name, []) for arg in ("--set", kv)]
+    smoke = SMOKE_OVERRIDES.get(config.name, [])
+    if mode == "selfplay":  # a couple of games per evaluation opponent, not the config's tables of 48-100
+        smoke = smoke + ["env.evaluator_env_num=2", "env.n_evaluator_episode=2"]
+    overrides = [arg for kv in smoke for arg in ("--set", kv)]
     proc = run_cli("-m", mode, "-c", str(config), "--strict", "--max-env-step", "512", "--exp-name", "exp",
                    "--no-progress", *overrides, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
