@@ -76,10 +76,12 @@ class PlateauEvaluator(InteractionEvaluator):
     """The interaction evaluator whose ``stop`` is also set at a plateau of the mean return (GSL's phase I ends
     there); ``plateau`` records at which evaluation that happened."""
 
-    # every key of the interaction evaluator (eval_freq, video_every, max_episode_steps, ...), then the plateau's
+    # every key of the interaction evaluator (a test keeps them equal), then the plateau's own
     config: dict[str, Any] = dict(
-        InteractionEvaluator.config,
         type="plateau",
+        eval_freq=1000,  # evaluate every this many train iterations
+        video_every=0,  # training runs: an episode as <exp>/videos/eval_iter<N>_ep0.mp4 every this many evals (0: none)
+        max_episode_steps=None,  # cap on each episode's steps (None: the env's own); counted so far, warned
         plateau_patience=3,  # evaluations in a row without a gain above plateau_tol
         plateau_tol=0.02,  # gain of the best mean return that counts as progress
     )
