@@ -1,4 +1,4 @@
-"""Batch keys. A batch is a dict of arrays keyed by these names (name equals value, see STYLE rule 3).
+"""Batch keys. A batch is a dict of arrays keyed by these names (name equals value).
 
 Rollout columns (time-major (T, N, ...), what a collector hands ``_get_train_sample``; the contract is written out in
 :mod:`ding_lite.data.rollout`): OBS, NEXT_OBS, REWARD, TERMINATED, TRUNCATED, DONE, VALID and the policy's own
@@ -38,7 +38,7 @@ CUT = "cut"
 N_ENV = "n_env"  # the rollout's number of env slots N, per row
 MEMBER_LOGP = "member_logp"  # (B, K) every EPPO member's log-prob of the executed action
 EPISODE_ID = "episode_id"  # demo files: the episode each step belongs to
-# action masks (ARCHITECTURE §9b): an observation dict {OBSERVATION: (N, ...), ACTION_MASK: (N, A) bool}; the collector
+# action masks: an observation dict {OBSERVATION: (N, ...), ACTION_MASK: (N, A) bool}; the collector
 # stores the mask of obs and of next_obs as columns of their own, and DQN the mask of its n-step next observation
 OBSERVATION = "observation"
 ACTION_MASK = "action_mask"

@@ -1,4 +1,4 @@
-"""The rollout contract: what a collector hands to a policy's ``_get_train_sample`` (ARCHITECTURE §9b).
+"""The rollout contract: what a collector hands to a policy's ``_get_train_sample``.
 
 A rollout is a dict of time-major columns, each (T, N, ...): T steps of N env slots. Every collector's rollout has
 

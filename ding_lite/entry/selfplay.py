@@ -1,5 +1,5 @@
 """Self-play pipeline: the serial training loop over a multi-agent game whose other seats are played by frozen
-snapshots of the learner (an opponent pool in ``<exp>/league/``) and scripted baselines (ARCHITECTURE §9)."""
+snapshots of the learner (an opponent pool in ``<exp>/league/``) and scripted baselines."""
 from __future__ import annotations
 
 from collections.abc import Mapping

@@ -63,7 +63,7 @@ def action_to_env(actions: np.ndarray, space: gym.Space) -> list[Any]:
     if isinstance(space, gym.spaces.Discrete):
         return np.asarray(actions).reshape(-1).tolist()
     if isinstance(space, gym.spaces.Box):
-        # ALGORITHMS.md (PPO): the env gets the clipped action, the policy keeps the unclipped sample for log-probs.
+        # PPO: the env gets the clipped action, the policy keeps the unclipped sample for log-probs.
         clipped = clip_action(actions, space)
         return list(clipped.reshape((len(clipped),) + space.shape))
     return list(actions)

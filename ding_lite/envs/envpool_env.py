@@ -97,7 +97,7 @@ def pool_actions(actions: np.ndarray, space: gym.Space) -> np.ndarray:
     if isinstance(space, gym.spaces.Discrete):
         return np.asarray(actions).reshape(-1).astype(np.int32, copy=False)
     if isinstance(space, gym.spaces.Box):
-        # ALGORITHMS.md (PPO): the env gets the clipped action, the policy keeps the unclipped sample for log-probs.
+        # PPO: the env gets the clipped action, the policy keeps the unclipped sample for log-probs.
         clipped = np.clip(np.asarray(actions, dtype=space.dtype), space.low, space.high)
         return clipped.reshape((len(clipped),) + space.shape)
     return np.asarray(actions)

@@ -117,7 +117,7 @@ class SelfPlayEnvManager:
 
     def _view(self, obs: np.ndarray, mask: np.ndarray | None) -> Any:
         """What the learner's policy sees: the observations, or with a game that has action masks PettingZoo's
-        ``{'observation', 'action_mask'}`` dict (ARCHITECTURE §9b)."""
+        ``{'observation', 'action_mask'}`` dict."""
         return obs if not self.layout.has_mask else {OBSERVATION: obs, ACTION_MASK: mask}
 
     def close(self) -> None:

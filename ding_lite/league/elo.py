@@ -1,4 +1,4 @@
-"""Elo ratings of the learner and its snapshots (Elo 1978; the update rule of ALGORITHMS.md, self-play)."""
+"""Elo ratings of the learner and its snapshots (Elo 1978)."""
 from __future__ import annotations
 
 from typing import Any

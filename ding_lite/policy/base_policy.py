@@ -1,4 +1,4 @@
-"""Policy base class: one object, three modes (learn, collect, eval), as in ARCHITECTURE §6."""
+"""Policy base class: one object, three modes (learn, collect, eval), as in DI-engine."""
 from __future__ import annotations
 
 import logging

@@ -163,7 +163,7 @@ def eppo_policy_loss(member_logp_new: torch.Tensor, logp_old: torch.Tensor, adv:
 
 
 class EPPOCoef(NamedTuple):
-    """Weights of the terms of the EPPO loss (defaults from ALGORITHMS.md)."""
+    """Weights of the terms of the EPPO loss (defaults: docs/ensemble_ppo.md)."""
 
     center: float = 1.0  # c_center, ensemble clip loss
     sub: float = 0.5  # c_sub, members' clip loss

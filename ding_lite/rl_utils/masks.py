@@ -1,8 +1,7 @@
 """Action masks (``obs['action_mask']``, bool (N, A), True = legal), as PettingZoo's games give them.
 
 Masked logits get a large negative number, not -inf: softmax still gives the illegal actions probability 0 (exp of
--1e8 underflows), while an entropy term p log p stays 0 * finite = 0 instead of 0 * -inf = NaN (ALGORITHMS.md,
-self-play: action masks)."""
+-1e8 underflows), while an entropy term p log p stays 0 * finite = 0 instead of 0 * -inf = NaN."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -55,7 +54,7 @@ def random_legal_actions(rng: np.random.Generator, mask: np.ndarray) -> np.ndarr
 
 def split_action_mask(obs: Any) -> tuple[Any, np.ndarray | None]:
     """``(observation, action_mask)`` of a batch that may carry a mask: a dict ``{'observation', 'action_mask'}``
-    (PettingZoo's form, ARCHITECTURE §9b) gives both, a plain array gives ``(obs, None)``."""
+    (PettingZoo's form) gives both, a plain array gives ``(obs, None)``."""
     if isinstance(obs, Mapping):
         return obs[OBSERVATION], np.asarray(obs[ACTION_MASK], dtype=bool)
     return obs, None
