@@ -21,10 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 import numpy as np  # noqa: E402
 
 from benchmarks.buffer_throughput import nbytes  # noqa: E402
+from ding_lite.build import build, build_env_managers
 from ding_lite.config import compile_config  # noqa: E402
 from ding_lite.data.batch import batch_len  # noqa: E402
 from ding_lite.data.keys import NEXT_OBS, NEXT_OBS_N, OBS  # noqa: E402
-from ding_lite.entry.common import build, build_env_managers  # noqa: E402
 from ding_lite.registry import BUFFER  # noqa: E402
 
 

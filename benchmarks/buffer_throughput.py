@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 import numpy as np  # noqa: E402
 
+from ding_lite.build import build, build_env_managers
 from ding_lite.config import compile_config  # noqa: E402
 from ding_lite.data.batch import batch_len, concat_batches, index_batch  # noqa: E402
 from ding_lite.data.keys import INDEX  # noqa: E402
-from ding_lite.entry.common import build, build_env_managers  # noqa: E402
 from ding_lite.registry import BUFFER  # noqa: E402
 
 

@@ -21,8 +21,8 @@ import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from ding_lite.build import build, build_env_managers
 from ding_lite.config import compile_config  # noqa: E402
-from ding_lite.entry.common import build, build_env_managers  # noqa: E402
 from ding_lite.model.templates import QNet  # noqa: E402
 from ding_lite.utils.torch_setup import configure_torch  # noqa: E402
 

@@ -36,7 +36,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from ding_lite.entry.common import load_config  # noqa: E402
+from ding_lite.build import load_config  # noqa: E402
 from ding_lite.entry.gsl import evaluate_per_variation  # noqa: E402
 from ding_lite.utils.checkpoint import latest_checkpoint  # noqa: E402
 

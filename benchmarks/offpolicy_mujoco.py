@@ -195,7 +195,7 @@ SPEED_WARMUP = 1000  # random env steps (learning_starts) before the timed ones,
 def ding_lite_rate(algo: str, env: str, steps: int) -> tuple[float, float]:
     """Training env steps per wall and per CPU second of the dizoo config after ``SPEED_WARMUP`` random steps: the
     serial train loop's work per collect (collect, then the replay schedule: push, sample, learn via the learner)."""
-    from ding_lite.entry.common import build, build_env_managers, load_config
+    from ding_lite.build import build, build_env_managers, load_config
     from ding_lite.utils.torch_setup import configure_torch
     from ding_lite.worker.learner import BaseLearner
 

@@ -24,14 +24,9 @@ for path in (str(ROOT), str(HERE)):  # this checkout and busy_env, here and in e
         sys.path.insert(0, path)
 os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(HERE)] + [p for p in [os.environ.get("PYTHONPATH")] if p])
 
-from ding_lite.entry.common import (  # noqa: E402
-    build,
-    build_env_managers,
-    fill_model_shapes_from_env,
-    load_config,
-)
-from ding_lite.entry.parallel_remote import ActorFactory, RemoteCollectors, Weights  # noqa: E402
-from ding_lite.entry.parallel_session import import_ray, ray_session  # noqa: E402
+from ding_lite.build import build, build_env_managers, fill_model_shapes_from_env, load_config  # noqa: E402
+from ding_lite.distributed.remote import ActorFactory, RemoteCollectors, Weights  # noqa: E402
+from ding_lite.distributed.session import import_ray, ray_session  # noqa: E402
 from ding_lite.utils.torch_setup import configure_torch  # noqa: E402
 
 CONFIG = ROOT / "dizoo" / "classic_control" / "cartpole" / "config" / "cartpole_dqn_config.py"

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 import numpy as np  # noqa: E402
 
-from ding_lite.entry.common import load_config  # noqa: E402
+from ding_lite.build import load_config
 from ding_lite.entry.selfplay import SelfPlayParts  # noqa: E402
 from ding_lite.registry import OPPONENT  # noqa: E402
 from ding_lite.utils.torch_setup import configure_torch  # noqa: E402

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from ding_lite.entry.common import load_config  # noqa: E402
+from ding_lite.build import load_config
 from ding_lite.entry.selfplay import SelfPlayParts, selfplay_pipeline  # noqa: E402
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint  # noqa: E402
 

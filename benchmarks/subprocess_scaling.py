@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ding_lite.envs import BaseEnvManager, SubprocessEnvManager  # noqa: E402
+from ding_lite.envs import BaseEnvManager, SubprocessEnvManager
 
 
 class BurnEnv(gym.Env):

@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 import torch  # noqa: E402
 
-from ding_lite.entry.common import build, build_env_managers, load_config  # noqa: E402
+from ding_lite.build import build, build_env_managers, load_config
 from ding_lite.utils.torch_setup import configure_torch  # noqa: E402
 
 DIZOO = Path(__file__).resolve().parents[1] / "dizoo"

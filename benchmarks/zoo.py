@@ -194,7 +194,7 @@ def _std(values: Sequence[float]) -> float:
 def run_ding_lite(spec: RunSpec) -> dict[str, Any]:
     """Train the task's dizoo config with the serial pipeline (resumed from the run's last checkpoint if it has
     one), recording each evaluation through :class:`CurveEvaluator`."""
-    from ding_lite.entry.common import load_config
+    from ding_lite.build import load_config
     from ding_lite.entry.serial import serial_pipeline
     from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
 

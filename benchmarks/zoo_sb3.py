@@ -60,7 +60,7 @@ def run_sb3(spec: RunSpec) -> dict[str, Any]:
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
-    from ding_lite.entry.common import EVAL_SEED_OFFSET, load_config
+    from ding_lite.build import EVAL_SEED_OFFSET, load_config
 
     torch.set_num_threads(1)
     torch.set_flush_denormal(False)  # SB3 keeps torch's default

@@ -7,66 +7,27 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 from ding_lite.errors import ConfigError, DingLiteError
+from ding_lite.utils.cli_args import OneLineParser, positive_int, seed_arg
 
 MODES = ("serial", "parallel", "eval", "collect_demo", "plot", "selfplay", "gsl", "sweep")
-
-
-class _OneLineParser(argparse.ArgumentParser):
-    """Command-line mistakes are answered in one line too (the full usage is one ``--help`` away)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def _seed(text: str) -> int:
-    """An ``-s`` value: an int numpy accepts as a seed."""
-    value = _int(text)
-    if not 0 <= value < 2**32:
-        raise argparse.ArgumentTypeError(f"a seed must be an int from 0 to 4294967295, got {value}")
-    return value
-
-
-def _positive(text: str) -> int:
-    """A budget or a count (``--max-env-step``, ``--max-train-iter``, ``--n-episode``): an int of at least 1."""
-    value = _int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 (leave it out for no limit), got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    """A share of a resource (``-m sweep --cpus-per-trial``): a finite number above 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid number: '{text}'") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
-    return value
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid int value: '{text}'") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
     from ding_lite import __version__
 
-    parser = _OneLineParser(prog="ding_lite", description="Run a ding_lite experiment from a config file.")
+    parser = OneLineParser(prog="ding_lite", description="Run a ding_lite experiment from a config file.")
     parser.add_argument("--version", action="version", version=f"ding_lite {__version__}")
     parser.add_argument("-m", "--mode", default="serial", choices=MODES, help="pipeline to run (default: serial); "
                         "plot takes experiment folders instead of a config: ding_lite -m plot --help; sweep has "
                         "options of its own: ding_lite -m sweep --help")
     parser.add_argument("-c", "--config", required=True, help="config file (.py holding main_config)")
-    parser.add_argument("-s", "--seed", type=_seed, action="append", help="seed; repeat for several runs (default 0)")
-    parser.add_argument("--max-env-step", type=_positive, default=None, help="stop after this many env steps")
-    parser.add_argument("--max-train-iter", type=_positive, default=None,
+    parser.add_argument("-s", "--seed", type=seed_arg, action="append",
+                        help="seed; repeat for several runs (default 0)")
+    parser.add_argument("--max-env-step", type=positive_int, default=None, help="stop after this many env steps")
+    parser.add_argument("--max-train-iter", type=positive_int, default=None,
                         help="stop after this many train iterations")
     parser.add_argument("--exp-name", default=None, help="experiment folder (default: the config's exp_name)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -75,12 +36,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--load-ckpt", default=None,
                         help="checkpoint to start from (serial), evaluate (eval) or roll out (collect_demo)")
     parser.add_argument("--strict", action="store_true", help="unknown config keys are errors, not warnings")
-    parser.add_argument("--n-episode", type=_positive, default=None, help="eval, collect_demo: number of episodes")
+    parser.add_argument("--n-episode", type=positive_int, default=None, help="eval, collect_demo: number of episodes")
     parser.add_argument("--demo-path", default=None, help="collect_demo: output file (default <exp_name>/demo.npz)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument("--video", default=None, metavar="DIR", help="eval: also record evaluation episodes as mp4 "
                         "files in DIR (the evaluator's first env; training runs: policy.eval.evaluator.video_every)")
-    parser.add_argument("--video-episodes", type=_positive, default=1, metavar="N", help="eval: episodes to record "
+    parser.add_argument("--video-episodes", type=positive_int, default=1, metavar="N", help="eval: episodes to record "
                         "with --video (default 1)")
     parser.add_argument("--address", default=None, help="parallel, gsl: Ray cluster to join, 'auto' or HOST:PORT "
                         "(default: start a local Ray instance)")
@@ -88,8 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_serial(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
-    from ding_lite.entry.common import experiment_dir, load_config
+    from ding_lite.build import load_config
     from ding_lite.entry.serial import serial_pipeline
+    from ding_lite.runtime.experiment import experiment_dir
 
     cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
     return serial_pipeline(cfg, seed, args.max_env_step, args.max_train_iter,
@@ -98,9 +60,10 @@ def run_serial(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
 
 
 def run_parallel(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
-    from ding_lite.entry.common import experiment_dir, load_config
+    from ding_lite.build import load_config
     from ding_lite.entry.parallel import parallel_pipeline
     from ding_lite.entry.parallel_selfplay import is_selfplay_config, parallel_selfplay_pipeline
+    from ding_lite.runtime.experiment import experiment_dir
 
     cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
     pipeline = parallel_selfplay_pipeline if is_selfplay_config(cfg) else parallel_pipeline  # a game: self-play
@@ -110,8 +73,9 @@ def run_parallel(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
 
 
 def run_selfplay(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
-    from ding_lite.entry.common import experiment_dir, load_config
+    from ding_lite.build import load_config
     from ding_lite.entry.selfplay import selfplay_pipeline
+    from ding_lite.runtime.experiment import experiment_dir
 
     cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
     return selfplay_pipeline(cfg, seed, args.max_env_step, args.max_train_iter,
@@ -135,8 +99,9 @@ def run_collect_demo(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
 
 
 def run_gsl(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
-    from ding_lite.entry.common import experiment_dir, load_config
+    from ding_lite.build import load_config
     from ding_lite.entry.gsl import gsl_pipeline
+    from ding_lite.runtime.experiment import experiment_dir
 
     cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
     return gsl_pipeline(cfg, seed, exp_dir=experiment_dir(cfg, args.exp_name, seed, n_seeds), resume=args.resume,

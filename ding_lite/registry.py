@@ -226,9 +226,9 @@ OPPONENT_REGISTRY = Registry("opponent", ["ding_lite.league"])  # scripted self-
 # are listed here (one module a line), so that compiling a config imports them without importing any pipeline.
 CONFIG_SECTION_REGISTRY = Registry("config_section", [
     "ding_lite.data.demo",  # demo: ding_lite -m collect_demo
-    "ding_lite.entry.parallel",  # parallel: ding_lite -m parallel
+    "ding_lite.distributed.config",  # parallel: ding_lite -m parallel
     "ding_lite.league.config",  # league: ding_lite -m selfplay
-    "ding_lite.entry.gsl_parts",  # gsl: ding_lite -m gsl
+    "ding_lite.gsl.plateau",  # gsl: ding_lite -m gsl
     "ding_lite.utils.trackers",  # log: trackers (tensorboard, wandb, mlflow) and console lines
 ])
 

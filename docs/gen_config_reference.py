@@ -168,7 +168,7 @@ def render() -> str:
                  f"(`ENV_SECTION_DEFAULTS` in {_source_link(gym_env)}):\n\n"
                  + table(gym_env.ENV_SECTION_DEFAULTS, source_comments(gym_env, "ENV_SECTION_DEFAULTS"), "env.")
                  + "\n")
-    from ding_lite.entry import parallel
+    from ding_lite.distributed import config as parallel
 
     parts.append("## Parallel section\n\nSettings of the Ray pipeline (`-m parallel`, see [ray.md](ray.md)); the "
                  f"serial pipeline ignores them (`PARALLEL_CONFIG` in {_source_link(parallel)}):\n\n"
@@ -186,7 +186,7 @@ def render() -> str:
                  f"`POOL_CONFIG` in {_source_link(pool)}):\n\n"
                  + table(league_config.LEAGUE_CONFIG, {**source_comments(league_config, "LEAGUE_SETTINGS"),
                                                        **source_comments(pool, "POOL_CONFIG")}, "league.") + "\n")
-    from ding_lite.entry import gsl_parts  # also registers the 'plateau' evaluator
+    from ding_lite.gsl import plateau as gsl_parts  # also registers the 'plateau' evaluator
 
     parts.append("## GSL section\n\nSettings of generalist-specialist learning (`-m gsl`, see [gsl.md](gsl.md)); the "
                  f"other pipelines ignore them (`GSL_CONFIG` in {_source_link(gsl_parts)}):\n\n"

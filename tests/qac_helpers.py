@@ -5,9 +5,9 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from ding_lite.build import build
 from ding_lite.config import compile_config
 from ding_lite.data.keys import ACTION, NEXT_OBS, OBS, REWARD, TERMINATED
-from ding_lite.entry.common import build
 from ding_lite.registry import ENV
 
 PENDULUM = dict(type="gymnasium", env_id="Pendulum-v1")

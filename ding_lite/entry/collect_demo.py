@@ -8,11 +8,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ding_lite.build import ConfigLike, build, build_env_managers, load_config
 from ding_lite.data.demo import episodes_to_dataset, write_demo
 from ding_lite.data.keys import ACTION, OBS, REWARD
-from ding_lite.entry.common import ConfigLike, build, build_env_managers, experiment_dir, load_config
 from ding_lite.envs.env_manager import EpisodeEnd, clip_action, episode_quota
 from ding_lite.errors import CheckpointError, ConfigError, DingLiteError
+from ding_lite.runtime.experiment import experiment_dir
 from ding_lite.utils.atomic import check_writable
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.log import setup_console_logging

@@ -4,16 +4,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ding_lite.entry.common import (
-    EVAL_SEED_OFFSET,
-    ConfigLike,
-    build,
-    build_env_managers,
-    build_evaluator,
-    experiment_dir,
-    load_config,
-)
+from ding_lite.build import EVAL_SEED_OFFSET, ConfigLike, build, build_env_managers, build_evaluator, load_config
 from ding_lite.errors import CheckpointError, ConfigError
+from ding_lite.runtime.experiment import experiment_dir
 from ding_lite.utils.atomic import check_writable
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.log import setup_console_logging

@@ -27,22 +27,23 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ding_lite.config.compile import compile_config
-from ding_lite.data.demo import episodes_to_dataset, read_demo, write_demo
-from ding_lite.entry.collect_demo import rollout_episodes, success_rule
-from ding_lite.entry.common import (
+from ding_lite.build import (
     EVAL_SEED_OFFSET,
     ConfigLike,
     build,
     build_env_managers,
     build_evaluator,
-    experiment_dir,
     fill_model_shapes_from_env,
     import_plugins,
     load_config,
-    write_json,
 )
-from ding_lite.entry.gsl_parts import (
+from ding_lite.config.compile import compile_config
+from ding_lite.data.demo import episodes_to_dataset, read_demo, write_demo
+from ding_lite.entry.collect_demo import rollout_episodes, success_rule
+from ding_lite.entry.serial import serial_pipeline
+from ding_lite.envs.variations import variation_ids
+from ding_lite.errors import ConfigError
+from ding_lite.gsl.plateau import (
     DEMOS,
     PHASE1,
     PHASE2,
@@ -52,9 +53,7 @@ from ding_lite.entry.gsl_parts import (
     step_accounting,
     worst_variations,
 )
-from ding_lite.entry.serial import serial_pipeline
-from ding_lite.envs.variations import variation_ids
-from ding_lite.errors import ConfigError
+from ding_lite.runtime.experiment import experiment_dir, write_json
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from ding_lite.utils.claim import claim_existing, claim_new
 from ding_lite.utils.dicts import deep_merge
@@ -192,7 +191,7 @@ def phase_config(cfg: Any, changes: Mapping[str, Any]) -> Any:
 def phase1_config(cfg: Any) -> Any:
     """Phase I: the user's config with the plateau evaluator, which stops at a plateau of the mean return."""
     g = cfg.gsl
-    evaluator = dict(type="plateau", import_names=["ding_lite.entry.gsl_parts"],
+    evaluator = dict(type="plateau", import_names=["ding_lite.gsl.plateau"],
                      plateau_patience=int(g.plateau_patience), plateau_tol=float(g.plateau_tol))
     return phase_config(cfg, deep_merge({"policy": {"eval": {"evaluator": evaluator}}}, RESUME_CKPT_AT_EVAL))
 

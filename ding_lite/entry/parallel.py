@@ -1,11 +1,11 @@
 """Parallel pipeline on Ray: the serial train loop, with collection and evaluation in Ray actors.
 
 The driver (this process) holds the learner and the replay buffer. ``parallel.n_collectors`` collector actors and one
-evaluator actor run the plain collector / evaluator classes inside the shells of :mod:`ding_lite.entry.parallel_actors`;
+evaluator actor run the plain collector / evaluator classes inside the shells of :mod:`ding_lite.distributed.actors`;
 each builds its own envs and policy from the config. The learner's weights go into Ray's object store once per
 broadcast and every actor loads that one copy. The loop itself is the serial pipeline's: the driver-side stand-ins of
-:mod:`ding_lite.entry.parallel_remote` answer ``collect`` / ``eval`` as the local workers do (both kinds of parts are
-:class:`~ding_lite.entry.parts.TrainingParts`), and :mod:`ding_lite.entry.parallel_session` connects to Ray.
+:mod:`ding_lite.distributed.remote` answer ``collect`` / ``eval`` as the local workers do (both kinds of parts are
+:class:`~ding_lite.runtime.parts.TrainingParts`), and :mod:`ding_lite.distributed.session` connects to Ray.
 
 - Off-policy: asynchronous. ``collect`` returns the batch of whichever collector finished first (``ray.wait``); the
   loop pushes it, trains ``update_per_collect`` times, and the next ``collect`` sends that collector off again with
@@ -17,36 +17,20 @@ Ray is optional (``pip install -e .[ray]``) and imported only when a parallel ru
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ding_lite.entry.common import ConfigLike, build, fill_model_shapes_from_env
-from ding_lite.entry.parallel_remote import ActorFactory, RemoteCollectors, RemoteEvaluator, Weights, to_cpu
-from ding_lite.entry.parallel_session import RAY_INSTALL_HINT, check_resources, import_ray, ray_session
-from ding_lite.entry.train_loop import run_training, start_run
-from ding_lite.errors import ConfigError
-from ding_lite.registry import CONFIG_SECTION_REGISTRY
+from ding_lite.build import ConfigLike, build, fill_model_shapes_from_env
+from ding_lite.distributed.config import PARALLEL_CONFIG, check_parallel_config
+from ding_lite.distributed.remote import ActorFactory, RemoteCollectors, RemoteEvaluator, Weights, to_cpu
+from ding_lite.distributed.session import RAY_INSTALL_HINT, check_resources, import_ray, ray_session
+from ding_lite.runtime.train_loop import run_training, start_run
 from ding_lite.utils.checkpoint import load_checkpoint
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.worker.evaluator import EvalResult
 
 __all__ = ["PARALLEL_CONFIG", "RAY_INSTALL_HINT", "check_parallel_config", "import_ray", "parallel_pipeline",
            "ray_session"]
-
-# The ``parallel`` section of every config (registered: compile_config merges it in; the serial pipeline ignores it).
-PARALLEL_CONFIG: dict[str, Any] = dict(
-    n_collectors=2,  # collector actors
-    num_cpus=None,  # CPUs of the embedded local Ray instance (None: this machine's CPU count); unused with --address
-    collector_num_cpus=1.0,  # CPUs Ray reserves for each collector actor
-    evaluator_num_cpus=0.0,  # CPUs Ray reserves for the evaluator actor (it runs while the learner waits for it)
-    broadcast_interval=1,  # off-policy: new weights go out every this many train iterations (on-policy: every round)
-    max_actor_restarts=3,  # replacements per actor slot in a row (a batch or evaluation clears it); the next stops
-    actor_restart_window=3600.0,  # seconds over which max_actor_restarts_per_window counts (None: no rate guard)
-    max_actor_restarts_per_window=10,  # replacements per actor slot within actor_restart_window s; the next stops
-)
-CONFIG_SECTION_REGISTRY.register("parallel")(PARALLEL_CONFIG)
-
 
 def parallel_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None = None,
                       max_train_iter: int | None = None, *, address: str | None = None,
@@ -81,31 +65,8 @@ def parallel_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | Non
             return run_training(run, parts)
 
 
-def check_parallel_config(par: Mapping[str, Any]) -> None:
-    """Raise a :class:`ConfigError` naming the key for values no run can use."""
-    for key, low in (("n_collectors", 1), ("broadcast_interval", 1), ("max_actor_restarts", 0)):
-        if int(par[key]) < low:
-            raise ConfigError(f"parallel.{key} must be at least {low}, got {par[key]!r}")
-    window, per_window = par["actor_restart_window"], par["max_actor_restarts_per_window"]
-    if window is not None and not (_is_number(window) and window > 0):
-        raise ConfigError(f"parallel.actor_restart_window must be a positive number of seconds or None (no rate "
-                          f"guard), got {window!r}")
-    if per_window is not None and not (_is_number(per_window) and per_window >= 0):
-        raise ConfigError(f"parallel.max_actor_restarts_per_window must be a number >= 0 or None (no rate guard), "
-                          f"got {per_window!r}")
-    for key in ("collector_num_cpus", "evaluator_num_cpus"):
-        if float(par[key]) < 0:
-            raise ConfigError(f"parallel.{key} must be >= 0, got {par[key]!r}")
-    if par["num_cpus"] is not None and int(par["num_cpus"]) < 1:
-        raise ConfigError(f"parallel.num_cpus must be a positive int or None (the CPU count), got {par['num_cpus']!r}")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 class ParallelParts:
-    """The parts :func:`~ding_lite.entry.train_loop.run_training` drives: the learner's policy and the buffer in this
+    """The parts :func:`~ding_lite.runtime.train_loop.run_training` drives: the learner's policy and the buffer in this
     process, collectors and evaluator as actors (started here, all closed together)."""
 
     def __init__(self, ray: Any, cfg: Any, seed: int) -> None:

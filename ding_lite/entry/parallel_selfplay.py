@@ -14,16 +14,16 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ding_lite.entry.common import ConfigLike, build
-from ding_lite.entry.parallel import check_parallel_config
-from ding_lite.entry.parallel_actors import CollectorShell, CollectOutput, _Shell
-from ding_lite.entry.parallel_remote import ActorFactory, RemoteCollectors, Weights
-from ding_lite.entry.parallel_session import check_resources, import_ray, ray_session
+from ding_lite.build import ConfigLike, build, build_env_manager
+from ding_lite.distributed.actors import CollectorShell, CollectOutput, _Shell
+from ding_lite.distributed.config import check_parallel_config
+from ding_lite.distributed.remote import ActorFactory, RemoteCollectors, Weights
+from ding_lite.distributed.session import check_resources, import_ray, ray_session
 from ding_lite.entry.selfplay import SelfPlayParts, probe_layout
-from ding_lite.entry.train_loop import run_training, start_run
-from ding_lite.envs.gym_env import build_env, build_env_manager
+from ding_lite.envs.gym_env import build_env
 from ding_lite.league.arena import SelfPlayEnvManager
 from ding_lite.league.opponents import PlayerSet
+from ding_lite.runtime.train_loop import run_training, start_run
 from ding_lite.utils.log import setup_console_logging
 
 

@@ -8,9 +8,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from ding_lite.entry.common import EVAL_SEED_OFFSET, ConfigLike, build, check_env_config, fill_model_shapes
-from ding_lite.entry.train_loop import run_training, start_run
-from ding_lite.envs.gym_env import build_env, build_env_manager
+from ding_lite.build import EVAL_SEED_OFFSET, ConfigLike, build, build_env_manager, check_env_config, fill_model_shapes
+from ding_lite.envs.gym_env import build_env
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.league.arena import LEARNER, SelfPlayEnvManager
 from ding_lite.league.evaluator import SelfPlayEvaluator
@@ -19,6 +18,7 @@ from ding_lite.league.payoff import PayoffTable
 from ding_lite.league.pool import LEARNER as ELO_LEARNER
 from ding_lite.league.pool import OpponentPool
 from ding_lite.registry import OPPONENT
+from ding_lite.runtime.train_loop import run_training, start_run
 from ding_lite.utils.checkpoint import load_checkpoint
 
 LEAGUE_KEY = "league"  # the league's entry in a learner checkpoint of a self-play run

@@ -1,12 +1,12 @@
 """Serial pipeline: one process, one loop for on- and off-policy training (the loop itself is
-:mod:`ding_lite.entry.train_loop`, shared with the parallel pipeline)."""
+:mod:`ding_lite.runtime.train_loop`, shared with the parallel pipeline)."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from ding_lite.entry.common import EVAL_SEED_OFFSET, ConfigLike, build, build_env_managers, build_evaluator
-from ding_lite.entry.train_loop import run_training, start_run
+from ding_lite.build import EVAL_SEED_OFFSET, ConfigLike, build, build_env_managers, build_evaluator
+from ding_lite.runtime.train_loop import run_training, start_run
 from ding_lite.utils.checkpoint import load_policy_weights
 from ding_lite.utils.log import ExperimentLogger
 from ding_lite.worker.learner import BaseLearner

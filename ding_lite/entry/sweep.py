@@ -17,291 +17,33 @@ a cluster (``--address``).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import contextvars
-import json
-import logging
 import os
-import shutil
-import statistics
 import sys
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ding_lite.entry.plot import SWEEP_FILE
-from ding_lite.entry.sweep_space import (
-    SweepError,
-    check_keys,
-    override,
-    parse_space,
-    trial_label,
-    tune_space,
+from ding_lite.sweep.space import SweepError, tune_space
+from ding_lite.sweep.trials import (
+    METRICS,
+    OBJECTIVE,
+    PRUNERS,
+    SPEC_FILE,
+    TUNE_DIR,
+    SweepSpec,
+    check_spec,
+    import_tune,
+    results_table,
+    run_trial,
+    scheduler,
+    search_alg,
+    trial_dirname,
+    trial_lines,
+    tune_status,
+    write_results,
 )
-from ding_lite.errors import ConfigError, PluginImportError
-from ding_lite.utils.trackers import TRACKER_REGISTRY, RunInfo
-
-METRICS = {"eval_return": "max", "final_eval_return": "max", "best_eval_return": "max", "env_step": "min",
-           "wall_seconds": "min"}  # result.json numbers a sweep can optimise, with their natural direction
-PRUNABLE = ("eval_return", "best_eval_return", "final_eval_return")  # objectives that evaluations estimate early
-PRUNERS = ("asha", "median", "none")
-SPEC_FILE = "sweep_spec.json"  # what a --resume must match
-TUNE_DIR = "tune"
-OBJECTIVE = "objective"
-COMPLETE = "all_seeds"  # True in a trial's last report, after every seed ran (Tune's own "done" is set on a cut too)
-TUNE_EXTRA = "pip install 'ding_lite[tune]'"
-
-# The trial whose evaluations the 'ray_tune' tracker reports (set by run_trial around its first seed).
-_REPORTING: contextvars.ContextVar[Callable[[float, int], None] | None] = contextvars.ContextVar(
-    "ding_lite_sweep_reporting", default=None)
-
-
-@dataclass
-class SweepSpec:
-    """Everything a trial needs (it travels to the Ray workers) and a ``--resume`` must match."""
-
-    config: str  # absolute path of the config file
-    sweep_dir: str  # absolute path of the sweep folder
-    space: list[str]  # the --space texts
-    search: str
-    seeds: list[int]
-    metric: str
-    mode: str
-    overrides: list[str] = field(default_factory=list)  # the sweep's --set, applied before the trial's values
-    max_env_step: int | None = None
-    max_train_iter: int | None = None
-    num_samples: int = 1
-    pruner: str = "none"
-    prune_after: int | None = None  # env steps before the first pruning decision
-    search_seed: int = 0
-    strict: bool = False
-
-    def trial_dir(self, trial_id: str) -> Path:
-        return Path(self.sweep_dir) / "trials" / trial_id
-
-
-# ---- the trial (runs in a Ray worker) --------------------------------------------------------------------------
-@TRACKER_REGISTRY.register("ray_tune")
-class RayTuneReporter:
-    """Reports a sweep trial's evaluation returns (``eval/return_mean``) to Ray Tune as they come, for pruning;
-    ``-m sweep`` adds it to the first seed's ``log.backends``. Elsewhere it is an error."""
-
-    def __init__(self, info: RunInfo) -> None:
-        report = _REPORTING.get()
-        if report is None:
-            raise ConfigError("log.backends: 'ray_tune' reports the evaluations of a -m sweep trial to Ray Tune and "
-                              "works only inside one; leave it out")
-        self._report = report
-
-    def scalar(self, tag: str, value: float, step: int) -> None:
-        if tag == "eval/return_mean":
-            self._report(value, step)
-
-    def close(self) -> None:
-        pass
-
-
-def run_trial(params: dict[str, Any], spec: SweepSpec) -> None:
-    """One trial: the config with ``params`` over every seed (seeds with a ``result.json`` are kept as they are);
-    reports the objective to Ray Tune and writes ``trial.json``."""
-    from ray import tune
-
-    trial_id = tune.get_context().get_trial_id()
-    trial_dir = spec.trial_dir(trial_id)
-    trial_dir.mkdir(parents=True, exist_ok=True)
-    record = _TrialRecord(trial_dir, trial_id, params, spec)
-    # the runs' console lines go to the trial's console.log, not interleaved on the sweep's console
-    with open(trial_dir / "console.log", "a", buffering=1) as console, contextlib.redirect_stderr(console):
-        results = _run_seeds(params, spec, trial_dir, record)
-    values = [float(r[spec.metric]) for r in results]
-    record.save(results, "done")
-    tune.report({OBJECTIVE: statistics.fmean(values), "env_step": int(results[0]["env_step"]),
-                 COMPLETE: True})
-
-
-def _run_seeds(params: Mapping[str, Any], spec: SweepSpec, trial_dir: Path, record: _TrialRecord
-               ) -> list[dict[str, Any]]:
-    from ray import tune
-
-    from ding_lite.entry.serial import serial_pipeline
-
-    overrides = [*spec.overrides, *(override(k, v) for k, v in params.items())]
-    results = []
-    for i, seed in enumerate(spec.seeds):
-        exp = trial_dir / f"run_seed{seed}"
-        done = _finished(exp)
-        if done is None:
-            resume = _prepare_rerun(exp)
-            prunes = i == 0 and spec.pruner != "none"
-            token = _REPORTING.set(_reporter(tune, spec) if prunes else None)
-            try:
-                done = serial_pipeline(spec.config, seed, spec.max_env_step, spec.max_train_iter, exp_dir=exp,
-                                       resume=resume, strict=spec.strict, progress=False,
-                                       overrides=tuple(overrides + ([_with_reporter(spec)] if prunes else [])))
-            finally:
-                _REPORTING.reset(token)
-        results.append(done)
-        record.save(results, "running")
-    return results
-
-
-def _reporter(tune: Any, spec: SweepSpec) -> Callable[[float, int], None]:
-    def report(eval_return: float, env_step: int) -> None:
-        tune.report({OBJECTIVE: float(eval_return), "env_step": int(env_step), COMPLETE: False})
-
-    return report
-
-
-def _with_reporter(spec: SweepSpec) -> str:
-    from ding_lite.entry.common import load_config
-
-    backends = list(load_config(spec.config, overrides=spec.overrides).log.backends)
-    return override("log.backends", [*backends, "ray_tune"])
-
-
-def _finished(exp: Path) -> dict[str, Any] | None:
-    path = exp / "result.json"
-    try:
-        return json.loads(path.read_text()) if path.is_file() else None
-    except (OSError, json.JSONDecodeError):
-        return None  # a result.json is written atomically: an unreadable one is not ours; run again
-
-
-def _prepare_rerun(exp: Path) -> bool:
-    """A seed cut mid-run: resume from its newest checkpoint if it wrote one, else start it again from scratch."""
-    from ding_lite.utils.checkpoint import latest_checkpoint
-
-    if latest_checkpoint(exp / "ckpt") is not None:
-        return True
-    if exp.exists():
-        shutil.rmtree(exp)
-    return False
-
-
-class _TrialRecord:
-    """``trial.json`` of a trial: its values, runs, status and (once known) objective."""
-
-    def __init__(self, trial_dir: Path, trial_id: str, params: Mapping[str, Any], spec: SweepSpec) -> None:
-        self.path = trial_dir / "trial.json"
-        self.data: dict[str, Any] = {"trial_id": trial_id, "label": trial_label(params), "params": dict(params),
-                                     "runs": [f"trials/{trial_id}/run_seed{s}" for s in spec.seeds],
-                                     "seeds": list(spec.seeds), "metric": spec.metric, "started": time.time()}
-        self.save([], "running")
-
-    def save(self, results: Sequence[Mapping[str, Any]], status: str) -> None:
-        from ding_lite.entry.common import write_json
-
-        metric = self.data["metric"]
-        per_seed = [float(r[metric]) for r in results]
-        self.data.update(status=status, per_seed=per_seed, updated=time.time(),
-                         objective=statistics.fmean(per_seed) if status == "done" else None)
-        write_json(self.path, self.data)
-
-
-# ---- the driver ------------------------------------------------------------------------------------------------
-def import_tune() -> Any:
-    """``ray.tune``, or a :class:`PluginImportError` naming the extra."""
-    try:
-        from ray import tune
-    except ImportError as exc:
-        raise PluginImportError(f"-m sweep needs Ray Tune, which is not installed ({exc}): {TUNE_EXTRA}") from None
-    return tune
-
-
-def check_spec(spec: SweepSpec, resume: bool) -> list[Any]:
-    """Every input checked before Ray starts or anything is written: the space, its keys and each listed value
-    (compiled into the config), the metric, the pruner, the sweep folder. Returns the dimensions."""
-    from ding_lite.entry.common import load_config
-    from ding_lite.entry.train_loop import check_budget
-
-    dims = parse_space(spec.space, spec.search)
-    cfg = load_config(spec.config, strict=spec.strict, overrides=spec.overrides)
-    check_keys(dims, cfg)
-    console = logging.getLogger("ding_lite")
-    level = console.level
-    console.setLevel(logging.ERROR)  # the first compile warned of unknown keys already: once is enough
-    try:
-        for d in dims:
-            for value in d.probe_values():
-                try:
-                    load_config(spec.config, strict=spec.strict, overrides=[*spec.overrides, override(d.key, value)])
-                except ConfigError as exc:
-                    raise SweepError(f"--space {d.spec}: {exc}") from None
-    finally:
-        console.setLevel(level)
-    if spec.metric not in METRICS:
-        raise SweepError(f"--metric {spec.metric}: choose one of {', '.join(METRICS)}")
-    if spec.mode not in ("max", "min"):
-        raise SweepError(f"--mode {spec.mode}: choose max or min")
-    if not spec.seeds:
-        raise SweepError("-s: give at least one seed")
-    if any(isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2**32 for s in spec.seeds):
-        raise SweepError(f"-s: a seed must be an int from 0 to 4294967295, got {spec.seeds}")
-    for name in ("max_env_step", "max_train_iter", "prune_after"):  # each trial's runs would refuse them later
-        check_budget(name, getattr(spec, name))
-    if spec.num_samples < 1:
-        raise SweepError(f"--num-samples must be at least 1, got {spec.num_samples}")
-    _check_pruner(spec)
-    _check_folder(spec, resume)
-    return dims
-
-
-def _check_pruner(spec: SweepSpec) -> None:
-    if spec.pruner not in PRUNERS:
-        raise SweepError(f"--pruner {spec.pruner}: choose one of {', '.join(PRUNERS)}")
-    if spec.pruner == "none":
-        return
-    if spec.metric not in PRUNABLE:
-        raise SweepError(f"--pruner {spec.pruner} compares evaluation returns during a trial, which do not estimate "
-                         f"--metric {spec.metric}: use --pruner none")
-    if spec.prune_after is None and spec.max_env_step is None:
-        raise SweepError(f"--pruner {spec.pruner} needs --prune-after ENV_STEPS (or --max-env-step, a quarter of "
-                         f"which is the default)")
-
-
-def _check_folder(spec: SweepSpec, resume: bool) -> None:
-    folder = Path(spec.sweep_dir)
-    saved = folder / SPEC_FILE
-    if not resume:
-        if folder.exists() and any(folder.iterdir()):
-            raise SweepError(f"--exp-name {folder}: the folder holds files already (a sweep?): --resume continues "
-                             f"the sweep saved there, or choose another folder")
-        return
-    if not saved.is_file():
-        raise SweepError(f"--resume: no sweep to continue in {folder} (no {SPEC_FILE})")
-    old = json.loads(saved.read_text())
-    new = asdict(spec)
-    changed = [k for k in new if old.get(k) != new[k]]
-    if changed:
-        k = changed[0]
-        raise SweepError(f"--resume: the sweep in {folder} was started with {k}={old.get(k)!r}, not {new[k]!r}: "
-                         f"give the same command line to continue it")
-
-
-def _scheduler(spec: SweepSpec) -> Any:
-    from ray.tune.schedulers import ASHAScheduler, MedianStoppingRule
-
-    grace = spec.prune_after if spec.prune_after is not None else max(1, int(spec.max_env_step or 0) // 4)
-    if spec.pruner == "asha":
-        # max_t far beyond any run: ASHA stops a trial that reaches max_t, which would cut a trial's later seeds
-        return ASHAScheduler(time_attr="env_step", max_t=10**12, grace_period=grace, reduction_factor=2)
-    if spec.pruner == "median":
-        return MedianStoppingRule(time_attr="env_step", grace_period=grace, min_samples_required=2)
-    return None
-
-
-def _search_alg(spec: SweepSpec) -> Any:
-    if spec.search == "optuna":
-        try:
-            from ray.tune.search.optuna import OptunaSearch
-        except ImportError as exc:
-            raise PluginImportError(f"--search optuna needs optuna ({exc}): {TUNE_EXTRA}") from None
-        return OptunaSearch(seed=spec.search_seed)
-    from ray.tune.search import BasicVariantGenerator
-
-    return BasicVariantGenerator(random_state=spec.search_seed)
+from ding_lite.utils.cli_args import OneLineParser, positive_float, positive_int, seed_arg
 
 
 def sweep_pipeline(spec: SweepSpec, *, address: str | None = None, num_cpus: int | None = None,
@@ -316,8 +58,9 @@ def sweep_pipeline(spec: SweepSpec, *, address: str | None = None, num_cpus: int
     dims = check_spec(spec, resume)
     if cpus_per_trial <= 0:
         raise SweepError(f"--cpus-per-trial must be positive, got {cpus_per_trial:g}")
-    from ding_lite.entry.common import write_json
-    from ding_lite.entry.parallel_session import import_ray, ray_session
+    from ding_lite.distributed.session import import_ray, ray_session
+    from ding_lite.entry.serial import serial_pipeline  # here: -m sweep --help needs no torch
+    from ding_lite.runtime.experiment import write_json
 
     ray = import_ray("-m sweep")  # the version whose local instances use token authentication
 
@@ -325,147 +68,39 @@ def sweep_pipeline(spec: SweepSpec, *, address: str | None = None, num_cpus: int
     with ray_session(ray, address, num_cpus):
         folder.mkdir(parents=True, exist_ok=True)
         write_json(folder / SPEC_FILE, asdict(spec))
-        trainable = tune.with_resources(tune.with_parameters(run_trial, spec=spec), {"cpu": cpus_per_trial})
+        trainable = tune.with_resources(tune.with_parameters(run_trial, spec=spec, train=serial_pipeline),
+                                        {"cpu": cpus_per_trial})
         tune_path = folder / TUNE_DIR / "sweep"
         if resume and tune.Tuner.can_restore(str(tune_path)):
             tuner = tune.Tuner.restore(str(tune_path), trainable, resume_unfinished=True, resume_errored=True)
         else:
             tuner = tune.Tuner(
                 trainable, param_space=tune_space(dims, spec.search),
-                tune_config=tune.TuneConfig(metric=OBJECTIVE, mode=spec.mode, search_alg=_search_alg(spec),
-                                            scheduler=_scheduler(spec), num_samples=spec.num_samples,
-                                            reuse_actors=True, trial_dirname_creator=_trial_dirname),
+                tune_config=tune.TuneConfig(metric=OBJECTIVE, mode=spec.mode, search_alg=search_alg(spec),
+                                            scheduler=scheduler(spec), num_samples=spec.num_samples,
+                                            reuse_actors=True, trial_dirname_creator=trial_dirname),
                 run_config=tune.RunConfig(name="sweep", storage_path=str(folder / TUNE_DIR), verbose=0,
                                           callbacks=[trial_lines(spec)]))
         grid = tuner.fit()
         address_used = ray.get_runtime_context().gcs_address
-    return write_results(spec, _tune_status(grid), address_used)
-
-
-def _trial_dirname(trial: Any) -> str:
-    return str(trial.trial_id)  # Ray Tune's folder of a trial is named by its id, as trials/<id>/ is
-
-
-def trial_lines(spec: SweepSpec) -> Any:
-    """A Tune callback: one console line per finished or failed trial."""
-    from ray import tune
-
-    class Lines(tune.Callback):
-        def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-            result = trial.last_result or {}
-            state = "done" if result.get(COMPLETE) else "stopped by the pruner"
-            print(f"[sweep] trial {trial.trial_id} ({trial_label(trial.config)}): {state}, {spec.metric} "
-                  f"{result.get(OBJECTIVE, float('nan')):.2f}", file=sys.stderr, flush=True)
-
-        def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-            print(f"[sweep] trial {trial.trial_id} ({trial_label(trial.config)}): failed, see "
-                  f"{spec.trial_dir(trial.trial_id)}", file=sys.stderr, flush=True)
-
-    return Lines()
-
-
-def _tune_status(grid: Any) -> dict[str, dict[str, Any]]:
-    """Ray Tune's view of each trial: ``{trial_id: {'error': str | None, 'last': last result}}``."""
-    out = {}
-    for result in grid:
-        metrics = result.metrics or {}
-        out[Path(result.path).name] = {"error": None if result.error is None else _error_line(result.error),
-                              "last": {k: metrics.get(k) for k in (OBJECTIVE, "env_step", COMPLETE)},
-                              "config": result.config}
-    return out
-
-
-def _error_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    found = [line for line in text if "Error" in line or "error:" in line]
-    return (found[-1] if found else (text[-1] if text else type(error).__name__)).strip()
-
-
-def write_results(spec: SweepSpec, tune_status: Mapping[str, Mapping[str, Any]], ray_address: str | None = None
-                  ) -> dict[str, Any]:
-    """``sweep.json``, ``results.md`` and ``best_config.py`` from the trials' ``trial.json`` files (and Ray Tune's
-    statuses: a trial without a finished record was stopped by the pruner or failed)."""
-    from ding_lite.config import save_config
-    from ding_lite.entry.common import load_config, write_json
-
-    folder = Path(spec.sweep_dir)
-    trials = []
-    for path in sorted((folder / "trials").glob("*/trial.json")):
-        data = json.loads(path.read_text())
-        status = tune_status.get(data["trial_id"], {})
-        if data["status"] != "done":
-            data["status"] = "failed" if status.get("error") else ("pruned" if status else "unfinished")
-            data["error"] = status.get("error")
-            data["objective"] = (status.get("last") or {}).get(OBJECTIVE) if status.get("last") else None
-        trials.append(data)
-    sign = -1.0 if spec.mode == "max" else 1.0
-    trials.sort(key=lambda t: (t["status"] != "done", t["objective"] is None,
-                               sign * t["objective"] if t["objective"] is not None else 0.0, t["trial_id"]))
-    best = trials[0] if trials and trials[0]["status"] == "done" else None
-    summary: dict[str, Any] = {"spec": asdict(spec), "metric": spec.metric, "mode": spec.mode,
-                               "ray_address": ray_address, "trials": trials, "best": best}
-    if best is not None:
-        cfg = load_config(spec.config, strict=spec.strict,
-                          overrides=[*spec.overrides, *(override(k, v) for k, v in best["params"].items())])
-        cfg.exp_name = str(folder / "best")
-        save_config(cfg, folder / "best_config.py")
-        summary["best_config"] = str(folder / "best_config.py")
-        summary["command"] = reproduce_command(spec, folder / "best_config.py")
-    write_json(folder / SWEEP_FILE, summary)
-    table = results_table(spec, trials)
-    (folder / "results.md").write_text(table + "\n")
-    return summary
-
-
-def reproduce_command(spec: SweepSpec, best_config: Path) -> str:
-    """The ``-m serial`` command that reruns the best trial's seeds with its budget."""
-    words = ["ding_lite", "-m", "serial", "-c", str(best_config), *(f"-s {s}" for s in spec.seeds)]
-    words += [f"--max-env-step {spec.max_env_step}"] if spec.max_env_step is not None else []
-    words += [f"--max-train-iter {spec.max_train_iter}"] if spec.max_train_iter is not None else []
-    return " ".join(words)
-
-
-def results_table(spec: SweepSpec, trials: Sequence[Mapping[str, Any]]) -> str:
-    """Markdown, one row per trial, best first: rank, values, status, objective (mean ± sd over seeds) and each
-    seed's value."""
-    keys = [d.partition("=")[0].strip() for d in spec.space]
-    head = ["rank", "trial", *keys, "status", f"{spec.metric} ({spec.mode})", "per seed"]
-    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
-    for rank, t in enumerate(trials, 1):
-        per_seed = t.get("per_seed") or []
-        if t["status"] == "done" and len(per_seed) > 1:
-            objective = f"{t['objective']:.2f} ± {statistics.stdev(per_seed):.2f}"
-        else:
-            objective = "-" if t["objective"] is None else f"{t['objective']:.2f}"
-        if t["status"] == "pruned":
-            objective += " (first seed, at the cut)"
-        cells = [str(rank), t["trial_id"], *(_cell(t["params"].get(k)) for k in keys), t["status"], objective,
-                 ", ".join(f"{v:.2f}" for v in per_seed) or "-"]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def _cell(value: Any) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
+    return write_results(spec, tune_status(grid), address_used)
 
 
 # ---- command line ----------------------------------------------------------------------------------------------
 def build_sweep_parser() -> argparse.ArgumentParser:
     """The ``ding_lite -m sweep`` command line."""
-    from ding_lite.cli import _OneLineParser, _positive, _positive_float, _seed
-
-    parser = _OneLineParser(prog="ding_lite -m sweep", description="Hyperparameter search on Ray Tune: each trial "
+    parser = OneLineParser(prog="ding_lite -m sweep", description="Hyperparameter search on Ray Tune: each trial "
                             "runs the config over the seeds with its values set; results sorted by the objective.")
     parser.add_argument("-m", "--mode", choices=["sweep"], default="sweep", help=argparse.SUPPRESS)
     parser.add_argument("-c", "--config", required=True, help="config file")
-    parser.add_argument("-s", "--seed", type=_seed, action="append", help="seed of each trial's runs; repeat for "
+    parser.add_argument("-s", "--seed", type=seed_arg, action="append", help="seed of each trial's runs; repeat for "
                         "several (default 0)")
     parser.add_argument("--space", action="append", default=[], metavar="KEY=SPEC", help="a swept key: "
                         "KEY=[V1,V2,...], or for random/optuna search uniform(LOW,HIGH), loguniform(LOW,HIGH), "
                         "randint(LOW,HIGH), choice(V1,V2,...); repeat for several")
     parser.add_argument("--search", default="grid", choices=["grid", "random", "optuna"], help="search algorithm "
                         "(default grid)")
-    parser.add_argument("--num-samples", type=_positive, default=None, help="trials (random, optuna; default 8) or "
+    parser.add_argument("--num-samples", type=positive_int, default=None, help="trials (random, optuna; default 8) or "
                         "repeats of the grid (default 1)")
     parser.add_argument("--metric", default="eval_return", help=f"objective, a result.json number: "
                         f"{', '.join(METRICS)} (default eval_return, the last evaluation's return)")
@@ -473,19 +108,20 @@ def build_sweep_parser() -> argparse.ArgumentParser:
                         help="maximise or minimise the objective (default: max for returns, min for env_step)")
     parser.add_argument("--pruner", default=None, choices=PRUNERS, help="stop trials that trail at the same env "
                         "step (default asha for optuna search, none otherwise)")
-    parser.add_argument("--prune-after", type=_positive, default=None, metavar="ENV_STEPS", help="env steps before the "
-                        "first pruning decision (default a quarter of --max-env-step)")
-    parser.add_argument("--max-env-step", type=_positive, default=None, help="env-step budget of each run")
-    parser.add_argument("--max-train-iter", type=_positive, default=None, help="train-iteration budget of each run")
+    parser.add_argument("--prune-after", type=positive_int, default=None, metavar="ENV_STEPS",
+                        help="env steps before the first pruning decision (default a quarter of --max-env-step)")
+    parser.add_argument("--max-env-step", type=positive_int, default=None, help="env-step budget of each run")
+    parser.add_argument("--max-train-iter", type=positive_int, default=None, help="train-iteration budget of each run")
     parser.add_argument("--exp-name", default=None, help="sweep folder (default <config exp_name>_sweep)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="a config value of every trial (repeatable)")
     parser.add_argument("--address", default=None, help="Ray cluster to join, 'auto' or HOST:PORT (default: start a "
                         "local Ray instance)")
-    parser.add_argument("--num-cpus", type=_positive, default=None, help="CPUs of the local Ray instance (default all)")
-    parser.add_argument("--cpus-per-trial", type=_positive_float, default=1.0, help="CPUs Ray reserves per trial "
+    parser.add_argument("--num-cpus", type=positive_int, default=None,
+                        help="CPUs of the local Ray instance (default all)")
+    parser.add_argument("--cpus-per-trial", type=positive_float, default=1.0, help="CPUs Ray reserves per trial "
                         "(default 1)")
-    parser.add_argument("--search-seed", type=_seed, default=0, help="seed of the random and optuna searches")
+    parser.add_argument("--search-seed", type=seed_arg, default=0, help="seed of the random and optuna searches")
     parser.add_argument("--resume", action="store_true", help="continue the sweep in --exp-name")
     parser.add_argument("--strict", action="store_true", help="unknown config keys are errors, not warnings")
     return parser
@@ -493,7 +129,7 @@ def build_sweep_parser() -> argparse.ArgumentParser:
 
 def sweep_command(argv: Sequence[str]) -> None:
     """Run ``ding_lite -m sweep ...``: the results table to stdout, progress lines to stderr."""
-    from ding_lite.entry.common import load_config
+    from ding_lite.build import load_config
 
     args = build_sweep_parser().parse_args(list(argv))
     config = Path(args.config).resolve()

@@ -9,7 +9,7 @@ import gymnasium as gym
 
 from ding_lite.envs.spaces import with_encoded_observations
 from ding_lite.errors import ConfigError, EnvError
-from ding_lite.registry import ENV, ENV_MANAGER, closest_match, import_modules
+from ding_lite.registry import ENV, closest_match, import_modules
 
 # Keys every env section has, whatever its type (merged under the env type's own ``config``).
 ENV_SECTION_DEFAULTS: dict[str, Any] = dict(
@@ -83,24 +83,3 @@ def build_env(env_cfg: Mapping[str, Any]) -> gym.Env:
     except ConfigError:
         env.close()
         raise
-
-
-def build_env_manager(env_cfg: Mapping[str, Any], env_num: int, seed: int | None = None) -> Any:
-    """Build the section's env manager over ``env_num`` envs, seeded with ``seed`` (env i gets seed + i); with
-    ``env.variations`` each env plays its share of the variations (see :mod:`ding_lite.envs.variations`)."""
-    from ding_lite.envs.variations import variation_env_fns
-
-    manager_cfg = env_cfg.get("manager") or {}
-    manager_type = ENV_MANAGER.get(manager_cfg.get("type", "base"))
-    from_env_config = getattr(manager_type, "from_env_config", None)  # a manager that makes its envs (envpool)
-    if from_env_config is not None:
-        if env_cfg.get("variations") is not None:
-            raise ConfigError(f"env.variations needs an env manager that builds its envs one by one (base, "
-                              f"subprocess); env.manager.type={manager_cfg.get('type')!r} makes its own")
-        manager = from_env_config(env_cfg, env_num, manager_cfg)
-    else:
-        fns = variation_env_fns(env_cfg, env_num) or [env_fn(env_cfg) for _ in range(env_num)]
-        manager = manager_type(fns, manager_cfg)
-    if seed is not None:
-        manager.seed(seed)
-    return manager

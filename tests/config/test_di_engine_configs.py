@@ -10,10 +10,10 @@ import pytest
 import torch
 from easydict import EasyDict
 
+from ding_lite.build import build, load_config
 from ding_lite.config import compile_config
 from ding_lite.config.compile import ignored_keys
 from ding_lite.data.buffer import UniformBuffer
-from ding_lite.entry.common import build, load_config
 from ding_lite.errors import ConfigError
 
 pytestmark = pytest.mark.unittest

@@ -11,8 +11,8 @@ import pytest
 import torch
 from conftest import run_cli
 
+from ding_lite.build import build, build_env_managers, load_config
 from ding_lite.config.compile import ignored_keys
-from ding_lite.entry.common import build, build_env_managers, load_config
 
 pytestmark = pytest.mark.unittest
 

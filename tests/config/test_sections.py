@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from ding_lite.build import build
 from ding_lite.config.compile import COMPONENT_SECTIONS, compile_config
 from ding_lite.data.buffer import UniformBuffer
 from ding_lite.data.prioritized import PrioritizedBuffer
-from ding_lite.entry.common import build
 from ding_lite.errors import ConfigError
 from ding_lite.registry import CONFIG_SECTION_REGISTRY
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from conftest import DIZOO_CARTPOLE
 
+from ding_lite.build import load_config
 from ding_lite.config import compile_config, config_to_source, read_config, save_config
-from ding_lite.entry.common import load_config
 from ding_lite.entry.serial import serial_pipeline
 
 pytestmark = pytest.mark.unittest

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT
 
+from ding_lite.build import load_config
 from ding_lite.cli import build_parser
-from ding_lite.entry.common import load_config
 from ding_lite.entry.plot import build_plot_parser
 from ding_lite.entry.sweep import build_sweep_parser
 from ding_lite.errors import DingLiteError

@@ -10,8 +10,8 @@ import pytest
 import torch
 from conftest import DIZOO_CARTPOLE, REPO_ROOT, run_cli
 
+from ding_lite.build import build
 from ding_lite.config import compile_config
-from ding_lite.entry.common import build
 from ding_lite.utils.checkpoint import save_checkpoint
 
 pytestmark = pytest.mark.unittest

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from ding_lite.entry.gsl_parts import (
+from ding_lite.errors import ConfigError
+from ding_lite.gsl.plateau import (
     PlateauDetector,
     PlateauEvaluator,
     keep_successful,
@@ -11,7 +12,6 @@ from ding_lite.entry.gsl_parts import (
     step_accounting,
     worst_variations,
 )
-from ding_lite.errors import ConfigError
 from ding_lite.worker.evaluator import InteractionEvaluator
 
 pytestmark = pytest.mark.unittest

@@ -1,4 +1,4 @@
-"""``-m plot`` on a GSL folder (ding_lite/entry/gsl_plot.py): the generalist's phases on one env-step axis, phase II
+"""``-m plot`` on a GSL folder (ding_lite/plot/gsl.py): the generalist's phases on one env-step axis, phase II
 after every env step of phase I, the specialists and the demos; a run still in phase I; the summary row."""
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ding_lite.entry.plot import collect_groups, group_summary, plot_pipeline
+from ding_lite.entry.plot import plot_pipeline
+from ding_lite.plot.runs import collect_groups, group_summary
 from ding_lite.utils.events import RunScalars, ScalarSeries
 from ding_lite.utils.log import ExperimentLogger
 
@@ -78,7 +79,7 @@ def test_a_gsl_run_still_in_phase_one_is_drawn_and_counted_as_running(tmp_path: 
 
 
 def test_join_scalars_shifts_the_second_series_by_its_kind_of_step() -> None:
-    from ding_lite.entry.gsl_plot import join_scalars  # here: the other tests go through -m plot's own entry
+    from ding_lite.plot.gsl import join_scalars  # here: the other tests go through -m plot's own entry
 
     first = RunScalars({"eval/return_mean": ScalarSeries([0, 10], [1.0, 2.0], [5.0, 6.0]),
                         "eval/return_mean_iter": ScalarSeries([0, 2], [1.0, 2.0], [5.0, 6.0])}, 5.0)

@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from ding_lite.build import build, fill_model_shapes_from_env, load_config
 from ding_lite.data.buffer import UniformBuffer
-from ding_lite.entry.common import build, fill_model_shapes_from_env, load_config
+from ding_lite.distributed.actors import CollectorShell, EvaluatorShell
+from ding_lite.distributed.remote import ActorFactory
 from ding_lite.entry.parallel import PARALLEL_CONFIG, check_parallel_config, parallel_pipeline
-from ding_lite.entry.parallel_actors import CollectorShell, EvaluatorShell
-from ding_lite.entry.parallel_remote import ActorFactory
 from ding_lite.entry.serial import serial_pipeline
 from ding_lite.errors import ConfigError, PluginImportError, WorkerError
 from ding_lite.registry import BUFFER
@@ -482,7 +482,7 @@ def test_env_restarts_inside_the_evaluator_actor_reach_the_run_result(local_ray,
 @pytest.mark.unittest
 def test_ray_older_than_token_authentication_is_refused(monkeypatch):
     ray = pytest.importorskip("ray")
-    from ding_lite.entry.parallel_session import import_ray
+    from ding_lite.distributed.session import import_ray
 
     monkeypatch.setattr(ray, "__version__", "2.58.1")
     with pytest.raises(PluginImportError, match=re.escape("needs Ray >= 2.59, whose local instances use token "
@@ -521,7 +521,7 @@ def test_address_where_nothing_listens_fails_fast_in_one_line(tmp_path):
 @pytest.mark.unittest
 def test_an_address_that_never_answers_is_given_up_after_the_probe_time(monkeypatch):
     pytest.importorskip("ray")
-    from ding_lite.entry import parallel_session
+    from ding_lite.distributed import session as parallel_session
 
     assert parallel_session.ADDRESS_PROBE_SECONDS == 5.0
     monkeypatch.setattr(parallel_session, "ADDRESS_PROBE_SECONDS", 0.5)  # the same wait, a tenth as long

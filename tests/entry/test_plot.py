@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import DIZOO_CARTPOLE, cli_env, run_cli
 
-from ding_lite.entry.plot import collect_groups, group_summary, plot_pipeline, seed_group_label
-from ding_lite.entry.plot_figure import PANELS, build_figure, panel_keys, stop_lines_to_draw
+from ding_lite.entry.plot import plot_pipeline
+from ding_lite.plot.figure import PANELS, build_figure, panel_keys, stop_lines_to_draw
+from ding_lite.plot.runs import collect_groups, group_summary, seed_group_label
 
 pytest.importorskip("matplotlib")
 pytestmark = pytest.mark.unittest
@@ -139,7 +140,7 @@ def test_dpi_and_vector_output(runs: Path, tmp_path: Path) -> None:
 
 def test_matplotlib_is_imported_only_to_draw(tmp_path: Path) -> None:
     code = ("import sys, ding_lite.cli, ding_lite.entry.plot; "
-            "sys.exit('matplotlib' in sys.modules or 'ding_lite.entry.plot_figure' in sys.modules)")
+            "sys.exit('matplotlib' in sys.modules or 'ding_lite.plot.figure' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=cli_env(), capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 

@@ -1,4 +1,4 @@
-"""The figure kinds of ``ding_lite -m plot`` (ding_lite/entry/plot_figure.py, plot_aggregate.py), each built from short
+"""The figure kinds of ``ding_lite -m plot`` (ding_lite/plot/figure.py, aggregate.py), each built from short
 real runs: axis labels from the table of known metrics, one colour per group in every panel (return, per-variation,
 Elo), the per-variation panel's mean, band and named worst variations, and the aggregate figure (normalised scores
 against gymnasium's own numbers, rliable's estimators, the stratified bootstrap, performance profiles) with its bad
@@ -14,17 +14,18 @@ import pytest
 import scipy.stats
 from conftest import DIZOO_CARTPOLE, REPO_ROOT
 
-from ding_lite.entry.plot import collect_groups, plot_pipeline
-from ding_lite.entry.plot_aggregate import (
+from ding_lite.entry.plot import plot_pipeline
+from ding_lite.entry.selfplay import selfplay_pipeline
+from ding_lite.entry.serial import serial_pipeline
+from ding_lite.errors import PlotInputError
+from ding_lite.plot.aggregate import (
     collect_scores,
     interval_estimates,
     performance_profiles,
     stratified_bootstrap,
 )
-from ding_lite.entry.plot_figure import build_figure, group_colors, metric_label, variation_curves, worst_variations
-from ding_lite.entry.selfplay import selfplay_pipeline
-from ding_lite.entry.serial import serial_pipeline
-from ding_lite.errors import PlotInputError
+from ding_lite.plot.figure import build_figure, group_colors, metric_label, variation_curves, worst_variations
+from ding_lite.plot.runs import collect_groups
 
 pytest.importorskip("matplotlib")
 pytestmark = pytest.mark.unittest
@@ -187,7 +188,7 @@ def test_aggregate_figure_and_table(task_runs: Path, tmp_path: Path) -> None:
     assert lines[2].startswith("| DQN | 2 | ") and lines[3].startswith("| PPO | 2 | ")
     assert "| CartPole-v1 | " in table and "(gymnasium reward_threshold)" in table
     assert (tmp_path / "agg.png").read_bytes()[:4] == b"\x89PNG"
-    from ding_lite.entry.plot_aggregate import draw_aggregate, profile_taus
+    from ding_lite.plot.aggregate import draw_aggregate, profile_taus
 
     found = collect_groups([], groups)
     agg = collect_scores(found)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import DIZOO_CARTPOLE, DIZOO_PENDULUM, run_cli
 
-from ding_lite.entry.common import load_config
+from ding_lite.build import load_config
 from ding_lite.utils.checkpoint import load_checkpoint
 
 pytestmark = pytest.mark.unittest

@@ -20,7 +20,7 @@ from conftest import DIZOO_CARTPOLE, cli_env, run_cli
 
 import ding_lite.entry.sweep  # noqa: F401 (registers the 'ray_tune' tracker)
 from ding_lite.cli import main
-from ding_lite.entry.sweep_space import parse_dimension, parse_space, trial_label, tune_space
+from ding_lite.sweep.space import parse_dimension, parse_space, trial_label, tune_space
 from ding_lite.utils.events import read_scalars
 
 pytestmark = pytest.mark.unittest

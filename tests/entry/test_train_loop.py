@@ -1,4 +1,4 @@
-"""The run around the train loop (ding_lite/entry/train_loop.py): budgets checked first, the saved config of a folder
+"""The run around the train loop (ding_lite/runtime/train_loop.py): budgets checked first, the saved config of a folder
 read as data only, every env worker restart of the run counted."""
 from __future__ import annotations
 

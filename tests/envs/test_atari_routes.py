@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("envpool")
 pytest.importorskip("ale_py")
 
-from ding_lite.envs.gym_env import build_env_manager  # noqa: E402
+from ding_lite.build import build_env_manager
 from ding_lite.envs.suites import AtariEnv  # noqa: E402
 
 pytestmark = pytest.mark.unittest

@@ -15,13 +15,12 @@ import pytest
 import torch
 from faulty_env import FaultyEnv, faulty_env_cfg
 
+from ding_lite.build import build, build_env_manager, build_env_managers
 from ding_lite.config import compile_config
 from ding_lite.data.batch import concat_batches
 from ding_lite.data.buffer import UniformBuffer
 from ding_lite.data.keys import DISCOUNT_N, NEXT_OBS_N, OBS
 from ding_lite.entry import serial_pipeline
-from ding_lite.entry.common import build, build_env_managers
-from ding_lite.envs import build_env_manager
 from ding_lite.errors import ConfigError, EnvError
 from ding_lite.registry import BUFFER
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from fake_envs import CountingEnv, RecordActions, counting_env_fns
 
-from ding_lite.envs import BaseEnvManager, build_env, build_env_manager
+from ding_lite.build import build_env_manager
+from ding_lite.envs import BaseEnvManager, build_env
 from ding_lite.envs.env_manager import action_to_env
 from ding_lite.errors import ConfigError
 

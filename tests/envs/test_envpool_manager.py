@@ -6,7 +6,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from ding_lite.envs.gym_env import build_env, build_env_manager
+from ding_lite.build import build_env_manager
+from ding_lite.envs.gym_env import build_env
 from ding_lite.errors import ConfigError
 
 pytest.importorskip("envpool")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from conftest import DIZOO_CARTPOLE, REPO_ROOT, run_cli
 
-from ding_lite.entry.common import build_env_managers, load_config
+from ding_lite.build import build_env_managers, load_config
 from ding_lite.entry.serial import serial_pipeline
 from ding_lite.envs.gym_env import build_env
 from ding_lite.envs.spaces import encode, encoded_space, needs_encoding

@@ -14,9 +14,9 @@ import pytest
 import torch
 from conftest import default_sigint
 
+from ding_lite.build import build, build_env_manager, build_env_managers
 from ding_lite.config import compile_config
-from ding_lite.entry.common import build, build_env_managers
-from ding_lite.envs import BaseEnvManager, SubprocessEnvManager, build_env_manager
+from ding_lite.envs import BaseEnvManager, SubprocessEnvManager
 from ding_lite.errors import ConfigError
 
 pytestmark = pytest.mark.unittest
@@ -164,7 +164,7 @@ def test_base_manager_unchanged_interface() -> None:
 ORPHAN_SCRIPT = textwrap.dedent("""
     import os, signal, sys, time
     import numpy as np
-    from ding_lite.envs import build_env_manager
+    from ding_lite.build import build_env_manager
     env = build_env_manager(dict(type="gymnasium", env_id="CartPole-v1", manager=dict(type="subprocess")), 3, 0)
     env.reset()
     env.step(np.zeros(3, dtype=np.int64))

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ding_lite.envs.gym_env import build_env, build_env_manager
+from ding_lite.build import build_env_manager
+from ding_lite.envs.gym_env import build_env
 
 pytestmark = pytest.mark.unittest
 

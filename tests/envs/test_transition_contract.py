@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from ding_lite.build import build, build_env_manager, import_plugins, load_config
 from ding_lite.data.keys import ACTION_MASK, OBSERVATION
 from ding_lite.data.rollout import settle
-from ding_lite.entry.common import build, import_plugins, load_config
-from ding_lite.envs.gym_env import build_env, build_env_manager, env_fn
+from ding_lite.envs.gym_env import build_env, env_fn
 from ding_lite.envs.variations import variation_env_fns
 from ding_lite.errors import ConfigError
 from ding_lite.league.arena import SelfPlayEnvManager

@@ -5,7 +5,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from ding_lite.envs.gym_env import build_env_manager
+from ding_lite.build import build_env_manager
 from ding_lite.envs.variations import VariationEnv, per_variation_table, variation_ids
 from ding_lite.errors import ConfigError
 from ding_lite.worker.evaluator import InteractionEvaluator

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
+from ding_lite.build import build_env_manager, load_config
 from ding_lite.data.keys import ACTION_MASK, NEXT_ACTION_MASK, OBSERVATION
-from ding_lite.entry.common import load_config
 from ding_lite.entry.selfplay import SelfPlayParts
-from ding_lite.envs.gym_env import build_env, build_env_manager
+from ding_lite.envs.gym_env import build_env
 from ding_lite.league.arena import SelfPlayEnvManager
 from ding_lite.league.opponents import FrozenPolicy, PlayerSet
 from ding_lite.worker.learner import BaseLearner

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
+from ding_lite.build import build, build_env_managers
 from ding_lite.config import compile_config
 from ding_lite.data.keys import ACTION, LOGIT, MASK, OBS_PLUS_1, REWARD, TERMINATED
-from ding_lite.entry.common import build, build_env_managers
 from ding_lite.errors import ConfigError
 
 pytestmark = pytest.mark.unittest

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
+from ding_lite.build import build, build_env_managers, fill_model_shapes
 from ding_lite.config import compile_config
-from ding_lite.entry.common import build, build_env_managers, fill_model_shapes
 from ding_lite.envs.env_manager import StepResult
 from ding_lite.errors import ConfigError
 from ding_lite.policy.base_policy import resolve_discount_factor
@@ -91,7 +91,7 @@ def _train_batch(cfg, samples: dict) -> dict:
     """On-policy policies learn from the collect itself; off-policy ones from a buffer sample."""
     if cfg.policy.on_policy:
         return samples
-    from ding_lite.entry.common import build
+    from ding_lite.build import build
 
     buf = build(cfg, "policy.other.replay_buffer", seed=0)
     buf.push(samples)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
+from ding_lite.build import build
 from ding_lite.config import compile_config
-from ding_lite.entry.common import build
 
 pytestmark = pytest.mark.unittest
 

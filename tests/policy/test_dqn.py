@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
+from ding_lite.build import build
 from ding_lite.config import compile_config
 from ding_lite.data.keys import ACTION, DISCOUNT_N, NEXT_OBS, NEXT_OBS_N, OBS, RETURN_N, REWARD, TERMINATED, TRUNCATED
-from ding_lite.entry.common import build
 
 pytestmark = pytest.mark.unittest
 

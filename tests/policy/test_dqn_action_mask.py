@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from ding_lite.build import build
 from ding_lite.config import compile_config
 from ding_lite.data.keys import (
     ACTION_MASK,
@@ -18,7 +19,6 @@ from ding_lite.data.keys import (
     TERMINATED,
     TRUNCATED,
 )
-from ding_lite.entry.common import build
 from ding_lite.policy import dqn as dqn_module
 from ding_lite.rl_utils.masks import MASKED_LOGIT
 

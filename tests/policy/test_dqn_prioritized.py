@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
+from ding_lite.build import build, build_env_managers
 from ding_lite.config import compile_config
 from ding_lite.data.keys import INDEX, PRIORITY, WEIGHT
 from ding_lite.data.prioritized import PrioritizedBuffer
 from ding_lite.entry import serial_pipeline
-from ding_lite.entry.common import build, build_env_managers
 from ding_lite.registry import BUFFER
 from dizoo.classic_control.cartpole.config.cartpole_dqn_config import create_config, main_config
 

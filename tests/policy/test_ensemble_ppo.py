@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
+from ding_lite.build import build, build_env_managers
 from ding_lite.config import compile_config
 from ding_lite.data.keys import ACTION, LOGP, MEMBER_LOGP, OBS
-from ding_lite.entry.common import build, build_env_managers
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.policy.ppo import action_distribution, deferred_ratio_stats
 from ding_lite.rl_utils.eppo import mixture_log_prob

@@ -7,9 +7,9 @@ import math
 import pytest
 import torch
 
+from ding_lite.build import build, build_env_managers, load_config
 from ding_lite.config import read_config
 from ding_lite.entry import serial_pipeline
-from ding_lite.entry.common import build, build_env_managers, load_config
 from ding_lite.errors import CheckpointError
 from ding_lite.model.ensemble_vac import ACTOR_PREFIXES, CRITIC_PREFIXES
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint

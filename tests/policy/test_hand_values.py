@@ -9,6 +9,7 @@ import pytest
 import torch
 from torch import nn
 
+from ding_lite.build import build
 from ding_lite.config import compile_config
 from ding_lite.data.keys import (
     ACTION,
@@ -26,7 +27,6 @@ from ding_lite.data.keys import (
     VALUE,
     WEIGHT,
 )
-from ding_lite.entry.common import build
 from ding_lite.model.templates import VAC, QNet
 from ding_lite.registry import POLICY
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from ding_lite.build import build
 from ding_lite.config import compile_config
 from ding_lite.data.keys import (
     ACTION,
@@ -23,7 +24,6 @@ from ding_lite.data.keys import (
     VALUE,
 )
 from ding_lite.data.rollout import settle
-from ding_lite.entry.common import build
 from ding_lite.rl_utils.gae import gae
 
 pytestmark = pytest.mark.unittest

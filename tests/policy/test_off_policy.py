@@ -8,9 +8,9 @@ import pytest
 import torch
 from qac_helpers import batch, continuous_policy
 
+from ding_lite.build import build
 from ding_lite.config import compile_config
 from ding_lite.data.keys import ACTION, OBS, PRIORITY, WEIGHT
-from ding_lite.entry.common import build
 
 pytestmark = pytest.mark.unittest
 

@@ -9,9 +9,9 @@ import torch
 from fake_envs import RecordActions
 from torch import nn
 
+from ding_lite.build import build
 from ding_lite.config import compile_config
 from ding_lite.data.keys import ACTION, ADV, LOGP, NEXT_OBS, OBS, RETURN, REWARD, TERMINATED, TRUNCATED, VALUE
-from ding_lite.entry.common import build
 from ding_lite.envs import BaseEnvManager
 from ding_lite.policy.ppo import action_distribution
 from ding_lite.registry import POLICY

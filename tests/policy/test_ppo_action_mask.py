@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
+from ding_lite.build import build
 from ding_lite.config import compile_config
 from ding_lite.data.keys import ACTION_MASK, NEXT_OBS, OBS, OBSERVATION, REWARD, TERMINATED, TRUNCATED
-from ding_lite.entry.common import build
 
 pytestmark = pytest.mark.unittest
 

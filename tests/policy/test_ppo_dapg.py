@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
+from ding_lite.build import build, fill_model_shapes
 from ding_lite.config import compile_config
 from ding_lite.data.demo import episodes_to_dataset, write_demo
 from ding_lite.data.keys import ACTION, ADV, LOGP, OBS, RETURN, VALID, VALUE
-from ding_lite.entry.common import build, fill_model_shapes
 from ding_lite.errors import ConfigError
 from ding_lite.policy.ppo import action_distribution
 from ding_lite.worker.learner import as_log_list, mean_log

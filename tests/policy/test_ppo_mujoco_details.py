@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import torch
 
+from ding_lite.build import build, build_env_managers
 from ding_lite.config import compile_config
 from ding_lite.data.keys import OBS, REWARD, VALUE
-from ding_lite.entry.common import build, build_env_managers
 from ding_lite.policy.ppo import DISC_RETURN
 from ding_lite.utils.checkpoint import load_checkpoint, save_checkpoint
 

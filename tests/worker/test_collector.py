@@ -146,7 +146,7 @@ def test_pipelined_rollout_equals_the_synchronous_one() -> None:
     """A manager whose env groups step apart (envpool's ``pipeline_groups``) gives the sample collector the same
     rollout as stepping all envs at once: each group's actions come from its own rows, each env one step per row."""
     pytest.importorskip("envpool")
-    from ding_lite.envs.gym_env import build_env_manager
+    from ding_lite.build import build_env_manager
 
     def rollout(groups: int) -> tuple[dict, list, list]:
         policy = RecordingPolicy()

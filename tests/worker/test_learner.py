@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
+from ding_lite.build import build
 from ding_lite.config import compile_config
 from ding_lite.data.keys import ACTION, ADV, LOGP, OBS, RETURN, VALUE
-from ding_lite.entry.common import build
 from ding_lite.utils.log import ExperimentLogger
 from ding_lite.worker.learner import BaseLearner, as_log_list, mean_log
 

@@ -23,7 +23,7 @@ from ding_lite.utils.atomic import atomic_write
 from ding_lite.utils.curves import band_over_seeds, hold_on_grid
 
 if TYPE_CHECKING:
-    from ding_lite.entry.plot import Group, Run
+    from ding_lite.plot.runs import Group, Run
 
 STOP_METRICS = ("eval/return_mean", "eval/return_mean_iter")  # metrics that the stop value is a level of
 STOP_LINE_MARGIN = 0.1  # the stop line is drawn where it lies within the data's range widened by this share of it

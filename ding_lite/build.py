@@ -1,11 +1,11 @@
-"""Building blocks shared by the pipelines: config loading, building every part, the experiment folder."""
+"""The build layer: a config resolved (loaded, compiled, model shapes filled and checked) and every component built
+from its config section (policy, buffer, collector, evaluator, env managers), for the pipelines and for users' own
+scripts."""
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -14,13 +14,12 @@ import gymnasium as gym
 import numpy as np
 from easydict import EasyDict
 
-from ding_lite.config import compile_config, read_config, save_config
+from ding_lite.config import compile_config, read_config
 from ding_lite.config.compile import SECTIONS_BY_PATH, CompiledConfig, section_at
-from ding_lite.envs.gym_env import build_env, build_env_manager
-from ding_lite.envs.variations import variation_ids
+from ding_lite.envs.gym_env import build_env, env_fn
+from ding_lite.envs.variations import variation_env_fns, variation_ids
 from ding_lite.errors import ConfigError
-from ding_lite.registry import ENV, add_config_folder, import_modules
-from ding_lite.utils.atomic import atomic_write
+from ding_lite.registry import ENV, ENV_MANAGER, add_config_folder, import_modules
 
 logger = logging.getLogger("ding_lite")
 
@@ -211,24 +210,20 @@ def import_plugins(cfg: Mapping[str, Any], where: str = "") -> None:
             import_plugins(value, f"{where}.{key}" if where else str(key))
 
 
-def experiment_dir(cfg: EasyDict, exp_name: str | None, seed: int, n_seeds: int) -> Path:
-    """``<exp_name>`` for a single seed; with several seeds from one command, one folder per seed: a trailing
-    ``_seed<K>`` of the name (DI-engine's habit) becomes ``_seed<seed>``, otherwise ``_seed<seed>`` is appended."""
-    name = str(exp_name if exp_name is not None else cfg.exp_name)
-    if Path(name).name in ("", ".", ".."):
-        where = "--exp-name" if exp_name is not None else "exp_name"
-        raise ConfigError(f"{where} {name!r} names no folder of its own: give the experiment a name, e.g. "
-                          f"--exp-name cartpole_dqn")
-    if n_seeds > 1:
-        name = re.sub(r"_seed\d+$", "", name) + f"_seed{seed}"
-    return Path(name)
-
-
-def write_json(path: Path, data: Mapping[str, Any]) -> None:
-    """Write JSON atomically (temp file + rename)."""
-    atomic_write(path, lambda f: f.write((json.dumps(data, indent=2) + "\n").encode()))
-
-
-def prepare_exp_dir(exp_dir: Path, cfg: EasyDict) -> None:
-    """Create the experiment folder and save the compiled config in it (atomically: a full disk leaves none)."""
-    save_config(cfg, exp_dir / "total_config.py")
+def build_env_manager(env_cfg: Mapping[str, Any], env_num: int, seed: int | None = None) -> Any:
+    """Build the section's env manager over ``env_num`` envs, seeded with ``seed`` (env i gets seed + i); with
+    ``env.variations`` each env plays its share of the variations (see :mod:`ding_lite.envs.variations`)."""
+    manager_cfg = env_cfg.get("manager") or {}
+    manager_type = ENV_MANAGER.get(manager_cfg.get("type", "base"))
+    from_env_config = getattr(manager_type, "from_env_config", None)  # a manager that makes its envs (envpool)
+    if from_env_config is not None:
+        if env_cfg.get("variations") is not None:
+            raise ConfigError(f"env.variations needs an env manager that builds its envs one by one (base, "
+                              f"subprocess); env.manager.type={manager_cfg.get('type')!r} makes its own")
+        manager = from_env_config(env_cfg, env_num, manager_cfg)
+    else:
+        fns = variation_env_fns(env_cfg, env_num) or [env_fn(env_cfg) for _ in range(env_num)]
+        manager = manager_type(fns, manager_cfg)
+    if seed is not None:
+        manager.seed(seed)
+    return manager

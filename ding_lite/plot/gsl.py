@@ -13,24 +13,24 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ding_lite.entry.gsl_parts import DEMOS, PHASE1, PHASE2
-from ding_lite.entry.plot import Run, is_experiment, load_run
 from ding_lite.errors import PlotInputError
+from ding_lite.gsl.plateau import DEMOS, PHASE1, PHASE2
+from ding_lite.plot.folder import Run, is_run_folder, load_run_folder
 from ding_lite.utils.events import RunScalars, ScalarSeries
 
 
 def is_gsl_folder(path: Path) -> bool:
     """A folder that ``-m gsl`` wrote: its phase-I sub-experiment is there (from the run's first evaluation on)."""
-    return (path / PHASE1).is_dir() and is_experiment(path / PHASE1)
+    return (path / PHASE1).is_dir() and is_run_folder(path / PHASE1)
 
 
 def load_gsl_run(path: Path) -> Run:
     """The generalist of the GSL run in ``path`` as one :class:`Run`. Its ``result`` is phase II's with the env steps
     counted from the start of phase I (GSL's total), and empty while the GSL run is not finished."""
-    phase1 = load_run(path / PHASE1)
-    if not is_experiment(path / PHASE2):
+    phase1 = load_run_folder(path / PHASE1)
+    if not is_run_folder(path / PHASE2):
         return Run(path, phase1.scalars, {})
-    phase2 = load_run(path / PHASE2)
+    phase2 = load_run_folder(path / PHASE2)
     env_offset = env_steps_before_phase2(path)
     iter_offset = int(phase1.result.get("train_iter", _last_iter(phase1.scalars)))
     scalars = join_scalars(phase1.scalars, phase2.scalars, env_offset, iter_offset)

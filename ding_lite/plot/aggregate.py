@@ -29,7 +29,7 @@ import numpy as np
 from ding_lite.errors import PlotInputError
 
 if TYPE_CHECKING:
-    from ding_lite.entry.plot import Group, Run
+    from ding_lite.plot.runs import Group, Run
 
 SCORES = {"last": "eval_return", "final_eval": "final_eval_return", "best": "best_eval_return"}  # --score -> key
 RANDOM_EPISODES = 20  # episodes of the random policy that define a task's normalised 0
@@ -297,7 +297,7 @@ def draw_aggregate(agg: Aggregate, intervals: Mapping[str, Mapping[str, tuple[fl
                    colors: Mapping[str, Any], title: str | None = None) -> Any:
     """The aggregate figure: one interval panel per metric (a bar per group from the interval's low to its high, a
     tick at the point estimate) and the performance profiles with their bands, each group in its colour."""
-    from ding_lite.entry.plot_figure import _matplotlib
+    from ding_lite.plot.figure import _matplotlib
 
     Figure, FigureCanvasAgg = _matplotlib()
     labels = list(agg.scores)
@@ -333,7 +333,7 @@ def aggregate_pipeline(groups: Sequence[Group], output: Path, *, score: str = "l
                        title: str | None = None) -> str:
     """Scores, intervals and profiles of ``groups`` over their tasks, drawn into ``output``; returns the markdown
     tables. Every input is checked before the figure is written."""
-    from ding_lite.entry.plot_figure import group_colors, save_figure
+    from ding_lite.plot.figure import group_colors, save_figure
 
     if reps < 100:
         raise PlotInputError(f"--reps {reps}: use at least 100 bootstrap resamples (a few thousand for a paper)")

@@ -14,10 +14,9 @@ from typing import Any, NamedTuple
 
 from easydict import EasyDict
 
+from ding_lite.build import EVAL_SEED_OFFSET, build, build_env_manager, build_evaluator, import_plugins
 from ding_lite.data.batch import Batch
-from ding_lite.entry.common import EVAL_SEED_OFFSET, build, build_evaluator, import_plugins
 from ding_lite.envs.env_manager import EpisodeEnd
-from ding_lite.envs.gym_env import build_env_manager
 from ding_lite.utils.seed import set_seed
 from ding_lite.utils.torch_setup import configure_torch
 from ding_lite.worker.evaluator import EvalResult

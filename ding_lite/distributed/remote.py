@@ -1,6 +1,6 @@
 """Driver-side stand-ins for the Ray actors of the parallel pipeline: the weights in Ray's object store, the factory
 that starts, replaces (within each slot's failure budget) and closes the actors, and the collector and evaluator
-objects the train loop drives as it drives local workers (:class:`~ding_lite.entry.parts.TrainingParts`).
+objects the train loop drives as it drives local workers (:class:`~ding_lite.runtime.parts.TrainingParts`).
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ding_lite.data.batch import Batch, concat_batches
-from ding_lite.entry.parallel_actors import CollectorShell, CollectOutput, EvaluatorShell
-from ding_lite.entry.parallel_session import last_line
+from ding_lite.distributed.actors import CollectorShell, CollectOutput, EvaluatorShell
+from ding_lite.distributed.session import last_line
 from ding_lite.errors import WorkerError
 from ding_lite.utils.dicts import to_plain
 from ding_lite.utils.failure_budget import FailureBudget

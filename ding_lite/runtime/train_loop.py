@@ -1,5 +1,5 @@
 """What every training pipeline shares: the run's start (config, experiment folder, start checkpoint) and, once the
-pipeline has built its parts (:class:`~ding_lite.entry.parts.TrainingParts`: local workers in the serial pipeline,
+pipeline has built its parts (:class:`~ding_lite.runtime.parts.TrainingParts`: local workers in the serial pipeline,
 stand-ins for Ray actors in the parallel one), the learner, the train loop and ``result.json``."""
 from __future__ import annotations
 
@@ -8,20 +8,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ding_lite.build import EVAL_SEED_OFFSET, ConfigLike, build, load_config
 from ding_lite.config.compile import ignored_keys
 from ding_lite.config.reader import read_saved_config
-from ding_lite.entry.common import (
-    EVAL_SEED_OFFSET,
-    ConfigLike,
-    build,
-    experiment_dir,
-    load_config,
-    prepare_exp_dir,
-    write_json,
-)
-from ding_lite.entry.parts import TrainingParts
 from ding_lite.envs.variations import log_per_variation
 from ding_lite.errors import CheckpointError, ConfigError
+from ding_lite.runtime.experiment import experiment_dir, prepare_exp_dir, write_json
+from ding_lite.runtime.parts import TrainingParts
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
 from ding_lite.utils.claim import FolderClaim, claim_existing, claim_new
 from ding_lite.utils.events import drop_events_after
@@ -148,7 +141,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     """The part every training pipeline shares once its workers are built: learner over ``parts.policy``, optional
     checkpoint, experiment folder, logger, the train loop, ``result.json``.
 
-    ``parts`` (:class:`~ding_lite.entry.parts.TrainingParts`) holds ``policy``, ``collector``, ``evaluator``,
+    ``parts`` (:class:`~ding_lite.runtime.parts.TrainingParts`) holds ``policy``, ``collector``, ``evaluator``,
     ``buffer`` (None on-policy), ``attach(learner, logger)`` (called once both exist), ``stats()`` (extra entries of
     the result) and ``env_restarts()``. The serial pipeline's parts are local workers; the parallel pipeline's are
     driver-side stand-ins for Ray actors with the same methods.

@@ -1,0 +1,1 @@
+"""Generalist-specialist learning (GSL): the plateau evaluator that ends a phase and the phases' pieces."""

@@ -1,0 +1,37 @@
+"""The experiment folder: its name per seed, the compiled config saved in it, JSON written atomically."""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from easydict import EasyDict
+
+from ding_lite.config import save_config
+from ding_lite.errors import ConfigError
+from ding_lite.utils.atomic import atomic_write
+
+
+def experiment_dir(cfg: EasyDict, exp_name: str | None, seed: int, n_seeds: int) -> Path:
+    """``<exp_name>`` for a single seed; with several seeds from one command, one folder per seed: a trailing
+    ``_seed<K>`` of the name (DI-engine's habit) becomes ``_seed<seed>``, otherwise ``_seed<seed>`` is appended."""
+    name = str(exp_name if exp_name is not None else cfg.exp_name)
+    if Path(name).name in ("", ".", ".."):
+        where = "--exp-name" if exp_name is not None else "exp_name"
+        raise ConfigError(f"{where} {name!r} names no folder of its own: give the experiment a name, e.g. "
+                          f"--exp-name cartpole_dqn")
+    if n_seeds > 1:
+        name = re.sub(r"_seed\d+$", "", name) + f"_seed{seed}"
+    return Path(name)
+
+
+def write_json(path: Path, data: Mapping[str, Any]) -> None:
+    """Write JSON atomically (temp file + rename)."""
+    atomic_write(path, lambda f: f.write((json.dumps(data, indent=2) + "\n").encode()))
+
+
+def prepare_exp_dir(exp_dir: Path, cfg: EasyDict) -> None:
+    """Create the experiment folder and save the compiled config in it (atomically: a full disk leaves none)."""
+    save_config(cfg, exp_dir / "total_config.py")
