@@ -1,6 +1,6 @@
-"""The build layer: a config resolved (loaded, compiled, model shapes filled and checked) and every component built
-from its config section (policy, buffer, collector, evaluator, env managers), for the pipelines and for users' own
-scripts."""
+"""The build layer (see docs/architecture.md): a config resolved (loaded, compiled, model shapes filled and checked)
+and every component built from its config section (policy, buffer, collector, evaluator, env managers), for the
+pipelines and for users' own scripts."""
 from __future__ import annotations
 
 import logging
