@@ -1,4 +1,5 @@
-"""Generalized advantage estimation (Schulman et al. 2016, "High-Dimensional Continuous Control Using GAE")."""
+"""Generalized advantage estimation (Schulman et al. 2016, "High-Dimensional Continuous Control Using GAE"); the
+equations and the terminated/truncated rule are written out in docs/maths.md."""
 
 from __future__ import annotations
 

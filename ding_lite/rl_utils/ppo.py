@@ -1,4 +1,4 @@
-"""PPO losses (Schulman et al. 2017, "Proximal Policy Optimization Algorithms")."""
+"""PPO losses (Schulman et al. 2017, "Proximal Policy Optimization Algorithms"); equations in docs/maths.md."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Temporal-difference maths for value-based methods: n-step returns, double-Q targets, TD losses."""
+"""Temporal-difference maths for value-based methods: n-step returns, double-Q targets, TD losses (equations in
+docs/maths.md)."""
 
 from __future__ import annotations
 
