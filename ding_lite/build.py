@@ -152,12 +152,12 @@ def build(cfg: EasyDict, section: str, *args: Any, **kwargs: Any) -> Any:
 
 
 def build_evaluator(cfg: EasyDict, env_manager: Any, policy: Any, seed: int, n_episode: int | None = None,
-                    stop: bool = True) -> Any:
+                    stop: bool = True, best_return: float = -math.inf) -> Any:
     """The configured evaluator over ``env.n_evaluator_episode`` episodes (or ``n_episode``); ``stop=False``: it
-    never declares the stop value reached."""
+    never declares the stop value reached; ``best_return``: the best mean return before its first evaluation."""
     return build(cfg, "policy.eval.evaluator", env_manager, policy.eval_mode,
                  cfg.env.n_evaluator_episode if n_episode is None else n_episode,
-                 cfg.env.stop_value if stop else None, seed)
+                 cfg.env.stop_value if stop else None, seed, best_return=best_return)
 
 
 def build_env_managers(cfg: EasyDict, seed: int, collect: bool = True, evaluate: bool = True) -> tuple[Any, Any]:

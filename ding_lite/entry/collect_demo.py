@@ -10,8 +10,8 @@ import numpy as np
 
 from ding_lite.build import ConfigLike, build, build_env_managers, load_config
 from ding_lite.data.demo import episodes_to_dataset, write_demo
-from ding_lite.data.keys import ACTION, OBS, REWARD
-from ding_lite.envs.env_manager import EpisodeEnd, clip_action, episode_quota
+from ding_lite.data.keys import ACTION
+from ding_lite.envs.env_manager import EpisodeEnd
 from ding_lite.errors import CheckpointError, ConfigError, DingLiteError
 from ding_lite.runtime.experiment import experiment_dir
 from ding_lite.utils.atomic import check_writable
@@ -19,6 +19,7 @@ from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.utils.seed import set_seed
 from ding_lite.utils.torch_setup import configure_torch
+from ding_lite.worker.episodes import run_episodes
 
 POLICY_MODES = ("eval", "collect")
 
@@ -132,32 +133,8 @@ def success_rule(return_threshold: float | None, stop_value: float | None,
 def rollout_episodes(env_manager: Any, act: Callable[[np.ndarray], np.ndarray], n_episode: int) -> list[Episode]:
     """Run ``n_episode`` episodes (env i runs ``n_episode // N`` plus one of the remainder; later episodes of an env
     that is ahead are not counted) and return each with its steps. Box actions are stored as executed (clipped)."""
-    n_env = env_manager.env_num
-    quota = episode_quota(n_episode, n_env)
-    space = env_manager.action_space
-    obs_steps: list[np.ndarray] = []  # one (N, *obs_shape) array per step: batched over envs
-    action_steps: list[np.ndarray] = []
-    reward_steps: list[np.ndarray] = []
-    start = np.zeros(n_env, dtype=np.int64)  # step at which each env's current episode began
-    spans: list[tuple[int, int, int, EpisodeEnd]] = []  # (env, first step, end step, how it ended)
-    obs = env_manager.reset()
-    t = 0
-    while quota.any():
-        action = np.asarray(act(obs))
-        result = env_manager.step(action)
-        obs_steps.append(np.array(obs, copy=True))  # a manager may reuse its buffers
-        action_steps.append(clip_action(action, space))
-        reward_steps.append(result.reward)
-        t += 1
-        for end in result.episodes:
-            if quota[end.env_id] > 0:
-                quota[end.env_id] -= 1
-                spans.append((end.env_id, int(start[end.env_id]), t, end))
-            start[end.env_id] = t
-        obs = result.obs
-    obs_tn, action_tn, reward_tn = np.stack(obs_steps), np.stack(action_steps), np.stack(reward_steps)
-    return [Episode({OBS: obs_tn[t0:t1, i], ACTION: action_tn[t0:t1, i], REWARD: reward_tn[t0:t1, i]}, end)
-            for i, t0, t1, end in spans]
+    run = run_episodes(env_manager, act, n_episode, record=True)
+    return [Episode(run.steps(k), end) for k, end in enumerate(run.ends) if end is not None]
 
 
 def _acting_fn(policy: Any, mode: str, ckpt: Path, state: dict[str, Any]) -> Callable[[np.ndarray], np.ndarray]:

@@ -54,7 +54,7 @@ from ding_lite.gsl.plateau import (
     worst_variations,
 )
 from ding_lite.runtime.experiment import experiment_dir, write_json
-from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint, load_policy_weights, save_checkpoint
 from ding_lite.utils.claim import claim_existing, claim_new
 from ding_lite.utils.dicts import deep_merge
 from ding_lite.utils.log import setup_console_logging
@@ -341,7 +341,7 @@ def evaluate_per_variation(cfg: Any, ckpt: Path, ids: list[int], seed: int) -> d
     _, env = build_env_managers(ecfg, seed, collect=False)
     try:
         policy = build(ecfg, "policy", enable_field=("eval",))
-        policy.eval_mode.load_state_dict({"model": load_checkpoint(ckpt)["policy"]["model"]})
+        load_policy_weights(policy.eval_mode, ckpt, model_only=True)
         return build_evaluator(ecfg, env, policy, seed + EVAL_SEED_OFFSET).eval().per_variation()
     finally:
         env.close()
@@ -391,7 +391,7 @@ def _demo_rollout(cfg: Any, ckpt: Path, subset: list[int], n_episode: int, seed:
     env, _ = build_env_managers(dcfg, seed, evaluate=False)
     try:
         policy = build(dcfg, "policy", enable_field=("eval",))
-        policy.eval_mode.load_state_dict({"model": load_checkpoint(ckpt)["policy"]["model"]})
+        load_policy_weights(policy.eval_mode, ckpt, model_only=True)
         steps = [0]
 
         def act(obs: Any) -> Any:

@@ -3,6 +3,7 @@ pipeline has built its parts (:class:`~ding_lite.runtime.parts.TrainingParts`: l
 stand-ins for Ray actors in the parallel one), the learner, the train loop and ``result.json``."""
 from __future__ import annotations
 
+import math
 import os
 import time
 from pathlib import Path
@@ -34,7 +35,8 @@ class RunStart:
     nothing (a refused start) is removed again, so that bad input changes nothing on disk."""
 
     def __init__(self, cfg: Any, seed: int, claim: FolderClaim, asked_dir: Path, ckpt_path: Path | None,
-                 resume: bool, budget: tuple[int | None, int | None], progress: bool, start: float) -> None:
+                 resume: bool, budget: tuple[int | None, int | None], progress: bool, start: float,
+                 best_return: float = -math.inf) -> None:
         self.cfg = cfg
         self.seed = seed
         self.claim = claim
@@ -45,6 +47,9 @@ class RunStart:
         self.max_env_step, self.max_train_iter = budget
         self.progress = progress
         self.start = start  # time.perf_counter() when the run began
+        # the start checkpoint's best mean eval return (-inf: a fresh start): the evaluator starts from it, so that
+        # ckpt_best is replaced only by a better policy
+        self.best_return = best_return
 
     def __enter__(self) -> RunStart:
         return self
@@ -81,7 +86,8 @@ def start_run(config: ConfigLike, seed: int, exp_dir: str | Path | None, resume:
         prepare_offscreen_rendering()  # before any env (and MuJoCo) is loaded
     set_seed(seed)
     configure_torch()
-    return RunStart(cfg, seed, claim, asked_dir, ckpt_path, resume, budget, progress, start)
+    best = -math.inf if ckpt_path is None else float(load_checkpoint(ckpt_path).get("best_eval_return", -math.inf))
+    return RunStart(cfg, seed, claim, asked_dir, ckpt_path, resume, budget, progress, start, best)
 
 
 def check_budget(name: str, value: int | None) -> int | None:
@@ -155,7 +161,6 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         replay.check_budget(run.max_env_step)
     if run.ckpt_path is not None:  # a checkpoint that does not fit the policy fails here, before anything is written
         learner.load_checkpoint(run.ckpt_path)
-        parts.evaluator.best_return = learner.best_eval_return  # ckpt_best is replaced only by a better policy
         if run.resume:
             record.resume_from(learner.loaded_run, run.ckpt_path, learner)
     # videos every video_every evaluations (None: off); an env that cannot render fails here, before any write
