@@ -20,6 +20,7 @@ from ding_lite.envs.gym_env import build_env, env_fn
 from ding_lite.envs.variations import variation_env_fns, variation_ids
 from ding_lite.errors import ConfigError
 from ding_lite.registry import ENV, ENV_MANAGER, add_config_folder, import_modules
+from ding_lite.utils.seed import SeedPlan
 
 logger = logging.getLogger("ding_lite")
 
@@ -165,7 +166,7 @@ def build_env_managers(cfg: EasyDict, seed: int, collect: bool = True, evaluate:
     check_env_config(cfg.env)
     collector_env = build_env_manager(cfg.env, cfg.env.collector_env_num, seed) if collect else None
     try:
-        evaluator_env = build_env_manager(cfg.env, cfg.env.evaluator_env_num, seed + EVAL_SEED_OFFSET) \
+        evaluator_env = build_env_manager(cfg.env, cfg.env.evaluator_env_num, SeedPlan(seed).evaluator) \
             if evaluate else None
     except BaseException:
         if collector_env is not None:
@@ -183,9 +184,6 @@ def build_env_managers(cfg: EasyDict, seed: int, collect: bool = True, evaluate:
                 env.close()
         raise
     return collector_env, evaluator_env
-
-
-EVAL_SEED_OFFSET = 1000  # eval envs get other seeds than the collector's
 
 
 def fill_model_shapes_from_env(cfg: EasyDict) -> None:

@@ -17,6 +17,7 @@ from ding_lite.distributed.session import last_line
 from ding_lite.errors import WorkerError
 from ding_lite.utils.dicts import to_plain
 from ding_lite.utils.failure_budget import FailureBudget
+from ding_lite.utils.seed import SeedPlan
 from ding_lite.worker.evaluator import EvalResult
 from ding_lite.worker.tracker import BestReturnTracker
 
@@ -94,7 +95,7 @@ class ActorFactory:
 
     def collector(self, slot: int) -> Any:
         """Start the collector actor of ``slot`` (the k-th collector started gets seed + k * collector_env_num)."""
-        seed = self.seed + self.created * self.env_num
+        seed = SeedPlan(self.seed).collector_actor(self.created, self.env_num)
         self.created += 1
         return self._start(f"collector{slot}", self.collector_cls, seed, lambda: self.collector(slot))
 

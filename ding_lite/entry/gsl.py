@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.build import (
-    EVAL_SEED_OFFSET,
     ConfigLike,
     build,
     build_env_managers,
@@ -58,6 +57,7 @@ from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint, load_
 from ding_lite.utils.claim import claim_existing, claim_new
 from ding_lite.utils.dicts import deep_merge
 from ding_lite.utils.log import setup_console_logging
+from ding_lite.utils.seed import SeedPlan
 
 
 def gsl_pipeline(config: ConfigLike, seed: int = 0, *, exp_dir: str | Path | None = None, resume: bool = False,
@@ -304,7 +304,7 @@ def run_specialists(cfg: Any, root: Path, subsets: list[list[int]], seed: int, a
         ray = import_ray()
         with ray_session(ray, address, cfg.gsl.ray_num_cpus):
             _train_on_actors(ray, cfg, root, subsets, todo, seed)
-    return [train_specialist(cfg, root, k, s, seed + 1 + k, progress) for k, s in enumerate(subsets)]
+    return [train_specialist(cfg, root, k, s, SeedPlan(seed).specialist(k), progress) for k, s in enumerate(subsets)]
 
 
 def _train_on_actors(ray: Any, cfg: Any, root: Path, subsets: list[list[int]], todo: list[int], seed: int) -> None:
@@ -318,7 +318,7 @@ def _train_on_actors(ray: Any, cfg: Any, root: Path, subsets: list[list[int]], t
 
     def give(actor: Any) -> None:
         k = waiting.pop(0)
-        pending[actor.train.remote(cfg, str(root), k, subsets[k], seed + 1 + k)] = actor
+        pending[actor.train.remote(cfg, str(root), k, subsets[k], SeedPlan(seed).specialist(k))] = actor
 
     try:
         for actor in actors[:len(waiting)]:
@@ -342,7 +342,7 @@ def evaluate_per_variation(cfg: Any, ckpt: Path, ids: list[int], seed: int) -> d
     try:
         policy = build(ecfg, "policy", enable_field=("eval",))
         load_policy_weights(policy.eval_mode, ckpt, model_only=True)
-        return build_evaluator(ecfg, env, policy, seed + EVAL_SEED_OFFSET).eval().per_variation()
+        return build_evaluator(ecfg, env, policy, SeedPlan(seed).evaluator).eval().per_variation()
     finally:
         env.close()
 

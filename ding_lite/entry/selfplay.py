@@ -9,7 +9,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from ding_lite.build import EVAL_SEED_OFFSET, ConfigLike, build, build_env_manager, check_env_config, fill_model_shapes
+from ding_lite.build import ConfigLike, build, build_env_manager, check_env_config, fill_model_shapes
 from ding_lite.envs.gym_env import build_env
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.league.arena import LEARNER, SelfPlayEnvManager, check_learner_seat, check_seat_count
@@ -21,6 +21,7 @@ from ding_lite.league.pool import OpponentPool
 from ding_lite.registry import OPPONENT
 from ding_lite.runtime.train_loop import run_training, start_run
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
+from ding_lite.utils.seed import SeedPlan
 
 LEAGUE_KEY = "league"  # the league's entry in a learner checkpoint of a self-play run
 
@@ -109,6 +110,7 @@ class SelfPlayParts:
     def __init__(self, cfg: Any, seed: int, exp_dir: Path, resume_from: Path | None = None,
                  collect_here: bool = True, *, best_return: float = -math.inf) -> None:
         self.cfg, self.league = cfg, cfg.league
+        seeds = SeedPlan(seed)
         self.layout = probe_layout(cfg)
         self.pool = OpponentPool(exp_dir / "league", self.league, seed)
         self.resumed = resume_from is not None
@@ -119,12 +121,12 @@ class SelfPlayParts:
         masked = self.layout.has_mask
         act = str(self.league.snapshot_act)
         self.players = PlayerSet(self._frozen_policy, self._snapshot, seed, masked, act)
-        self.eval_players = PlayerSet(self._frozen_policy, self._snapshot, seed + 1, masked, act)
+        self.eval_players = PlayerSet(self._frozen_policy, self._snapshot, seeds.eval_players, masked, act)
         for name in self.pool.snapshots:  # a resumed pool whose snapshots do not fit the network fails here
             self.eval_players.get(name)
         self.eval_players.keep_only(set())
         self.collector_env: Any = None
-        self.evaluator_env = build_env_manager(cfg.env, cfg.env.evaluator_env_num, seed + EVAL_SEED_OFFSET)
+        self.evaluator_env = build_env_manager(cfg.env, cfg.env.evaluator_env_num, seeds.evaluator)
         try:
             if collect_here:  # the parallel pipeline collects in Ray actors instead
                 inner = build_env_manager(cfg.env, cfg.env.collector_env_num, seed)
@@ -138,7 +140,7 @@ class SelfPlayParts:
         self.evaluator = SelfPlayEvaluator(self.evaluator_env, self.layout, self.league.seats, self.eval_players,
                                            self.league.swap_seats, self.policy.eval_mode, self._eval_opponents,
                                            cfg.env.n_evaluator_episode, int(section.eval_freq), cfg.env.stop_value,
-                                           seed + EVAL_SEED_OFFSET, best_return=best_return,
+                                           seeds.evaluator, best_return=best_return,
                                            on_table=self.log_eval)
         self.collector: Any = None
         if collect_here:

@@ -6,10 +6,11 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ding_lite.build import EVAL_SEED_OFFSET, ConfigLike, build, build_env_managers, build_evaluator
+from ding_lite.build import ConfigLike, build, build_env_managers, build_evaluator
 from ding_lite.runtime.train_loop import run_training, start_run
 from ding_lite.utils.checkpoint import load_policy_weights
 from ding_lite.utils.log import ExperimentLogger
+from ding_lite.utils.seed import SeedPlan
 from ding_lite.worker.learner import BaseLearner
 
 
@@ -54,7 +55,7 @@ class _Parts:
         try:
             self.policy = build(cfg, "policy")
             self.collector = build(cfg, "policy.collect.collector", self.collector_env, self.policy.collect_mode)
-            self.evaluator = build_evaluator(cfg, self.evaluator_env, self.policy, seed + EVAL_SEED_OFFSET,
+            self.evaluator = build_evaluator(cfg, self.evaluator_env, self.policy, SeedPlan(seed).evaluator,
                                              best_return=best_return)
             self.buffer = None if cfg.policy.on_policy else build(cfg, "policy.other.replay_buffer", seed=seed)
         except BaseException:

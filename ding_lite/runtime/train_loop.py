@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ding_lite.build import EVAL_SEED_OFFSET, ConfigLike, build, load_config
+from ding_lite.build import ConfigLike, build, load_config
 from ding_lite.config.compile import ignored_keys
 from ding_lite.config.reader import read_saved_config
 from ding_lite.envs.variations import log_per_variation
@@ -20,7 +20,7 @@ from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
 from ding_lite.utils.claim import FolderClaim, claim_existing, claim_new
 from ding_lite.utils.events import drop_events_after
 from ding_lite.utils.log import TEXT_LOG, ExperimentLogger
-from ding_lite.utils.seed import set_seed
+from ding_lite.utils.seed import SeedPlan, set_seed
 from ding_lite.utils.torch_setup import configure_torch
 from ding_lite.utils.trackers import check_backends
 from ding_lite.worker.learner import BaseLearner
@@ -166,7 +166,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     # videos every video_every evaluations (None: off); an env that cannot render fails here, before any write
     videos = PeriodicVideos.from_config(cfg, exp_dir, parts.policy.eval_mode.state_dict,
                                         lambda: build(cfg, "policy", enable_field=("eval",)),
-                                        run.seed + EVAL_SEED_OFFSET)
+                                        SeedPlan(run.seed).evaluator)
     prepare_exp_dir(exp_dir, cfg)
     logger = learner.logger = ExperimentLogger(exp_dir, progress_total=run.max_env_step, progress=run.progress,
                                                cfg=cfg)
@@ -309,9 +309,6 @@ def _per_1k(count: int, env_step: int) -> float:
     return round(1000 * count / max(env_step, 1), 4)
 
 
-FINAL_EVAL_SEED_OFFSET = 2 * EVAL_SEED_OFFSET  # seeds neither the collector nor the periodic evaluations used
-
-
 def _final_eval(cfg: Any, parts: TrainingParts, learner: BaseLearner, seed: int) -> dict[str, Any]:
     """The best checkpoint (else the last policy) over ``policy.eval.final_episodes`` episodes on fresh seeds: the
     stop rule's few evaluation episodes can call a policy solved by luck; this number says how good it is."""
@@ -321,7 +318,7 @@ def _final_eval(cfg: Any, parts: TrainingParts, learner: BaseLearner, seed: int)
     best = learner.ckpt_dir / "ckpt_best.pth.tar" if learner.ckpt_dir is not None else None
     if best is not None and not best.is_file():
         best = None
-    out = parts.final_eval(n_episode, seed + FINAL_EVAL_SEED_OFFSET, best)
+    out = parts.final_eval(n_episode, SeedPlan(seed).final_eval, best)
     return {"final_eval_return": out.mean, "final_eval_std": out.std, "final_eval_episodes": len(out.returns),
             # relative to the experiment folder: runs that differ only in their folder have equal results
             "final_eval_checkpoint": "ckpt/ckpt_best.pth.tar" if best is not None else None}
