@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ding_lite.build import ConfigLike, build, build_env_managers, load_config
+from ding_lite.config.frozen import freeze
 from ding_lite.data.demo import episodes_to_dataset, write_demo
 from ding_lite.data.keys import ACTION
 from ding_lite.envs.env_manager import EpisodeEnd
@@ -79,6 +80,7 @@ def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Pa
     configure_torch()
     start = time.perf_counter()
     env_manager, _ = build_env_managers(cfg, seed, evaluate=False)
+    freeze(cfg)  # resolved (model shapes filled): the same values for every part from here on
     try:
         policy = build(cfg, "policy", enable_field=(mode,))
         act = _acting_fn(policy, mode, ckpt, state)

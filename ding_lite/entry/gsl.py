@@ -19,7 +19,6 @@ model.
 """
 from __future__ import annotations
 
-import copy
 import json
 import shutil
 import time
@@ -34,9 +33,9 @@ from ding_lite.build import (
     build_evaluator,
     fill_model_shapes_from_env,
     import_plugins,
-    load_config,
 )
 from ding_lite.config.compile import compile_config
+from ding_lite.config.frozen import freeze
 from ding_lite.data.demo import episodes_to_dataset, read_demo, write_demo
 from ding_lite.entry.collect_demo import rollout_episodes, success_rule
 from ding_lite.entry.serial import serial_pipeline
@@ -52,10 +51,11 @@ from ding_lite.gsl.plateau import (
     step_accounting,
     worst_variations,
 )
-from ding_lite.runtime.experiment import experiment_dir, write_json
+from ding_lite.gsl.state import GslState, PerVariation
+from ding_lite.runtime.experiment import write_json
+from ding_lite.runtime.train_loop import start_run
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint, load_policy_weights, save_checkpoint
-from ding_lite.utils.claim import claim_existing, claim_new
-from ding_lite.utils.dicts import deep_merge
+from ding_lite.utils.dicts import deep_merge, to_plain
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.utils.seed import SeedPlan
 
@@ -77,57 +77,56 @@ def gsl_pipeline(config: ConfigLike, seed: int = 0, *, exp_dir: str | Path | Non
 
         gsl_pipeline('dizoo/grid/maze/config/maze_gsl_config.py', seed=0)
     """
-    start = time.perf_counter()
-    cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
-    fill_model_shapes_from_env(cfg)  # every phase's policy and start checkpoint is built from these shapes
-    ids = check_gsl_config(cfg)
-    asked = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
     # the root folder is claimed and locked for the whole run, as each phase's own folder is (utils/claim.py)
-    claim = claim_existing(asked) if resume and asked.is_dir() else claim_new(asked)
-    try:
-        return _run_gsl(cfg, claim.path, ids, seed, resume, address, progress, start)
-    except BaseException:
-        claim.release(failed=True)
-        raise
-    finally:
-        claim.release()
+    with start_run(config, seed, exp_dir, resume, None, strict, overrides, progress=progress,
+                   check=_resolve_and_check, checkpoints=False) as run:
+        cfg = freeze(run.cfg)  # model shapes filled: every phase and start checkpoint builds the same model
+        ids = variation_ids(cfg.env) or []  # checked by _resolve_and_check
+        return _run_gsl(cfg, run.exp_dir, ids, seed, resume, address, progress, run.start)
+
+
+def _resolve_and_check(cfg: Any) -> None:
+    """Before the folder is claimed: the model shapes from one probe env, then every GSL check."""
+    fill_model_shapes_from_env(cfg)
+    check_gsl_config(cfg)
 
 
 def _run_gsl(cfg: Any, root: Path, ids: list[int], seed: int, resume: bool, address: str | None, progress: bool,
              start: float) -> dict[str, Any]:
     """The phases of :func:`gsl_pipeline` in its claimed folder ``root``."""
-    state: dict[str, Any] = _read_state(root) if resume else {}
-    state.update(variations=ids, seed=seed, phases_done=state.get("phases_done", []))
-    earlier = set(state["phases_done"])  # phases a resumed run finds done: kept, not redone
+    state = GslState.read(root, ids, seed) if resume else GslState(ids, seed)
+    earlier = set(state.phases_done)  # phases a resumed run finds done: kept, not redone
     log = setup_console_logging()
     g = cfg.gsl
     p1 = _run_phase(root / PHASE1, lambda r: serial_pipeline(
         phase1_config(cfg), seed, g.phase1_max_env_step, exp_dir=root / PHASE1, resume=r, progress=progress))
     _mark(root, state, PHASE1, env_step=p1["env_step"], ended_by=_phase1_end(p1))
-    if "phase1_per_variation" not in state:
-        state["phase1_per_variation"] = evaluate_per_variation(cfg, _final_ckpt(root / PHASE1), ids, seed)
-        low = worst_variations(state["phase1_per_variation"], g.n_low)
-        state.update(low_variations=low, specialist_subsets=split_variations(low, g.n_specialists))
+    if state.phase1_per_variation is None:
+        state.phase1_per_variation = evaluate_per_variation(cfg, _final_ckpt(root / PHASE1), ids, seed)
+        state.low_variations = worst_variations(state.phase1_per_variation, g.n_low)
+        state.specialist_subsets = split_variations(state.low_variations, g.n_specialists)
         _save_state(root, state)
+    subsets = state.specialist_subsets or []
     log.info(f"[gsl] phase I {_earlier(PHASE1, earlier)} ({p1['env_step']} env steps, ended by "
-             f"{state['phases'][PHASE1]['ended_by']}); specialists on {state['specialist_subsets']}")
-    _specialists(cfg, root, state, seed, address, progress, earlier)
-    if DEMOS not in state["phases_done"]:
-        state["demos"] = collect_gsl_demos(cfg, root, state["specialist_subsets"], ids, seed)
+             f"{state.phases[PHASE1]['ended_by']}); specialists on {subsets}")
+    specialists = _specialists(cfg, root, state, subsets, seed, address, progress, earlier)
+    if DEMOS not in state.phases_done:
+        state.demos = collect_gsl_demos(cfg, root, subsets, ids, seed)
         _mark(root, state, DEMOS)
-    log.info(f"[gsl] demos {_earlier(DEMOS, earlier)}: {state['demos']['n_episode_kept']} episodes, "
-             f"{state['demos']['n_step']} steps")
-    p2 = _run_phase(root / PHASE2, lambda r: _phase2(cfg, root, state["demos"]["files"], seed, r, progress))
+    demos = state.demos or {}
+    log.info(f"[gsl] demos {_earlier(DEMOS, earlier)}: {demos['n_episode_kept']} episodes, {demos['n_step']} steps")
+    p2 = _run_phase(root / PHASE2, lambda r: _phase2(cfg, root, demos["files"], seed, r, progress))
     _mark(root, state, PHASE2, env_step=p2["env_step"])
-    if "phase2_per_variation" not in state:
-        state["phase2_per_variation"] = evaluate_per_variation(cfg, _final_ckpt(root / PHASE2), ids, seed)
-    state["env_steps"] = step_accounting(p1["env_step"], [s["env_step"] for s in state["specialists"]],
-                                         state["demos"]["env_step"], p2["env_step"])
-    state.update(summary=_summary(state), wall_seconds=round(time.perf_counter() - start, 3), exp_dir=str(root))
+    if state.phase2_per_variation is None:
+        state.phase2_per_variation = evaluate_per_variation(cfg, _final_ckpt(root / PHASE2), ids, seed)
+    state.env_steps = step_accounting(p1["env_step"], [s["env_step"] for s in specialists], demos["env_step"],
+                                      p2["env_step"])
+    state.summary = _summary(state.phase1_per_variation, state.phase2_per_variation)
+    state.wall_seconds, state.exp_dir = round(time.perf_counter() - start, 3), str(root)
     _save_state(root, state)
-    log.info(f"[gsl] done: mean return {state['summary']['phase1']['return_mean']:.3f} -> "
-             f"{state['summary']['phase2']['return_mean']:.3f}, {state['env_steps']['total']} env steps; {root}")
-    return state
+    log.info(f"[gsl] done: mean return {state.summary['phase1']['return_mean']:.3f} -> "
+             f"{state.summary['phase2']['return_mean']:.3f}, {state.env_steps['total']} env steps; {root}")
+    return state.to_json()
 
 
 def _earlier(phase: str, earlier: set[str]) -> str:
@@ -135,19 +134,19 @@ def _earlier(phase: str, earlier: set[str]) -> str:
     return "kept from the earlier run" if phase in earlier else "done"
 
 
-def _specialists(cfg: Any, root: Path, state: dict[str, Any], seed: int, address: str | None, progress: bool,
-                 earlier: set[str]) -> None:
+def _specialists(cfg: Any, root: Path, state: GslState, subsets: list[list[int]], seed: int, address: str | None,
+                 progress: bool, earlier: set[str]) -> list[dict[str, Any]]:
     """Train the specialists (those a resumed run finds finished are kept) and mark each one done, in order."""
-    subsets = state["specialist_subsets"]
     results = run_specialists(cfg, root, subsets, seed, address, progress)
-    state["specialists"] = [{"variations": s, "env_step": r["env_step"], "eval_return": r["eval_return"]}
-                            for s, r in zip(subsets, results, strict=True)]
+    state.specialists = [{"variations": s, "env_step": r["env_step"], "eval_return": r["eval_return"]}
+                         for s, r in zip(subsets, results, strict=True)]
     names = [specialist_name(k) for k in range(len(subsets))]
-    for name, row in zip(names, state["specialists"], strict=True):
+    for name, row in zip(names, state.specialists, strict=True):
         _mark(root, state, name, env_step=row["env_step"], variations=row["variations"])
     kept = all(name in earlier for name in names)
     setup_console_logging().info(f"[gsl] specialists {'kept from the earlier run' if kept else 'done'} "
-                                 f"({[row['env_step'] for row in state['specialists']]} env steps)")
+                                 f"({[row['env_step'] for row in state.specialists]} env steps)")
+    return state.specialists
 
 
 def check_gsl_config(cfg: Any) -> list[int]:
@@ -183,8 +182,7 @@ def check_demo_env(path: str | Path, env_cfg: Mapping[str, Any]) -> None:
 
 def phase_config(cfg: Any, changes: Mapping[str, Any]) -> Any:
     """``cfg`` with ``changes`` merged in, compiled again (a new policy type gets its defaults, all is checked)."""
-    plain = json.loads(json.dumps(cfg, default=str))
-    plain.pop("gsl", None)
+    plain = {k: v for k, v in to_plain(cfg).items() if k != "gsl"}  # plain dicts; deep_merge copies them
     return compile_config(deep_merge(plain, changes), {}, strict=True)
 
 
@@ -411,29 +409,22 @@ def _phase1_end(result: Mapping[str, Any]) -> str:
     return "stop_value" if reached else "plateau"
 
 
-def _summary(state: Mapping[str, Any]) -> dict[str, Any]:
+def _summary(phase1: PerVariation, phase2: PerVariation) -> dict[str, Any]:
     """Mean return and success rate over all variations after phase I and after phase II."""
     out = {}
-    for phase in ("phase1", "phase2"):
-        rows = list(state[f"{phase}_per_variation"].values())
+    for phase, table in (("phase1", phase1), ("phase2", phase2)):
+        rows = list(table.values())
         succ = [r["success_rate"] for r in rows if r["success_rate"] is not None]
         out[phase] = {"return_mean": sum(r["return_mean"] for r in rows) / len(rows),
                       "success_rate": sum(succ) / len(succ) if succ else None}
     return out
 
 
-def _read_state(root: Path) -> dict[str, Any]:
-    path = root / "result.json"
-    return json.loads(path.read_text()) if path.is_file() else {}
-
-
-def _save_state(root: Path, state: Mapping[str, Any]) -> None:
+def _save_state(root: Path, state: GslState) -> None:
     root.mkdir(parents=True, exist_ok=True)
-    write_json(root / "result.json", copy.deepcopy(dict(state)))
+    write_json(root / "result.json", state.to_json())
 
 
-def _mark(root: Path, state: dict[str, Any], phase: str, **info: Any) -> None:
-    if phase not in state["phases_done"]:
-        state["phases_done"].append(phase)
-    state.setdefault("phases", {})[phase] = {**state.get("phases", {}).get(phase, {}), **info}
+def _mark(root: Path, state: GslState, phase: str, **info: Any) -> None:
+    state.mark(phase, **info)
     _save_state(root, state)

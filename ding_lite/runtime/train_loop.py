@@ -6,11 +6,13 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ding_lite.build import ConfigLike, build, load_config
 from ding_lite.config.compile import ignored_keys
+from ding_lite.config.frozen import freeze
 from ding_lite.config.reader import read_saved_config
 from ding_lite.envs.variations import log_per_variation
 from ding_lite.errors import CheckpointError, ConfigError
@@ -61,19 +63,24 @@ class RunStart:
 def start_run(config: ConfigLike, seed: int, exp_dir: str | Path | None, resume: bool,
               load_ckpt: str | Path | None, strict: bool, overrides: tuple[str, ...],
               max_env_step: int | None = None, max_train_iter: int | None = None,
-              progress: bool = True) -> RunStart:
-    """Compile the config, check the budgets, claim the experiment folder, check the start checkpoint (all before
-    anything is written), then seed and set torch up. Shared by the serial and parallel pipelines; use the result
-    as a context manager (``with start_run(...) as run:``)."""
+              progress: bool = True, *, check: Callable[[Any], object] | None = None,
+              checkpoints: bool = True) -> RunStart:
+    """Compile the config, check it (``check(cfg)``, a pipeline's own checks) and the budgets, claim the experiment
+    folder, check the start checkpoint (all before anything is written), then seed and set torch up. Shared by every
+    training pipeline; use the result as a context manager (``with start_run(...) as run:``). ``checkpoints=False``:
+    a run whose folder holds no checkpoints of its own (GSL's, whose phases have theirs)."""
     start = time.perf_counter()
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
+    if check is not None:
+        check(cfg)
     budget = (check_budget("max_env_step", max_env_step), check_budget("max_train_iter", max_train_iter))
     asked_dir = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
     held = claim_existing(asked_dir) if resume and asked_dir.is_dir() else None  # a second --resume is refused
     try:
         if resume:
             check_resume_seed(asked_dir, seed)
-        ckpt_path = checkpoint_to_load(asked_dir, resume, load_ckpt, cfg)  # refused before a folder is made
+        # refused before a folder is made
+        ckpt_path = checkpoint_to_load(asked_dir, resume, load_ckpt, cfg) if checkpoints else None
         claim = held or claim_new(asked_dir)
     except BaseException:
         if held is not None:
@@ -152,7 +159,9 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     the result) and ``env_restarts()``. The serial pipeline's parts are local workers; the parallel pipeline's are
     driver-side stand-ins for Ray actors with the same methods.
     """
-    cfg, exp_dir = run.cfg, run.exp_dir
+    # resolved by now (exp_name by start_run, model shapes and env.end_when_out by the parts' build): every part from
+    # here on reads the same config, and a write to it is an error
+    cfg, exp_dir = freeze(run.cfg), run.exp_dir
     check_backends(cfg.log)  # a tracker whose package is missing fails here, before anything is written
     record = RunRecord(exp_dir, run.start)
     learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type, record.state)
