@@ -11,6 +11,13 @@ from ding_lite.data.keys import ACTION, OBS, REWARD
 from ding_lite.envs.env_manager import EpisodeEnd, clip_action, episode_quota
 
 
+class Episode(NamedTuple):
+    """One finished episode with its step columns (a demo rollout's)."""
+
+    steps: dict[str, np.ndarray]  # obs (T, *obs_shape), action (T, ...), reward (T,)
+    end: EpisodeEnd
+
+
 class Episodes(NamedTuple):
     """The counted episodes of one :func:`run_episodes`, in the order they ended (capped ones after the step's
     ended ones)."""
@@ -29,6 +36,10 @@ class Episodes(NamedTuple):
             raise ValueError("run_episodes(..., record=True) keeps the steps; this run did not")
         env, t0, t1 = self.spans[k]
         return {key: value[t0:t1, env] for key, value in self.columns.items()}
+
+    def episodes(self) -> list[Episode]:
+        """The episodes that ended (not those stopped at the step cap), each with its steps (needs ``record``)."""
+        return [Episode(self.steps(k), end) for k, end in enumerate(self.ends) if end is not None]
 
 
 def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
