@@ -16,6 +16,7 @@ from easydict import EasyDict
 
 from ding_lite.config import compile_config, read_config
 from ding_lite.config.compile import SECTIONS_BY_PATH, CompiledConfig, section_at
+from ding_lite.config.frozen import thawed
 from ding_lite.envs.gym_env import build_env, env_fn
 from ding_lite.envs.variations import variation_env_fns, variation_ids
 from ding_lite.errors import ConfigError
@@ -30,9 +31,11 @@ ConfigLike = Any  # a path, a (main, create) tuple, a raw main dict or a compile
 def load_config(config: ConfigLike, *, strict: bool = False, overrides: Iterable[str] = (),
                 seed: int | None = None) -> EasyDict:
     """Compile whatever the caller has: a config file path, DI-engine's ``(main_config, create_config)`` tuple, a
-    unified dict, or a :class:`CompiledConfig` (returned as is unless there are overrides)."""
+    unified dict, or a :class:`CompiledConfig` (returned as is unless there are overrides; a frozen one as a writable
+    copy)."""
     overrides = list(overrides)
     if isinstance(config, CompiledConfig) and not overrides:
+        config = thawed(config)  # a config a run froze: this run resolves a writable copy of its own
         if seed is not None:
             config.seed = seed
         return config

@@ -29,7 +29,6 @@ from ding_lite.config.frozen import freeze
 from ding_lite.entry.serial import serial_pipeline
 from ding_lite.envs.variations import variation_ids
 from ding_lite.gsl.demos import collect_gsl_demos, evaluate_per_variation, summarize
-from ding_lite.gsl.demos import demo_checkpoint as _demo_ckpt  # noqa: F401 (tests import it from here until their imports move)
 from ding_lite.gsl.phases import (
     check_gsl_config,
     final_ckpt,
