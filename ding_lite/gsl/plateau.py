@@ -1,6 +1,8 @@
 """The pure pieces of generalist-specialist learning (GSL, Jia et al., ICML 2022; docs/gsl.md): its settings, the
-plateau detector (and the evaluator that stops phase I with it), the choice and split of the worst variations, the
-demo success filter and the env-step accounting. The pipeline that wires them is ``ding_lite/entry/gsl.py``."""
+evaluator that stops phase I at a plateau (the detector itself, :class:`~ding_lite.worker.tracker.PlateauDetector`, is
+a rule of the evaluators' shared best-return tracker), the choice and split of the worst variations, the demo success
+filter and the env-step accounting. The phases are ``phases.py``, ``demos.py``, ``specialists.py`` and ``state.py``
+next to this module; the pipeline that wires them is ``ding_lite/entry/gsl.py``."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
