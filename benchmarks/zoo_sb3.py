@@ -60,7 +60,8 @@ def run_sb3(spec: RunSpec) -> dict[str, Any]:
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
-    from ding_lite.build import EVAL_SEED_OFFSET, load_config
+    from ding_lite.build import load_config
+    from ding_lite.utils.seed import EVAL_SEED_OFFSET
 
     torch.set_num_threads(1)
     torch.set_flush_denormal(False)  # SB3 keeps torch's default

@@ -16,10 +16,12 @@ from easydict import EasyDict
 
 from ding_lite.config import compile_config, read_config
 from ding_lite.config.compile import SECTIONS_BY_PATH, CompiledConfig, section_at
+from ding_lite.config.frozen import thawed
 from ding_lite.envs.gym_env import build_env, env_fn
 from ding_lite.envs.variations import variation_env_fns, variation_ids
 from ding_lite.errors import ConfigError
 from ding_lite.registry import ENV, ENV_MANAGER, add_config_folder, import_modules
+from ding_lite.utils.seed import SeedPlan
 
 logger = logging.getLogger("ding_lite")
 
@@ -29,9 +31,11 @@ ConfigLike = Any  # a path, a (main, create) tuple, a raw main dict or a compile
 def load_config(config: ConfigLike, *, strict: bool = False, overrides: Iterable[str] = (),
                 seed: int | None = None) -> EasyDict:
     """Compile whatever the caller has: a config file path, DI-engine's ``(main_config, create_config)`` tuple, a
-    unified dict, or a :class:`CompiledConfig` (returned as is unless there are overrides)."""
+    unified dict, or a :class:`CompiledConfig` (returned as is unless there are overrides; a frozen one as a writable
+    copy)."""
     overrides = list(overrides)
     if isinstance(config, CompiledConfig) and not overrides:
+        config = thawed(config)  # a config a run froze: this run resolves a writable copy of its own
         if seed is not None:
             config.seed = seed
         return config
@@ -152,12 +156,12 @@ def build(cfg: EasyDict, section: str, *args: Any, **kwargs: Any) -> Any:
 
 
 def build_evaluator(cfg: EasyDict, env_manager: Any, policy: Any, seed: int, n_episode: int | None = None,
-                    stop: bool = True) -> Any:
+                    stop: bool = True, best_return: float = -math.inf) -> Any:
     """The configured evaluator over ``env.n_evaluator_episode`` episodes (or ``n_episode``); ``stop=False``: it
-    never declares the stop value reached."""
+    never declares the stop value reached; ``best_return``: the best mean return before its first evaluation."""
     return build(cfg, "policy.eval.evaluator", env_manager, policy.eval_mode,
                  cfg.env.n_evaluator_episode if n_episode is None else n_episode,
-                 cfg.env.stop_value if stop else None, seed)
+                 cfg.env.stop_value if stop else None, seed, best_return=best_return)
 
 
 def build_env_managers(cfg: EasyDict, seed: int, collect: bool = True, evaluate: bool = True) -> tuple[Any, Any]:
@@ -165,7 +169,7 @@ def build_env_managers(cfg: EasyDict, seed: int, collect: bool = True, evaluate:
     check_env_config(cfg.env)
     collector_env = build_env_manager(cfg.env, cfg.env.collector_env_num, seed) if collect else None
     try:
-        evaluator_env = build_env_manager(cfg.env, cfg.env.evaluator_env_num, seed + EVAL_SEED_OFFSET) \
+        evaluator_env = build_env_manager(cfg.env, cfg.env.evaluator_env_num, SeedPlan(seed).evaluator) \
             if evaluate else None
     except BaseException:
         if collector_env is not None:
@@ -183,9 +187,6 @@ def build_env_managers(cfg: EasyDict, seed: int, collect: bool = True, evaluate:
                 env.close()
         raise
     return collector_env, evaluator_env
-
-
-EVAL_SEED_OFFSET = 1000  # eval envs get other seeds than the collector's
 
 
 def fill_model_shapes_from_env(cfg: EasyDict) -> None:

@@ -10,6 +10,8 @@ File format: one ``.npz`` (a zip of ``.npy`` arrays, read with ``allow_pickle=Fa
 - ``episode_return`` (K,) float64 and ``episode_length`` (K,) int64, one per kept episode;
 - ``metadata``: a 0-d unicode array holding JSON (format, version, env, policy, checkpoint, counts, success rule).
 
+Which episodes are kept: :func:`success_rule`.
+
 Writes are atomic (temp file in the target folder, fsync, rename): a killed run never leaves a truncated demo file.
 """
 from __future__ import annotations
@@ -18,10 +20,10 @@ import json
 import os
 import zipfile
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -31,6 +33,9 @@ from ding_lite.data.keys import ACTION, EPISODE_ID, OBS, REWARD
 from ding_lite.errors import ConfigError, first_line
 from ding_lite.registry import CONFIG_SECTION_REGISTRY
 from ding_lite.utils.atomic import atomic_write
+
+if TYPE_CHECKING:
+    from ding_lite.envs.env_manager import EpisodeEnd
 
 DEMO_FORMAT = "ding_lite.demo"
 DEMO_VERSION = 1
@@ -292,3 +297,26 @@ class DemoSampler:
         self._generator.set_state(state["generator"])
         self._perm = state["perm"].clone()
         self._pos = int(state["pos"])
+
+
+def success_rule(return_threshold: float | None, stop_value: float | None,
+                 success_key: str | None) -> tuple[Callable[[EpisodeEnd], bool], str]:
+    """The success test of an episode and its description: ``info[success_key]`` where the env reports it, else
+    return ≥ threshold (``return_threshold``, or ``stop_value`` when that is None)."""
+    threshold = return_threshold if return_threshold is not None else stop_value
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
+        raise ConfigError(f"demo.return_threshold must be a number, got {threshold!r}")
+    if success_key is not None and not isinstance(success_key, str):
+        raise ConfigError(f"demo.success_key must be a string ('' to ignore the env's info), got {success_key!r}")
+    if threshold is None and not success_key:
+        raise ConfigError("no success rule for demos: set demo.return_threshold (or env.stop_value), or "
+                          "demo.success_key to an info key the env reports")
+
+    def is_success(end: EpisodeEnd) -> bool:
+        if success_key and isinstance(end.info, Mapping) and success_key in end.info:
+            return bool(end.info[success_key])
+        return threshold is not None and end.episode_return >= threshold
+
+    parts = ([f"info['{success_key}']"] if success_key else []) + \
+        ([f"return >= {threshold}"] if threshold is not None else [])
+    return is_success, " else ".join(parts)

@@ -14,10 +14,10 @@ from typing import Any, NamedTuple
 
 from easydict import EasyDict
 
-from ding_lite.build import EVAL_SEED_OFFSET, build, build_env_manager, build_evaluator, import_plugins
+from ding_lite.build import build, build_env_manager, build_evaluator, import_plugins
 from ding_lite.data.batch import Batch
 from ding_lite.envs.env_manager import EpisodeEnd
-from ding_lite.utils.seed import set_seed
+from ding_lite.utils.seed import SeedPlan, set_seed
 from ding_lite.utils.torch_setup import configure_torch
 from ding_lite.worker.evaluator import EvalResult
 
@@ -103,11 +103,11 @@ class EvaluatorShell(_Shell):
 
     def __init__(self, cfg: Mapping[str, Any], seed: int) -> None:
         super().__init__(cfg, seed)
-        self.env = build_env_manager(self.cfg.env, self.cfg.env.evaluator_env_num, seed + EVAL_SEED_OFFSET)
+        self.env = build_env_manager(self.cfg.env, self.cfg.env.evaluator_env_num, SeedPlan(seed).evaluator)
         try:
             self.policy = build(self.cfg, "policy", enable_field=["eval"])
             self._mode = self.policy.eval_mode
-            self.evaluator = build_evaluator(self.cfg, self.env, self.policy, seed + EVAL_SEED_OFFSET)
+            self.evaluator = build_evaluator(self.cfg, self.env, self.policy, SeedPlan(seed).evaluator)
         except BaseException:
             self.env.close()
             raise

@@ -17,7 +17,9 @@ from ding_lite.distributed.session import last_line
 from ding_lite.errors import WorkerError
 from ding_lite.utils.dicts import to_plain
 from ding_lite.utils.failure_budget import FailureBudget
+from ding_lite.utils.seed import SeedPlan
 from ding_lite.worker.evaluator import EvalResult
+from ding_lite.worker.tracker import BestReturnTracker
 
 log = logging.getLogger("ding_lite")
 
@@ -93,7 +95,7 @@ class ActorFactory:
 
     def collector(self, slot: int) -> Any:
         """Start the collector actor of ``slot`` (the k-th collector started gets seed + k * collector_env_num)."""
-        seed = self.seed + self.created * self.env_num
+        seed = SeedPlan(self.seed).collector_actor(self.created, self.env_num)
         self.created += 1
         return self._start(f"collector{slot}", self.collector_cls, seed, lambda: self.collector(slot))
 
@@ -306,15 +308,16 @@ class RemoteEvaluator:
     """Driver-side stand-in for the evaluator, served by one evaluator actor. The learner waits for each evaluation
     (as in serial mode, so ``ckpt_best`` holds exactly the evaluated weights) while the collectors go on."""
 
-    def __init__(self, ray: Any, cfg: Any, factory: ActorFactory, weights: Weights) -> None:
+    def __init__(self, ray: Any, cfg: Any, factory: ActorFactory, weights: Weights,
+                 best_return: float = -math.inf) -> None:
         self.ray = ray
         self.factory = factory
         self.weights = weights
-        self.eval_freq = int(cfg.policy.eval.evaluator.eval_freq)
+        # when to evaluate and the best so far over the whole run, whatever actor evaluated (the actor's own
+        # evaluator decides the stop; its `improved` is replaced by this one's)
+        self.tracker = BestReturnTracker(int(cfg.policy.eval.evaluator.eval_freq), None, best_return)
         self.actor = factory.evaluator()
         self.loaded: int | None = None  # weights version the actor holds (None: not known)
-        self.best_return = -math.inf  # over the whole run, whatever actor evaluated
-        self._last_eval_iter: int | None = None
         self._last_env_step = 0
         self.env_restarts = 0  # env worker restarts inside the current actor, as of its last evaluation
         self.retired_env_restarts = 0  # the same, of the evaluator actors that died
@@ -326,13 +329,17 @@ class RemoteEvaluator:
         self.env_restarts = 0
         self.loaded = None
 
+    @property
+    def best_return(self) -> float:
+        """The best mean return so far (the start checkpoint's, before the first evaluation)."""
+        return self.tracker.best_return
+
     def should_eval(self, train_iter: int) -> bool:
         """True at the first call and whenever ``eval_freq`` iterations passed since the last evaluation."""
-        return self._last_eval_iter is None or train_iter - self._last_eval_iter >= self.eval_freq
+        return self.tracker.should_evaluate(train_iter)
 
     def eval(self, train_iter: int = 0, env_step: int = 0) -> EvalResult:
         """Evaluate the learner's current weights; a dead evaluator actor is replaced and the evaluation rerun."""
-        self._last_eval_iter = train_iter
         self._last_env_step = env_step
         ref, version = self.weights.latest(train_iter, 1)
         while True:
@@ -347,9 +354,7 @@ class RemoteEvaluator:
             except self.ray.exceptions.RayTaskError as exc:
                 raise _task_error(exc) from None
         self.factory.succeeded("evaluator")
-        improved = result.mean > self.best_return
-        self.best_return = max(self.best_return, result.mean)
-        return result._replace(improved=improved)
+        return result._replace(improved=self.tracker.update(result.mean, train_iter))
 
     def final_eval(self, weights: Mapping[str, Any], n_episode: int, seed: int) -> EvalResult:
         """Evaluate ``weights`` once more after the run on fresh seeds (a dead evaluator actor is replaced)."""

@@ -2,16 +2,16 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from ding_lite.build import ConfigLike, build, build_env_managers, load_config
-from ding_lite.data.demo import episodes_to_dataset, write_demo
-from ding_lite.data.keys import ACTION, OBS, REWARD
-from ding_lite.envs.env_manager import EpisodeEnd, clip_action, episode_quota
+from ding_lite.config.frozen import freeze
+from ding_lite.data.demo import episodes_to_dataset, success_rule, write_demo
+from ding_lite.data.keys import ACTION
 from ding_lite.errors import CheckpointError, ConfigError, DingLiteError
 from ding_lite.runtime.experiment import experiment_dir
 from ding_lite.utils.atomic import check_writable
@@ -19,15 +19,9 @@ from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.utils.seed import set_seed
 from ding_lite.utils.torch_setup import configure_torch
+from ding_lite.worker.episodes import Episode, run_episodes
 
 POLICY_MODES = ("eval", "collect")
-
-
-class Episode(NamedTuple):
-    """One finished episode of a demo rollout: its step columns and how it ended."""
-
-    steps: dict[str, np.ndarray]  # obs (T, *obs_shape), action (T, ...), reward (T,)
-    end: EpisodeEnd
 
 
 def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | None = None,
@@ -78,6 +72,7 @@ def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Pa
     configure_torch()
     start = time.perf_counter()
     env_manager, _ = build_env_managers(cfg, seed, evaluate=False)
+    freeze(cfg)  # resolved (model shapes filled): the same values for every part from here on
     try:
         policy = build(cfg, "policy", enable_field=(mode,))
         act = _acting_fn(policy, mode, ckpt, state)
@@ -106,58 +101,10 @@ def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Pa
     return summary
 
 
-def success_rule(return_threshold: float | None, stop_value: float | None,
-                 success_key: str | None) -> tuple[Callable[[EpisodeEnd], bool], str]:
-    """The success test of an episode and its description: ``info[success_key]`` where the env reports it, else
-    return ≥ threshold (``return_threshold``, or ``stop_value`` when that is None)."""
-    threshold = return_threshold if return_threshold is not None else stop_value
-    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))):
-        raise ConfigError(f"demo.return_threshold must be a number, got {threshold!r}")
-    if success_key is not None and not isinstance(success_key, str):
-        raise ConfigError(f"demo.success_key must be a string ('' to ignore the env's info), got {success_key!r}")
-    if threshold is None and not success_key:
-        raise ConfigError("no success rule for demos: set demo.return_threshold (or env.stop_value), or "
-                          "demo.success_key to an info key the env reports")
-
-    def is_success(end: EpisodeEnd) -> bool:
-        if success_key and isinstance(end.info, Mapping) and success_key in end.info:
-            return bool(end.info[success_key])
-        return threshold is not None and end.episode_return >= threshold
-
-    parts = ([f"info['{success_key}']"] if success_key else []) + \
-        ([f"return >= {threshold}"] if threshold is not None else [])
-    return is_success, " else ".join(parts)
-
-
 def rollout_episodes(env_manager: Any, act: Callable[[np.ndarray], np.ndarray], n_episode: int) -> list[Episode]:
     """Run ``n_episode`` episodes (env i runs ``n_episode // N`` plus one of the remainder; later episodes of an env
     that is ahead are not counted) and return each with its steps. Box actions are stored as executed (clipped)."""
-    n_env = env_manager.env_num
-    quota = episode_quota(n_episode, n_env)
-    space = env_manager.action_space
-    obs_steps: list[np.ndarray] = []  # one (N, *obs_shape) array per step: batched over envs
-    action_steps: list[np.ndarray] = []
-    reward_steps: list[np.ndarray] = []
-    start = np.zeros(n_env, dtype=np.int64)  # step at which each env's current episode began
-    spans: list[tuple[int, int, int, EpisodeEnd]] = []  # (env, first step, end step, how it ended)
-    obs = env_manager.reset()
-    t = 0
-    while quota.any():
-        action = np.asarray(act(obs))
-        result = env_manager.step(action)
-        obs_steps.append(np.array(obs, copy=True))  # a manager may reuse its buffers
-        action_steps.append(clip_action(action, space))
-        reward_steps.append(result.reward)
-        t += 1
-        for end in result.episodes:
-            if quota[end.env_id] > 0:
-                quota[end.env_id] -= 1
-                spans.append((end.env_id, int(start[end.env_id]), t, end))
-            start[end.env_id] = t
-        obs = result.obs
-    obs_tn, action_tn, reward_tn = np.stack(obs_steps), np.stack(action_steps), np.stack(reward_steps)
-    return [Episode({OBS: obs_tn[t0:t1, i], ACTION: action_tn[t0:t1, i], REWARD: reward_tn[t0:t1, i]}, end)
-            for i, t0, t1, end in spans]
+    return run_episodes(env_manager, act, n_episode, record=True).episodes()
 
 
 def _acting_fn(policy: Any, mode: str, ckpt: Path, state: dict[str, Any]) -> Callable[[np.ndarray], np.ndarray]:

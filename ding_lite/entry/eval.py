@@ -4,13 +4,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ding_lite.build import EVAL_SEED_OFFSET, ConfigLike, build, build_env_managers, build_evaluator, load_config
+from ding_lite.build import ConfigLike, build, build_env_managers, build_evaluator, load_config
+from ding_lite.config.frozen import freeze
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.runtime.experiment import experiment_dir
 from ding_lite.utils.atomic import check_writable
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.log import setup_console_logging
-from ding_lite.utils.seed import set_seed
+from ding_lite.utils.seed import SeedPlan, set_seed
 from ding_lite.utils.torch_setup import configure_torch
 from ding_lite.worker.video import (
     FrameEnv,
@@ -48,9 +49,8 @@ def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | Non
     state = load_checkpoint(load_ckpt)
     set_seed(seed)
     configure_torch()
-    if n_episode is not None:
-        cfg.env.n_evaluator_episode = int(n_episode)
     _, evaluator_env = build_env_managers(cfg, seed, collect=False)
+    freeze(cfg)  # resolved (model shapes filled): the same values for every part from here on
     frames = None
     try:
         if video is not None:  # an env that cannot render fails here, before anything is written
@@ -59,10 +59,11 @@ def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | Non
         policy = build(cfg, "policy", enable_field=("eval",))
         load_policy_weights(policy.eval_mode, load_ckpt, state)
         # the training run's eval seeds: the best checkpoint's eval return is reproduced exactly
-        evaluator = build_evaluator(cfg, evaluator_env, policy, seed + EVAL_SEED_OFFSET)
+        evaluator = build_evaluator(cfg, evaluator_env, policy, SeedPlan(seed).evaluator,
+                                    None if n_episode is None else int(n_episode))
         result = evaluator.eval(int(state.get("train_iter", 0)), int(state.get("env_step", 0)))
         videos = [] if frames is None or video is None else record_episodes(
-            frames, policy.eval_mode, Path(video), "eval", video_episodes, seed + EVAL_SEED_OFFSET)
+            frames, policy.eval_mode, Path(video), "eval", video_episodes, SeedPlan(seed).evaluator)
     finally:
         evaluator_env.close()
         if frames is not None:

@@ -17,6 +17,7 @@ Ray is optional (``pip install -e .[ray]``) and imported only when a parallel ru
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,7 @@ def parallel_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | Non
         check_parallel_config(cfg.parallel)
         fill_model_shapes_from_env(cfg)  # env errors surface here, before any actor starts
         setup_console_logging()
-        with ray_session(ray, address, cfg.parallel.num_cpus), ParallelParts(ray, cfg, seed) as parts:
+        with ray_session(ray, address, cfg.parallel.num_cpus), ParallelParts(ray, cfg, seed, run.best_return) as parts:
             return run_training(run, parts)
 
 
@@ -69,7 +70,7 @@ class ParallelParts:
     """The parts :func:`~ding_lite.runtime.train_loop.run_training` drives: the learner's policy and the buffer in this
     process, collectors and evaluator as actors (started here, all closed together)."""
 
-    def __init__(self, ray: Any, cfg: Any, seed: int) -> None:
+    def __init__(self, ray: Any, cfg: Any, seed: int, best_return: float = -math.inf) -> None:
         self.ray = ray
         self.cfg = cfg
         check_resources(ray, cfg.parallel)
@@ -79,7 +80,7 @@ class ParallelParts:
         self.factory = ActorFactory(ray, cfg, seed)
         try:
             self.collector = RemoteCollectors(ray, cfg, self.factory, self.weights)
-            self.evaluator = RemoteEvaluator(ray, cfg, self.factory, self.weights)
+            self.evaluator = RemoteEvaluator(ray, cfg, self.factory, self.weights, best_return)
             self.factory.wait_ready()
         except BaseException:
             self.factory.close()

@@ -8,6 +8,7 @@ with the collected episodes and are recorded in the driver's payoff table.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -47,7 +48,8 @@ def parallel_selfplay_pipeline(config: ConfigLike, seed: int = 0, max_env_step: 
         probe_layout(cfg)  # fills the model shapes and env.end_when_out before the config travels to the actors
         setup_console_logging()
         with ray_session(ray, address, cfg.parallel.num_cpus), \
-                ParallelSelfPlayParts(ray, cfg, seed, run.exp_dir, run.ckpt_path if resume else None) as parts:
+                ParallelSelfPlayParts(ray, cfg, seed, run.exp_dir, run.ckpt_path if resume else None,
+                                      run.best_return) as parts:
             return run_training(run, parts)
 
 
@@ -122,10 +124,11 @@ class _SelfPlayRemoteCollectors(RemoteCollectors):
 class ParallelSelfPlayParts(SelfPlayParts):
     """The self-play parts with the collection on Ray actors: the pool, learner, buffer and evaluation stay here."""
 
-    def __init__(self, ray: Any, cfg: Any, seed: int, exp_dir: Path, resume_from: Path | None) -> None:
+    def __init__(self, ray: Any, cfg: Any, seed: int, exp_dir: Path, resume_from: Path | None,
+                 best_return: float = -math.inf) -> None:
         self.ray = ray
         check_resources(ray, cfg.parallel)
-        super().__init__(cfg, seed, exp_dir, resume_from, collect_here=False)
+        super().__init__(cfg, seed, exp_dir, resume_from, collect_here=False, best_return=best_return)
         self.refs: dict[str, Any] = {}
         self.weights = Weights(ray, self.policy)
         self.factory = ActorFactory(ray, cfg, seed, collector_shell=SelfPlayCollectorShell)

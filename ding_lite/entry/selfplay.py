@@ -2,16 +2,17 @@
 snapshots of the learner (an opponent pool in ``<exp>/league/``) and scripted baselines."""
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 
-from ding_lite.build import EVAL_SEED_OFFSET, ConfigLike, build, build_env_manager, check_env_config, fill_model_shapes
+from ding_lite.build import ConfigLike, build, build_env_manager, check_env_config, fill_model_shapes
 from ding_lite.envs.gym_env import build_env
 from ding_lite.errors import CheckpointError, ConfigError
-from ding_lite.league.arena import LEARNER, SelfPlayEnvManager
+from ding_lite.league.arena import LEARNER, SelfPlayEnvManager, check_learner_seat, check_seat_count
 from ding_lite.league.evaluator import SelfPlayEvaluator
 from ding_lite.league.opponents import SNAPSHOT_ACTS, PlayerSet
 from ding_lite.league.payoff import PayoffTable
@@ -19,7 +20,8 @@ from ding_lite.league.pool import LEARNER as ELO_LEARNER
 from ding_lite.league.pool import OpponentPool
 from ding_lite.registry import OPPONENT
 from ding_lite.runtime.train_loop import run_training, start_run
-from ding_lite.utils.checkpoint import load_checkpoint
+from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
+from ding_lite.utils.seed import SeedPlan
 
 LEAGUE_KEY = "league"  # the league's entry in a learner checkpoint of a self-play run
 
@@ -39,7 +41,8 @@ def selfplay_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | Non
     """
     with start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides, max_env_step, max_train_iter,
                    progress) as run, \
-            SelfPlayParts(run.cfg, seed, run.exp_dir, run.ckpt_path if resume else None) as parts:
+            SelfPlayParts(run.cfg, seed, run.exp_dir, run.ckpt_path if resume else None,
+                          best_return=run.best_return) as parts:
         return run_training(run, parts)
 
 
@@ -67,9 +70,7 @@ def check_league(league: Mapping[str, Any], layout: Any) -> None:
         raise ConfigError(f"league.snapshot_act must be one of {', '.join(SNAPSHOT_ACTS)}, got "
                           f"{league['snapshot_act']!r}")
     seats = list(league["seats"])
-    if len(seats) != layout.n_seats:
-        raise ConfigError(f"league.seats assigns {len(seats)} players ({seats}) but the game has {layout.n_seats} "
-                          f"seats ({', '.join(layout.agents)}): give one entry per seat")
+    check_seat_count(seats, layout)
     for name in seats + list(league["eval_opponents"]):
         if name not in (LEARNER, "pool") and name not in OPPONENT:
             raise ConfigError(f"league: unknown player '{name}' (use 'learner', 'pool' or a registered opponent: "
@@ -78,8 +79,7 @@ def check_league(league: Mapping[str, Any], layout: Any) -> None:
         if name not in OPPONENT:
             raise ConfigError(f"league.baselines: unknown scripted opponent '{name}' (registered: "
                               f"{', '.join(OPPONENT.names())})")
-    if LEARNER not in seats:
-        raise ConfigError(f"league.seats={seats} has no 'learner' seat")
+    check_learner_seat(seats)
 
 
 def probe_layout(cfg: Any) -> Any:
@@ -108,8 +108,9 @@ class SelfPlayParts:
     buffer, and the opponent pool with the frozen players."""
 
     def __init__(self, cfg: Any, seed: int, exp_dir: Path, resume_from: Path | None = None,
-                 collect_here: bool = True) -> None:
+                 collect_here: bool = True, *, best_return: float = -math.inf) -> None:
         self.cfg, self.league = cfg, cfg.league
+        seeds = SeedPlan(seed)
         self.layout = probe_layout(cfg)
         self.pool = OpponentPool(exp_dir / "league", self.league, seed)
         self.resumed = resume_from is not None
@@ -120,12 +121,12 @@ class SelfPlayParts:
         masked = self.layout.has_mask
         act = str(self.league.snapshot_act)
         self.players = PlayerSet(self._frozen_policy, self._snapshot, seed, masked, act)
-        self.eval_players = PlayerSet(self._frozen_policy, self._snapshot, seed + 1, masked, act)
+        self.eval_players = PlayerSet(self._frozen_policy, self._snapshot, seeds.eval_players, masked, act)
         for name in self.pool.snapshots:  # a resumed pool whose snapshots do not fit the network fails here
             self.eval_players.get(name)
         self.eval_players.keep_only(set())
         self.collector_env: Any = None
-        self.evaluator_env = build_env_manager(cfg.env, cfg.env.evaluator_env_num, seed + EVAL_SEED_OFFSET)
+        self.evaluator_env = build_env_manager(cfg.env, cfg.env.evaluator_env_num, seeds.evaluator)
         try:
             if collect_here:  # the parallel pipeline collects in Ray actors instead
                 inner = build_env_manager(cfg.env, cfg.env.collector_env_num, seed)
@@ -139,8 +140,8 @@ class SelfPlayParts:
         self.evaluator = SelfPlayEvaluator(self.evaluator_env, self.layout, self.league.seats, self.eval_players,
                                            self.league.swap_seats, self.policy.eval_mode, self._eval_opponents,
                                            cfg.env.n_evaluator_episode, int(section.eval_freq), cfg.env.stop_value,
-                                           seed + EVAL_SEED_OFFSET)
-        self.evaluator.on_table = self.log_eval
+                                           seeds.evaluator, best_return=best_return,
+                                           on_table=self.log_eval)
         self.collector: Any = None
         if collect_here:
             collector = build(cfg, "policy.collect.collector", self.collector_env, self.policy.collect_mode)
@@ -222,7 +223,7 @@ class SelfPlayParts:
         """The learner's eval mode with ``ckpt``'s weights (None: the current ones) over ``n_episode`` games per
         eval opponent on fresh seeds; the run has ended, so loading into the shared model disturbs nothing."""
         if ckpt is not None:
-            self.policy.eval_mode.load_state_dict(load_checkpoint(ckpt)["policy"])
+            load_policy_weights(self.policy.eval_mode, ckpt)
         return SelfPlayEvaluator(self.evaluator_env, self.layout, self.league.seats, self.eval_players,
                                  self.league.swap_seats, self.policy.eval_mode, self._eval_opponents, n_episode, 1,
                                  None, seed).eval()

@@ -2,13 +2,15 @@
 :mod:`ding_lite.runtime.train_loop`, shared with the parallel pipeline)."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
-from ding_lite.build import EVAL_SEED_OFFSET, ConfigLike, build, build_env_managers, build_evaluator
+from ding_lite.build import ConfigLike, build, build_env_managers, build_evaluator
 from ding_lite.runtime.train_loop import run_training, start_run
 from ding_lite.utils.checkpoint import load_policy_weights
 from ding_lite.utils.log import ExperimentLogger
+from ding_lite.utils.seed import SeedPlan
 from ding_lite.worker.learner import BaseLearner
 
 
@@ -40,20 +42,21 @@ def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None 
         serial_pipeline('dizoo/classic_control/cartpole/config/cartpole_dqn_config.py', seed=0)
     """
     with start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides, max_env_step, max_train_iter,
-                   progress) as run, _Parts(run.cfg, seed) as parts:
+                   progress) as run, _Parts(run.cfg, seed, run.best_return) as parts:
         return run_training(run, parts)
 
 
 class _Parts:
     """Every worker of a serial run, built before anything is written and closed together."""
 
-    def __init__(self, cfg: Any, seed: int) -> None:
+    def __init__(self, cfg: Any, seed: int, best_return: float = -math.inf) -> None:
         self.cfg = cfg
         self.collector_env, self.evaluator_env = build_env_managers(cfg, seed)
         try:
             self.policy = build(cfg, "policy")
             self.collector = build(cfg, "policy.collect.collector", self.collector_env, self.policy.collect_mode)
-            self.evaluator = build_evaluator(cfg, self.evaluator_env, self.policy, seed + EVAL_SEED_OFFSET)
+            self.evaluator = build_evaluator(cfg, self.evaluator_env, self.policy, SeedPlan(seed).evaluator,
+                                             best_return=best_return)
             self.buffer = None if cfg.policy.on_policy else build(cfg, "policy.other.replay_buffer", seed=seed)
         except BaseException:
             self.close()

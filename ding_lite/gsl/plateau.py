@@ -1,15 +1,17 @@
 """The pure pieces of generalist-specialist learning (GSL, Jia et al., ICML 2022; docs/gsl.md): its settings, the
-plateau detector (and the evaluator that stops phase I with it), the choice and split of the worst variations, the
-demo success filter and the env-step accounting. The pipeline that wires them is ``ding_lite/entry/gsl.py``."""
+evaluator that stops phase I at a plateau (the detector itself, :class:`~ding_lite.worker.tracker.PlateauDetector`, is
+a rule of the evaluators' shared best-return tracker), the choice and split of the worst variations, the demo success
+filter and the env-step accounting. The phases are ``phases.py``, ``demos.py``, ``specialists.py`` and ``state.py``
+next to this module; the pipeline that wires them is ``ding_lite/entry/gsl.py``."""
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ding_lite.errors import ConfigError
 from ding_lite.registry import CONFIG_SECTION_REGISTRY, EVALUATOR
-from ding_lite.worker.evaluator import EvalResult, InteractionEvaluator
+from ding_lite.worker.evaluator import InteractionEvaluator
+from ding_lite.worker.tracker import PlateauDetector
 
 # The ``gsl`` config section: settings of ``ding_lite -m gsl`` (merged into every compiled config).
 GSL_CONFIG: dict[str, Any] = dict(
@@ -42,35 +44,6 @@ def specialist_name(k: int) -> str:
     return f"specialist_{k}"
 
 
-class PlateauDetector:
-    """Says when a sequence of evaluation returns stopped improving.
-
-    ``update(x)`` returns True once ``patience`` evaluations in a row did not beat the best so far by more than
-    ``tol``. The first evaluation sets the bar. Example: patience 2, tol 0.1: 1.0, 1.05, 1.08 → plateau at the third
-    (neither 1.05 nor 1.08 beats 1.0 + 0.1)."""
-
-    def __init__(self, patience: int, tol: float) -> None:
-        if patience < 1:
-            raise ConfigError(f"gsl.plateau_patience must be at least 1, got {patience}")
-        if tol < 0:
-            raise ConfigError(f"gsl.plateau_tol must be at least 0, got {tol}")
-        self.patience, self.tol = int(patience), float(tol)
-        self.best = -math.inf
-        self.stale = 0  # evaluations since the last gain
-
-    def update(self, value: float) -> bool:
-        """Record one evaluation; True when the plateau is reached."""
-        if value > self.best + self.tol or self.best == -math.inf:
-            self.best = value
-            self.stale = 0
-        else:
-            self.stale += 1
-        return self.stale >= self.patience
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"best": self.best, "stale": self.stale}
-
-
 @EVALUATOR.register("plateau")
 class PlateauEvaluator(InteractionEvaluator):
     """The interaction evaluator whose ``stop`` is also set at a plateau of the mean return (GSL's phase I ends
@@ -87,17 +60,19 @@ class PlateauEvaluator(InteractionEvaluator):
     )
 
     def __init__(self, cfg: Mapping[str, Any], *args: Any, **kwargs: Any) -> None:
-        super().__init__(cfg, *args, **kwargs)
-        self.detector = PlateauDetector(int(cfg.get("plateau_patience", 3)), float(cfg.get("plateau_tol", 0.02)))
-        self.plateau = False
+        detector = PlateauDetector(int(cfg.get("plateau_patience", 3)), float(cfg.get("plateau_tol", 0.02)))
+        super().__init__(cfg, *args, plateau=detector, **kwargs)
 
-    def eval(self, train_iter: int = 0, env_step: int = 0) -> EvalResult:
-        result = super().eval(train_iter, env_step)
-        self.plateau = self.plateau or self.detector.update(result.mean)
-        if result.stop or not self.plateau:
-            return result
-        return result._replace(stop=True, stop_reason=f"plateau (no gain above plateau_tol={self.detector.tol:g} in "
-                                                      f"plateau_patience={self.detector.patience} evaluations)")
+    @property
+    def detector(self) -> PlateauDetector:
+        """The plateau rule of this evaluator's tracker."""
+        assert self.tracker.plateau is not None
+        return self.tracker.plateau
+
+    @property
+    def plateau(self) -> bool:
+        """Whether the plateau was reached (at this or an earlier evaluation)."""
+        return self.tracker.plateaued
 
 
 def worst_variations(table: Mapping[str, Mapping[str, Any]], n_low: int) -> list[int]:

@@ -40,6 +40,19 @@ def game_score(scores: Sequence[float], learner_seat: int, opponent_seats: Seque
     return WIN if mine > best else DRAW if mine == best else LOSS
 
 
+def check_seat_count(seats: Sequence[str], layout: SeatLayout) -> None:
+    """``league.seats`` must give every seat of the game one player."""
+    if len(seats) != layout.n_seats:
+        raise ConfigError(f"league.seats assigns {len(seats)} players ({list(seats)}) but the game has "
+                          f"{layout.n_seats} seats ({', '.join(layout.agents)}): give one entry per seat")
+
+
+def check_learner_seat(seats: Sequence[str]) -> None:
+    """``league.seats`` must give the learner at least one seat."""
+    if LEARNER not in seats:
+        raise ConfigError(f"league.seats={list(seats)} has no 'learner' seat")
+
+
 class SelfPlayEnvManager:
     """An env manager interface (``env_num``, ``obs``, ``reset``, ``step``, ``seed``, ``close``) over a manager of
     packed multi-agent games.
@@ -62,12 +75,9 @@ class SelfPlayEnvManager:
                  draw_pool: Callable[[], str] | None = None,
                  on_result: Callable[[dict[str, float]], None] | None = None, swap_seats: bool = False,
                  seed: int = 0, opening_plies: int = 0) -> None:
-        if len(seats) != layout.n_seats:
-            raise ConfigError(f"league.seats assigns {len(seats)} players ({list(seats)}) but the game has "
-                              f"{layout.n_seats} seats ({', '.join(layout.agents)}): give one entry per seat")
+        check_seat_count(seats, layout)
+        check_learner_seat(seats)
         self.n_learner = sum(s == LEARNER for s in seats)
-        if self.n_learner == 0:
-            raise ConfigError(f"league.seats={list(seats)} has no 'learner' seat")
         if "pool" in seats and draw_pool is None:
             raise ConfigError("league.seats names 'pool' but no opponent pool is set up")
         self.inner, self.layout, self.seats, self.players = inner, layout, list(seats), players

@@ -2,6 +2,7 @@
 loss rates; the win rate (wins + draws / 2) against the first baseline is the run's eval return."""
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -10,7 +11,9 @@ import numpy as np
 
 from ding_lite.league.arena import LEARNER, SelfPlayEnvManager
 from ding_lite.league.payoff import DRAW, WIN
+from ding_lite.worker.episodes import run_episodes
 from ding_lite.worker.evaluator import EvalResult
+from ding_lite.worker.tracker import BestReturnTracker
 
 
 def seat_plans(seats: Sequence[str], opponent: str, swap_seats: bool) -> dict[str, list[str]]:
@@ -45,23 +48,27 @@ class SelfPlayEvaluator:
 
     def __init__(self, inner: Any, layout: Any, seats: Sequence[str], players: Any, swap_seats: bool, policy: Any,
                  opponents: Callable[[], list[str]], n_episode: int, eval_freq: int,
-                 stop_value: float | None = None, seed: int = 0) -> None:
+                 stop_value: float | None = None, seed: int = 0, *, best_return: float = -math.inf,
+                 on_table: Callable[[dict[str, dict[str, float]], int], None] | None = None) -> None:
         self.inner, self.layout, self.seats, self.players = inner, layout, list(seats), players
         self.swap_seats, self.policy, self.opponents = swap_seats, policy, opponents
-        self.n_episode, self.eval_freq, self.stop_value, self.seed = n_episode, eval_freq, stop_value, seed
-        self.best_return = -np.inf
+        self.n_episode, self.seed = n_episode, seed
+        self.tracker = BestReturnTracker(eval_freq, stop_value, best_return)
         self.table: dict[str, dict[str, float]] = {}
-        self._last_eval_iter: int | None = None
-        self.on_table: Callable[[dict[str, dict[str, float]], int], None] | None = None  # told each eval's table
+        self.on_table = on_table  # told each evaluation's table and env step (None: nobody)
+
+    @property
+    def best_return(self) -> float:
+        """The best win rate against the first opponent so far (the start checkpoint's, before the first one)."""
+        return self.tracker.best_return
 
     def should_eval(self, train_iter: int) -> bool:
-        return self._last_eval_iter is None or train_iter - self._last_eval_iter >= self.eval_freq
+        return self.tracker.should_evaluate(train_iter)
 
     def eval(self, train_iter: int = 0, env_step: int = 0) -> EvalResult:
         """Play every opponent; returns an :class:`EvalResult` whose returns are the scores (1 / 0.5 / 0) of the
         games against the first opponent."""
         start = time.perf_counter()
-        self._last_eval_iter = train_iter
         self.table = {}
         primary: list[float] = []
         lengths: list[int] = []
@@ -72,35 +79,21 @@ class SelfPlayEvaluator:
                 if k == 0:
                     primary += scores
                     lengths += lens
-        mean = float(np.mean(primary))
-        improved = mean > self.best_return
-        self.best_return = max(self.best_return, mean)
-        stop = self.stop_value is not None and mean >= self.stop_value
+        improved = self.tracker.update(float(np.mean(primary)), train_iter)
         if self.on_table is not None:
             self.on_table(self.table, env_step)
-        return EvalResult(train_iter, env_step, np.asarray(primary), np.asarray(lengths), stop, improved,
-                          time.perf_counter() - start)
+        return EvalResult(train_iter, env_step, np.asarray(primary), np.asarray(lengths), self.tracker.should_stop,
+                          improved, time.perf_counter() - start)
 
     def play(self, seats: list[str]) -> tuple[list[float], list[int]]:
         """``n_episode`` games with these seats (each env plays its share, as the interaction evaluator does);
         returns the learner's scores and the games' lengths. Games cut by a worker failure are not counted."""
         arena = SelfPlayEnvManager(self.inner, self.layout, seats, self.players, seed=self.seed)
-        n_rows = arena.env_num
-        quota = np.array([self.n_episode // n_rows + (i < self.n_episode % n_rows) for i in range(n_rows)])
         self.inner.seed(self.seed)
-        obs = arena.reset()
         self.policy.reset()
-        scores: list[float] = []
-        lengths: list[int] = []
-        while quota.any():
-            result = arena.step(self.policy.forward(obs)["action"])
-            for end in result.episodes:
-                if quota[end.env_id] > 0 and "score" in end.info:
-                    quota[end.env_id] -= 1
-                    scores.append(end.info["score"])
-                    lengths.append(end.episode_length)
-            obs = result.obs
-        return scores, lengths
+        run = run_episodes(arena, lambda obs: self.policy.forward(obs)["action"], self.n_episode,
+                           counts=lambda end: "score" in end.info)
+        return [end.info["score"] for end in run.ends if end is not None], run.lengths.tolist()
 
     def close(self) -> None:
         self.inner.close()

@@ -25,9 +25,11 @@ class CollectorPart(Protocol):
 
 
 class EvaluatorPart(Protocol):
-    """How the loop evaluates: ``best_return`` is the best mean return so far (a resume restores it)."""
+    """How the loop evaluates: ``best_return`` is the best mean return so far (a resume starts from its
+    checkpoint's, given to the evaluator's constructor)."""
 
-    best_return: float
+    @property
+    def best_return(self) -> float: ...
 
     def should_eval(self, train_iter: int) -> bool:
         """True when an evaluation is due at ``train_iter``."""

@@ -3,13 +3,16 @@ pipeline has built its parts (:class:`~ding_lite.runtime.parts.TrainingParts`: l
 stand-ins for Ray actors in the parallel one), the learner, the train loop and ``result.json``."""
 from __future__ import annotations
 
+import math
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ding_lite.build import EVAL_SEED_OFFSET, ConfigLike, build, load_config
+from ding_lite.build import ConfigLike, build, load_config
 from ding_lite.config.compile import ignored_keys
+from ding_lite.config.frozen import freeze
 from ding_lite.config.reader import read_saved_config
 from ding_lite.envs.variations import log_per_variation
 from ding_lite.errors import CheckpointError, ConfigError
@@ -19,7 +22,7 @@ from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
 from ding_lite.utils.claim import FolderClaim, claim_existing, claim_new
 from ding_lite.utils.events import drop_events_after
 from ding_lite.utils.log import TEXT_LOG, ExperimentLogger
-from ding_lite.utils.seed import set_seed
+from ding_lite.utils.seed import SeedPlan, set_seed
 from ding_lite.utils.torch_setup import configure_torch
 from ding_lite.utils.trackers import check_backends
 from ding_lite.worker.learner import BaseLearner
@@ -34,7 +37,8 @@ class RunStart:
     nothing (a refused start) is removed again, so that bad input changes nothing on disk."""
 
     def __init__(self, cfg: Any, seed: int, claim: FolderClaim, asked_dir: Path, ckpt_path: Path | None,
-                 resume: bool, budget: tuple[int | None, int | None], progress: bool, start: float) -> None:
+                 resume: bool, budget: tuple[int | None, int | None], progress: bool, start: float,
+                 best_return: float = -math.inf) -> None:
         self.cfg = cfg
         self.seed = seed
         self.claim = claim
@@ -45,6 +49,9 @@ class RunStart:
         self.max_env_step, self.max_train_iter = budget
         self.progress = progress
         self.start = start  # time.perf_counter() when the run began
+        # the start checkpoint's best mean eval return (-inf: a fresh start): the evaluator starts from it, so that
+        # ckpt_best is replaced only by a better policy
+        self.best_return = best_return
 
     def __enter__(self) -> RunStart:
         return self
@@ -56,19 +63,24 @@ class RunStart:
 def start_run(config: ConfigLike, seed: int, exp_dir: str | Path | None, resume: bool,
               load_ckpt: str | Path | None, strict: bool, overrides: tuple[str, ...],
               max_env_step: int | None = None, max_train_iter: int | None = None,
-              progress: bool = True) -> RunStart:
-    """Compile the config, check the budgets, claim the experiment folder, check the start checkpoint (all before
-    anything is written), then seed and set torch up. Shared by the serial and parallel pipelines; use the result
-    as a context manager (``with start_run(...) as run:``)."""
+              progress: bool = True, *, check: Callable[[Any], object] | None = None,
+              checkpoints: bool = True) -> RunStart:
+    """Compile the config, check it (``check(cfg)``, a pipeline's own checks) and the budgets, claim the experiment
+    folder, check the start checkpoint (all before anything is written), then seed and set torch up. Shared by every
+    training pipeline; use the result as a context manager (``with start_run(...) as run:``). ``checkpoints=False``:
+    a run whose folder holds no checkpoints of its own (GSL's, whose phases have theirs)."""
     start = time.perf_counter()
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
+    if check is not None:
+        check(cfg)
     budget = (check_budget("max_env_step", max_env_step), check_budget("max_train_iter", max_train_iter))
     asked_dir = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
     held = claim_existing(asked_dir) if resume and asked_dir.is_dir() else None  # a second --resume is refused
     try:
         if resume:
             check_resume_seed(asked_dir, seed)
-        ckpt_path = checkpoint_to_load(asked_dir, resume, load_ckpt, cfg)  # refused before a folder is made
+        # refused before a folder is made
+        ckpt_path = checkpoint_to_load(asked_dir, resume, load_ckpt, cfg) if checkpoints else None
         claim = held or claim_new(asked_dir)
     except BaseException:
         if held is not None:
@@ -81,7 +93,8 @@ def start_run(config: ConfigLike, seed: int, exp_dir: str | Path | None, resume:
         prepare_offscreen_rendering()  # before any env (and MuJoCo) is loaded
     set_seed(seed)
     configure_torch()
-    return RunStart(cfg, seed, claim, asked_dir, ckpt_path, resume, budget, progress, start)
+    best = -math.inf if ckpt_path is None else float(load_checkpoint(ckpt_path).get("best_eval_return", -math.inf))
+    return RunStart(cfg, seed, claim, asked_dir, ckpt_path, resume, budget, progress, start, best)
 
 
 def check_budget(name: str, value: int | None) -> int | None:
@@ -146,7 +159,9 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     the result) and ``env_restarts()``. The serial pipeline's parts are local workers; the parallel pipeline's are
     driver-side stand-ins for Ray actors with the same methods.
     """
-    cfg, exp_dir = run.cfg, run.exp_dir
+    # resolved by now (exp_name by start_run, model shapes and env.end_when_out by the parts' build): every part from
+    # here on reads the same config, and a write to it is an error
+    cfg, exp_dir = freeze(run.cfg), run.exp_dir
     check_backends(cfg.log)  # a tracker whose package is missing fails here, before anything is written
     record = RunRecord(exp_dir, run.start)
     learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type, record.state)
@@ -155,13 +170,12 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         replay.check_budget(run.max_env_step)
     if run.ckpt_path is not None:  # a checkpoint that does not fit the policy fails here, before anything is written
         learner.load_checkpoint(run.ckpt_path)
-        parts.evaluator.best_return = learner.best_eval_return  # ckpt_best is replaced only by a better policy
         if run.resume:
             record.resume_from(learner.loaded_run, run.ckpt_path, learner)
     # videos every video_every evaluations (None: off); an env that cannot render fails here, before any write
     videos = PeriodicVideos.from_config(cfg, exp_dir, parts.policy.eval_mode.state_dict,
                                         lambda: build(cfg, "policy", enable_field=("eval",)),
-                                        run.seed + EVAL_SEED_OFFSET)
+                                        SeedPlan(run.seed).evaluator)
     prepare_exp_dir(exp_dir, cfg)
     logger = learner.logger = ExperimentLogger(exp_dir, progress_total=run.max_env_step, progress=run.progress,
                                                cfg=cfg)
@@ -304,9 +318,6 @@ def _per_1k(count: int, env_step: int) -> float:
     return round(1000 * count / max(env_step, 1), 4)
 
 
-FINAL_EVAL_SEED_OFFSET = 2 * EVAL_SEED_OFFSET  # seeds neither the collector nor the periodic evaluations used
-
-
 def _final_eval(cfg: Any, parts: TrainingParts, learner: BaseLearner, seed: int) -> dict[str, Any]:
     """The best checkpoint (else the last policy) over ``policy.eval.final_episodes`` episodes on fresh seeds: the
     stop rule's few evaluation episodes can call a policy solved by luck; this number says how good it is."""
@@ -316,7 +327,7 @@ def _final_eval(cfg: Any, parts: TrainingParts, learner: BaseLearner, seed: int)
     best = learner.ckpt_dir / "ckpt_best.pth.tar" if learner.ckpt_dir is not None else None
     if best is not None and not best.is_file():
         best = None
-    out = parts.final_eval(n_episode, seed + FINAL_EVAL_SEED_OFFSET, best)
+    out = parts.final_eval(n_episode, SeedPlan(seed).final_eval, best)
     return {"final_eval_return": out.mean, "final_eval_std": out.std, "final_eval_episodes": len(out.returns),
             # relative to the experiment folder: runs that differ only in their folder have equal results
             "final_eval_checkpoint": "ckpt/ckpt_best.pth.tar" if best is not None else None}

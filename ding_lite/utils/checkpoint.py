@@ -81,15 +81,17 @@ def latest_checkpoint(ckpt_dir: str | os.PathLike) -> Path | None:
     return best[2] if best else None
 
 
-def load_policy_weights(mode: Any, path: str | os.PathLike, state: dict[str, Any] | None = None) -> dict[str, Any]:
+def load_policy_weights(mode: Any, path: str | os.PathLike, state: dict[str, Any] | None = None, *,
+                        model_only: bool = False) -> dict[str, Any]:
     """Load checkpoint ``path`` (``state``: its contents, if already loaded) into a policy mode (``learn_mode``,
-    ``collect_mode`` or ``eval_mode``); returns the checkpoint.
+    ``collect_mode`` or ``eval_mode``); returns the checkpoint. ``model_only``: only the network's weights (another
+    policy type's checkpoint, e.g. GSL's PPO generalist evaluated as PPO-DAPG).
 
     A checkpoint that does not fit is a :class:`CheckpointError` naming the file, the policy that wrote it and what
     does not fit (entries missing, or tensors whose shapes differ, with both shapes)."""
     state = load_checkpoint(path) if state is None else state
     try:
-        mode.load_state_dict(state["policy"])
+        mode.load_state_dict({"model": state["policy"]["model"]} if model_only else state["policy"])
     except CheckpointError as exc:
         writer = state.get("policy_type")
         raise CheckpointError(f"{path}{f' (a {writer!r} checkpoint)' if writer else ''}: {exc}") from exc

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Mapping
 from contextlib import nullcontext
@@ -9,10 +10,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ding_lite.envs.env_manager import episode_quota
 from ding_lite.envs.variations import SUCCESS, VARIATION, per_variation_table
 from ding_lite.errors import ConfigError
 from ding_lite.registry import EVALUATOR
+from ding_lite.worker.episodes import run_episodes
+from ding_lite.worker.tracker import BestReturnTracker, PlateauDetector
 
 logger = logging.getLogger("ding_lite")
 
@@ -64,6 +66,9 @@ class InteractionEvaluator:
         n_episode: episodes per evaluation (``env.n_evaluator_episode``).
         stop_value: mean return at which training stops (None: never).
         seed: base seed of the eval envs.
+        best_return: the best mean return before the first evaluation (a resumed run's; see
+            :class:`~ding_lite.worker.tracker.BestReturnTracker`).
+        plateau: also stop at a plateau of the mean return (GSL's phase I); None: only at ``stop_value``.
     """
 
     config: dict[str, Any] = dict(
@@ -74,75 +79,53 @@ class InteractionEvaluator:
     )
 
     def __init__(self, cfg: Mapping[str, Any], env_manager: Any, policy: Any, n_episode: int,
-                 stop_value: float | None = None, seed: int = 0) -> None:
+                 stop_value: float | None = None, seed: int = 0, *, best_return: float = -math.inf,
+                 plateau: PlateauDetector | None = None) -> None:
         if n_episode < 1:
             raise ConfigError(f"env.n_evaluator_episode must be at least 1, got {n_episode!r}")
         self.cfg = cfg
         self.env = env_manager
         self.policy = policy
         self.n_episode = n_episode
-        self.stop_value = stop_value
         self.seed = seed
-        self.eval_freq = int(cfg.get("eval_freq", self.config["eval_freq"]))
         cap = cfg.get("max_episode_steps")
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
             raise ConfigError(f"policy.eval.evaluator.max_episode_steps must be a positive int or None, got {cap!r}")
         self.max_episode_steps: int | None = cap
-        self.best_return = -np.inf
-        self._last_eval_iter: int | None = None
+        self.tracker = BestReturnTracker(int(cfg.get("eval_freq", self.config["eval_freq"])), stop_value,
+                                         best_return, plateau)
+
+    @property
+    def best_return(self) -> float:
+        """The best mean return so far (the start checkpoint's, before the first evaluation)."""
+        return self.tracker.best_return
+
+    @property
+    def stop_value(self) -> float | None:
+        """Mean return at which training stops (None: never)."""
+        return self.tracker.stop_value
 
     def should_eval(self, train_iter: int) -> bool:
         """True at the first call and whenever ``eval_freq`` iterations passed since the last evaluation."""
-        return self._last_eval_iter is None or train_iter - self._last_eval_iter >= self.eval_freq
+        return self.tracker.should_evaluate(train_iter)
 
     def eval(self, train_iter: int = 0, env_step: int = 0) -> EvalResult:
         """Run the episodes; returns an :class:`EvalResult` (``stop`` compares the mean with ``stop_value``)."""
         start = time.perf_counter()
-        self._last_eval_iter = train_iter
-        n_env = self.env.env_num
-        quota = episode_quota(self.n_episode, n_env)
-        returns: list[float] = []
-        lengths: list[int] = []
-        variations: list[Any] = []
-        successes: list[Any] = []
         self.env.seed(self.seed)
-        obs = self.env.reset()
         self.policy.reset()
-        # each env's running episode (for the step cap): return and steps so far
-        running, steps = np.zeros(n_env), np.zeros(n_env, dtype=np.int64)
-        capped = 0
         with getattr(self.policy, "rollout_weights", nullcontext)():  # the weights are fixed during an evaluation
-            while quota.any():
-                result = self.env.step(self.policy.forward(obs)["action"])
-                running += result.reward
-                steps += 1
-                for episode in result.episodes:
-                    if quota[episode.env_id] > 0:
-                        quota[episode.env_id] -= 1
-                        returns.append(episode.episode_return)
-                        lengths.append(episode.episode_length)
-                        variations.append(episode.info.get(VARIATION))
-                        successes.append(episode.info.get(SUCCESS))
-                    running[episode.env_id], steps[episode.env_id] = 0.0, 0
-                if self.max_episode_steps is not None:
-                    for i in np.flatnonzero((steps >= self.max_episode_steps) & (quota > 0)):
-                        returns.append(float(running[i]))
-                        lengths.append(int(steps[i]))
-                        variations.append(None)
-                        successes.append(None)
-                        quota[i], capped = 0, capped + 1
-                obs = result.obs
-        if capped:
-            logger.warning(f"evaluation at train_iter {train_iter}: {capped} episode(s) stopped at "
+            run = run_episodes(self.env, lambda obs: self.policy.forward(obs)["action"], self.n_episode,
+                               max_episode_steps=self.max_episode_steps)
+        if run.capped:
+            logger.warning(f"evaluation at train_iter {train_iter}: {run.capped} episode(s) stopped at "
                            f"policy.eval.evaluator.max_episode_steps={self.max_episode_steps} steps, counted with "
                            f"their return so far (a policy that stalls, e.g. one that never presses FIRE, may never "
                            f"end an episode)")
-        mean = float(np.mean(returns))
-        improved = mean > self.best_return
-        self.best_return = max(self.best_return, mean)
-        stop = self.stop_value is not None and mean >= self.stop_value
-        return EvalResult(train_iter, env_step, np.asarray(returns), np.asarray(lengths), stop, improved,
-                          time.perf_counter() - start, variations, successes)
+        improved = self.tracker.update(float(np.mean(run.returns)), train_iter)
+        return EvalResult(train_iter, env_step, run.returns, run.lengths, self.tracker.should_stop, improved,
+                          time.perf_counter() - start, [None if e is None else e.info.get(VARIATION) for e in run.ends],
+                          [None if e is None else e.info.get(SUCCESS) for e in run.ends], self.tracker.stop_reason)
 
     def close(self) -> None:
         self.env.close()

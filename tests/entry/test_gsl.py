@@ -20,7 +20,9 @@ from ding_lite.build import build, build_env_managers
 from ding_lite.config import read_config
 from ding_lite.config.compile import compile_config
 from ding_lite.data.demo import episodes_to_dataset, write_demo
-from ding_lite.entry.gsl import PHASE1, PHASE2, _demo_ckpt, phase1_config, phase2_config, specialist_config
+from ding_lite.gsl.demos import demo_checkpoint as _demo_ckpt
+from ding_lite.gsl.phases import phase1_config, phase2_config, specialist_config
+from ding_lite.gsl.plateau import PHASE1, PHASE2
 from ding_lite.plot.runs import collect_groups
 from ding_lite.utils.events import read_scalars
 from dizoo.grid.maze.envs.maze_env import make_level

@@ -1,0 +1,65 @@
+"""GSL's specialists on Ray: one actor per CPU (at most one per specialist) trains them in turn; the training of one
+specialist (a serial run of the pipeline layer) is passed in, so that this package needs nothing above it."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ding_lite.gsl.plateau import specialist_name
+from ding_lite.utils.seed import SeedPlan
+
+TrainSpecialist = Callable[..., dict[str, Any]]  # (cfg, root, k, subset, seed, progress) -> the phase's result
+
+
+class SpecialistActor:
+    """A Ray actor that trains one specialist with ``train`` (the function the in-process path calls)."""
+
+    def __init__(self, train: TrainSpecialist) -> None:
+        self._train = train
+
+    def train(self, cfg: Any, root: str, k: int, subset: list[int], seed: int) -> dict[str, Any]:
+        return self._train(cfg, Path(root), k, subset, seed, progress=False)
+
+
+def run_specialists(train_specialist: TrainSpecialist, cfg: Any, root: Path, subsets: list[list[int]], seed: int,
+                    address: str | None, progress: bool) -> list[dict[str, Any]]:
+    """Train every specialist with ``train_specialist`` (returns a finished one's result as it is); in parallel as
+    Ray actors first when ``gsl.use_ray`` (local instance, or ``address``)."""
+    root = root.resolve()
+    todo = [k for k in range(len(subsets)) if not (root / specialist_name(k) / "result.json").is_file()]
+    if cfg.gsl.use_ray and len(todo) > 0:
+        from ding_lite.distributed.session import import_ray, ray_session
+
+        ray = import_ray()
+        with ray_session(ray, address, cfg.gsl.ray_num_cpus):
+            _train_on_actors(ray, train_specialist, cfg, root, subsets, todo, seed)
+    return [train_specialist(cfg, root, k, s, SeedPlan(seed).specialist(k), progress) for k, s in enumerate(subsets)]
+
+
+def _train_on_actors(ray: Any, train: TrainSpecialist, cfg: Any, root: Path, subsets: list[list[int]], todo: list[int],
+                     seed: int) -> None:
+    """One actor per CPU of the cluster (at most one per specialist), each training the next waiting specialist when
+    it is done with one: a fresh worker process (Python, torch) per specialist would cost more than a tiny one."""
+    actor_cls = ray.remote(num_cpus=1, max_restarts=0)(SpecialistActor)
+    n_actors = max(1, min(len(todo), int(ray.cluster_resources().get("CPU", 1))))
+    actors = [actor_cls.remote(train) for _ in range(n_actors)]
+    waiting = list(todo)
+    pending: dict[Any, Any] = {}
+
+    def give(actor: Any) -> None:
+        k = waiting.pop(0)
+        pending[actor.train.remote(cfg, str(root), k, subsets[k], SeedPlan(seed).specialist(k))] = actor
+
+    try:
+        for actor in actors[:len(waiting)]:
+            give(actor)
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            ray.get(done[0])  # a specialist's error stops the run here
+            actor = pending.pop(done[0])
+            if waiting:
+                give(actor)
+    finally:
+        for actor in actors:
+            ray.kill(actor)

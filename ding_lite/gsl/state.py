@@ -1,0 +1,70 @@
+"""The state of a GSL run: what ``<exp>/result.json`` holds after every phase, and what ``--resume`` reads back."""
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from ding_lite.errors import CheckpointError, ConfigError
+
+PerVariation = dict[str, dict[str, Any]]  # variation id (a string, as JSON keys are) -> return_mean, success_rate
+
+
+@dataclass
+class GslState:
+    """Where a GSL run stands. Fields left None are not reached yet (and not written); the names are the keys of
+    ``<exp>/result.json``."""
+
+    variations: list[int]  # env.variations' ids
+    seed: int
+    phases_done: list[str] = field(default_factory=list)  # finished phases, in order (folder names)
+    phases: dict[str, dict[str, Any]] = field(default_factory=dict)  # per phase: env_step, ended_by, variations
+    phase1_per_variation: PerVariation | None = None  # the phase-I generalist's final policy, per variation
+    low_variations: list[int] | None = None  # the gsl.n_low worst of them
+    specialist_subsets: list[list[int]] | None = None  # ... split into one subset per specialist
+    specialists: list[dict[str, Any]] | None = None  # per specialist: variations, env_step, eval_return
+    demos: dict[str, Any] | None = None  # demos/summary.json: files, episodes and steps kept, env steps
+    phase2_per_variation: PerVariation | None = None  # the phase-II generalist's final policy, per variation
+    env_steps: dict[str, Any] | None = None  # env steps of every phase and their total
+    summary: dict[str, Any] | None = None  # mean return and success rate after phase I and after phase II
+    wall_seconds: float | None = None
+    exp_dir: str | None = None
+
+    def mark(self, phase: str, **info: Any) -> None:
+        """``phase`` is done; ``info`` goes into its ``phases`` entry."""
+        if phase not in self.phases_done:
+            self.phases_done.append(phase)
+        self.phases[phase] = {**self.phases.get(phase, {}), **info}
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``result.json`` dict (a deep copy: later changes of the state do not reach it)."""
+        return {f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(self)
+                if getattr(self, f.name) is not None}
+
+    @classmethod
+    def read(cls, root: Path, variations: list[int], seed: int) -> GslState:
+        """The state in ``<root>/result.json`` (a fresh one where there is none), for a run on ``variations`` with
+        ``seed``. A file that is not JSON, or not a GSL run's result, is a :class:`CheckpointError` naming it."""
+        path = root / "result.json"
+        if not path.is_file():
+            return cls(list(variations), seed)
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise CheckpointError(f"--resume: {path} is not readable JSON ({exc}): it is not the result of a GSL "
+                                  f"run; start a new run (another --exp-name) or remove it") from None
+        known = {f.name for f in fields(cls)}
+        if not isinstance(data, dict) or not isinstance(data.get("phases_done", []), list) or \
+                set(data) - known:
+            extra = sorted(set(data) - known)[:3] if isinstance(data, dict) else []
+            raise CheckpointError(f"--resume: {path} is not the result of a GSL run"
+                                  + (f" (unknown keys {', '.join(extra)})" if extra else "")
+                                  + ": start a new run (another --exp-name) or remove it")
+        if data.get("seed", seed) != seed:
+            raise ConfigError(f"--resume: {root} holds the GSL run of seed {data['seed']}, not seed {seed}: resume "
+                              f"with -s {data['seed']}, or give this seed its own folder (--exp-name)")
+        state = cls(**{**data, "variations": list(variations), "seed": seed})
+        state.phases_done = list(state.phases_done)
+        return state

@@ -1,0 +1,102 @@
+"""The episode runner every evaluator and ``-m collect_demo`` share: exactly ``n_episode`` episodes spread evenly
+over an env manager's envs, stepped as one batch, with the results in columns."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ding_lite.data.keys import ACTION, OBS, REWARD
+from ding_lite.envs.env_manager import EpisodeEnd, clip_action, episode_quota
+
+
+class Episode(NamedTuple):
+    """One finished episode with its step columns (a demo rollout's)."""
+
+    steps: dict[str, np.ndarray]  # obs (T, *obs_shape), action (T, ...), reward (T,)
+    end: EpisodeEnd
+
+
+class Episodes(NamedTuple):
+    """The counted episodes of one :func:`run_episodes`, in the order they ended (capped ones after the step's
+    ended ones)."""
+
+    returns: np.ndarray  # (n,) episode returns
+    lengths: np.ndarray  # (n,) episode lengths
+    ends: list[EpisodeEnd | None]  # how each ended (its final info); None: stopped at max_episode_steps
+    capped: int  # episodes stopped at max_episode_steps
+    env_steps: int  # env steps taken, all envs together (those of episodes not counted too)
+    spans: list[tuple[int, int, int]]  # (env, first step, end step) of each episode in ``columns``
+    columns: dict[str, np.ndarray] | None  # with ``record``: obs, action (as executed), reward, each (T, N, ...)
+
+    def steps(self, k: int) -> dict[str, np.ndarray]:
+        """The step columns of episode ``k`` (needs ``record``): obs (T, *obs_shape), action (T, ...), reward (T,)."""
+        if self.columns is None:
+            raise ValueError("run_episodes(..., record=True) keeps the steps; this run did not")
+        env, t0, t1 = self.spans[k]
+        return {key: value[t0:t1, env] for key, value in self.columns.items()}
+
+    def episodes(self) -> list[Episode]:
+        """The episodes that ended (not those stopped at the step cap), each with its steps (needs ``record``)."""
+        return [Episode(self.steps(k), end) for k, end in enumerate(self.ends) if end is not None]
+
+
+def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
+                 max_episode_steps: int | None = None, counts: Callable[[EpisodeEnd], bool] | None = None,
+                 record: bool = False) -> Episodes:
+    """Reset ``env_manager`` and step all its envs together with ``act(obs) -> actions`` until each env has ended
+    its share of ``n_episode`` episodes (:func:`~ding_lite.envs.env_manager.episode_quota`: env i's first episodes,
+    not the first ``n_episode`` to end overall, so that short episodes do not crowd out long ones).
+
+    Args:
+        env_manager: any env manager (``env_num``, ``reset``, ``step``, ``action_space``); the caller seeds it.
+        act: batched actions for the (N, ...) observations.
+        n_episode: episodes to count.
+        max_episode_steps: an episode that reaches this many steps is counted with its return so far and its env
+            plays no more (None: no cap); ``Episodes.capped`` says how many.
+        counts: whether an ended episode counts (None: all do), e.g. a game cut by a worker failure does not.
+        record: keep the obs / action / reward columns (``Episodes.steps``); Box actions as executed (clipped).
+    """
+    n_env = env_manager.env_num
+    quota = episode_quota(n_episode, n_env)
+    returns: list[float] = []
+    lengths: list[int] = []
+    ends: list[EpisodeEnd | None] = []
+    spans: list[tuple[int, int, int]] = []
+    columns: dict[str, list[np.ndarray]] = {OBS: [], ACTION: [], REWARD: []}
+    running, steps = np.zeros(n_env), np.zeros(n_env, dtype=np.int64)  # each env's running episode: return, steps
+    start = np.zeros(n_env, dtype=np.int64)  # step at which each env's running episode began
+    capped = t = 0
+    obs = env_manager.reset()
+    while quota.any():
+        action = act(obs)
+        result = env_manager.step(action)
+        if record:
+            columns[OBS].append(np.array(obs, copy=True))  # a manager may reuse its buffers
+            columns[ACTION].append(clip_action(np.asarray(action), env_manager.action_space))
+            columns[REWARD].append(result.reward)
+        t += 1
+        if max_episode_steps is not None:
+            running += result.reward
+            steps += 1
+        for end in result.episodes:
+            i = end.env_id
+            if quota[i] > 0 and (counts is None or counts(end)):
+                quota[i] -= 1
+                returns.append(end.episode_return)
+                lengths.append(end.episode_length)
+                ends.append(end)
+                spans.append((i, int(start[i]), t))
+            running[i], steps[i], start[i] = 0.0, 0, t
+        if max_episode_steps is not None:
+            for i in np.flatnonzero((steps >= max_episode_steps) & (quota > 0)):
+                returns.append(float(running[i]))
+                lengths.append(int(steps[i]))
+                ends.append(None)
+                spans.append((int(i), int(start[i]), t))
+                quota[i], capped = 0, capped + 1
+        obs = result.obs
+    stacked = {k: np.stack(v) for k, v in columns.items()} if record and t else None
+    return Episodes(np.asarray(returns, dtype=np.float64), np.asarray(lengths, dtype=np.int64), ends, capped,
+                    t * n_env, spans, stacked)

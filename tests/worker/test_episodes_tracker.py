@@ -1,0 +1,84 @@
+"""The shared episode runner and best-return tracker, by hand."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ding_lite.envs.env_manager import EpisodeEnd, StepResult
+from ding_lite.errors import ConfigError
+from ding_lite.worker.episodes import run_episodes
+from ding_lite.worker.tracker import BestReturnTracker, PlateauDetector
+
+
+class _Countdown:
+    """Env i's episodes last i + 1, i + 2, ... steps with reward 1 per step (a return equals its length)."""
+
+    action_space = None
+
+    def __init__(self, env_num: int) -> None:
+        self.env_num = env_num
+        self.t = np.zeros(env_num, dtype=np.int64)
+        self.episode = np.zeros(env_num, dtype=np.int64)
+
+    def reset(self) -> np.ndarray:
+        self.t[:] = 0
+        self.episode[:] = 0
+        return np.zeros((self.env_num, 1))
+
+    def step(self, action: np.ndarray) -> StepResult:
+        self.t += 1
+        ends = []
+        for i in range(self.env_num):
+            if self.t[i] == i + 1 + self.episode[i]:
+                info = {"score": 1.0} if self.episode[i] else {}  # an env's first episode reports no score
+                ends.append(EpisodeEnd(i, float(self.t[i]), int(self.t[i]), True, info))
+                self.t[i], self.episode[i] = 0, self.episode[i] + 1
+        obs = self.t.reshape(-1, 1).astype(np.float64)
+        zeros = np.zeros(self.env_num, dtype=bool)
+        return StepResult(obs, obs, np.ones(self.env_num), zeros, zeros, ends)
+
+
+def test_runner_counts_each_envs_first_episodes_and_records_steps() -> None:
+    run = run_episodes(_Countdown(2), lambda obs: np.zeros(len(obs), dtype=np.int64), 4, record=True)
+    # env 0: episodes of 1, 2 steps; env 1: 2, 3 steps (each env's first two, in the order they ended)
+    assert run.returns.tolist() == [1.0, 2.0, 2.0, 3.0] and run.lengths.tolist() == [1, 2, 2, 3]
+    assert run.env_steps == 2 * 5 and run.capped == 0
+    assert [run.steps(k)["reward"].tolist() for k in range(4)] == [[1.0], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0, 1.0]]
+    assert run.steps(3)["obs"][:, 0].tolist() == [0.0, 1.0, 2.0]  # the obs each step acted on
+
+
+def test_runner_step_cap_and_counts_filter() -> None:
+    capped = run_episodes(_Countdown(2), lambda obs: np.zeros(len(obs)), 4, max_episode_steps=2)
+    # env 0: 1 then 2 steps (the second ends at the cap's step and counts as ended); env 1: 2, then capped at 2
+    assert capped.returns.tolist() == [1.0, 2.0, 2.0, 2.0] and capped.capped == 1 and capped.ends[-1] is None
+    scored = run_episodes(_Countdown(2), lambda obs: np.zeros(len(obs)), 2, counts=lambda e: "score" in e.info)
+    assert scored.returns.tolist() == [2.0, 3.0]  # each env's first episode reports no score: its second counts
+    with pytest.raises(ValueError, match="record=True"):
+        scored.steps(0)
+
+
+def test_tracker_best_improved_stop_and_frequency() -> None:
+    tracker = BestReturnTracker(eval_freq=10, stop_value=5.0, best_return=2.0)
+    assert tracker.should_evaluate(0)
+    assert tracker.update(1.0, 0) is False and tracker.best_return == 2.0  # a resumed run's bar holds
+    assert not tracker.should_evaluate(9) and tracker.should_evaluate(10)
+    assert tracker.update(3.0, 10) is True and not tracker.should_stop
+    assert tracker.update(3.0, 20) is False  # equal is no improvement
+    assert tracker.update(5.0, 30) and tracker.should_stop and tracker.stop_reason == "stop value reached"
+    assert tracker.state_dict() == {"best_return": 5.0, "last_eval_iter": 30}
+    assert BestReturnTracker(1).best_return == -math.inf
+
+
+def test_tracker_plateau_rule_stays_reached() -> None:
+    tracker = BestReturnTracker(1, None, plateau=PlateauDetector(2, 0.1))
+    for value in (1.0, 1.05):
+        tracker.update(value, 0)
+        assert not tracker.should_stop
+    tracker.update(1.08, 0)
+    assert tracker.should_stop and tracker.stop_reason.startswith("plateau")
+    tracker.update(9.0, 0)  # a later gain does not undo the plateau
+    assert tracker.should_stop
+    with pytest.raises(ConfigError, match="plateau_patience"):
+        PlateauDetector(0, 0.1)
