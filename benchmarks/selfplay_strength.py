@@ -3,7 +3,9 @@ learner never trained with (or a game-theoretic fact), per seed:
 
 - tic-tac-toe (``tictactoe_dqn_config.py``): against a perfect player (``tictactoe_minimax``: negamax, uniformly
   among its best moves) and the random player, 100 games as first and 100 as second player: passes with no game
-  lost (perfect play never loses);
+  lost (perfect play never loses); also, per seat, every position the learner reaches against any opponent
+  (``every_position``: how many, in how many its move is worth less than the best, in how many it turns a draw into
+  a loss; ``minimax.blunders``): no losing move on either seat means it loses to nobody;
 - connect four (``connect_four_dqn_config.py``): against ``connect_four_one_ply`` (wins when it can, blocks the
   immediate win, else random among moves that hand over no win), 100 games per seat: passes with at least 0.6 wins
   on each seat;
@@ -37,6 +39,7 @@ import torch  # noqa: E402
 from ding_lite.build import load_config
 from ding_lite.entry.selfplay import SelfPlayParts, selfplay_pipeline  # noqa: E402
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint  # noqa: E402
+from dizoo.board_games.tictactoe.envs.minimax import blunders  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1] / "dizoo" / "board_games"
 EVAL_SEED = 10_000  # seeds the training never used
@@ -52,26 +55,37 @@ class Task(NamedTuple):
     extra: tuple[str, ...] = ()  # overrides of the training run
 
 
-def _table(cfg: Any, ckpt: Path, seed: int, opponents: list[str], n_games: int, folder: Path) -> dict:
-    """Win / draw / loss of the checkpoint's learner against each opponent (per learner seat where seats swap)."""
+def _table(cfg: Any, ckpt: Path, seed: int, opponents: list[str], n_games: int, folder: Path,
+           probe: Callable[[Any], Any] | None = None) -> tuple[dict, Any]:
+    """Win / draw / loss of the checkpoint's learner against each opponent (per learner seat where seats swap), and
+    what ``probe`` finds in the learner's eval mode."""
     cfg.league.eval_opponents = opponents
     cfg.league.eval_latest = 0
     cfg.env.n_evaluator_episode = n_games
     with SelfPlayParts(cfg, seed, folder) as parts:
         parts.policy.eval_mode.load_state_dict(load_checkpoint(ckpt)["policy"])
         parts.evaluator.eval()
-        return dict(parts.evaluator.table)
+        return dict(parts.evaluator.table), None if probe is None else probe(parts.policy.eval_mode)
+
+
+def _tictactoe_blunders(eval_mode: Any) -> dict[str, Any]:
+    """The learner's blunders in every position it reaches against any opponent (see ``minimax.blunders``)."""
+    def act(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return eval_mode.forward({"observation": obs, "action_mask": mask})["action"]
+    return {seat: {k: v for k, v in row.items() if k != "examples" or v} for seat, row in blunders(act).items()}
 
 
 def measure_tictactoe(cfg: Any, ckpt: Path, seed: int, folder: Path) -> dict[str, Any]:
-    table = _table(cfg, ckpt, seed, ["tictactoe_minimax", "random"], 100, folder)
+    table, every_position = _table(cfg, ckpt, seed, ["tictactoe_minimax", "random"], 100, folder,
+                                   _tictactoe_blunders)
     losses = {k: int(round(v["loss"] * v["games"])) for k, v in table.items()}
     return {"losses": losses, "pass": sum(losses.values()) == 0,
-            "draws_vs_minimax": {k: v["draw"] for k, v in table.items() if k.startswith("tictactoe")}}
+            "draws_vs_minimax": {k: v["draw"] for k, v in table.items() if k.startswith("tictactoe")},
+            "every_position": every_position}
 
 
 def measure_connect_four(cfg: Any, ckpt: Path, seed: int, folder: Path) -> dict[str, Any]:
-    table = _table(cfg, ckpt, seed, ["connect_four_one_ply"], 100, folder)
+    table, _ = _table(cfg, ckpt, seed, ["connect_four_one_ply"], 100, folder)
     wins = {k: v["win"] for k, v in table.items()}
     return {"wins": wins, "pass": min(wins.values()) >= 0.6}
 
@@ -87,13 +101,13 @@ def measure_rps(cfg: Any, ckpt: Path, seed: int, folder: Path) -> dict[str, Any]
 
 
 def measure_snake(cfg: Any, ckpt: Path, seed: int, folder: Path) -> dict[str, Any]:
-    table = _table(cfg, ckpt, seed, ["snake_careful"], 200, folder)
+    table, _ = _table(cfg, ckpt, seed, ["snake_careful"], 200, folder)
     row = table["snake_careful"]
     return {"win": row["win"], "draw": row["draw"], "pass": row["win"] >= 0.4}
 
 
 TASKS = {
-    "tictactoe": Task(ROOT / "tictactoe/config/tictactoe_dqn_config.py", 150_000, measure_tictactoe),
+    "tictactoe": Task(ROOT / "tictactoe/config/tictactoe_dqn_config.py", 60_000, measure_tictactoe),
     "connect_four": Task(ROOT / "connect_four/config/connect_four_dqn_config.py", 150_000, measure_connect_four,
                          NO_EVAL),
     "rps": Task(ROOT / "rps/config/rps_ppo_config.py", 48_000, measure_rps),

@@ -9,7 +9,13 @@ from ding_lite.data.keys import ACTION, NEXT_ACTION_MASK, NEXT_OBS_N, OBS, RETUR
 from dizoo.board_games.connect_four.envs.heuristic import ConnectFourOnePly
 from dizoo.board_games.snake.envs.heuristic import SnakeCareful
 from dizoo.board_games.snake.envs.snake_arena import DANGER_OTHER, DANGER_SELF, FOOD_SIDE, REACH, SnakeArenaEnv
-from dizoo.board_games.tictactoe.envs.minimax import TicTacToeMinimax, board_bits, game_value, move_values
+from dizoo.board_games.tictactoe.envs.minimax import (
+    TicTacToeMinimax,
+    blunders,
+    board_bits,
+    game_value,
+    move_values,
+)
 from dizoo.board_games.tictactoe.envs.symmetry import d4
 
 pytestmark = pytest.mark.unittest
@@ -64,6 +70,24 @@ def test_minimax_never_loses_and_draws_itself_in_the_real_game():
             assert rewards["player_1" if random_seat == "player_2" else "player_2"] >= 0
         else:
             assert rewards == {"player_1": 0, "player_2": 0}
+
+
+def test_blunders_finds_the_one_losing_move_of_a_player():
+    perfect = TicTacToeMinimax(seed=0)
+    assert all(r["blunders"] == 0 and r["losing"] == 0 and r["positions"] > 0 for r in blunders(perfect.act).values())
+
+    def flawed(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Perfect, except that as O after X 0, O 4, X 8 it takes corner 2 (X then forks with 6: it must take an
+        edge); the same trap in its other orientations (X 2 and 6, ...) it plays right."""
+        moves = perfect.act(obs, mask)
+        trap = [i for i, o in enumerate(obs) if board_bits(o) == (1 << 4, 1 << 0 | 1 << 8)]
+        moves[trap] = 2
+        return moves
+
+    report = blunders(flawed)
+    assert report["first"]["blunders"] == 0
+    assert report["second"]["blunders"] == report["second"]["losing"] == 1
+    assert report["second"]["examples"] == [([4], [0, 8], 2, [1, 3, 5, 7])]
 
 
 def test_d4_images_move_boards_and_actions_together():

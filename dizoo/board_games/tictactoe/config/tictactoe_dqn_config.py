@@ -27,7 +27,7 @@ main_config = dict(
         eval=dict(evaluator=dict(eval_freq=1250), final_episodes=0),
         other=dict(
             eps=dict(type="linear", start=1.0, end=0.1, decay=10000),
-            replay_buffer=dict(replay_buffer_size=1000000),  # every game of the run
+            replay_buffer=dict(replay_buffer_size=300000),  # the last ~37,000 env steps (8 samples each)
         ),
     ),
     league=dict(
@@ -40,9 +40,12 @@ main_config = dict(
         capacity=10,
         strategy="pfsp",
         p_latest=0.3,
-        # a fifth of the pool's games against the random player: it reaches positions no snapshot plays
+        # a tenth of the pool's games against the random player
         baselines=["random"],
-        p_baseline=0.2,
+        p_baseline=0.1,
+        # 0-3 random plies open each training game: the learner meets every opening, and snapshots that punish
+        # its mistakes there
+        opening_plies=3,
         eval_opponents=["tictactoe_minimax", "random"],
         eval_latest=0,
     ),
