@@ -1,6 +1,7 @@
 """DQN learner on PettingZoo's tictactoe_v3 against its own opponent pool and the random player, as first and
 second player (the seats are shuffled every game). Evaluated against a perfect player (minimax, uniformly among its
-best moves) and the random player; benchmarks/selfplay_strength.py measures it (docs/selfplay.md, Tic-tac-toe).
+best moves) and the random player; benchmarks/selfplay_strength.py measures it after 60,000 env steps
+(docs/selfplay.md, Strength).
 Run: ding_lite -m selfplay -c dizoo/board_games/tictactoe/config/tictactoe_dqn_config.py -s 0"""
 main_config = dict(
     exp_name="tictactoe_dqn_seed0",
@@ -21,13 +22,15 @@ main_config = dict(
         model=dict(encoder_hidden_size_list=[128, 128], dueling=True),
         nstep=1,  # one-step Q-learning is exact off-policy: exploratory moves do not bias the targets
         discount_factor=0.9,  # a win now is worth more than a win later
-        learn=dict(update_per_collect=8, batch_size=128, learning_rate=0.001, target_update_freq=200),
+        learn=dict(update_per_collect=8, batch_size=256, learning_rate=0.001, target_update_freq=200),
         # each transition and its 7 rotated and reflected images go to the buffer
         collect=dict(n_sample=64, augment="dizoo.board_games.tictactoe.envs.symmetry:d4"),
         eval=dict(evaluator=dict(eval_freq=1250), final_episodes=0),
         other=dict(
             eps=dict(type="linear", start=1.0, end=0.1, decay=10000),
-            replay_buffer=dict(replay_buffer_size=300000),  # the last ~37,000 env steps (8 samples each)
+            # the last ~37,000 env steps (8 samples each): the Q-values follow the pool as it is, not its first
+            # near-random snapshots
+            replay_buffer=dict(replay_buffer_size=300000),
         ),
     ),
     league=dict(
@@ -40,11 +43,13 @@ main_config = dict(
         capacity=10,
         strategy="pfsp",
         p_latest=0.3,
-        # a tenth of the pool's games against the random player
+        # a tenth of the pool's games against the random player: it reaches positions after the opening that no
+        # snapshot plays (without it a learner lost to it as first player); more would teach the learner to bet on
+        # its mistakes there, which a perfect player punishes
         baselines=["random"],
         p_baseline=0.1,
-        # 0-3 random plies open each training game: the learner meets every opening, and snapshots that punish
-        # its mistakes there
+        # 0-3 random plies open each training game: the learner meets every opening a perfect player may choose,
+        # against snapshots that punish its mistakes there (without them it lost 7 of 100 games as second player)
         opening_plies=3,
         eval_opponents=["tictactoe_minimax", "random"],
         eval_latest=0,
