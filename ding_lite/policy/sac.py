@@ -94,7 +94,7 @@ class SACPolicy(ContinuousQPolicy):
     def _actor_loss(self, data: dict[str, torch.Tensor], context: dict[str, Any]) -> tuple[torch.Tensor, Log]:
         alpha = context[ALPHA]
         action, log_prob = self._sample(data["obs"])
-        q_min = self._model.critic(data["obs"], action).min(dim=0).values
+        q_min = self._model.critic.actor_value(data["obs"], action)  # its gradient reaches the action only
         actor_loss = sac_actor_loss(log_prob, q_min, alpha)
         log = {"actor_loss": actor_loss.detach(), "alpha": alpha, "entropy": -log_prob.detach().mean()}
         if not self.cfg["learn"]["auto_alpha"]:

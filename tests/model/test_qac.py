@@ -1,0 +1,49 @@
+"""The qac model's actor value (ding_lite/model/qac.py, ``Critics.actor_value``): its written-out backward gives
+autograd's value and action gradient, and no critic weight gradient."""
+from __future__ import annotations
+
+import pytest
+import torch
+from easydict import EasyDict
+
+from ding_lite.model.qac import QAC
+
+pytestmark = pytest.mark.unittest
+
+
+def _model(twin: bool = True, act: str = "relu", widths: tuple[int, ...] = (32, 24)) -> QAC:
+    torch.manual_seed(0)
+    return QAC(EasyDict(QAC.config, obs_shape=5, action_shape=2, action_low=[-1.0, -2.0], action_high=[1.0, 2.0],
+                        twin_critic=twin, hidden_size_list=list(widths), activation=act))
+
+
+def _autograd(model: QAC, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+    return model.critic(obs, action).min(dim=0).values
+
+
+@pytest.mark.parametrize("twin,widths", [(True, (32, 24)), (False, (16,)), (True, (8, 8, 8))])
+def test_actor_value_matches_autograd_and_leaves_the_critics_without_gradients(twin: bool,
+                                                                               widths: tuple[int, ...]) -> None:
+    model = _model(twin, widths=widths)
+    obs = torch.randn(64, 5)
+    base = torch.randn(64, 2)
+    ours = base.clone().requires_grad_()
+    value = model.critic.actor_value(obs, ours)
+    (value * torch.linspace(-1, 2, 64)).sum().backward()
+    assert all(p.grad is None for p in model.critic.parameters())  # no critic weight gradient is built
+    ref = base.clone().requires_grad_()
+    expected = _autograd(model, obs, ref)
+    (expected * torch.linspace(-1, 2, 64)).sum().backward()
+    torch.testing.assert_close(value, expected, rtol=0, atol=1e-6)
+    torch.testing.assert_close(ours.grad, ref.grad, rtol=1e-5, atol=1e-6)
+    if widths == (32, 24):  # each critic gave some minima: the row split ran
+        q = model.critic(obs, base)
+        assert 0 < int((q[0] <= q[1]).sum()) < 64
+
+
+def test_actor_value_falls_back_to_autograd_for_other_activations() -> None:
+    model = _model(act="tanh")
+    obs, action = torch.randn(8, 5), torch.randn(8, 2, requires_grad=True)
+    value = model.critic.actor_value(obs, action)
+    torch.testing.assert_close(value, _autograd(model, obs, action))
+    assert value.grad_fn is not None and "Min" in type(value.grad_fn).__name__
