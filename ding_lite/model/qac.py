@@ -3,7 +3,7 @@ with DI-engine's keys (its ``ContinuousQAC``)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -100,7 +100,7 @@ def _relu_linears(nets: list[nn.Module]) -> list[list[tuple[torch.Tensor, torch.
         if len(mods) % 2 != 1 or not all(type(m) is nn.Linear and m.bias is not None for m in mods[0::2]) or \
                 not all(type(m) is nn.ReLU and m.inplace for m in mods[1::2]):
             return None
-        out.append([(m.weight, m.bias) for m in mods[0::2]])
+        out.append([(cast(nn.Linear, m).weight, cast(torch.Tensor, cast(nn.Linear, m).bias)) for m in mods[0::2]])
     return out
 
 
