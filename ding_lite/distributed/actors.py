@@ -69,14 +69,19 @@ class CollectorShell(_Shell):
 
     def __init__(self, cfg: Mapping[str, Any], seed: int) -> None:
         super().__init__(cfg, seed)
-        self.env = build_env_manager(self.cfg.env, self.cfg.env.collector_env_num, seed)
+        inner = build_env_manager(self.cfg.env, self.cfg.env.collector_env_num, seed)
         try:
+            self.env = self._games(inner)
             policy = build(self.cfg, "policy", enable_field=["collect"])
             self._mode = policy.collect_mode
             self.collector = build(self.cfg, "policy.collect.collector", self.env, policy.collect_mode)
         except BaseException:
-            self.env.close()
+            inner.close()
             raise
+
+    def _games(self, inner: Any) -> Any:
+        """The env manager the collector steps: ``inner`` itself (a self-play actor wraps it in its arena)."""
+        return inner
 
     def collect(self, weights: Mapping[str, Any] | None, version: int, n_sample: int, train_iter: int,
                 env_step: int) -> CollectOutput:
@@ -84,7 +89,7 @@ class CollectorShell(_Shell):
         exploration schedule (e.g. DQN's ε) follows the whole run, not this actor's share of it."""
         load_seconds = self.load_weights(weights, version)
         start = time.perf_counter()
-        self.collector.env_step = env_step
+        self.collector.continue_from(env_step)
         samples, episodes = self.collector.collect(n_sample, train_iter)
         return CollectOutput(samples, episodes, self.collector.env_step - env_step, time.perf_counter() - start,
                              self.version, load_seconds, self.env.restart_count)
@@ -116,7 +121,7 @@ class EvaluatorShell(_Shell):
              env_step: int) -> tuple[EvalResult, int]:
         """Load ``weights`` if new and run one evaluation; also the env worker restarts of this actor so far."""
         self.load_weights(weights, version)
-        return self.evaluator.eval(train_iter, env_step), int(getattr(self.env, "restart_count", 0))
+        return self.evaluator.eval(train_iter, env_step), self.env.restart_count
 
     def final_eval(self, weights: Mapping[str, Any], n_episode: int, seed: int) -> tuple[EvalResult, int]:
         """After the run: ``weights`` (an eval-mode state dict, e.g. the best checkpoint's) over ``n_episode``
@@ -124,7 +129,7 @@ class EvaluatorShell(_Shell):
         worker restarts of this actor so far (those of the final evaluation included)."""
         self.load_weights(weights, -2)  # -2: no train_iter version; the next eval gets full weights again
         result = build_evaluator(self.cfg, self.env, self.policy, seed, n_episode, stop=False).eval()
-        return result, int(getattr(self.env, "restart_count", 0))
+        return result, self.env.restart_count
 
     def close(self) -> None:
         self.evaluator.close()

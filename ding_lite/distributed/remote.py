@@ -13,7 +13,7 @@ from typing import Any
 
 from ding_lite.data.batch import Batch, concat_batches
 from ding_lite.distributed.actors import CollectorShell, CollectOutput, EvaluatorShell
-from ding_lite.distributed.session import last_line
+from ding_lite.distributed.session import check_resources, last_line
 from ding_lite.errors import WorkerError
 from ding_lite.utils.dicts import to_plain
 from ding_lite.utils.failure_budget import FailureBudget
@@ -44,7 +44,11 @@ class Weights:
         self.version = -1  # train_iter of the weights behind ``ref``
         self.count = 0
         self.seconds = 0.0
-        self.logger: Any = None
+        self.logger: Any = None  # the experiment's logger, once the run has one (log_to)
+
+    def log_to(self, logger: Any) -> None:
+        """Log the broadcast times through ``logger`` from now on."""
+        self.logger = logger
 
     def latest(self, train_iter: int, interval: int) -> tuple[Any, int]:
         """``(ref, version)`` of the weights to send; new ones are put when ``interval`` iterations passed."""
@@ -91,7 +95,11 @@ class ActorFactory:
         self.evaluator_cls = ray.remote(num_cpus=float(par.evaluator_num_cpus), max_restarts=0)(EvaluatorShell)
         self.live: dict[str, Any] = {}  # role ('collector0', ..., 'evaluator') -> actor handle
         self._restart: dict[str, Callable[[], Any]] = {}  # role -> starts a new actor for it
-        self.logger: Any = None
+        self.logger: Any = None  # the experiment's logger, once the run has one (log_to); else the console
+
+    def log_to(self, logger: Any) -> None:
+        """Report actor replacements through ``logger`` from now on."""
+        self.logger = logger
 
     def collector(self, slot: int) -> Any:
         """Start the collector actor of ``slot`` (the k-th collector started gets seed + k * collector_env_num)."""
@@ -204,7 +212,7 @@ class RemoteCollectors:
         self.pending: dict[Any, int] = {}  # in-flight collect -> slot
         self.idle = list(range(n))  # off-policy: slots whose last batch was handed out and that wait for new work
         self.env_step = 0
-        self.logger: Any = None
+        self.logger: Any = None  # the experiment's logger, once the run has one (log_to)
         self.batches = 0
         self.lag_sum = 0
         self.lag_max = 0
@@ -213,6 +221,14 @@ class RemoteCollectors:
         self.load_seconds: list[float] = []
         self.env_restarts = [0] * n  # env worker restarts inside each slot's current actor, as of its last batch
         self.retired_env_restarts = 0  # the same, of the slots' dead actors
+
+    def log_to(self, logger: Any) -> None:
+        """Log the policy lag and the actors' speeds through ``logger`` from now on."""
+        self.logger = logger
+
+    def continue_from(self, env_step: int) -> None:
+        """Count env steps on from ``env_step`` (a resumed run's); the actors are told the count with each collect."""
+        self.env_step = int(env_step)
 
     def collect(self, n_sample: int, train_iter: int = 0) -> tuple[Batch, list]:
         """The next samples for the learner (see the class docstring)."""
@@ -368,3 +384,51 @@ class RemoteEvaluator:
                 raise _task_error(exc) from None
         self.loaded = None  # the actor now holds other weights than any broadcast version
         return result
+
+
+class RayCollection:
+    """Collection on Ray actors, one of the two ways a run's parts collect (the other is
+    :class:`~ding_lite.entry.serial.LocalCollection`): the learner's weights in the object store, the actor factory
+    and the driver-side collectors, started here and closed together.
+
+    Args:
+        ray: the ``ray`` module, connected.
+        cfg: the compiled config (model shapes filled: it travels to the actors).
+        seed: the run's seed (the actors' seeds derive from it).
+        policy: the learner's policy (its collect mode's weights are broadcast).
+        shell: the collector actors' class (a self-play run's plays its own games).
+        collectors: builds the driver-side collectors from ``(ray, cfg, factory, weights)``.
+    """
+
+    def __init__(self, ray: Any, cfg: Any, seed: int, policy: Any, shell: type = CollectorShell,
+                 collectors: Callable[..., RemoteCollectors] = RemoteCollectors) -> None:
+        check_resources(ray, cfg.parallel)
+        self.ray = ray
+        self.n_collectors = int(cfg.parallel.n_collectors)
+        self.weights = Weights(ray, policy)
+        self.factory = ActorFactory(ray, cfg, seed, collector_shell=shell)
+        try:
+            self.collector = collectors(ray, cfg, self.factory, self.weights)
+        except BaseException:
+            self.factory.close()
+            raise
+
+    def wait_ready(self) -> None:
+        """Block until every actor is built (start-up errors surface here)."""
+        self.factory.wait_ready()
+
+    def log_to(self, logger: Any) -> None:
+        """Log through the experiment's logger from now on."""
+        for part in (self.factory, self.weights, self.collector):
+            part.log_to(logger)
+
+    def env_restarts(self) -> dict[str, int]:
+        """Env worker restarts inside the collector actors, as of each one's last batch (dead actors' kept)."""
+        return {"collector": self.collector.retired_env_restarts + sum(self.collector.env_restarts)}
+
+    def stats(self) -> dict[str, Any]:
+        return {"mode": "parallel", "n_collectors": self.n_collectors, "actor_restarts": self.factory.restarts,
+                **self.collector.stats()}
+
+    def close(self) -> None:
+        self.factory.close()

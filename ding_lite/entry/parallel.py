@@ -23,8 +23,8 @@ from typing import Any
 
 from ding_lite.build import ConfigLike, build, fill_model_shapes_from_env
 from ding_lite.distributed.config import PARALLEL_CONFIG, check_parallel_config
-from ding_lite.distributed.remote import ActorFactory, RemoteCollectors, RemoteEvaluator, Weights, to_cpu
-from ding_lite.distributed.session import RAY_INSTALL_HINT, check_resources, import_ray, ray_session
+from ding_lite.distributed.remote import RayCollection, RemoteEvaluator, to_cpu
+from ding_lite.distributed.session import RAY_INSTALL_HINT, import_ray, ray_session
 from ding_lite.runtime.train_loop import run_training, start_run
 from ding_lite.utils.checkpoint import load_checkpoint
 from ding_lite.utils.log import setup_console_logging
@@ -68,27 +68,26 @@ def parallel_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | Non
 
 class ParallelParts:
     """The parts :func:`~ding_lite.runtime.train_loop.run_training` drives: the learner's policy and the buffer in this
-    process, collectors and evaluator as actors (started here, all closed together)."""
+    process, collection (:class:`~ding_lite.distributed.remote.RayCollection`) and evaluation on actors (started
+    here, all closed together)."""
 
     def __init__(self, ray: Any, cfg: Any, seed: int, best_return: float = -math.inf) -> None:
         self.ray = ray
         self.cfg = cfg
-        check_resources(ray, cfg.parallel)
         self.policy = build(cfg, "policy", enable_field=["learn"])
         self.buffer = None if cfg.policy.on_policy else build(cfg, "policy.other.replay_buffer", seed=seed)
-        self.weights = Weights(ray, self.policy)
-        self.factory = ActorFactory(ray, cfg, seed)
+        self.collection = RayCollection(ray, cfg, seed, self.policy)
         try:
-            self.collector = RemoteCollectors(ray, cfg, self.factory, self.weights)
-            self.evaluator = RemoteEvaluator(ray, cfg, self.factory, self.weights, best_return)
-            self.factory.wait_ready()
+            self.collector = self.collection.collector
+            self.evaluator = RemoteEvaluator(ray, cfg, self.collection.factory, self.collection.weights, best_return)
+            self.collection.wait_ready()
         except BaseException:
-            self.factory.close()
+            self.collection.close()
             raise
 
     def attach(self, learner: Any, logger: Any) -> None:
         """Log through the experiment's logger from now on."""
-        self.factory.logger = self.weights.logger = self.collector.logger = logger
+        self.collection.log_to(logger)
         par = self.cfg.parallel
         logger.info(f"[parallel] Ray at {self.ray.get_runtime_context().gcs_address}: {par.n_collectors} collector "
                     f"actors ({float(par.collector_num_cpus):g} CPU each) and 1 evaluator actor; "
@@ -103,18 +102,19 @@ class ParallelParts:
     def env_restarts(self) -> dict[str, int]:
         """Env worker restarts inside the actors' env managers (each logs its own): the collectors' as of each one's
         last batch, the evaluator's as of its last evaluation; actors that died keep their count."""
-        return {"collector": self.collector.retired_env_restarts + sum(self.collector.env_restarts),
+        return {**self.collection.env_restarts(),
                 "evaluator": self.evaluator.retired_env_restarts + self.evaluator.env_restarts}
 
     def stats(self) -> dict[str, Any]:
+        factory, weights = self.collection.factory, self.collection.weights
         return {
             "mode": "parallel",
             "ray_address": self.ray.get_runtime_context().gcs_address,
             "n_collectors": int(self.cfg.parallel.n_collectors),
-            "actor_restarts": self.factory.restarts,
-            "actor_restart_rate": self.factory.restart_rate(),
-            "weight_broadcasts": self.weights.count,
-            "broadcast_ms_mean": round(1000 * self.weights.seconds / max(self.weights.count, 1), 3),
+            "actor_restarts": factory.restarts,
+            "actor_restart_rate": factory.restart_rate(),
+            "weight_broadcasts": weights.count,
+            "broadcast_ms_mean": round(1000 * weights.seconds / max(weights.count, 1), 3),
             **self.collector.stats(),
             "buffer_size": None if self.buffer is None else len(self.buffer),
         }
@@ -123,4 +123,4 @@ class ParallelParts:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.factory.close()
+        self.collection.close()

@@ -8,18 +8,17 @@ with the collected episodes and are recorded in the driver's payoff table.
 """
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from ding_lite.build import ConfigLike, build, build_env_manager
-from ding_lite.distributed.actors import CollectorShell, CollectOutput, _Shell
+from ding_lite.build import ConfigLike, build
+from ding_lite.distributed.actors import CollectorShell, CollectOutput
 from ding_lite.distributed.config import check_parallel_config
-from ding_lite.distributed.remote import ActorFactory, RemoteCollectors, Weights
-from ding_lite.distributed.session import check_resources, import_ray, ray_session
+from ding_lite.distributed.remote import ActorFactory, RayCollection, RemoteCollectors, Weights
+from ding_lite.distributed.session import import_ray, ray_session
 from ding_lite.entry.selfplay import SelfPlayParts, probe_layout
 from ding_lite.envs.gym_env import build_env
 from ding_lite.league.arena import SelfPlayEnvManager
@@ -48,9 +47,23 @@ def parallel_selfplay_pipeline(config: ConfigLike, seed: int = 0, max_env_step: 
         probe_layout(cfg)  # fills the model shapes and env.end_when_out before the config travels to the actors
         setup_console_logging()
         with ray_session(ray, address, cfg.parallel.num_cpus), \
-                ParallelSelfPlayParts(ray, cfg, seed, run.exp_dir, run.ckpt_path if resume else None,
-                                      run.best_return) as parts:
+                SelfPlayParts(cfg, seed, run.exp_dir, run.ckpt_path if resume else None,
+                              collection=partial(ray_league_collection, ray, seed),
+                              best_return=run.best_return) as parts:
             return run_training(run, parts)
+
+
+def ray_league_collection(ray: Any, seed: int, parts: SelfPlayParts) -> RayCollection:
+    """The collection of a self-play run on Ray actors (``parts``' ``collection``): each actor plays its own games,
+    told the league of ``parts`` before each collect; game results come back to ``parts.record_game``."""
+    collection = RayCollection(ray, parts.cfg, seed, parts.policy, shell=SelfPlayCollectorShell,
+                               collectors=partial(_SelfPlayRemoteCollectors, league=parts))
+    try:
+        collection.wait_ready()
+    except BaseException:
+        collection.close()
+        raise
+    return collection
 
 
 class LeagueView(NamedTuple):
@@ -65,26 +78,17 @@ class SelfPlayCollectorShell(CollectorShell):
     """A collector actor of a self-play run: its own games wrapped in :class:`SelfPlayEnvManager`, its own frozen
     opponents (weights from the object store, by snapshot name), the configured collector over the wrapper."""
 
-    def __init__(self, cfg: Mapping[str, Any], seed: int) -> None:
-        _Shell.__init__(self, cfg, seed)
+    def _games(self, inner: Any) -> SelfPlayEnvManager:
         probe = build_env(self.cfg.env)
         layout = getattr(probe, "layout")  # noqa: B009 (a packed game; probe_layout checked it on the driver)
         probe.close()
         self.view = LeagueView([], [], {})
-        self._rng = np.random.default_rng(seed)
-        players = PlayerSet(lambda mode: build(self.cfg, "policy", enable_field=[mode]), self._snapshot, seed,
+        self._rng = np.random.default_rng(self.seed)
+        players = PlayerSet(lambda mode: build(self.cfg, "policy", enable_field=[mode]), self._snapshot, self.seed,
                             layout.has_mask, str(self.cfg.league.snapshot_act))
         league = self.cfg.league
-        inner = build_env_manager(self.cfg.env, self.cfg.env.collector_env_num, seed)
-        try:
-            self.env = SelfPlayEnvManager(inner, layout, league.seats, players, self._draw, None,
-                                          bool(league.swap_seats), seed, int(league.opening_plies))
-            policy = build(self.cfg, "policy", enable_field=["collect"])
-            self._mode = policy.collect_mode
-            self.collector = build(self.cfg, "policy.collect.collector", self.env, policy.collect_mode)
-        except BaseException:
-            inner.close()
-            raise
+        return SelfPlayEnvManager(inner, layout, league.seats, players, self._draw, None, bool(league.swap_seats),
+                                  self.seed, int(league.opening_plies))
 
     def set_league(self, view: LeagueView) -> None:
         """The pool as the driver sees it now (names, probabilities, weight refs); applies to games that start
@@ -104,63 +108,31 @@ class SelfPlayCollectorShell(CollectorShell):
 
 
 class _SelfPlayRemoteCollectors(RemoteCollectors):
-    """The remote collectors, each told the league view before each collect; game results go to ``record``."""
+    """The remote collectors, each told the league view before each collect; game results go to ``league``'s
+    ``record_game``. Each snapshot's weights go into the object store once."""
 
-    def __init__(self, ray: Any, cfg: Any, factory: ActorFactory, weights: Weights, parts: Any) -> None:
+    def __init__(self, ray: Any, cfg: Any, factory: ActorFactory, weights: Weights, league: SelfPlayParts) -> None:
         super().__init__(ray, cfg, factory, weights)
-        self.parts = parts
+        self.league = league
+        self.refs: dict[str, Any] = {}  # snapshot name -> object ref of its model state dict
+
+    def view(self) -> LeagueView:
+        """The pool for the actors; each snapshot's weights are put in the object store once."""
+        pool = self.league.pool
+        for name in pool.snapshots:
+            if name not in self.refs:
+                self.refs[name] = self.ray.put(pool.load_weights(name))
+        for name in [n for n in self.refs if n not in pool.snapshots]:
+            del self.refs[name]  # evicted: the object store frees it once no actor holds it
+        names, probs = pool.candidates()  # baselines have no weights: actors build them by name
+        return LeagueView(names, [float(p) for p in probs], {n: self.refs[n] for n in pool.snapshots})
 
     def _submit(self, slot: int, ref: Any, version: int, n_sample: int, train_iter: int) -> None:
-        self.actors[slot].set_league.remote(self.parts.view())  # an actor runs its calls in order
+        self.actors[slot].set_league.remote(self.view())  # an actor runs its calls in order
         super()._submit(slot, ref, version, n_sample, train_iter)
 
     def _account(self, slot: int, out: CollectOutput, train_iter: int) -> None:
         super()._account(slot, out, train_iter)
         for end in out.episodes:
             if "results" in end.info:
-                self.parts.record_game(end.info["results"])
-
-
-class ParallelSelfPlayParts(SelfPlayParts):
-    """The self-play parts with the collection on Ray actors: the pool, learner, buffer and evaluation stay here."""
-
-    def __init__(self, ray: Any, cfg: Any, seed: int, exp_dir: Path, resume_from: Path | None,
-                 best_return: float = -math.inf) -> None:
-        self.ray = ray
-        check_resources(ray, cfg.parallel)
-        super().__init__(cfg, seed, exp_dir, resume_from, collect_here=False, best_return=best_return)
-        self.refs: dict[str, Any] = {}
-        self.weights = Weights(ray, self.policy)
-        self.factory = ActorFactory(ray, cfg, seed, collector_shell=SelfPlayCollectorShell)
-        try:
-            remote = _SelfPlayRemoteCollectors(ray, cfg, self.factory, self.weights, self)
-            self.collector = self._snapshot_schedule(remote)
-            self.factory.wait_ready()
-        except BaseException:
-            self.factory.close()
-            raise
-
-    def view(self) -> LeagueView:
-        """The pool for the actors; each snapshot's weights are put in the object store once."""
-        for name in self.pool.snapshots:
-            if name not in self.refs:
-                self.refs[name] = self.ray.put(self.pool.load_weights(name))
-        for name in [n for n in self.refs if n not in self.pool.snapshots]:
-            del self.refs[name]  # evicted: the object store frees it once no actor holds it
-        names, probs = self.pool.candidates()  # baselines have no weights: actors build them by name
-        return LeagueView(names, [float(p) for p in probs], {n: self.refs[n] for n in self.pool.snapshots})
-
-    def attach(self, learner: Any, logger: Any) -> None:
-        super().attach(learner, logger)
-        self.factory.logger = self.weights.logger = self.collector.inner.logger = logger
-
-    def stats(self) -> dict[str, Any]:
-        return {**super().stats(), "mode": "parallel", "n_collectors": int(self.cfg.parallel.n_collectors),
-                "actor_restarts": self.factory.restarts, **self.collector.inner.stats()}
-
-    def env_restarts(self) -> dict[str, int]:
-        return {"evaluator": int(getattr(self.evaluator_env, "restart_count", 0))}
-
-    def close(self) -> None:
-        self.factory.close()
-        super().close()
+                self.league.record_game(end.info["results"])

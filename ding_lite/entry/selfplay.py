@@ -3,13 +3,14 @@ snapshots of the learner (an opponent pool in ``<exp>/league/``) and scripted ba
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 
 from ding_lite.build import ConfigLike, build, build_env_manager, check_env_config, fill_model_shapes
+from ding_lite.entry.serial import LocalCollection
 from ding_lite.envs.gym_env import build_env
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.league.arena import LEARNER, SelfPlayEnvManager, check_learner_seat, check_seat_count
@@ -104,11 +105,14 @@ def probe_layout(cfg: Any) -> Any:
 
 class SelfPlayParts:
     """Every part of a self-play run (the serial pipeline's parts, see ``run_training``), built before anything is
-    written: env managers wrapped in :class:`SelfPlayEnvManager`, the learner's policy, collector, evaluator and
-    buffer, and the opponent pool with the frozen players."""
+    written: the learner's policy, the opponent pool with the frozen players, the evaluator over its own games, the
+    buffer, and the collection: here by default (:class:`~ding_lite.entry.serial.LocalCollection` over the games
+    wrapped in :class:`SelfPlayEnvManager`), or what ``collection`` builds from these parts (the parallel pipeline's
+    collector actors, which play their own games)."""
 
     def __init__(self, cfg: Any, seed: int, exp_dir: Path, resume_from: Path | None = None,
-                 collect_here: bool = True, *, best_return: float = -math.inf) -> None:
+                 collection: Callable[[SelfPlayParts], Any] | None = None, *,
+                 best_return: float = -math.inf) -> None:
         self.cfg, self.league = cfg, cfg.league
         seeds = SeedPlan(seed)
         self.layout = probe_layout(cfg)
@@ -125,34 +129,31 @@ class SelfPlayParts:
         for name in self.pool.snapshots:  # a resumed pool whose snapshots do not fit the network fails here
             self.eval_players.get(name)
         self.eval_players.keep_only(set())
-        self.collector_env: Any = None
+        self.collector_env: Any = None  # the local collection's arena (None where actors collect)
         self.evaluator_env = build_env_manager(cfg.env, cfg.env.evaluator_env_num, seeds.evaluator)
         try:
-            if collect_here:  # the parallel pipeline collects in Ray actors instead
+            if collection is None:
                 inner = build_env_manager(cfg.env, cfg.env.collector_env_num, seed)
                 self.collector_env = SelfPlayEnvManager(inner, self.layout, self.league.seats, self.players,
                                                         self.pool.sample, self.record_game, self.league.swap_seats,
                                                         seed, int(self.league.opening_plies))
+            self.logger: Any = None
+            section = cfg.policy.eval.evaluator
+            self.evaluator = SelfPlayEvaluator(self.evaluator_env, self.layout, self.league.seats, self.eval_players,
+                                               self.league.swap_seats, self.policy.eval_mode, self._eval_opponents,
+                                               cfg.env.n_evaluator_episode, int(section.eval_freq),
+                                               cfg.env.stop_value, seeds.evaluator, best_return=best_return,
+                                               on_table=self.log_eval)
+            self.collection = LocalCollection(cfg, self.collector_env, self.policy) if collection is None \
+                else collection(self)
         except BaseException:
             self.evaluator_env.close()
+            if self.collector_env is not None:
+                self.collector_env.close()
             raise
-        section = cfg.policy.eval.evaluator
-        self.evaluator = SelfPlayEvaluator(self.evaluator_env, self.layout, self.league.seats, self.eval_players,
-                                           self.league.swap_seats, self.policy.eval_mode, self._eval_opponents,
-                                           cfg.env.n_evaluator_episode, int(section.eval_freq), cfg.env.stop_value,
-                                           seeds.evaluator, best_return=best_return,
-                                           on_table=self.log_eval)
-        self.collector: Any = None
-        if collect_here:
-            collector = build(cfg, "policy.collect.collector", self.collector_env, self.policy.collect_mode)
-            self.collector = self._snapshot_schedule(collector)
+        self.collector = _SnapshotCollector(self.collection.collector, self)
         self.buffer = None if cfg.policy.on_policy else build(cfg, "policy.other.replay_buffer", seed=seed)
         self.learner: Any = None
-        self.logger: Any = None
-
-    def _snapshot_schedule(self, collector: Any) -> _SnapshotCollector:
-        """``collector`` with the pool's snapshot schedule after each collect."""
-        return _SnapshotCollector(collector, self)
 
     def _frozen_policy(self, mode: str) -> Any:
         return build(self.cfg, "policy", enable_field=(mode,))
@@ -178,6 +179,7 @@ class SelfPlayParts:
         """The initial snapshot (unless a resumed pool has snapshots) once the experiment folder exists; the pool's
         state goes into every learner checkpoint from now on."""
         self.learner, self.logger = learner, logger
+        self.collection.log_to(logger)
         learner.save_with_checkpoints(LEAGUE_KEY, self.pool.checkpoint_state)
         if self.resumed:
             strays = self.pool.remove_strays()
@@ -186,13 +188,11 @@ class SelfPlayParts:
                             f"({', '.join(sorted(strays))})")
         if not self.pool.snapshots:
             self.pool.add(self.policy.learn_mode.state_dict()["model"], learner.env_step)
-        self.collector.last_snapshot = max(int(n.rsplit("_", 1)[1]) for n in self.pool.snapshots)
 
     def snapshot_due(self, env_step: int) -> None:
         """Add a snapshot every ``league.snapshot_freq`` env steps; log the league's state."""
-        if env_step - self.collector.last_snapshot < int(self.league.snapshot_freq):
+        if env_step - self.pool.last_added < int(self.league.snapshot_freq):
             return
-        self.collector.last_snapshot = env_step
         name = self.pool.add(self.policy.learn_mode.state_dict()["model"], env_step)
         if self.logger is not None:
             self.logger.scalar("selfplay/elo_learner", self.pool.elo.rating(ELO_LEARNER), env_step)
@@ -217,7 +217,7 @@ class SelfPlayParts:
     def stats(self) -> dict[str, Any]:
         return {"league": {**self.pool.summary(), "elo_learner": round(self.pool.elo.rating(ELO_LEARNER), 2),
                            "baselines": self.baselines.summary()},
-                "eval_table": self.evaluator.table}
+                "eval_table": self.evaluator.table, **self.collection.stats()}
 
     def final_eval(self, n_episode: int, seed: int, ckpt: Path | None) -> Any:
         """The learner's eval mode with ``ckpt``'s weights (None: the current ones) over ``n_episode`` games per
@@ -229,12 +229,10 @@ class SelfPlayParts:
                                  None, seed).eval()
 
     def env_restarts(self) -> dict[str, int]:
-        return {"collector": self.collector_env.restart_count if self.collector_env is not None else 0,
-                "evaluator": int(getattr(self.evaluator_env, "restart_count", 0))}
+        return {**self.collection.env_restarts(), "evaluator": self.evaluator_env.restart_count}
 
     def close(self) -> None:
-        if self.collector_env is not None:
-            self.collector_env.close()
+        self.collection.close()
         self.evaluator_env.close()
 
     def __enter__(self) -> SelfPlayParts:
@@ -245,19 +243,18 @@ class SelfPlayParts:
 
 
 class _SnapshotCollector:
-    """The serial collector, plus the pool's snapshot schedule after each collect and the eval table's log."""
+    """The run's collector (local, or the driver-side stand-in of the actors), plus the pool's snapshot schedule
+    after each collect."""
 
     def __init__(self, collector: Any, parts: SelfPlayParts) -> None:
         self.inner, self._parts = collector, parts
-        self.last_snapshot = 0
 
     @property
     def env_step(self) -> int:
         return int(self.inner.env_step)
 
-    @env_step.setter
-    def env_step(self, value: int) -> None:
-        self.inner.env_step = value
+    def continue_from(self, env_step: int) -> None:
+        self.inner.continue_from(env_step)
 
     def collect(self, n_sample: int, train_iter: int = 0) -> Any:
         out = self.inner.collect(n_sample, train_iter)

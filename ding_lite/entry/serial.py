@@ -46,6 +46,28 @@ def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None 
         return run_training(run, parts)
 
 
+class LocalCollection:
+    """Collection in this process, one of the two ways a run's parts collect (the other is
+    :class:`~ding_lite.distributed.remote.RayCollection`): the configured collector over ``env`` (an env manager,
+    or the self-play arena over one) with the policy's collect mode."""
+
+    def __init__(self, cfg: Any, env: Any, policy: Any) -> None:
+        self.env = env
+        self.collector = build(cfg, "policy.collect.collector", env, policy.collect_mode)
+
+    def log_to(self, logger: ExperimentLogger | None) -> None:
+        """Local collectors log nothing of their own."""
+
+    def env_restarts(self) -> dict[str, int]:
+        return {"collector": self.env.restart_count}
+
+    def stats(self) -> dict[str, Any]:
+        return {}
+
+    def close(self) -> None:
+        self.env.close()
+
+
 class _Parts:
     """Every worker of a serial run, built before anything is written and closed together."""
 
@@ -54,7 +76,8 @@ class _Parts:
         self.collector_env, self.evaluator_env = build_env_managers(cfg, seed)
         try:
             self.policy = build(cfg, "policy")
-            self.collector = build(cfg, "policy.collect.collector", self.collector_env, self.policy.collect_mode)
+            self.collection = LocalCollection(cfg, self.collector_env, self.policy)
+            self.collector = self.collection.collector
             self.evaluator = build_evaluator(cfg, self.evaluator_env, self.policy, SeedPlan(seed).evaluator,
                                              best_return=best_return)
             self.buffer = None if cfg.policy.on_policy else build(cfg, "policy.other.replay_buffer", seed=seed)
@@ -77,8 +100,7 @@ class _Parts:
 
     def env_restarts(self) -> dict[str, int]:
         """Env worker restarts per env manager (only the ``subprocess`` manager restarts workers)."""
-        return {name: getattr(env, "restart_count", 0)
-                for name, env in (("collector", self.collector_env), ("evaluator", self.evaluator_env))}
+        return {**self.collection.env_restarts(), "evaluator": self.evaluator_env.restart_count}
 
     def close(self) -> None:
         self.collector_env.close()

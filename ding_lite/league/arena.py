@@ -203,8 +203,7 @@ class SelfPlayEnvManager:
         self._opponent_actions(full, seats, np.ones(self.n_games, dtype=bool))
         acc = _StepAcc(self._obs, self._mask)  # type: ignore[arg-type]
         # rows whose learner seat left a game that goes on are placeholders until that game ends
-        acc.interrupted |= self._out
-        acc.settled_rows |= self._out
+        acc.cut(self._out)
         self._absorb(self.inner.step(full), acc)
         self._advance_to_learner(acc)
         assert self._obs is not None and self._mask is not None
@@ -252,7 +251,7 @@ class SelfPlayEnvManager:
         cut = res.interrupted if res.interrupted is not None else np.zeros(self.n_games, dtype=bool)
         if acc is not None:
             open_rows = ~acc.settled_rows
-            acc.reward += np.where(open_rows, self._learner_rows(after.reward), 0.0).astype(np.float32)
+            acc.add_reward(np.where(open_rows, self._learner_rows(after.reward), 0.0).astype(np.float32))
             # a learner seat whose agent left: its transition ends here, truncated where a time limit took it out
             left = self._learner_rows(before.alive) & ~self._learner_rows(after.alive) & open_rows
             by_limit = self._learner_rows(after.truncated)
@@ -270,8 +269,7 @@ class SelfPlayEnvManager:
                 fresh = np.zeros(self.env_num, dtype=bool)
                 fresh[rows] = ~acc.settled_rows[rows]
                 if cut[i]:
-                    acc.interrupted |= fresh
-                    acc.settled_rows |= fresh
+                    acc.cut(fresh)
                 else:  # a learner seat still in the game at its end: the game's own flags
                     acc.settle(fresh, self._learner_rows(after.obs), self._learner_rows(after.action_mask),
                                fresh & bool(res.terminated[i]), fresh & bool(res.truncated[i]))
@@ -322,6 +320,15 @@ class _StepAcc:
         self.interrupted = np.zeros(n, dtype=bool)
         self.settled_rows = np.zeros(n, dtype=bool)  # the row's transition is complete (its episode ended or cut)
         self.ended: list[tuple[int, dict, bool]] = []  # (row, info, terminated) of the episodes that ended
+
+    def cut(self, rows: np.ndarray) -> None:
+        """``rows`` (bool (N * L,)) are placeholders in this step: interrupted, their transitions complete."""
+        self.interrupted |= rows
+        self.settled_rows |= rows
+
+    def add_reward(self, reward: np.ndarray) -> None:
+        """Add a sub-step's learner-row rewards (N * L,)."""
+        self.reward += reward
 
     def settle(self, rows: np.ndarray, obs: np.ndarray, mask: np.ndarray, terminated: np.ndarray,
                truncated: np.ndarray) -> None:

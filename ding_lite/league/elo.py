@@ -32,6 +32,10 @@ class EloTable:
     def rating(self, name: str) -> float:
         return self.ratings.get(name, self.initial)
 
+    def pin(self, name: str | None) -> None:
+        """Make ``name`` the anchor: its rating never moves from now on."""
+        self.anchor = name
+
     def update(self, a: str, b: str, score_a: float) -> None:
         """Record one game of ``a`` against ``b``; the anchor keeps its rating."""
         new_a, new_b = elo_update(self.rating(a), self.rating(b), score_a, self.k)

@@ -69,6 +69,7 @@ class OpponentPool:
         self._initial: str | None = None
         self._evicted: list[str] = []  # out of the pool; files kept while a resumable checkpoint may list them
         self._listed: set[str] = set()  # the snapshots of the last resumable checkpoint's state
+        self._last_added: int | None = None  # env step of the newest snapshot added (the snapshot schedule's mark)
 
     # ---- snapshots ---------------------------------------------------------------------------------------------
     def path(self, name: str) -> Path:
@@ -84,9 +85,10 @@ class OpponentPool:
         if name in self._evicted:
             self._evicted.remove(name)
         self.snapshots.append(name)
+        self._last_added = int(env_step)
         if self._initial is None:
             self._initial = name
-            self.elo.anchor = name
+            self.elo.pin(name)
         self.elo.add(name, self.elo.rating(LEARNER))
         self._evict()
         return name
@@ -98,6 +100,14 @@ class OpponentPool:
             self.payoff.forget(victim)
             self.elo.forget(victim)
             self._evicted.append(victim)
+
+    @property
+    def last_added(self) -> int:
+        """The env step at which the newest snapshot was added (the snapshot schedule counts from it; it may have
+        been evicted since, with ``capacity=1`` and ``keep_initial``)."""
+        if self._last_added is None:
+            raise ValueError("the opponent pool is empty: add the initial snapshot first")
+        return self._last_added
 
     @property
     def latest(self) -> str:
@@ -150,7 +160,7 @@ class OpponentPool:
         """The pool's state (plain data: lists, dicts, numbers), as :meth:`load_state_dict` takes it."""
         return {"snapshots": list(self.snapshots), "initial": self._initial, "payoff": self.payoff.state_dict(),
                 "elo": self.elo.state_dict(), "rng": self._rng.bit_generator.state,
-                "evicted": list(self._evicted)}
+                "evicted": list(self._evicted), "last_added": self._last_added}
 
     def checkpoint_state(self, checkpoint_name: str) -> dict[str, Any]:
         """The state to save in the learner checkpoint ``checkpoint_name`` (e.g. ``'resume_120'``).
@@ -178,12 +188,16 @@ class OpponentPool:
                                   f"{', '.join(missing)}")
         self.snapshots = [str(n) for n in state["snapshots"]]
         self._initial = state["initial"]
-        self.elo.anchor = self._initial
+        self.elo.pin(self._initial)
         self.payoff.load_state_dict(state["payoff"])
         self.elo.load_state_dict(state["elo"])
         self._rng.bit_generator.state = state["rng"]
         self._evicted = [str(n) for n in state.get("evicted", []) if self.path(str(n)).is_file()]
         self._listed = set(self.snapshots)
+        last = state.get("last_added")
+        if last is None and self.snapshots:  # a checkpoint of an earlier version: its newest listed snapshot
+            last = max(int(n[len(SNAPSHOT_PREFIX):]) for n in self.snapshots)
+        self._last_added = None if last is None else int(last)
 
     def remove_strays(self) -> list[str]:
         """Delete the snapshot files of the folder that the pool does not know (written after the checkpoint a

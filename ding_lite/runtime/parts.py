@@ -15,9 +15,15 @@ from ding_lite.worker.evaluator import EvalResult
 
 
 class CollectorPart(Protocol):
-    """Where the loop gets samples: ``env_step`` counts every env step collected (the loop sets it on a resume)."""
+    """Where the loop gets samples: ``env_step`` counts every env step collected, on from where
+    :meth:`continue_from` set it (a resume)."""
 
-    env_step: int
+    @property
+    def env_step(self) -> int: ...
+
+    def continue_from(self, env_step: int) -> None:
+        """Count env steps on from ``env_step``."""
+        ...
 
     def collect(self, n_sample: int, train_iter: int = 0) -> tuple[Batch, list[EpisodeEnd]]:
         """The policy's train samples of about ``n_sample`` env steps, and the episodes that ended meanwhile."""

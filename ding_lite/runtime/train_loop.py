@@ -177,8 +177,8 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
                                         lambda: build(cfg, "policy", enable_field=("eval",)),
                                         SeedPlan(run.seed).evaluator)
     prepare_exp_dir(exp_dir, cfg)
-    logger = learner.logger = ExperimentLogger(exp_dir, progress_total=run.max_env_step, progress=run.progress,
-                                               cfg=cfg)
+    logger = ExperimentLogger(exp_dir, progress_total=run.max_env_step, progress=run.progress, cfg=cfg)
+    learner.log_to(logger)
     if exp_dir != run.asked_dir:
         logger.info(f"{run.asked_dir} {run.claim.skipped}: writing to {exp_dir}")
     try:
@@ -258,7 +258,7 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
                 max_env_step: int | None, max_train_iter: int | None,
                 videos: PeriodicVideos | None = None) -> dict[str, Any]:
     collector, evaluator, buffer = parts.collector, parts.evaluator, parts.buffer
-    collector.env_step = learner.env_step
+    collector.continue_from(learner.env_step)
     n_sample = cfg.policy.collect.n_sample or cfg.env.collector_env_num
     learner.call_hooks("before_run")
     last_eval = None

@@ -92,6 +92,11 @@ class SampleCollector:
         self.env_step = 0  # total env steps so far (all envs)
         self.episode_count = 0
 
+    def continue_from(self, env_step: int) -> None:
+        """Count env steps on from ``env_step`` (a resumed run's, or the run's global count that a collector actor
+        is told before each collect): exploration schedules follow the whole run."""
+        self.env_step = int(env_step)
+
     def collect(self, n_sample: int, train_iter: int = 0) -> tuple[Batch, list[EpisodeEnd]]:
         """Step the envs ``ceil(n_sample / env_num)`` times; returns ``(samples, finished episodes)``."""
         rollout, episodes = self.rollout(math.ceil(n_sample / self.env.env_num))

@@ -64,6 +64,11 @@ class BaseLearner:
             for position in getattr(hook, "positions", None) or (hook.position,):
                 self._hooks[position].append(hook)
 
+    def log_to(self, logger: Any) -> None:
+        """Log through ``logger`` from now on (a pipeline's experiment logger exists only once the checkpoint it
+        starts from has been loaded into this learner, before anything is written)."""
+        self.logger = logger
+
     @property
     def ckpt_dir(self) -> Path | None:
         return self.exp_dir / "ckpt" if self.exp_dir is not None else None
