@@ -18,6 +18,7 @@ from ding_lite.config import compile_config, read_config
 from ding_lite.config.compile import SECTIONS_BY_PATH, CompiledConfig, section_at
 from ding_lite.config.frozen import thawed
 from ding_lite.envs.gym_env import build_env, env_fn
+from ding_lite.envs.hooks import BuildsOwnEnvs, ChecksConfig
 from ding_lite.envs.variations import variation_env_fns, variation_ids
 from ding_lite.errors import ConfigError
 from ding_lite.registry import ENV, ENV_MANAGER, add_config_folder, import_modules
@@ -57,9 +58,8 @@ def load_config(config: ConfigLike, *, strict: bool = False, overrides: Iterable
 def check_env_config(env_cfg: Mapping[str, Any]) -> None:
     """Fail before anything is built or written if the env section cannot work (e.g. an unknown gymnasium id)."""
     env_type = ENV.get(env_cfg["type"])
-    check = getattr(env_type, "check_config", None)
-    if check is not None:
-        check(env_cfg)
+    if isinstance(env_type, ChecksConfig):
+        env_type.check_config(env_cfg)
     variation_ids(env_cfg)  # ids out of range are config errors (envs/variations.py)
 
 
@@ -216,12 +216,11 @@ def build_env_manager(env_cfg: Mapping[str, Any], env_num: int, seed: int | None
     ``env.variations`` each env plays its share of the variations (see :mod:`ding_lite.envs.variations`)."""
     manager_cfg = env_cfg.get("manager") or {}
     manager_type = ENV_MANAGER.get(manager_cfg.get("type", "base"))
-    from_env_config = getattr(manager_type, "from_env_config", None)  # a manager that makes its envs (envpool)
-    if from_env_config is not None:
+    if isinstance(manager_type, BuildsOwnEnvs):  # a manager that makes its envs (envpool)
         if env_cfg.get("variations") is not None:
             raise ConfigError(f"env.variations needs an env manager that builds its envs one by one (base, "
                               f"subprocess); env.manager.type={manager_cfg.get('type')!r} makes its own")
-        manager = from_env_config(env_cfg, env_num, manager_cfg)
+        manager = manager_type.from_env_config(env_cfg, env_num, manager_cfg)
     else:
         fns = variation_env_fns(env_cfg, env_num) or [env_fn(env_cfg) for _ in range(env_num)]
         manager = manager_type(fns, manager_cfg)

@@ -62,7 +62,8 @@ def run_serial(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
 def run_parallel(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
     from ding_lite.build import load_config
     from ding_lite.entry.parallel import parallel_pipeline
-    from ding_lite.entry.parallel_selfplay import is_selfplay_config, parallel_selfplay_pipeline
+    from ding_lite.entry.parallel_selfplay import parallel_selfplay_pipeline
+    from ding_lite.league.arena import is_selfplay_config
     from ding_lite.runtime.experiment import experiment_dir
 
     cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)

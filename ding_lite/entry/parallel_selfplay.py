@@ -20,16 +20,10 @@ from ding_lite.distributed.config import check_parallel_config
 from ding_lite.distributed.remote import ActorFactory, RayCollection, RemoteCollectors, Weights
 from ding_lite.distributed.session import import_ray, ray_session
 from ding_lite.entry.selfplay import SelfPlayParts, probe_layout
-from ding_lite.envs.gym_env import build_env
-from ding_lite.league.arena import SelfPlayEnvManager
+from ding_lite.league.arena import SelfPlayEnvManager, game_layout
 from ding_lite.league.opponents import PlayerSet
 from ding_lite.runtime.train_loop import run_training, start_run
 from ding_lite.utils.log import setup_console_logging
-
-
-def is_selfplay_config(cfg: Any) -> bool:
-    """Whether ``-m parallel`` should run this config as self-play (a multi-agent env type)."""
-    return cfg.env.get("type") == "pettingzoo"
 
 
 def parallel_selfplay_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None = None,
@@ -79,9 +73,7 @@ class SelfPlayCollectorShell(CollectorShell):
     opponents (weights from the object store, by snapshot name), the configured collector over the wrapper."""
 
     def _games(self, inner: Any) -> SelfPlayEnvManager:
-        probe = build_env(self.cfg.env)
-        layout = getattr(probe, "layout")  # noqa: B009 (a packed game; probe_layout checked it on the driver)
-        probe.close()
+        layout = game_layout(self.cfg.env)
         self.view = LeagueView([], [], {})
         self._rng = np.random.default_rng(self.seed)
         players = PlayerSet(lambda mode: build(self.cfg, "policy", enable_field=[mode]), self._snapshot, self.seed,

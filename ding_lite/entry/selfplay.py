@@ -11,9 +11,8 @@ import gymnasium as gym
 
 from ding_lite.build import ConfigLike, build, build_env_manager, check_env_config, fill_model_shapes
 from ding_lite.entry.serial import LocalCollection
-from ding_lite.envs.gym_env import build_env
 from ding_lite.errors import CheckpointError, ConfigError
-from ding_lite.league.arena import LEARNER, SelfPlayEnvManager, check_learner_seat, check_seat_count
+from ding_lite.league.arena import LEARNER, SelfPlayEnvManager, check_learner_seat, check_seat_count, game_layout
 from ding_lite.league.evaluator import SelfPlayEvaluator
 from ding_lite.league.opponents import SNAPSHOT_ACTS, PlayerSet
 from ding_lite.league.payoff import PayoffTable
@@ -88,14 +87,7 @@ def probe_layout(cfg: Any) -> Any:
     the learner's seats where that is unset and seats are not swapped)."""
     check_env_config(cfg.env)
     league = cfg.league
-    probe = build_env(cfg.env)
-    try:
-        layout = getattr(probe, "layout", None)
-        if layout is None:
-            raise ConfigError(f"env type '{cfg.env.type}' is not a multi-agent game: -m selfplay needs "
-                              f"env.type='pettingzoo' (or another env with seats)")
-    finally:
-        probe.close()
+    layout = game_layout(cfg.env)
     check_league(league, layout)
     if "end_when_out" in cfg.env and not cfg.env.end_when_out and not league.swap_seats:
         cfg.env.end_when_out = [k for k, s in enumerate(league.seats) if s == LEARNER]

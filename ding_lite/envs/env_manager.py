@@ -3,7 +3,7 @@ episode statistics, the auto-reset bookkeeping, closing); ``base`` steps the env
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
@@ -67,6 +67,49 @@ def action_to_env(actions: np.ndarray, space: gym.Space) -> list[Any]:
         clipped = clip_action(actions, space)
         return list(clipped.reshape((len(clipped),) + space.shape))
     return list(actions)
+
+
+@runtime_checkable
+class EnvManagerLike(Protocol):
+    """What collectors and evaluators step: N envs as one batch. :class:`EnvManager` and every registered manager
+    implement it, and so does the self-play arena (:class:`~ding_lite.league.arena.SelfPlayEnvManager`), so the same
+    collector drives both."""
+
+    env_num: int
+    observation_space: gym.Space
+    action_space: gym.Space
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran."""
+        ...
+
+    @property
+    def obs(self) -> Any:
+        """The current batched observation (reset first if needed)."""
+        ...
+
+    @property
+    def restart_count(self) -> int:
+        """Env restarts after worker failures so far (0 for managers that cannot restart)."""
+        ...
+
+    @property
+    def groups(self) -> list[slice]:
+        """Rows of envs that step apart from the others (one group: all rows)."""
+        ...
+
+    def seed(self, seed: int) -> None: ...
+
+    def reset(self) -> Any: ...
+
+    def step(self, actions: np.ndarray) -> StepResult: ...
+
+    def send(self, group: int, actions: np.ndarray) -> None: ...
+
+    def recv(self, group: int) -> StepResult: ...
+
+    def close(self) -> None: ...
 
 
 class EnvManager:

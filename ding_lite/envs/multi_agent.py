@@ -287,3 +287,12 @@ class PettingZooEnv:
     def check_config(cls, cfg: Mapping[str, Any]) -> None:
         """Build one env and close it: a bad import path or unequal seat spaces fail before anything is written."""
         cls(cfg).close()
+
+    @classmethod
+    def seat_layout(cls, cfg: Mapping[str, Any]) -> SeatLayout:
+        """The seat layout of the section's game, from one game built and closed."""
+        game: Any = cls(cfg)  # a packed game (seat_game's adapter)
+        try:
+            return game.layout
+        finally:
+            game.close()

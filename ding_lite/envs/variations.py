@@ -21,6 +21,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ding_lite.envs.hooks import HasVariations
 from ding_lite.errors import ConfigError
 from ding_lite.registry import ENV
 
@@ -58,8 +59,8 @@ def variation_ids(env_cfg: Mapping[str, Any]) -> list[int] | None:
 
 def variation_count(env_cfg: Mapping[str, Any]) -> int | None:
     """How many variations the env type offers (its ``num_variations(cfg)``), or None if it does not say."""
-    counter = getattr(ENV.get(env_cfg["type"]), "num_variations", None)
-    return None if counter is None else int(counter(env_cfg))
+    env_type = ENV.get(env_cfg["type"])
+    return int(env_type.num_variations(env_cfg)) if isinstance(env_type, HasVariations) else None
 
 
 class VariationEnv(gym.Wrapper):

@@ -15,21 +15,43 @@ replayed, not scored.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 from ding_lite.data.keys import ACTION_MASK, OBSERVATION
-from ding_lite.envs.env_manager import EpisodeEnd, StepResult
+from ding_lite.envs.env_manager import EnvManagerLike, EpisodeEnd, StepResult
+from ding_lite.envs.hooks import SeatedGames
 from ding_lite.envs.multi_agent import PASS, SeatBatch, SeatLayout
 from ding_lite.errors import ConfigError
+from ding_lite.league.opponents import PlayerSet
 from ding_lite.league.payoff import DRAW, LOSS, WIN
+from ding_lite.registry import ENV, import_modules
 from ding_lite.rl_utils.masks import random_legal_actions
 
 LEARNER = "learner"
 MAX_SUBSTEPS = 10_000  # a turn-based game where the learner never gets a turn again is a bug in the game
+
+
+def is_selfplay_config(cfg: Mapping[str, Any]) -> bool:
+    """Whether a run of ``cfg`` is self-play: its env type plays multi-agent games (``env.type='pettingzoo'``, or
+    another type with :class:`~ding_lite.envs.hooks.SeatedGames`' ``seat_layout``). Builds nothing."""
+    env_cfg = cfg["env"]
+    import_modules(env_cfg.get("import_names"), "env")  # a custom env type registers itself when imported
+    return isinstance(ENV.get(env_cfg["type"]), SeatedGames)
+
+
+def game_layout(env_cfg: Mapping[str, Any]) -> SeatLayout:
+    """The seat layout of the section's multi-agent game (one game built and closed); a :class:`ConfigError` where
+    the env type plays none."""
+    import_modules(env_cfg.get("import_names"), "env")
+    env_type = ENV.get(env_cfg["type"])
+    if not isinstance(env_type, SeatedGames):
+        raise ConfigError(f"env type '{env_cfg['type']}' is not a multi-agent game: -m selfplay needs "
+                          f"env.type='pettingzoo' (or another env with seats)")
+    return env_type.seat_layout(env_cfg)
 
 
 def game_score(scores: Sequence[float], learner_seat: int, opponent_seats: Sequence[int]) -> float:
@@ -54,8 +76,8 @@ def check_learner_seat(seats: Sequence[str]) -> None:
 
 
 class SelfPlayEnvManager:
-    """An env manager interface (``env_num``, ``obs``, ``reset``, ``step``, ``seed``, ``close``) over a manager of
-    packed multi-agent games.
+    """An env manager (:class:`~ding_lite.envs.env_manager.EnvManagerLike`: ``env_num``, ``obs``, ``reset``,
+    ``step``, ``send`` / ``recv``, ``seed``, ``restart_count``, ``close``) over a manager of packed multi-agent games.
 
     Args:
         inner: an env manager over packed games (see :mod:`ding_lite.envs.multi_agent`).
@@ -71,7 +93,7 @@ class SelfPlayEnvManager:
         opening_plies: the most random opening plies of a game (0: none; see the module docstring).
     """
 
-    def __init__(self, inner: Any, layout: SeatLayout, seats: Sequence[str], players: Any,
+    def __init__(self, inner: EnvManagerLike, layout: SeatLayout, seats: Sequence[str], players: PlayerSet,
                  draw_pool: Callable[[], str] | None = None,
                  on_result: Callable[[dict[str, float]], None] | None = None, swap_seats: bool = False,
                  seed: int = 0, opening_plies: int = 0) -> None:
@@ -101,11 +123,26 @@ class SelfPlayEnvManager:
         self._seat_obs: SeatBatch | None = None
         self._obs: np.ndarray | None = None  # (N * L, *obs_shape) the learner rows' observations
         self._mask: np.ndarray | None = None  # (N * L, A) their legal actions, where the game has masks
+        self._pending: Any = None  # actions sent (send) and not yet stepped (recv)
 
     # ---- env manager interface ---------------------------------------------------------------------------------
     @property
     def restart_count(self) -> int:
-        return int(getattr(self.inner, "restart_count", 0))
+        return self.inner.restart_count
+
+    @property
+    def groups(self) -> list[slice]:
+        """One group: every game steps together (an opponent's turn is a sub-step of all of them)."""
+        return [slice(0, self.env_num)]
+
+    def send(self, group: int, actions: np.ndarray) -> None:
+        """Start a step (it runs at :meth:`recv`)."""
+        self._pending = actions
+
+    def recv(self, group: int) -> StepResult:
+        """The step :meth:`send` started."""
+        actions, self._pending = self._pending, None
+        return self.step(actions)
 
     def seed(self, seed: int) -> None:
         self.inner.seed(seed)
@@ -153,9 +190,7 @@ class SelfPlayEnvManager:
         self._learner_seats[i] = np.flatnonzero(self.roles[i] == LEARNER)
         self._opening[i] = self._rng.integers(0, self.opening_plies + 1) if self.opening_plies else 0
         self._unplayed[i] = self._opening[i] > 0
-        keep = getattr(self.players, "keep_only", None)
-        if keep is not None:
-            keep({str(r) for r in self.roles.ravel() if r is not None and r != LEARNER})
+        self.players.keep_only({str(r) for r in self.roles.ravel() if r is not None and r != LEARNER})
 
     def opponents(self, i: int) -> list[str]:
         """Distinct opponent names of game ``i``."""

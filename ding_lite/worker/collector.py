@@ -22,7 +22,7 @@ from ding_lite.data.keys import (
     VALID,
 )
 from ding_lite.data.rollout import settle
-from ding_lite.envs.env_manager import EpisodeEnd
+from ding_lite.envs.env_manager import EnvManagerLike, EpisodeEnd
 from ding_lite.registry import COLLECTOR
 
 
@@ -72,7 +72,7 @@ class SampleCollector:
 
     Args:
         cfg: the ``policy.collect.collector`` section.
-        env_manager: a built env manager (``base`` or ``subprocess``).
+        env_manager: a built env manager (any registered one, or the self-play arena).
         policy: the policy's ``collect_mode``.
 
     ``collect(n_sample)`` returns ``(samples, episodes)``: the policy's train samples of ``ceil(n_sample / N) * N``
@@ -85,7 +85,7 @@ class SampleCollector:
 
     config: dict[str, Any] = dict(type="sample")
 
-    def __init__(self, cfg: Mapping[str, Any], env_manager: Any, policy: Any) -> None:
+    def __init__(self, cfg: Mapping[str, Any], env_manager: EnvManagerLike, policy: Any) -> None:
         self.cfg = cfg
         self.env = env_manager
         self.policy = policy
@@ -111,11 +111,8 @@ class SampleCollector:
         (envpool's ``pipeline_groups``) one group's env stepping overlaps the next group's forward pass. Every env
         makes one step per row with the same policy; the forward pass sees one group's rows at a time."""
         forward, process = self.policy.forward, self.policy.process_transition
-        if hasattr(self.env, "send"):
-            groups: list[Any] = self.env.groups
-            send, recv = self.env.send, self.env.recv
-        else:  # a duck-typed manager (self-play's) with step only
-            groups, send, recv = [slice(None)], self._send_via_step, self._recv_via_step
+        groups: list[Any] = self.env.groups
+        send, recv = self.env.send, self.env.recv
         # one group writes whole rows (plain indexing); several write their slice of each row
         rows_of = [None] if len(groups) == 1 else groups
         writer = _RolloutWriter(t_len, self.env.env_num)
@@ -142,12 +139,6 @@ class SampleCollector:
                     self.env_step += self.env.env_num
         self.episode_count += len(episodes)
         return writer.columns, episodes
-
-    def _send_via_step(self, group: int, actions: Any) -> None:
-        self._pending = actions
-
-    def _recv_via_step(self, group: int) -> Any:
-        return self.env.step(self._pending)
 
     def reset(self) -> None:
         """Reset the envs and the policy's per-env collect state."""
