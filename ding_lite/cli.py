@@ -7,10 +7,13 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ding_lite.errors import ConfigError, DingLiteError
 from ding_lite.utils.cli_args import OneLineParser, positive_int, seed_arg
+
+if TYPE_CHECKING:
+    from ding_lite.runtime.train_loop import RunOptions
 
 MODES = ("serial", "parallel", "eval", "collect_demo", "plot", "selfplay", "gsl", "sweep")
 
@@ -48,40 +51,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run_serial(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
+def training_run(args: argparse.Namespace, seed: int, n_seeds: int) -> tuple[Any, RunOptions]:
+    """The compiled config and the :class:`~ding_lite.runtime.train_loop.RunOptions` of a training mode's run of
+    ``seed`` (one of ``n_seeds``): the config is compiled here (``--strict``, ``--set``), so the options carry none."""
     from ding_lite.build import load_config
-    from ding_lite.entry.serial import serial_pipeline
     from ding_lite.runtime.experiment import experiment_dir
+    from ding_lite.runtime.train_loop import RunOptions
 
     cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
-    return serial_pipeline(cfg, seed, args.max_env_step, args.max_train_iter,
+    return cfg, RunOptions(seed, args.max_env_step, args.max_train_iter,
                            exp_dir=experiment_dir(cfg, args.exp_name, seed, n_seeds), resume=args.resume,
                            load_ckpt=args.load_ckpt, progress=not args.no_progress)
 
 
+def run_serial(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
+    from ding_lite.entry.serial import serial_pipeline
+
+    cfg, options = training_run(args, seed, n_seeds)
+    return serial_pipeline(cfg, **options.keywords())
+
+
 def run_parallel(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
-    from ding_lite.build import load_config
     from ding_lite.entry.parallel import parallel_pipeline
     from ding_lite.entry.parallel_selfplay import parallel_selfplay_pipeline
     from ding_lite.league.arena import is_selfplay_config
-    from ding_lite.runtime.experiment import experiment_dir
 
-    cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
+    cfg, options = training_run(args, seed, n_seeds)
     pipeline = parallel_selfplay_pipeline if is_selfplay_config(cfg) else parallel_pipeline  # a game: self-play
-    return pipeline(cfg, seed, args.max_env_step, args.max_train_iter, address=args.address,
-                    exp_dir=experiment_dir(cfg, args.exp_name, seed, n_seeds), resume=args.resume,
-                    load_ckpt=args.load_ckpt, progress=not args.no_progress)
+    return pipeline(cfg, address=args.address, **options.keywords())
 
 
 def run_selfplay(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
-    from ding_lite.build import load_config
     from ding_lite.entry.selfplay import selfplay_pipeline
-    from ding_lite.runtime.experiment import experiment_dir
 
-    cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
-    return selfplay_pipeline(cfg, seed, args.max_env_step, args.max_train_iter,
-                             exp_dir=experiment_dir(cfg, args.exp_name, seed, n_seeds), resume=args.resume,
-                             load_ckpt=args.load_ckpt, progress=not args.no_progress)
+    cfg, options = training_run(args, seed, n_seeds)
+    return selfplay_pipeline(cfg, **options.keywords())
 
 
 def run_eval(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
@@ -100,13 +104,11 @@ def run_collect_demo(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
 
 
 def run_gsl(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
-    from ding_lite.build import load_config
     from ding_lite.entry.gsl import gsl_pipeline
-    from ding_lite.runtime.experiment import experiment_dir
 
-    cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
-    return gsl_pipeline(cfg, seed, exp_dir=experiment_dir(cfg, args.exp_name, seed, n_seeds), resume=args.resume,
-                        address=args.address, progress=not args.no_progress)
+    cfg, options = training_run(args, seed, n_seeds)  # GSL's phases have budgets of their own
+    return gsl_pipeline(cfg, seed, exp_dir=options.exp_dir, resume=options.resume, address=args.address,
+                        progress=options.progress)
 
 
 RUNNERS: dict[str, Callable[[argparse.Namespace, int, int], Any]] = {"serial": run_serial, "eval": run_eval,

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -52,21 +52,11 @@ def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Pa
                               n_episode=20, demo_path='expert/demo.npz')
     """
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
-    demo = cfg.demo
-    mode = demo.policy_mode
-    if mode not in POLICY_MODES:
-        raise ConfigError(f"demo.policy_mode must be one of {POLICY_MODES}, got {mode!r}")
-    n_episode = int(n_episode if n_episode is not None else demo.n_episode)
-    if n_episode < 1:
-        raise ConfigError(f"the number of demo episodes (--n-episode / demo.n_episode) must be at least 1, got "
-                          f"{n_episode}")
-    is_success, rule = success_rule(demo.return_threshold, cfg.env.stop_value, demo.success_key)
+    mode, n_episode = _demo_settings(cfg.demo, n_episode)
+    is_success, rule = success_rule(cfg.demo.return_threshold, cfg.env.stop_value, cfg.demo.success_key)
     out = _output_path(cfg, demo_path, seed, n_seeds)
     check_writable(out)  # a read-only --demo-path fails now, not after the rollouts
-    ckpt = Path(load_ckpt) if load_ckpt is not None else experiment_dir(cfg, None, seed, 1) / "ckpt" / \
-        "ckpt_best.pth.tar"
-    if load_ckpt is None and not ckpt.is_file():
-        raise CheckpointError(f"no checkpoint given (--load-ckpt) and none found at {ckpt}")
+    ckpt = _checkpoint(cfg, load_ckpt, seed)
     state = load_checkpoint(ckpt)
     set_seed(seed)
     configure_torch()
@@ -92,13 +82,34 @@ def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Pa
     )
     dataset = episodes_to_dataset([e.steps for e in kept], [e.end.episode_return for e in kept], metadata)
     write_demo(out, dataset)
-    summary = {"demo_path": str(out), "checkpoint": str(ckpt), "n_episode_rolled_out": n_episode,
-               "n_episode_kept": len(kept), "n_step": len(dataset),
-               "kept_returns": [float(r) for r in dataset.episode_return], "all_returns": [float(r) for r in returns],
-               "seconds": round(time.perf_counter() - start, 3)}
     setup_console_logging().info(f"[collect_demo] {out}: kept {len(kept)}/{n_episode} episodes ({rule}), "
                                  f"{len(dataset)} steps, mean kept return {np.mean(dataset.episode_return):.2f}")
-    return summary
+    return {"demo_path": str(out), "checkpoint": str(ckpt), "n_episode_rolled_out": n_episode,
+            "n_episode_kept": len(kept), "n_step": len(dataset),
+            "kept_returns": [float(r) for r in dataset.episode_return], "all_returns": [float(r) for r in returns],
+            "seconds": round(time.perf_counter() - start, 3)}
+
+
+def _checkpoint(cfg: Any, load_ckpt: str | Path | None, seed: int) -> Path:
+    """The checkpoint to roll out: ``load_ckpt``, else the run's ``ckpt/ckpt_best.pth.tar`` (which must exist)."""
+    if load_ckpt is not None:
+        return Path(load_ckpt)
+    ckpt = experiment_dir(cfg, None, seed, 1) / "ckpt" / "ckpt_best.pth.tar"
+    if not ckpt.is_file():
+        raise CheckpointError(f"no checkpoint given (--load-ckpt) and none found at {ckpt}")
+    return ckpt
+
+
+def _demo_settings(demo: Mapping[str, Any], n_episode: int | None) -> tuple[str, int]:
+    """The policy mode that rolls out and the number of episodes (``n_episode``, else ``demo.n_episode``), checked."""
+    mode = demo["policy_mode"]
+    if mode not in POLICY_MODES:
+        raise ConfigError(f"demo.policy_mode must be one of {POLICY_MODES}, got {mode!r}")
+    n_episode = int(n_episode if n_episode is not None else demo["n_episode"])
+    if n_episode < 1:
+        raise ConfigError(f"the number of demo episodes (--n-episode / demo.n_episode) must be at least 1, got "
+                          f"{n_episode}")
+    return mode, n_episode
 
 
 def rollout_episodes(env_manager: Any, act: Callable[[np.ndarray], np.ndarray], n_episode: int) -> list[Episode]:

@@ -50,7 +50,7 @@ from ding_lite.gsl.plateau import (
 from ding_lite.gsl.specialists import run_specialists
 from ding_lite.gsl.state import GslState
 from ding_lite.runtime.experiment import write_json
-from ding_lite.runtime.train_loop import start_run
+from ding_lite.runtime.train_loop import RunOptions, start_run
 from ding_lite.utils.log import setup_console_logging
 
 
@@ -72,8 +72,8 @@ def gsl_pipeline(config: ConfigLike, seed: int = 0, *, exp_dir: str | Path | Non
         gsl_pipeline('dizoo/grid/maze/config/maze_gsl_config.py', seed=0)
     """
     # the root folder is claimed and locked for the whole run, as each phase's own folder is (utils/claim.py)
-    with start_run(config, seed, exp_dir, resume, None, strict, overrides, progress=progress,
-                   check=_resolve_and_check, checkpoints=False) as run:
+    options = RunOptions(seed, exp_dir=exp_dir, resume=resume, strict=strict, overrides=overrides, progress=progress)
+    with start_run(config, options, check=_resolve_and_check, checkpoints=False) as run:
         cfg = freeze(run.cfg)  # model shapes filled: every phase and start checkpoint builds the same model
         ids = variation_ids(cfg.env) or []  # checked by _resolve_and_check
         return _run_gsl(cfg, run.exp_dir, ids, seed, resume, address, progress, run.start)

@@ -25,7 +25,7 @@ from ding_lite.build import ConfigLike, build, fill_model_shapes_from_env
 from ding_lite.distributed.config import PARALLEL_CONFIG, check_parallel_config
 from ding_lite.distributed.remote import RayCollection, RemoteEvaluator, to_cpu
 from ding_lite.distributed.session import RAY_INSTALL_HINT, import_ray, ray_session
-from ding_lite.runtime.train_loop import run_training, start_run
+from ding_lite.runtime.train_loop import RunOptions, run_training, start_run
 from ding_lite.utils.checkpoint import load_checkpoint
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.worker.evaluator import EvalResult
@@ -56,8 +56,8 @@ def parallel_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | Non
         parallel_pipeline('dizoo/classic_control/cartpole/config/cartpole_dqn_config.py', seed=0)
     """
     ray = import_ray()
-    with start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides, max_env_step, max_train_iter,
-                   progress) as run:
+    with start_run(config, RunOptions(seed, max_env_step, max_train_iter, exp_dir, resume, load_ckpt, strict,
+                                             overrides, progress)) as run:
         cfg = run.cfg
         check_parallel_config(cfg.parallel)
         fill_model_shapes_from_env(cfg)  # env errors surface here, before any actor starts

@@ -22,7 +22,7 @@ from ding_lite.distributed.session import import_ray, ray_session
 from ding_lite.entry.selfplay import SelfPlayParts, probe_layout
 from ding_lite.league.arena import SelfPlayEnvManager, game_layout
 from ding_lite.league.opponents import PlayerSet
-from ding_lite.runtime.train_loop import run_training, start_run
+from ding_lite.runtime.train_loop import RunOptions, run_training, start_run
 from ding_lite.utils.log import setup_console_logging
 
 
@@ -34,14 +34,14 @@ def parallel_selfplay_pipeline(config: ConfigLike, seed: int = 0, max_env_step: 
     """:func:`~ding_lite.entry.selfplay.selfplay_pipeline` with the collectors as Ray actors; arguments as for
     :func:`~ding_lite.entry.parallel.parallel_pipeline`."""
     ray = import_ray()
-    with start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides, max_env_step, max_train_iter,
-                   progress) as run:
+    with start_run(config, RunOptions(seed, max_env_step, max_train_iter, exp_dir, resume, load_ckpt, strict,
+                                             overrides, progress)) as run:
         cfg = run.cfg
         check_parallel_config(cfg.parallel)
         probe_layout(cfg)  # fills the model shapes and env.end_when_out before the config travels to the actors
         setup_console_logging()
         with ray_session(ray, address, cfg.parallel.num_cpus), \
-                SelfPlayParts(cfg, seed, run.exp_dir, run.ckpt_path if resume else None,
+                SelfPlayParts(cfg, seed, run.exp_dir, run.resume_from,
                               collection=partial(ray_league_collection, ray, seed),
                               best_return=run.best_return) as parts:
             return run_training(run, parts)

@@ -19,7 +19,7 @@ from ding_lite.league.payoff import PayoffTable
 from ding_lite.league.pool import LEARNER as ELO_LEARNER
 from ding_lite.league.pool import OpponentPool
 from ding_lite.registry import OPPONENT
-from ding_lite.runtime.train_loop import run_training, start_run
+from ding_lite.runtime.train_loop import RunOptions, run_training, start_run
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.seed import SeedPlan
 
@@ -39,10 +39,9 @@ def selfplay_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | Non
         from ding_lite.entry.selfplay import selfplay_pipeline
         selfplay_pipeline('dizoo/board_games/snake/config/snake_arena_dqn_config.py', seed=0, max_env_step=20000)
     """
-    with start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides, max_env_step, max_train_iter,
-                   progress) as run, \
-            SelfPlayParts(run.cfg, seed, run.exp_dir, run.ckpt_path if resume else None,
-                          best_return=run.best_return) as parts:
+    with start_run(config, RunOptions(seed, max_env_step, max_train_iter, exp_dir, resume, load_ckpt, strict,
+                                      overrides, progress)) as run, \
+            SelfPlayParts(run.cfg, seed, run.exp_dir, run.resume_from, best_return=run.best_return) as parts:
         return run_training(run, parts)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.build import ConfigLike, build, build_env_managers, build_evaluator
-from ding_lite.runtime.train_loop import run_training, start_run
+from ding_lite.runtime.train_loop import RunOptions, run_training, start_run
 from ding_lite.utils.checkpoint import load_policy_weights
 from ding_lite.utils.log import ExperimentLogger
 from ding_lite.utils.seed import SeedPlan
@@ -41,8 +41,8 @@ def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None 
         from ding_lite.entry import serial_pipeline
         serial_pipeline('dizoo/classic_control/cartpole/config/cartpole_dqn_config.py', seed=0)
     """
-    with start_run(config, seed, exp_dir, resume, load_ckpt, strict, overrides, max_env_step, max_train_iter,
-                   progress) as run, _Parts(run.cfg, seed, run.best_return) as parts:
+    with start_run(config, RunOptions(seed, max_env_step, max_train_iter, exp_dir, resume, load_ckpt, strict,
+                                      overrides, progress)) as run, _Parts(run.cfg, seed, run.best_return) as parts:
         return run_training(run, parts)
 
 

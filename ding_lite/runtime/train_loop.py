@@ -7,6 +7,7 @@ import math
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,26 @@ from ding_lite.worker.learner import BaseLearner
 from ding_lite.worker.video import PeriodicVideos, prepare_offscreen_rendering
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """How a training run is asked to run, besides its config: what the CLI's flags and the training pipelines'
+    keyword arguments say (the pipelines build one from their arguments; the CLI builds one from its flags)."""
+
+    seed: int = 0  # seed of envs, torch and numpy
+    max_env_step: int | None = None  # env-step budget (None: unbounded)
+    max_train_iter: int | None = None  # train-iteration budget (None: unbounded)
+    exp_dir: str | Path | None = None  # experiment folder (None: the config's exp_name)
+    resume: bool = False  # continue from the folder's latest checkpoint
+    load_ckpt: str | Path | None = None  # start from this checkpoint's weights and counters
+    strict: bool = False  # unknown config keys are errors
+    overrides: tuple[str, ...] = ()  # 'a.b.c=value' strings applied last
+    progress: bool = True  # a progress bar on an interactive terminal
+
+    def keywords(self) -> dict[str, Any]:
+        """The options as the training pipelines' keyword arguments."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
 class RunStart:
     """What a training pipeline settles before it builds anything: the config, the experiment folder (claimed and
     locked until the run ends: use the run as a context manager), the start checkpoint and the budgets.
@@ -36,22 +57,27 @@ class RunStart:
     Leaving the ``with`` block releases the folder; one that the run leaves by an error while the folder holds
     nothing (a refused start) is removed again, so that bad input changes nothing on disk."""
 
-    def __init__(self, cfg: Any, seed: int, claim: FolderClaim, asked_dir: Path, ckpt_path: Path | None,
-                 resume: bool, budget: tuple[int | None, int | None], progress: bool, start: float,
-                 best_return: float = -math.inf) -> None:
+    def __init__(self, cfg: Any, options: RunOptions, claim: FolderClaim, asked_dir: Path, ckpt_path: Path | None,
+                 start: float, best_return: float = -math.inf) -> None:
         self.cfg = cfg
-        self.seed = seed
+        self.options = options
+        self.seed = options.seed
         self.claim = claim
         self.exp_dir = claim.path  # where this run writes
         self.asked_dir = asked_dir  # where the caller asked it to write (exp_dir differs if that one was taken)
         self.ckpt_path = ckpt_path
-        self.resume = resume
-        self.max_env_step, self.max_train_iter = budget
-        self.progress = progress
+        self.resume = options.resume
+        self.max_env_step, self.max_train_iter = options.max_env_step, options.max_train_iter
+        self.progress = options.progress
         self.start = start  # time.perf_counter() when the run began
         # the start checkpoint's best mean eval return (-inf: a fresh start): the evaluator starts from it, so that
         # ckpt_best is replaced only by a better policy
         self.best_return = best_return
+
+    @property
+    def resume_from(self) -> Path | None:
+        """The checkpoint a resumed run continues (None unless ``--resume``)."""
+        return self.ckpt_path if self.resume else None
 
     def __enter__(self) -> RunStart:
         return self
@@ -60,27 +86,26 @@ class RunStart:
         self.claim.release(failed=exc_type is not None)
 
 
-def start_run(config: ConfigLike, seed: int, exp_dir: str | Path | None, resume: bool,
-              load_ckpt: str | Path | None, strict: bool, overrides: tuple[str, ...],
-              max_env_step: int | None = None, max_train_iter: int | None = None,
-              progress: bool = True, *, check: Callable[[Any], object] | None = None,
+def start_run(config: ConfigLike, options: RunOptions, *, check: Callable[[Any], object] | None = None,
               checkpoints: bool = True) -> RunStart:
     """Compile the config, check it (``check(cfg)``, a pipeline's own checks) and the budgets, claim the experiment
     folder, check the start checkpoint (all before anything is written), then seed and set torch up. Shared by every
-    training pipeline; use the result as a context manager (``with start_run(...) as run:``). ``checkpoints=False``:
-    a run whose folder holds no checkpoints of its own (GSL's, whose phases have theirs)."""
+    training pipeline; use the result as a context manager (``with start_run(config, options) as run:``).
+    ``checkpoints=False``: a run whose folder holds no checkpoints of its own (GSL's, whose phases have theirs)."""
     start = time.perf_counter()
-    cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
+    seed, resume = options.seed, options.resume
+    cfg = load_config(config, strict=options.strict, overrides=options.overrides, seed=seed)
     if check is not None:
         check(cfg)
-    budget = (check_budget("max_env_step", max_env_step), check_budget("max_train_iter", max_train_iter))
-    asked_dir = Path(exp_dir) if exp_dir is not None else experiment_dir(cfg, None, seed, 1)
+    check_budget("max_env_step", options.max_env_step)
+    check_budget("max_train_iter", options.max_train_iter)
+    asked_dir = Path(options.exp_dir) if options.exp_dir is not None else experiment_dir(cfg, None, seed, 1)
     held = claim_existing(asked_dir) if resume and asked_dir.is_dir() else None  # a second --resume is refused
     try:
         if resume:
             check_resume_seed(asked_dir, seed)
         # refused before a folder is made
-        ckpt_path = checkpoint_to_load(asked_dir, resume, load_ckpt, cfg) if checkpoints else None
+        ckpt_path = checkpoint_to_load(asked_dir, resume, options.load_ckpt, cfg) if checkpoints else None
         claim = held or claim_new(asked_dir)
     except BaseException:
         if held is not None:
@@ -94,7 +119,7 @@ def start_run(config: ConfigLike, seed: int, exp_dir: str | Path | None, resume:
     set_seed(seed)
     configure_torch()
     best = -math.inf if ckpt_path is None else float(load_checkpoint(ckpt_path).get("best_eval_return", -math.inf))
-    return RunStart(cfg, seed, claim, asked_dir, ckpt_path, resume, budget, progress, start, best)
+    return RunStart(cfg, options, claim, asked_dir, ckpt_path, start, best)
 
 
 def check_budget(name: str, value: int | None) -> int | None:
