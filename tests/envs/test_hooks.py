@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from fake_envs import counting_env_fns
 
-from ding_lite.envs import BaseEnvManager, build_env_manager
+from ding_lite.build import build_env_manager
+from ding_lite.envs import BaseEnvManager
 from ding_lite.envs.env_manager import EnvManagerLike
 from ding_lite.envs.envpool_env import EnvpoolEnvManager
 from ding_lite.envs.gym_env import GymnasiumEnv
