@@ -38,11 +38,12 @@ ALLOWED: dict[str, str] = {
     "model.action_space": "config resolution: model shapes filled from the env's spaces",
     "cfg.exp_name": "config resolution: the run's own experiment folder written into the saved config",
     "cfg.env.end_when_out": "config resolution: a self-play game ends when the learner's seats are out",
-    "cfg.env.n_evaluator_episode": "config resolution: -m eval's --n-episode",
-    # evaluator wiring not yet passed in constructors
-    "parts.evaluator.best_return": "evaluator wiring: a resumed run's best eval return (ckpt_best's bar)",
-    "learner.best_eval_return": "evaluator wiring: the best eval return kept in the learner's checkpoints",
-    "self.evaluator.on_table": "evaluator wiring: the self-play parts log each evaluation's table",
+}
+
+# plain records (dataclasses) that a module fills field by field: (file, variable name) -> why
+RECORDS: dict[tuple[str, str], str] = {
+    ("ding_lite/entry/gsl.py", "state"): "GSL's typed state (GslState), filled as its phases finish (result.json)",
+    ("ding_lite/gsl/state.py", "state"): "GSL's typed state (GslState), read back from result.json",
 }
 
 
@@ -92,7 +93,7 @@ def outside_writes(package: Path) -> list[tuple[str, int, str]]:
 @pytest.mark.unittest
 def test_no_part_sets_another_objects_attributes():
     bad = [f"{file}:{line}: {target} = ..." for file, line, target in outside_writes(PACKAGE)
-           if target not in ALLOWED]
+           if target not in ALLOWED and (file, target.split(".")[0]) not in RECORDS]
     assert not bad, "set through a constructor argument or a method of the object instead:\n" + "\n".join(bad)
 
 
@@ -100,6 +101,8 @@ def test_no_part_sets_another_objects_attributes():
 def test_every_allowed_write_still_exists():
     used = {target for _, _, target in outside_writes(PACKAGE)}
     assert not set(ALLOWED) - used, f"remove these entries of ALLOWED: {sorted(set(ALLOWED) - used)}"
+    records = {(file, target.split(".")[0]) for file, _, target in outside_writes(PACKAGE)}
+    assert not set(RECORDS) - records, f"remove these entries of RECORDS: {sorted(set(RECORDS) - records)}"
 
 
 @pytest.mark.unittest

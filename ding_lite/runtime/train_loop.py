@@ -367,7 +367,7 @@ def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, en
               videos: PeriodicVideos | None = None) -> Any:
     learner.log_now()  # learn scalars at least once per evaluation, whatever log_show_after_iter says
     result = evaluator.eval(learner.train_iter, env_step)
-    learner.best_eval_return = float(evaluator.best_return)
+    learner.record_best_return(evaluator.best_return)
     if result.improved:
         learner.save_checkpoint("ckpt_best")
     learner.call_hooks("after_eval")

@@ -69,6 +69,10 @@ class BaseLearner:
         starts from has been loaded into this learner, before anything is written)."""
         self.logger = logger
 
+    def record_best_return(self, best_return: float) -> None:
+        """The best mean eval return so far (kept in every checkpoint: a resumed run keeps ckpt_best's bar)."""
+        self.best_eval_return = float(best_return)
+
     @property
     def ckpt_dir(self) -> Path | None:
         return self.exp_dir / "ckpt" if self.exp_dir is not None else None
