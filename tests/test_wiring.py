@@ -24,6 +24,8 @@ PACKAGE = Path(ding_lite.__file__).resolve().parent
 ALLOWED: dict[str, str] = {
     # third-party objects whose API is attribute assignment
     "p.grad": "torch: a parameter's gradient is freed by setting it to None",
+    "ctx.n_layers": "torch: an autograd Function keeps what its backward needs on its context object",
+    "ctx.obs_size": "torch: an autograd Function keeps what its backward needs on its context object",
     "out._metadata": "torch: a state dict's version info is an attribute of the dict, copied with it",
     "module.log_std": "torch: a model builder registers a parameter on the nn.Module it is building",
     "module.log_std_head": "torch: a model builder registers a submodule on the nn.Module it is building",
