@@ -25,7 +25,7 @@ from ding_lite.build import build, build_env_managers
 from ding_lite.config import compile_config  # noqa: E402
 from ding_lite.data.batch import batch_len  # noqa: E402
 from ding_lite.data.keys import NEXT_OBS, NEXT_OBS_N, OBS  # noqa: E402
-from ding_lite.registry import BUFFER  # noqa: E402
+from ding_lite.registry import BUFFER_REGISTRY  # noqa: E402
 
 
 def pong_config(policy: str, env_num: int, manager: str) -> Any:
@@ -59,7 +59,7 @@ def main() -> None:
     args = parser.parse_args()
     dqn = samples("dqn", args.capacity, args.env_num, args.manager)
     assert dqn[OBS].dtype == np.uint8 and dqn[NEXT_OBS_N].dtype == np.uint8, "frames were converted on the way"
-    buf = BUFFER.build("uniform", dict(replay_buffer_size=args.capacity), seed=0)
+    buf = BUFFER_REGISTRY.build("uniform", dict(replay_buffer_size=args.capacity), seed=0)
     buf.push(dqn)
     n = len(buf)
     stored = nbytes(buf) / n

@@ -26,7 +26,7 @@ from ding_lite.build import build, build_env_managers
 from ding_lite.config import compile_config  # noqa: E402
 from ding_lite.data.batch import batch_len, concat_batches, index_batch  # noqa: E402
 from ding_lite.data.keys import INDEX  # noqa: E402
-from ding_lite.registry import BUFFER  # noqa: E402
+from ding_lite.registry import BUFFER_REGISTRY  # noqa: E402
 
 
 def cartpole_transitions(n: int) -> dict[str, np.ndarray]:
@@ -68,7 +68,7 @@ def nbytes(obj: Any) -> int:
 
 
 def measure(buffer_type: str, data: dict[str, np.ndarray], capacity: int, chunk: int, batch: int) -> dict[str, float]:
-    buf = BUFFER.build(buffer_type, dict(replay_buffer_size=capacity), seed=0)
+    buf = BUFFER_REGISTRY.build(buffer_type, dict(replay_buffer_size=capacity), seed=0)
     n = batch_len(data)
     chunks = [index_batch(data, slice(i, i + chunk)) for i in range(0, n, chunk)]
     start = time.perf_counter()

@@ -11,10 +11,10 @@ from typing import Any
 
 import gymnasium as gym
 
-from ding_lite.registry import ENV
+from ding_lite.registry import ENV_REGISTRY
 
 
-@ENV.register("busy_cartpole")
+@ENV_REGISTRY.register("busy_cartpole")
 class BusyCartPole(gym.Wrapper):
     """Gymnasium ``CartPole-v1`` whose ``step`` first burns ``burn_ms`` of this thread's CPU time."""
 

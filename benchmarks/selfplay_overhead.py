@@ -27,7 +27,7 @@ import numpy as np  # noqa: E402
 
 from ding_lite.build import load_config
 from ding_lite.entry.selfplay import SelfPlayParts  # noqa: E402
-from ding_lite.registry import OPPONENT  # noqa: E402
+from ding_lite.registry import OPPONENT_REGISTRY  # noqa: E402
 from ding_lite.utils.torch_setup import configure_torch  # noqa: E402
 
 CONFIG = str(Path(__file__).resolve().parents[1] / "dizoo/board_games/snake/config/snake_arena_dqn_config.py")
@@ -44,8 +44,8 @@ class ConstantOpponent:
         return np.zeros(len(obs), dtype=np.int64)
 
 
-if "bench_constant" not in OPPONENT:
-    OPPONENT.register("bench_constant")(ConstantOpponent)
+if "bench_constant" not in OPPONENT_REGISTRY:
+    OPPONENT_REGISTRY.register("bench_constant")(ConstantOpponent)
 
 
 def build(folder: Path, opponents: str, manager: str) -> SelfPlayParts:

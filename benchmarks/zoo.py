@@ -219,7 +219,7 @@ def run_ding_lite(spec: RunSpec) -> dict[str, Any]:
 
 
 def _register_curve_evaluator() -> type:
-    from ding_lite.registry import EVALUATOR
+    from ding_lite.registry import EVALUATOR_REGISTRY
     from ding_lite.worker.evaluator import InteractionEvaluator
 
     class CurveEvaluatorImpl(InteractionEvaluator):
@@ -241,9 +241,9 @@ def _register_curve_evaluator() -> type:
                                                                    result.seconds, type(self).clock, final))
             return result
 
-    if "zoo_curve" not in EVALUATOR.names():
-        EVALUATOR.register("zoo_curve")(CurveEvaluatorImpl)
-    return EVALUATOR.get("zoo_curve")
+    if "zoo_curve" not in EVALUATOR_REGISTRY.names():
+        EVALUATOR_REGISTRY.register("zoo_curve")(CurveEvaluatorImpl)
+    return EVALUATOR_REGISTRY.get("zoo_curve")
 
 
 def run_one(spec: RunSpec) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from ding_lite.envs.gym_env import build_env, env_fn
 from ding_lite.envs.hooks import BuildsOwnEnvs, ChecksConfig
 from ding_lite.envs.variations import variation_env_fns, variation_ids
 from ding_lite.errors import ConfigError
-from ding_lite.registry import ENV, ENV_MANAGER, add_config_folder, import_modules
+from ding_lite.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, add_config_folder, import_modules
 from ding_lite.utils.seed import SeedPlan
 
 logger = logging.getLogger("ding_lite")
@@ -57,7 +57,7 @@ def load_config(config: ConfigLike, *, strict: bool = False, overrides: Iterable
 
 def check_env_config(env_cfg: Mapping[str, Any]) -> None:
     """Fail before anything is built or written if the env section cannot work (e.g. an unknown gymnasium id)."""
-    env_type = ENV.get(env_cfg["type"])
+    env_type = ENV_REGISTRY.get(env_cfg["type"])
     if isinstance(env_type, ChecksConfig):
         env_type.check_config(env_cfg)
     variation_ids(env_cfg)  # ids out of range are config errors (envs/variations.py)
@@ -215,7 +215,7 @@ def build_env_manager(env_cfg: Mapping[str, Any], env_num: int, seed: int | None
     """Build the section's env manager over ``env_num`` envs, seeded with ``seed`` (env i gets seed + i); with
     ``env.variations`` each env plays its share of the variations (see :mod:`ding_lite.envs.variations`)."""
     manager_cfg = env_cfg.get("manager") or {}
-    manager_type = ENV_MANAGER.get(manager_cfg.get("type", "base"))
+    manager_type = ENV_MANAGER_REGISTRY.get(manager_cfg.get("type", "base"))
     if isinstance(manager_type, BuildsOwnEnvs):  # a manager that makes its envs (envpool)
         if env_cfg.get("variations") is not None:
             raise ConfigError(f"env.variations needs an env manager that builds its envs one by one (base, "

@@ -9,8 +9,8 @@ Plugins join a registry with a decorator::
 
 and a config names the module that holds them in ``import_names`` so it is imported before the section is built.
 Installed packages may also register through the ``ding_lite.plugins`` entry-point group.
-The names are DI-engine's (``POLICY_REGISTRY``, ``MODEL_REGISTRY``, ...); the short names (``POLICY``, ``MODEL``,
-...) are aliases of the same objects, kept for code written against earlier versions.
+Each registry has one name, DI-engine's (``POLICY_REGISTRY``, ``MODEL_REGISTRY``, ...); the short names of earlier
+versions (``POLICY``, ``MODEL``, ...) still import, with a ``DeprecationWarning`` naming the new one.
 Built-in modules are imported lazily, on the first lookup, so that ``import ding_lite`` stays cheap.
 """
 from __future__ import annotations
@@ -232,11 +232,21 @@ CONFIG_SECTION_REGISTRY = Registry("config_section", [
     "ding_lite.utils.trackers",  # log: trackers (tensorboard, wandb, mlflow) and console lines
 ])
 
-# Short aliases (the same objects), for code written before the DI-engine names were the public ones.
-POLICY, MODEL, ENV, ENV_MANAGER = POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY, ENV_MANAGER_REGISTRY
-BUFFER, COLLECTOR, EVALUATOR, LEARNER_HOOK = BUFFER_REGISTRY, COLLECTOR_REGISTRY, EVALUATOR_REGISTRY, \
-    LEARNER_HOOK_REGISTRY
-OPPONENT = OPPONENT_REGISTRY
+# The short names of earlier versions (``POLICY``, ``ENV``, ...): still importable for old plugins, with a warning that
+# names the registry's one name (DI-engine's).
+_OLD_NAMES = {name[: -len("_REGISTRY")]: name for name in (
+    "POLICY_REGISTRY", "MODEL_REGISTRY", "ENV_REGISTRY", "ENV_MANAGER_REGISTRY", "BUFFER_REGISTRY",
+    "COLLECTOR_REGISTRY", "EVALUATOR_REGISTRY", "LEARNER_HOOK_REGISTRY", "OPPONENT_REGISTRY")}
+
+
+def __getattr__(name: str) -> Registry:
+    if name in _OLD_NAMES:
+        import warnings
+
+        warnings.warn(f"ding_lite.registry.{name} is now called {_OLD_NAMES[name]} (DI-engine's name)",
+                      DeprecationWarning, stacklevel=2)
+        return globals()[_OLD_NAMES[name]]
+    raise AttributeError(f"module 'ding_lite.registry' has no attribute '{name}'")
 
 ALL_REGISTRIES = {
     r.kind: r for r in (POLICY_REGISTRY, MODEL_REGISTRY, ENV_REGISTRY, ENV_MANAGER_REGISTRY, BUFFER_REGISTRY,

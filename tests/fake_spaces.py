@@ -9,7 +9,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ding_lite.registry import ENV
+from ding_lite.registry import ENV_REGISTRY
 
 SPACES = {
     "discrete": gym.spaces.Discrete(4),
@@ -50,7 +50,7 @@ class Corridor(gym.Env):
         return self._obs(), float(goal), goal, self.t >= self.length and not goal, {}
 
 
-@ENV.register("space_env")
+@ENV_REGISTRY.register("space_env")
 class SpaceEnv:
     """``env=dict(type='space_env', kind='discrete')``."""
 

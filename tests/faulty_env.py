@@ -22,10 +22,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ding_lite.registry import ENV
+from ding_lite.registry import ENV_REGISTRY
 
 
-@ENV.register("faulty")
+@ENV_REGISTRY.register("faulty")
 class FaultyEnv(gym.Env):
     """See the module docstring; ``cfg`` is the env section."""
 

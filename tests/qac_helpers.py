@@ -8,7 +8,7 @@ import torch
 from ding_lite.build import build
 from ding_lite.config import compile_config
 from ding_lite.data.keys import ACTION, NEXT_OBS, OBS, REWARD, TERMINATED
-from ding_lite.registry import ENV
+from ding_lite.registry import ENV_REGISTRY
 
 PENDULUM = dict(type="gymnasium", env_id="Pendulum-v1")
 
@@ -30,7 +30,7 @@ def batch(n: int = 8, seed: int = 0) -> dict:
             TERMINATED: rng.random(n) < 0.25}
 
 
-@ENV.register("test_unbounded_box")
+@ENV_REGISTRY.register("test_unbounded_box")
 class UnboundedBoxEnv(gym.Env):
     """A continuous-control env whose actions have no finite bounds (``Box(-inf, inf)``), for the SAC / TD3 error
     tests: ``env=dict(type='test_unbounded_box', import_names=['qac_helpers'])``."""

@@ -12,7 +12,7 @@ import pytest
 from ding_lite import registry
 from ding_lite.config import compile_config
 from ding_lite.errors import DuplicateRegistrationError, PluginImportError, UnknownTypeError
-from ding_lite.registry import POLICY, Registry, closest_match, import_modules
+from ding_lite.registry import POLICY_REGISTRY, Registry, closest_match, import_modules
 
 pytestmark = pytest.mark.unittest
 
@@ -65,7 +65,7 @@ def test_unknown_type_lists_known_and_closest() -> None:
 
 def test_unknown_builtin_policy_suggests_nearest() -> None:
     with pytest.raises(UnknownTypeError, match=r"unknown policy type 'dqnn' \(did you mean 'dqn'\?\)") as info:
-        POLICY.get("dqnn")
+        POLICY_REGISTRY.get("dqnn")
     assert "ppo" in str(info.value)
 
 
@@ -200,3 +200,24 @@ def test_concepts_page_lists_every_builtin_registration() -> None:
         builtins = [n for n in reg.names() if getattr(reg.get(n), "__module__", "").startswith("ding_lite.")]
         missing = [n for n in builtins if f"`{n}`" not in row]
         assert not missing, f"docs/concepts.md's {reg.kind} row lacks {missing}"
+
+
+def test_old_short_names_warn_and_name_the_registry() -> None:
+    with pytest.warns(DeprecationWarning, match="POLICY is now called POLICY_REGISTRY"):
+        from ding_lite.registry import POLICY  # noqa: F401 (the import itself is the test)
+    assert registry.__getattr__("ENV") is registry.ENV_REGISTRY
+    with pytest.raises(AttributeError, match="no attribute 'NOT_A_REGISTRY'"):
+        registry.__getattr__("NOT_A_REGISTRY")
+
+
+def test_code_and_docs_use_one_name_per_registry() -> None:
+    import re
+    from pathlib import Path
+
+    root = Path(registry.__file__).resolve().parents[1]
+    short = re.compile(r"\b(POLICY|MODEL|ENV|ENV_MANAGER|BUFFER|COLLECTOR|EVALUATOR|LEARNER_HOOK|OPPONENT)"
+                       r"(\.(register|get|build|names)\b|\s*=\s*\w+_REGISTRY)")
+    files = [p for d in ("ding_lite", "dizoo", "docs", "benchmarks") for p in (root / d).rglob("*.py")]
+    files += list((root / "docs").rglob("*.md")) + [root / "README.md"]
+    offenders = [f"{p.relative_to(root)}: {m.group(0)}" for p in files for m in short.finditer(p.read_text())]
+    assert not offenders, "short registry names in use:\n" + "\n".join(offenders)

@@ -15,14 +15,14 @@ from ding_lite.config.reader import apply_overrides
 from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
 from ding_lite.errors import ConfigError
 from ding_lite.registry import (
-    BUFFER,
-    COLLECTOR,
+    BUFFER_REGISTRY,
+    COLLECTOR_REGISTRY,
     CONFIG_SECTION_REGISTRY,
-    ENV,
-    ENV_MANAGER,
-    EVALUATOR,
-    MODEL,
-    POLICY,
+    ENV_MANAGER_REGISTRY,
+    ENV_REGISTRY,
+    EVALUATOR_REGISTRY,
+    MODEL_REGISTRY,
+    POLICY_REGISTRY,
     Registry,
     closest_match,
     import_modules,
@@ -169,19 +169,19 @@ def _policy_defaults(cls: Any, type_name: str) -> dict[str, Any]:
 
 
 def _policy_default_model(types: Mapping[str, str]) -> str:
-    return POLICY.get(types["policy"]).default_model()
+    return POLICY_REGISTRY.get(types["policy"]).default_model()
 
 
 BUFFER_SECTION = "policy.other.replay_buffer"
 # Every component section, parents before their parts: where it sits, its registry, its default type, its defaults.
 COMPONENT_SECTIONS: tuple[ComponentSection, ...] = (
-    ComponentSection("env", ENV, ENV_SECTION_DEFAULTS["type"], _env_defaults),
-    ComponentSection("env.manager", ENV_MANAGER, "base", _class_defaults),
-    ComponentSection("policy", POLICY, None, _policy_defaults),
-    ComponentSection("policy.model", MODEL, _policy_default_model, _model_defaults),
-    ComponentSection(BUFFER_SECTION, BUFFER, "uniform", _class_defaults),
-    ComponentSection("policy.collect.collector", COLLECTOR, "sample", _class_defaults),
-    ComponentSection("policy.eval.evaluator", EVALUATOR, "interaction", _class_defaults),
+    ComponentSection("env", ENV_REGISTRY, ENV_SECTION_DEFAULTS["type"], _env_defaults),
+    ComponentSection("env.manager", ENV_MANAGER_REGISTRY, "base", _class_defaults),
+    ComponentSection("policy", POLICY_REGISTRY, None, _policy_defaults),
+    ComponentSection("policy.model", MODEL_REGISTRY, _policy_default_model, _model_defaults),
+    ComponentSection(BUFFER_SECTION, BUFFER_REGISTRY, "uniform", _class_defaults),
+    ComponentSection("policy.collect.collector", COLLECTOR_REGISTRY, "sample", _class_defaults),
+    ComponentSection("policy.eval.evaluator", EVALUATOR_REGISTRY, "interaction", _class_defaults),
 )
 SECTIONS_BY_PATH = {section.path: section for section in COMPONENT_SECTIONS}
 

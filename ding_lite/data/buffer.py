@@ -9,10 +9,10 @@ import numpy as np
 from ding_lite.data.batch import Batch, batch_len, map_batch
 from ding_lite.data.keys import INDEX
 from ding_lite.errors import ConfigError
-from ding_lite.registry import BUFFER
+from ding_lite.registry import BUFFER_REGISTRY
 
 
-@BUFFER.register("uniform")
+@BUFFER_REGISTRY.register("uniform")
 class UniformBuffer:
     """Fixed-size ring of columnar samples; uniform sampling with replacement.
 

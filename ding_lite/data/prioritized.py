@@ -10,7 +10,7 @@ from ding_lite.data.batch import Batch, batch_len
 from ding_lite.data.buffer import UniformBuffer
 from ding_lite.data.keys import INDEX, PRIORITY, WEIGHT
 from ding_lite.errors import ConfigError
-from ding_lite.registry import BUFFER
+from ding_lite.registry import BUFFER_REGISTRY
 
 
 class SumTree:
@@ -90,7 +90,7 @@ class SumTree:
         return child, mass - (cumulative[rows, child] - group[rows, child])
 
 
-@BUFFER.register("prioritized")
+@BUFFER_REGISTRY.register("prioritized")
 class PrioritizedBuffer(UniformBuffer):
     """Replay with P(i) = p_i^α / Σ_k p_k^α and importance-sampling weights w_i = (N·P(i))^−β / max_k w_k
     (Schaul et al. 2016, Alg. 1), β annealed linearly to 1 over ``anneal_step`` sample calls.

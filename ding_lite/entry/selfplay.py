@@ -18,7 +18,7 @@ from ding_lite.league.opponents import SNAPSHOT_ACTS, PlayerSet
 from ding_lite.league.payoff import PayoffTable
 from ding_lite.league.pool import LEARNER as ELO_LEARNER
 from ding_lite.league.pool import OpponentPool
-from ding_lite.registry import OPPONENT
+from ding_lite.registry import OPPONENT_REGISTRY
 from ding_lite.runtime.train_loop import RunOptions, run_training, start_run
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.seed import SeedPlan
@@ -71,13 +71,13 @@ def check_league(league: Mapping[str, Any], layout: Any) -> None:
     seats = list(league["seats"])
     check_seat_count(seats, layout)
     for name in seats + list(league["eval_opponents"]):
-        if name not in (LEARNER, "pool") and name not in OPPONENT:
+        if name not in (LEARNER, "pool") and name not in OPPONENT_REGISTRY:
             raise ConfigError(f"league: unknown player '{name}' (use 'learner', 'pool' or a registered opponent: "
-                              f"{', '.join(OPPONENT.names())})")
+                              f"{', '.join(OPPONENT_REGISTRY.names())})")
     for name in league.get("baselines", []):
-        if name not in OPPONENT:
+        if name not in OPPONENT_REGISTRY:
             raise ConfigError(f"league.baselines: unknown scripted opponent '{name}' (registered: "
-                              f"{', '.join(OPPONENT.names())})")
+                              f"{', '.join(OPPONENT_REGISTRY.names())})")
     check_learner_seat(seats)
 
 
@@ -157,7 +157,7 @@ class SelfPlayParts:
         best seat}``, each booked against its own opponent (a game against a snapshot evicted meanwhile is not
         counted)."""
         for name, score in results.items():
-            if name in OPPONENT:
+            if name in OPPONENT_REGISTRY:
                 self.baselines.record(name, score)
             else:  # a snapshot
                 self.pool.record(name, score)

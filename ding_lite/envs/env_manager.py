@@ -9,7 +9,7 @@ import gymnasium as gym
 import numpy as np
 
 from ding_lite.errors import ConfigError
-from ding_lite.registry import ENV_MANAGER
+from ding_lite.registry import ENV_MANAGER_REGISTRY
 
 
 class EpisodeEnd(NamedTuple):
@@ -244,7 +244,7 @@ class EnvManager:
         self.close()
 
 
-@ENV_MANAGER.register("base")
+@ENV_MANAGER_REGISTRY.register("base")
 class BaseEnvManager(EnvManager):
     """Steps N envs in this process and batches their results.
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from ding_lite.envs.env_manager import EnvManager, StepResult
 from ding_lite.errors import ConfigError
-from ding_lite.registry import ENV, ENV_MANAGER, closest_match
+from ding_lite.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, closest_match
 
 ENVPOOL_EXTRA = "pip install 'ding_lite[envpool]'"
 
@@ -168,7 +168,7 @@ def _random_seed() -> int:
     return int(np.random.default_rng().integers(2 ** 31 - 2 ** 16))  # room for seed + i
 
 
-@ENV.register("envpool")
+@ENV_REGISTRY.register("envpool")
 class EnvpoolEnv(gym.Env):
     """One envpool env as a ``gymnasium.Env``: ``env=dict(type='envpool', env_id='Pong-v5', kwargs={...})``.
 
@@ -229,7 +229,7 @@ class EnvpoolEnv(gym.Env):
         self._pool.close()
 
 
-@ENV_MANAGER.register("envpool")
+@ENV_MANAGER_REGISTRY.register("envpool")
 class EnvpoolEnvManager(EnvManager):
     """The N envs in envpool pools (needs ``env.type='envpool'``); extra ``[envpool]``.
 

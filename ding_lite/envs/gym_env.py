@@ -9,7 +9,7 @@ import gymnasium as gym
 
 from ding_lite.envs.spaces import with_encoded_observations
 from ding_lite.errors import ConfigError, EnvError
-from ding_lite.registry import ENV, closest_match, import_modules
+from ding_lite.registry import ENV_REGISTRY, closest_match, import_modules
 
 # Keys every env section has, whatever its type (merged under the env type's own ``config``).
 ENV_SECTION_DEFAULTS: dict[str, Any] = dict(
@@ -24,7 +24,7 @@ ENV_SECTION_DEFAULTS: dict[str, Any] = dict(
 )
 
 
-@ENV.register("gymnasium")
+@ENV_REGISTRY.register("gymnasium")
 class GymnasiumEnv:
     """Factory for any env in gymnasium's registry: ``env=dict(type='gymnasium', env_id='CartPole-v1')``."""
 
@@ -66,7 +66,7 @@ def env_fn(env_cfg: Mapping[str, Any]) -> Callable[[], gym.Env]:
 def build_env(env_cfg: Mapping[str, Any]) -> gym.Env:
     """Build one env from the ``env`` section; an env constructor that raises is reported with its type."""
     import_modules(env_cfg.get("import_names"), "env")  # a spawned worker process starts with empty registries
-    env_type = ENV.get(env_cfg["type"])
+    env_type = ENV_REGISTRY.get(env_cfg["type"])
     try:
         env = env_type(env_cfg)
     except (ConfigError, EnvError):

@@ -27,7 +27,7 @@ import numpy as np
 
 from ding_lite.envs.spaces import encode, encoded_space, needs_encoding
 from ding_lite.errors import ConfigError, EnvError, first_line
-from ding_lite.registry import ENV, import_object
+from ding_lite.registry import ENV_REGISTRY, import_object
 
 PASS = -1  # action of an acting seat of a turn-based game that should not move in this step
 # the per-seat columns after the observation and the action mask
@@ -258,7 +258,7 @@ def seat_game(game: Any, end_when_out: Sequence[int] = (), name: str = "game") -
     raise ConfigError(f"env '{name}' built a {type(game).__name__}, not a PettingZoo ParallelEnv or AECEnv")
 
 
-@ENV.register("pettingzoo")
+@ENV_REGISTRY.register("pettingzoo")
 class PettingZooEnv:
     """Factory for any PettingZoo game: ``env=dict(type='pettingzoo', import_path='pettingzoo.classic.
     connect_four_v3:env')`` builds ``connect_four_v3.env(**kwargs)`` and packs its seats."""

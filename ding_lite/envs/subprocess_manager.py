@@ -35,13 +35,13 @@ from ding_lite.envs.subprocess_worker import (
     worker_main,
 )
 from ding_lite.errors import ConfigError, EnvError
-from ding_lite.registry import ENV_MANAGER
+from ding_lite.registry import ENV_MANAGER_REGISTRY
 from ding_lite.utils.failure_budget import FailureBudget
 
 logger = logging.getLogger("ding_lite")
 
 
-@ENV_MANAGER.register("subprocess")
+@ENV_MANAGER_REGISTRY.register("subprocess")
 class SubprocessEnvManager(EnvManager):
     """Each env in its own worker process; observations come back through shared memory; same batched interface,
     auto reset and episode stats as ``base`` (and the same trajectories for the same seeds).

@@ -13,7 +13,7 @@ import numpy as np
 
 from ding_lite.envs.gym_env import check_env_id
 from ding_lite.errors import ConfigError
-from ding_lite.registry import ENV
+from ding_lite.registry import ENV_REGISTRY
 
 
 def require(module: str, extra: str, env_type: str) -> Any:
@@ -140,7 +140,7 @@ class EnvpoolAtari(gym.Env):
         self._game.close()
 
 
-@ENV.register("atari")
+@ENV_REGISTRY.register("atari")
 class AtariEnv:
     """An Atari game through ale-py, as envpool plays it (:class:`EnvpoolAtari`): 84x84 grey frames, 4 stacked,
     uint8 ``(4, 84, 84)``, envpool's Atari defaults (no sticky actions, no life-loss episodes, unclipped rewards, up
@@ -176,7 +176,7 @@ class AtariEnv:
         check_env_id(ale_id(cfg["env_id"]))
 
 
-@ENV.register("mujoco")
+@ENV_REGISTRY.register("mujoco")
 class MujocoEnv:
     """A MuJoCo task through gymnasium[mujoco]: ``env=dict(type='mujoco', env_id='Hopper-v4')``; extra ``[mujoco]``.
     Observations are float32 (gymnasium gives float64; envpool float64 too, but the models run in float32)."""
@@ -203,7 +203,7 @@ class MujocoEnv:
         check_env_id(cfg.get("env_id"))
 
 
-@ENV.register("minigrid")
+@ENV_REGISTRY.register("minigrid")
 class MinigridEnv:
     """A MiniGrid task, the agent's 7x7x3 view as the observation (``ImgObsWrapper``):
     ``env=dict(type='minigrid', env_id='MiniGrid-DoorKey-5x5-v0')``; extra ``[minigrid]``."""

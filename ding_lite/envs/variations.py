@@ -23,7 +23,7 @@ import numpy as np
 
 from ding_lite.envs.hooks import HasVariations
 from ding_lite.errors import ConfigError
-from ding_lite.registry import ENV
+from ding_lite.registry import ENV_REGISTRY
 
 VARIATION = "variation"  # info / reset-option key of the variation id
 SUCCESS = "success"  # info key of an episode's success flag
@@ -59,7 +59,7 @@ def variation_ids(env_cfg: Mapping[str, Any]) -> list[int] | None:
 
 def variation_count(env_cfg: Mapping[str, Any]) -> int | None:
     """How many variations the env type offers (its ``num_variations(cfg)``), or None if it does not say."""
-    env_type = ENV.get(env_cfg["type"])
+    env_type = ENV_REGISTRY.get(env_cfg["type"])
     return int(env_type.num_variations(env_cfg)) if isinstance(env_type, HasVariations) else None
 
 

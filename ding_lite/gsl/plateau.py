@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ding_lite.errors import ConfigError
-from ding_lite.registry import CONFIG_SECTION_REGISTRY, EVALUATOR
+from ding_lite.registry import CONFIG_SECTION_REGISTRY, EVALUATOR_REGISTRY
 from ding_lite.worker.evaluator import InteractionEvaluator
 from ding_lite.worker.tracker import PlateauDetector
 
@@ -44,7 +44,7 @@ def specialist_name(k: int) -> str:
     return f"specialist_{k}"
 
 
-@EVALUATOR.register("plateau")
+@EVALUATOR_REGISTRY.register("plateau")
 class PlateauEvaluator(InteractionEvaluator):
     """The interaction evaluator whose ``stop`` is also set at a plateau of the mean return (GSL's phase I ends
     there); ``plateau`` records at which evaluation that happened."""

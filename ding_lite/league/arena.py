@@ -28,7 +28,7 @@ from ding_lite.envs.multi_agent import PASS, SeatBatch, SeatLayout
 from ding_lite.errors import ConfigError
 from ding_lite.league.opponents import PlayerSet
 from ding_lite.league.payoff import DRAW, LOSS, WIN
-from ding_lite.registry import ENV, import_modules
+from ding_lite.registry import ENV_REGISTRY, import_modules
 from ding_lite.rl_utils.masks import random_legal_actions
 
 LEARNER = "learner"
@@ -40,14 +40,14 @@ def is_selfplay_config(cfg: Mapping[str, Any]) -> bool:
     another type with :class:`~ding_lite.envs.hooks.SeatedGames`' ``seat_layout``). Builds nothing."""
     env_cfg = cfg["env"]
     import_modules(env_cfg.get("import_names"), "env")  # a custom env type registers itself when imported
-    return isinstance(ENV.get(env_cfg["type"]), SeatedGames)
+    return isinstance(ENV_REGISTRY.get(env_cfg["type"]), SeatedGames)
 
 
 def game_layout(env_cfg: Mapping[str, Any]) -> SeatLayout:
     """The seat layout of the section's multi-agent game (one game built and closed); a :class:`ConfigError` where
     the env type plays none."""
     import_modules(env_cfg.get("import_names"), "env")
-    env_type = ENV.get(env_cfg["type"])
+    env_type = ENV_REGISTRY.get(env_cfg["type"])
     if not isinstance(env_type, SeatedGames):
         raise ConfigError(f"env type '{env_cfg['type']}' is not a multi-agent game: -m selfplay needs "
                           f"env.type='pettingzoo' (or another env with seats)")

@@ -5,10 +5,10 @@ built with only the mode it acts in (eval, or collect for sampling snapshots; ne
 its parameters frozen (``requires_grad=False``, eval mode), whose weights come from snapshot files as state dicts
 (``weights_only=True``). Each player acts for a whole batch of (env, seat) pairs in one call (one forward).
 
-A scripted player is any class registered in :data:`~ding_lite.registry.OPPONENT` that is built as ``cls(seed=...)``
-and has ``act(obs (M, *obs_shape) float32, action_mask (M, A) bool) -> actions (M,) int``: M is every (game, seat)
-pair it plays that is to move now, ``obs`` each seat's own observation as the learner would see it (encoded, see
-:mod:`ding_lite.envs.spaces`)."""
+A scripted player is any class registered in :data:`~ding_lite.registry.OPPONENT_REGISTRY` that is built as
+``cls(seed=...)`` and has ``act(obs (M, *obs_shape) float32, action_mask (M, A) bool) -> actions (M,) int``: M is
+every (game, seat) pair it plays that is to move now, ``obs`` each seat's own observation as the learner would
+see it (encoded, see :mod:`ding_lite.envs.spaces`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -19,7 +19,7 @@ import torch
 
 from ding_lite.data.keys import ACTION_MASK, OBSERVATION
 from ding_lite.errors import CheckpointError, ConfigError
-from ding_lite.registry import OPPONENT
+from ding_lite.registry import OPPONENT_REGISTRY
 from ding_lite.rl_utils.masks import random_legal_actions
 
 
@@ -35,7 +35,7 @@ class Player(Protocol):
     def act(self, obs: np.ndarray, action_mask: np.ndarray) -> np.ndarray: ...
 
 
-@OPPONENT.register("random")
+@OPPONENT_REGISTRY.register("random")
 class RandomOpponent:
     """Uniformly random legal actions."""
 
@@ -92,7 +92,7 @@ class FrozenPolicy:
 
 class PlayerSet:
     """Players by name: snapshot names (frozen policies loaded on first use, dropped when no game uses them) and
-    scripted baselines (built once from the OPPONENT registry). Counts forward calls (one per ``act``).
+    scripted baselines (built once from the OPPONENT_REGISTRY registry). Counts forward calls (one per ``act``).
 
     Args:
         build_frozen: builds a fresh policy with only the given mode (``'eval'`` or ``'collect'``).
@@ -117,8 +117,8 @@ class PlayerSet:
     def get(self, name: str) -> Any:
         player = self.players.get(name)
         if player is None:
-            if name in OPPONENT:
-                player = OPPONENT.build(name, seed=self._seed + len(self.players))
+            if name in OPPONENT_REGISTRY:
+                player = OPPONENT_REGISTRY.build(name, seed=self._seed + len(self.players))
             else:
                 policy = self._build_frozen("collect" if self._sample else "eval")
                 player = FrozenPolicy(policy, name, self._with_mask, self._sample, snapshot_env_step(name))

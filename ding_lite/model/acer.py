@@ -10,10 +10,10 @@ from torch import nn
 from ding_lite.data.keys import LOGIT, Q_VALUE
 from ding_lite.errors import ConfigError
 from ding_lite.model.common import flat_size, mlp
-from ding_lite.registry import MODEL
+from ding_lite.registry import MODEL_REGISTRY
 
 
-@MODEL.register("acer")
+@MODEL_REGISTRY.register("acer")
 class ACERNet(nn.Module):
     """Actor ``compute_actor(obs) -> {'logit': (B, A)}`` and critic ``compute_critic(obs) -> {'q_value': (B, A)}``.
 

@@ -11,7 +11,7 @@ from ding_lite.data.keys import VALUE
 from ding_lite.errors import ConfigError
 from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, ortho_init
 from ding_lite.model.encoders import build_encoder
-from ding_lite.registry import MODEL
+from ding_lite.registry import MODEL_REGISTRY
 
 # Parameter-name prefixes of VAC's actor and critic; members and critic below use the same names, so a PPO (VAC)
 # state dict filtered by prefix loads into a member or into the critic as it is.
@@ -49,7 +49,7 @@ class Critic(nn.Module):
         return self.critic_head(self.critic_encoder(obs)).squeeze(-1)
 
 
-@MODEL.register("ensemble_vac")
+@MODEL_REGISTRY.register("ensemble_vac")
 class EnsembleVAC(nn.Module):
     """K member actors and one shared critic (EPPO, Yang et al. 2022).
 

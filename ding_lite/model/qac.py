@@ -12,7 +12,7 @@ from torch import nn
 from ding_lite.data.keys import ACTION, LOG_STD, MU
 from ding_lite.errors import ConfigError
 from ding_lite.model.common import MLP, activation, flat_size
-from ding_lite.registry import MODEL
+from ding_lite.registry import MODEL_REGISTRY
 
 ACTION_SPACES = ("reparameterization", "regression")  # DI-engine's names: SAC's Gaussian actor, TD3's deterministic one
 LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0  # the clamp of SAC's log standard deviation (Haarnoja et al.'s code, SB3)
@@ -156,7 +156,7 @@ class _ActorValue(torch.autograd.Function):
         return (grad_action, None, None) + (None,) * len(params)
 
 
-@MODEL.register("qac")
+@MODEL_REGISTRY.register("qac")
 class QAC(nn.Module):
     """An actor and ``1 + twin_critic`` critics, each an MLP with PyTorch's default init (as SB3 and CleanRL).
 

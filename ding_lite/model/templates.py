@@ -1,4 +1,4 @@
-"""Model templates: Q-network (DQN) and value actor-critic (PPO), registered in MODEL."""
+"""Model templates: Q-network (DQN) and value actor-critic (PPO), registered in MODEL_REGISTRY."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -12,10 +12,10 @@ from ding_lite.errors import ConfigError
 from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, head_trunk, ortho_init
 from ding_lite.model.encoders import build_encoder
 from ding_lite.model.normalizer import RunningObsNorm
-from ding_lite.registry import MODEL
+from ding_lite.registry import MODEL_REGISTRY
 
 
-@MODEL.register("dqn")
+@MODEL_REGISTRY.register("dqn")
 class QNet(nn.Module):
     """MLP Q-network with an optional dueling head (Wang et al. 2016): ``forward(obs) -> {'q_value': Q (B, A)}``, the
     same tensor under ``'logit'`` too (DI-engine's name for it)."""
@@ -58,7 +58,7 @@ class QNet(nn.Module):
         return {Q_VALUE: q, LOGIT: q}
 
 
-@MODEL.register("vac")
+@MODEL_REGISTRY.register("vac")
 class VAC(nn.Module):
     """Value actor-critic for PPO: a categorical actor (discrete) or a diagonal Gaussian actor (continuous).
 

@@ -15,7 +15,7 @@ from ding_lite.data.sequence import SequenceCutter
 from ding_lite.errors import ConfigError
 from ding_lite.policy.base_policy import Policy
 from ding_lite.policy.optim import adam, optimizer_step
-from ding_lite.registry import POLICY
+from ding_lite.registry import POLICY_REGISTRY
 from ding_lite.rl_utils.acer import (
     acer_policy_gradient,
     acer_policy_gradient_prob,
@@ -38,7 +38,7 @@ TRUST_REGION_STATISTICS = ("probability", "logit")
 _SEQUENCE_KEYS = (ACTION, LOGIT, REWARD, TERMINATED)
 
 
-@POLICY.register("acer")
+@POLICY_REGISTRY.register("acer")
 class ACERPolicy(Policy):
     """Off-policy actor-critic on replayed sequences.
 

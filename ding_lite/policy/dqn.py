@@ -26,7 +26,7 @@ from ding_lite.data.keys import (
 from ding_lite.data.rollout import cut_before_invalid, episode_ends
 from ding_lite.policy.off_policy import OffPolicyPolicy
 from ding_lite.policy.optim import adam
-from ding_lite.registry import POLICY, import_object
+from ding_lite.registry import POLICY_REGISTRY, import_object
 from ding_lite.rl_utils.exploration import epsilon_schedule
 from ding_lite.rl_utils.masks import apply_action_mask, masked_argmax, random_legal_actions, split_action_mask
 from ding_lite.rl_utils.td import double_q_target, nstep_return, td_error_loss
@@ -35,7 +35,7 @@ from ding_lite.rl_utils.td import double_q_target, nstep_return, td_error_loss
 _STEP_KEYS = (OBS, ACTION, REWARD, TERMINATED, TRUNCATED, NEXT_OBS, VALID, NEXT_ACTION_MASK)
 
 
-@POLICY.register("dqn")
+@POLICY_REGISTRY.register("dqn")
 class DQNPolicy(OffPolicyPolicy):
     """Deep Q-learning; samples carry n-step returns computed at collect time (``return_n``, ``discount_n``,
     ``next_obs_n``), so the learner needs no episode structure. One update stage (``q``): the TD loss of the online

@@ -16,7 +16,7 @@ from ding_lite.errors import CheckpointError, ConfigError, first_line
 from ding_lite.model.ensemble_vac import ACTOR_PREFIXES, CRITIC_PREFIXES
 from ding_lite.policy.on_policy import Log
 from ding_lite.policy.ppo import PPOPolicy, action_distribution
-from ding_lite.registry import POLICY
+from ding_lite.registry import POLICY_REGISTRY
 from ding_lite.rl_utils.eppo import (
     EPPOCoef,
     categorical_mixture_entropy,
@@ -34,7 +34,7 @@ ENSEMBLE_ACTIONS = ("mixture", "value_weighted")
 EVAL_CONTINUOUS_ACTIONS = ("mode", "mean")
 
 
-@POLICY.register("ensemble_ppo")
+@POLICY_REGISTRY.register("ensemble_ppo")
 class EnsemblePPOPolicy(PPOPolicy):
     """EPPO on an ``ensemble_vac`` model (K = ``model.ensemble_size`` members, one critic).
 

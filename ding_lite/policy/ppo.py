@@ -32,7 +32,7 @@ from ding_lite.model.normalizer import obs_normalizers
 from ding_lite.policy.base_policy import resolve_discount_factor
 from ding_lite.policy.on_policy import Log, OnPolicyPolicy
 from ding_lite.policy.optim import adam
-from ding_lite.registry import POLICY
+from ding_lite.registry import POLICY_REGISTRY
 from ding_lite.rl_utils.distributions import CategoricalLogits, DiagGaussian
 from ding_lite.rl_utils.gae import gae
 from ding_lite.rl_utils.masks import apply_action_mask, split_action_mask
@@ -52,7 +52,7 @@ def action_distribution(actor_out: dict[str, torch.Tensor]) -> CategoricalLogits
     return DiagGaussian(actor_out[MU], actor_out[SIGMA])
 
 
-@POLICY.register("ppo")
+@POLICY_REGISTRY.register("ppo")
 class PPOPolicy(OnPolicyPolicy):
     """On-policy PPO; ``_forward_learn`` runs ``epoch_per_collect`` passes of minibatches over one collect (the order
     of :class:`OnPolicyPolicy`) and returns one log per gradient step."""

@@ -13,14 +13,14 @@ from ding_lite.data.keys import ADV
 from ding_lite.errors import ConfigError
 from ding_lite.policy.on_policy import Log
 from ding_lite.policy.ppo import PPOPolicy, action_distribution
-from ding_lite.registry import POLICY
+from ding_lite.registry import POLICY_REGISTRY
 from ding_lite.rl_utils.dapg import dapg_decay_coeff, dapg_demo_loss, dapg_demo_weight, max_advantage
 
 DEMO_LOG_KEYS = ("demo_loss", "demo_likelihood", "demo_weight", "max_adv")
 ADV_SCALES = ("gsl", "raw")  # the values of policy.learn.demo_adv_scale
 
 
-@POLICY.register("ppo_dapg")
+@POLICY_REGISTRY.register("ppo_dapg")
 class PPODAPGPolicy(PPOPolicy):
     """PPO whose policy loss gets −w·mean(π(a_demo|s_demo)) on the policy minibatches 0, ``demo_freq``,
     2·``demo_freq``, ... of each update (counted over its epochs, from 0 again at every collect, as GSL's code does).

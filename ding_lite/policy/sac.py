@@ -13,7 +13,7 @@ from ding_lite.errors import ConfigError
 from ding_lite.policy.continuous_q import ContinuousQPolicy, check_positive
 from ding_lite.policy.off_policy import Log
 from ding_lite.policy.optim import adam
-from ding_lite.registry import POLICY
+from ding_lite.registry import POLICY_REGISTRY
 from ding_lite.rl_utils.qac import sac_actor_loss, sac_temperature_loss, squashed_gaussian
 
 ALPHA = "alpha"  # context key: this update's temperature, fixed for all its stages
@@ -27,7 +27,7 @@ class Temperature(nn.Module):
         self.log_alpha = nn.Parameter(torch.tensor(math.log(alpha), dtype=torch.float32))
 
 
-@POLICY.register("sac")
+@POLICY_REGISTRY.register("sac")
 class SACPolicy(ContinuousQPolicy):
     """Soft actor-critic. Each update runs two stages (SB3's and the paper's order)::
 

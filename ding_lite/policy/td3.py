@@ -13,11 +13,11 @@ from ding_lite.errors import ConfigError
 from ding_lite.policy.continuous_q import ContinuousQPolicy, check_positive
 from ding_lite.policy.off_policy import Log
 from ding_lite.policy.optim import adam
-from ding_lite.registry import POLICY
+from ding_lite.registry import POLICY_REGISTRY
 from ding_lite.rl_utils.qac import smoothed_target_action
 
 
-@POLICY.register("td3")
+@POLICY_REGISTRY.register("td3")
 class TD3Policy(ContinuousQPolicy):
     """Twin delayed DDPG. Each update::
 

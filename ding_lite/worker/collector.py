@@ -23,7 +23,7 @@ from ding_lite.data.keys import (
 )
 from ding_lite.data.rollout import settle
 from ding_lite.envs.env_manager import EnvManagerLike, EpisodeEnd
-from ding_lite.registry import COLLECTOR
+from ding_lite.registry import COLLECTOR_REGISTRY
 
 
 class _RolloutWriter:
@@ -66,7 +66,7 @@ def _write_result(writer: _RolloutWriter, t: int, result: Any, rows: slice | Non
         writer.invalidate(t, result.interrupted, rows)
 
 
-@COLLECTOR.register("sample")
+@COLLECTOR_REGISTRY.register("sample")
 class SampleCollector:
     """Collects a fixed number of env steps per call across all envs (episodes run on across calls).
 
@@ -149,7 +149,7 @@ class SampleCollector:
         self.env.close()
 
 
-@COLLECTOR.register("episode")
+@COLLECTOR_REGISTRY.register("episode")
 class EpisodeCollector(SampleCollector):
     """Collects whole episodes: ``collect(n_episode=k)`` returns the train samples of the next ``k`` episodes to end,
     in the order they ended (each episode's steps go through ``get_train_sample`` as a (T, 1) rollout).

@@ -12,7 +12,7 @@ import numpy as np
 
 from ding_lite.envs.variations import SUCCESS, VARIATION, per_variation_table
 from ding_lite.errors import ConfigError
-from ding_lite.registry import EVALUATOR
+from ding_lite.registry import EVALUATOR_REGISTRY
 from ding_lite.worker.episodes import run_episodes
 from ding_lite.worker.tracker import BestReturnTracker, PlateauDetector
 
@@ -50,7 +50,7 @@ class EvalResult(NamedTuple):
         return float(np.std(self.returns))
 
 
-@EVALUATOR.register("interaction")
+@EVALUATOR_REGISTRY.register("interaction")
 class InteractionEvaluator:
     """Runs exactly ``n_episode`` episodes spread over the eval envs (env i runs its share, extra episodes of an env
     that is ahead are not counted), with the same seeds every time, so evaluations are comparable.

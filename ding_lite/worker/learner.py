@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.data.batch import batch_len
-from ding_lite.registry import LEARNER_HOOK
+from ding_lite.registry import LEARNER_HOOK_REGISTRY
 from ding_lite.utils.checkpoint import CKPT_SUFFIX, checkpoint_iteration, load_policy_weights, save_checkpoint
 
 POSITIONS = ("before_run", "after_iter", "after_eval", "after_run")
@@ -60,7 +60,7 @@ class BaseLearner:
         self._hooks: dict[str, list[Any]] = {p: [] for p in POSITIONS}
         self._saved_with: dict[str, Callable[[str], Any]] = {}  # extra checkpoint entries (save_with_checkpoints)
         for name, value in (cfg.get("hook") or {}).items():
-            hook = LEARNER_HOOK.build(name, value)
+            hook = LEARNER_HOOK_REGISTRY.build(name, value)
             for position in getattr(hook, "positions", None) or (hook.position,):
                 self._hooks[position].append(hook)
 
@@ -139,7 +139,7 @@ class BaseLearner:
         self.loaded_from = Path(path)
 
 
-@LEARNER_HOOK.register("load_ckpt_before_run")
+@LEARNER_HOOK_REGISTRY.register("load_ckpt_before_run")
 class LoadCkptHook:
     """Loads the configured checkpoint before the run ('' disables), unless the learner already started from one.
 
@@ -157,7 +157,7 @@ class LoadCkptHook:
             learner.load_checkpoint(self.path)
 
 
-@LEARNER_HOOK.register("save_ckpt_after_iter")
+@LEARNER_HOOK_REGISTRY.register("save_ckpt_after_iter")
 class SaveCkptHook:
     """Writes ``iteration_N.pth.tar`` every ``freq`` iterations."""
 
@@ -171,7 +171,7 @@ class SaveCkptHook:
             learner.save_checkpoint(f"iteration_{learner.train_iter}")
 
 
-@LEARNER_HOOK.register("save_ckpt_after_run")
+@LEARNER_HOOK_REGISTRY.register("save_ckpt_after_run")
 class FinalCkptHook:
     """Writes ``iteration_N.pth.tar`` when the run ends."""
 
@@ -185,7 +185,7 @@ class FinalCkptHook:
             learner.save_checkpoint(f"iteration_{learner.train_iter}")
 
 
-@LEARNER_HOOK.register("save_resume_ckpt")
+@LEARNER_HOOK_REGISTRY.register("save_resume_ckpt")
 class ResumeCkptHook:
     """Keeps ``ckpt/resume_N.pth.tar`` fresh for ``--resume`` at a bounded cost: one is written at an evaluation
     once ``at_eval_after_seconds`` passed since the last, or after an iteration once ``every_seconds`` passed;
@@ -218,7 +218,7 @@ class ResumeCkptHook:
             self._written.pop(0).unlink(missing_ok=True)
 
 
-@LEARNER_HOOK.register("log_show_after_iter")
+@LEARNER_HOOK_REGISTRY.register("log_show_after_iter")
 class LogHook:
     """Sends the learn scalars to tensorboard (and the text log) every ``freq`` iterations."""
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from ding_lite.envs.env_manager import action_to_env
 from ding_lite.errors import ConfigError, EnvError
-from ding_lite.registry import ENV, import_modules
+from ding_lite.registry import ENV_REGISTRY, import_modules
 
 VIDEO_EXTRA = "pip install 'ding_lite[video]'"
 MIN_SIDE = 256  # observation frames smaller than this are scaled up by a whole factor (envpool's 84x84 -> 252+)
@@ -61,7 +61,7 @@ def render_section(env_cfg: Mapping[str, Any]) -> dict[str, Any]:
     env_type = str(env_cfg.get("type"))
     if env_type == "envpool":
         return dict(env_cfg)
-    declared = getattr(ENV.get(env_type), "config", {})
+    declared = getattr(ENV_REGISTRY.get(env_type), "config", {})
     if "kwargs" not in declared:
         raise ConfigError(f"env type '{env_type}' cannot render: videos need an env type that passes kwargs to "
                           f"gymnasium.make (so that kwargs.render_mode='rgb_array' reaches the env), such as "

@@ -8,12 +8,12 @@ from typing import Any
 
 import gymnasium as gym
 
-from ding_lite.registry import ENV
+from ding_lite.registry import ENV_REGISTRY
 
 DRIVER_PID_VAR = "DING_LITE_TEST_DRIVER_PID"
 
 
-@ENV.register("test_driver_only_cartpole")
+@ENV_REGISTRY.register("test_driver_only_cartpole")
 class DriverOnlyCartPole(gym.Wrapper):
     """CartPole-v1 in the process whose pid is in ``DING_LITE_TEST_DRIVER_PID``; a RuntimeError anywhere else."""
 

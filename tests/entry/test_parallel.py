@@ -28,7 +28,7 @@ from ding_lite.distributed.remote import ActorFactory
 from ding_lite.entry.parallel import PARALLEL_CONFIG, check_parallel_config, parallel_pipeline
 from ding_lite.entry.serial import serial_pipeline
 from ding_lite.errors import ConfigError, PluginImportError, WorkerError
-from ding_lite.registry import BUFFER
+from ding_lite.registry import BUFFER_REGISTRY
 from ding_lite.utils.log import setup_console_logging
 
 from conftest import DIZOO_CARTPOLE, REPO_ROOT, cli_env, run_cli  # isort: skip (tests/ helpers)
@@ -239,7 +239,7 @@ def test_dizoo_pendulum_sac_and_td3_configs_run_in_parallel(local_ray, algo, tmp
     assert np.isfinite(result["final_eval_return"])
 
 
-@BUFFER.register("test_recording")
+@BUFFER_REGISTRY.register("test_recording")
 class RecordingBuffer(UniformBuffer):
     """Uniform buffer that records the row count of every column of every push."""
 

@@ -22,7 +22,7 @@ from ding_lite.data.buffer import UniformBuffer
 from ding_lite.data.keys import DISCOUNT_N, NEXT_OBS_N, OBS
 from ding_lite.entry import serial_pipeline
 from ding_lite.errors import ConfigError, EnvError
-from ding_lite.registry import BUFFER
+from ding_lite.registry import BUFFER_REGISTRY
 
 pytestmark = pytest.mark.unittest
 
@@ -66,7 +66,7 @@ def warnings_log():
     log.removeHandler(handler)
 
 
-@BUFFER.register("recording")
+@BUFFER_REGISTRY.register("recording")
 class RecordingBuffer(UniformBuffer):
     """A uniform buffer that keeps a copy of everything pushed, for the checks below."""
 

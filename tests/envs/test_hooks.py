@@ -16,11 +16,11 @@ from ding_lite.envs.multi_agent import PettingZooEnv
 from ding_lite.errors import ConfigError
 from ding_lite.league.arena import SelfPlayEnvManager, game_layout, is_selfplay_config
 from ding_lite.league.opponents import PlayerSet
-from ding_lite.registry import ENV
+from ding_lite.registry import ENV_REGISTRY
 
 pytestmark = pytest.mark.unittest
 
-@ENV.register("seated_test_game")
+@ENV_REGISTRY.register("seated_test_game")
 class SeatedTestGame(PettingZooEnv):
     """Any env type with ``seat_layout`` plays games, not only 'pettingzoo'."""
 

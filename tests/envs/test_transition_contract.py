@@ -8,7 +8,7 @@
 - an n-step sample bootstraps from the observation n steps later, or from the final one where its episode ended
   first.
 
-Every registered env manager (``ENV_MANAGER``) runs every env section of ``SECTIONS`` that it accepts (one that
+Every registered env manager (``ENV_MANAGER_REGISTRY``) runs every env section of ``SECTIONS`` that it accepts (one that
 refuses a section with a ConfigError, as envpool's refuses gymnasium ids, skips it; each manager must accept one),
 so a new manager joins by registering; the self-play arena runs over every manager that builds its envs one by one
 (from env callables). A new env wrapper joins with an entry in ``SECTIONS``.
@@ -29,7 +29,7 @@ from ding_lite.envs.variations import variation_env_fns
 from ding_lite.errors import ConfigError
 from ding_lite.league.arena import SelfPlayEnvManager
 from ding_lite.league.opponents import PlayerSet
-from ding_lite.registry import ENV_MANAGER
+from ding_lite.registry import ENV_MANAGER_REGISTRY
 from ding_lite.rl_utils.masks import random_legal_actions
 from ding_lite.worker.collector import SampleCollector
 
@@ -116,7 +116,7 @@ def _check_nstep(section: dict[str, Any], rollout: dict[str, np.ndarray], obs_sh
 
 
 @pytest.mark.parametrize("section_name", list(SECTIONS))
-@pytest.mark.parametrize("manager", ENV_MANAGER.names())
+@pytest.mark.parametrize("manager", ENV_MANAGER_REGISTRY.names())
 def test_env_managers_hand_over_the_true_transitions(manager: str, section_name: str) -> None:
     if SECTIONS[section_name]["type"] == "envpool" or manager == "envpool":
         pytest.importorskip("envpool")
@@ -145,7 +145,7 @@ def test_env_managers_hand_over_the_true_transitions(manager: str, section_name:
     _check_nstep(section, rollout, list(space.shape), int(env.action_space.n))
 
 
-@pytest.mark.parametrize("manager", ENV_MANAGER.names())
+@pytest.mark.parametrize("manager", ENV_MANAGER_REGISTRY.names())
 def test_every_registered_manager_runs_one_of_the_sections(manager: str) -> None:
     for env in SECTIONS.values():
         if env["type"] == "envpool" and importlib.util.find_spec("envpool") is None:
@@ -158,7 +158,8 @@ def test_every_registered_manager_runs_one_of_the_sections(manager: str) -> None
     pytest.fail(f"env manager '{manager}' runs none of SECTIONS ({', '.join(SECTIONS)}): add an env it accepts")
 
 
-ONE_BY_ONE = [m for m in ENV_MANAGER.names() if getattr(ENV_MANAGER.get(m), "from_env_config", None) is None]
+ONE_BY_ONE = [m for m in ENV_MANAGER_REGISTRY.names()
+              if getattr(ENV_MANAGER_REGISTRY.get(m), "from_env_config", None) is None]
 
 
 @pytest.mark.parametrize("game", list(GAMES))

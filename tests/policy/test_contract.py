@@ -15,7 +15,7 @@ from ding_lite.config import compile_config
 from ding_lite.envs.env_manager import StepResult
 from ding_lite.errors import ConfigError
 from ding_lite.policy.base_policy import resolve_discount_factor
-from ding_lite.registry import POLICY
+from ding_lite.registry import POLICY_REGISTRY
 from ding_lite.worker.learner import as_log_list
 
 pytestmark = pytest.mark.unittest
@@ -33,14 +33,14 @@ def _compiled(policy_type: str, env: dict):
 def _envs_for(policy_type: str) -> list[dict]:
     """The discrete env unless the policy acts in Box spaces only (SAC, TD3); the continuous one too where the
     policy's model can act in a Box space."""
-    policy_cls = POLICY.get(policy_type)
+    policy_cls = POLICY_REGISTRY.get(policy_type)
     envs = [DISCRETE_ENV] if getattr(policy_cls, "supports_discrete", True) else []
     if getattr(policy_cls, "supports_continuous", False):
         envs.append(CONTINUOUS_ENV)
     return envs
 
 
-CASES = [(name, env) for name in POLICY.names() for env in _envs_for(name)]
+CASES = [(name, env) for name in POLICY_REGISTRY.names() for env in _envs_for(name)]
 
 
 @pytest.mark.parametrize("policy_type,env", CASES, ids=[f"{n}-{e['env_id']}" for n, e in CASES])
@@ -80,7 +80,8 @@ def test_policy_contract(policy_type: str, env: dict) -> None:
             assert all(space.contains(int(a)) for a in a1), f"{policy_type}: eval actions outside {space}"
         else:
             assert a1.shape == (16,) + space.shape, f"{policy_type}: eval actions of shape {a1.shape}"
-            if not getattr(POLICY.get(policy_type), "supports_discrete", True):  # Box-only policies stay in bounds
+            # Box-only policies stay in bounds
+            if not getattr(POLICY_REGISTRY.get(policy_type), "supports_discrete", True):
                 assert ((a1 >= space.low) & (a1 <= space.high)).all(), f"{policy_type}: eval actions out of bounds"
     finally:
         collector_env.close()

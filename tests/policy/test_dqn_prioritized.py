@@ -13,7 +13,7 @@ from ding_lite.config import compile_config
 from ding_lite.data.keys import INDEX, PRIORITY, WEIGHT
 from ding_lite.data.prioritized import PrioritizedBuffer
 from ding_lite.entry import serial_pipeline
-from ding_lite.registry import BUFFER
+from ding_lite.registry import BUFFER_REGISTRY
 from dizoo.classic_control.cartpole.config.cartpole_dqn_config import create_config, main_config
 
 
@@ -26,7 +26,7 @@ def prioritized_dqn_config():
     return main, create
 
 
-@BUFFER.register("spy_prioritized")
+@BUFFER_REGISTRY.register("spy_prioritized")
 class SpyPrioritizedBuffer(PrioritizedBuffer):
     """Records every update_priority call."""
 

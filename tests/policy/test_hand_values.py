@@ -28,7 +28,7 @@ from ding_lite.data.keys import (
     WEIGHT,
 )
 from ding_lite.model.templates import VAC, QNet
-from ding_lite.registry import POLICY
+from ding_lite.registry import POLICY_REGISTRY
 
 pytestmark = pytest.mark.unittest
 
@@ -66,7 +66,7 @@ class _LinearQ(nn.Module):
 def _dqn(double: bool, loss_type: str = "huber", **policy):
     cfg = compile_config(dict(env=ENV, policy=dict(type="dqn", learn=dict(double=double, loss_type=loss_type),
                                                     **policy)))
-    dqn = POLICY.get("dqn")(cfg.policy, model=_LinearQ([[1.0], [2.0]]), enable_field=["learn"])
+    dqn = POLICY_REGISTRY.get("dqn")(cfg.policy, model=_LinearQ([[1.0], [2.0]]), enable_field=["learn"])
     with torch.no_grad():  # a target network that disagrees with the online one
         dqn._target_model.layer.weight.copy_(torch.tensor([[3.0], [1.0]]))
     return dqn
@@ -96,7 +96,7 @@ def test_dqn_default_loss_is_di_engine_squared_td_error() -> None:
     # samples: Q taken [1, 2], targets [4, 4], TD [3, 2] -> (9 + 4) / 2 = 6.5
     cfg = compile_config(dict(env=ENV, policy=dict(type="dqn", learn=dict(double=False))))
     assert cfg.policy.learn.loss_type == "mse"
-    dqn = POLICY.get("dqn")(cfg.policy, model=_LinearQ([[1.0], [2.0]]), enable_field=["learn"])
+    dqn = POLICY_REGISTRY.get("dqn")(cfg.policy, model=_LinearQ([[1.0], [2.0]]), enable_field=["learn"])
     with torch.no_grad():
         dqn._target_model.layer.weight.copy_(torch.tensor([[3.0], [1.0]]))
     assert float(dqn.learn_mode.forward(_dqn_batch(2))["loss"]) == pytest.approx(6.5)

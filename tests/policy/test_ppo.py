@@ -14,7 +14,7 @@ from ding_lite.config import compile_config
 from ding_lite.data.keys import ACTION, ADV, LOGP, NEXT_OBS, OBS, RETURN, REWARD, TERMINATED, TRUNCATED, VALUE
 from ding_lite.envs import BaseEnvManager
 from ding_lite.policy.ppo import action_distribution
-from ding_lite.registry import POLICY
+from ding_lite.registry import POLICY_REGISTRY
 
 pytestmark = pytest.mark.unittest
 
@@ -47,7 +47,7 @@ def _rollout() -> dict:
 def test_train_sample_bootstraps_truncation_from_the_final_obs(recompute_adv: bool) -> None:
     cfg = _ppo_cfg("policy.collect.discount_factor=0.5", "policy.collect.gae_lambda=0.5",
                    f"policy.recompute_adv={recompute_adv}")
-    policy = POLICY.get("ppo")(cfg.policy, model=ObsIsValue(), enable_field=("collect",))
+    policy = POLICY_REGISTRY.get("ppo")(cfg.policy, model=ObsIsValue(), enable_field=("collect",))
     sample = policy.collect_mode.get_train_sample(_rollout())
     # γ = λ = 0.5, V(s) = s. env 0: δ2 = 1 + .5·3 − .5 = 2;  δ1 = 1 + .5·V(final obs 10) − 2 = 4 (truncation:
     # bootstrap from the final obs, not the reset obs 0.5), no advantage flows back across the episode end: A1 = 4;
@@ -66,7 +66,7 @@ def test_train_sample_bootstraps_truncation_from_the_final_obs(recompute_adv: bo
 
 def test_rollout_cut_bootstraps_from_the_next_obs() -> None:
     cfg = _ppo_cfg("policy.collect.discount_factor=0.5", "policy.collect.gae_lambda=1.0")
-    policy = POLICY.get("ppo")(cfg.policy, model=ObsIsValue(), enable_field=("collect",))
+    policy = POLICY_REGISTRY.get("ppo")(cfg.policy, model=ObsIsValue(), enable_field=("collect",))
     rollout = _rollout()
     last = {k: v[2:] for k, v in rollout.items()}  # a one-step rollout: its end is a cut, not an episode end
     last[TERMINATED] = np.zeros((1, 2), dtype=bool)
@@ -92,7 +92,7 @@ def test_critic_runs_only_where_no_stored_value_follows() -> None:
     env's (7). Stored values that differ from the critic's show which one GAE used."""
     cfg = _ppo_cfg("policy.collect.discount_factor=0.5", "policy.collect.gae_lambda=0.5")
     critic = CountingCritic()
-    policy = POLICY.get("ppo")(cfg.policy, model=critic, enable_field=("collect",))
+    policy = POLICY_REGISTRY.get("ppo")(cfg.policy, model=critic, enable_field=("collect",))
     rollout = _rollout()
     rollout[VALUE] = rollout[OBS][..., 0] + 100.0  # V stored at collection: s + 100
     sample = policy.collect_mode.get_train_sample(rollout)

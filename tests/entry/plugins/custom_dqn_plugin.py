@@ -12,10 +12,10 @@ import torch
 
 from ding_lite.data.keys import REWARD
 from ding_lite.policy import DQNPolicy
-from ding_lite.registry import POLICY
+from ding_lite.registry import POLICY_REGISTRY
 
 
-@POLICY.register("custom_dqn")
+@POLICY_REGISTRY.register("custom_dqn")
 class CustomDQNPolicy(DQNPolicy):
     """DQN on scaled rewards."""
 

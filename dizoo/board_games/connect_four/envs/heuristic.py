@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ding_lite.registry import OPPONENT
+from ding_lite.registry import OPPONENT_REGISTRY
 
 _ROWS, _COLS = 6, 7
 _CENTRE_PREFERENCE = np.array([1, 2, 3, 4, 3, 2, 1], dtype=np.float64)
@@ -28,7 +28,7 @@ def _drop(board: np.ndarray, occupied: np.ndarray, col: int) -> np.ndarray:
     return out
 
 
-@OPPONENT.register("connect_four_heuristic")
+@OPPONENT_REGISTRY.register("connect_four_heuristic")
 class ConnectFourHeuristic:
     """Plane 0 of an observation is the mover's pieces, plane 1 the opponent's (PettingZoo's convention)."""
 
@@ -55,7 +55,7 @@ def _winning_columns(board: np.ndarray, occupied: np.ndarray, legal: np.ndarray)
     return [int(c) for c in legal if _wins(_drop(board, occupied, int(c)))]
 
 
-@OPPONENT.register("connect_four_one_ply")
+@OPPONENT_REGISTRY.register("connect_four_one_ply")
 class ConnectFourOnePly:
     """A one-ply player: it wins when it can, else blocks the opponent's immediate win, else plays uniformly among
     the moves that do not hand the opponent a win (a piece that lets the opponent complete four on top of it, or

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ding_lite.registry import OPPONENT
+from ding_lite.registry import OPPONENT_REGISTRY
 from dizoo.board_games.snake.envs.snake_arena import DANGER_OTHER, DANGER_SELF, FOOD_SIDE, REACH
 
 HEAD_RISK = 0.3  # the cost of a cell next to another head, in grid fractions of open space (a third of the grid)
 FOOD_PULL = 0.05  # food's pull, in the same unit: it decides between moves into about equally open space
 
 
-@OPPONENT.register("snake_heuristic")
+@OPPONENT_REGISTRY.register("snake_heuristic")
 class SnakeHeuristic:
     """Among the moves (straight, left, right) that hit no wall and not itself, the first that leads towards the
     food, else a random one of them (or straight if none is safe)."""
@@ -31,7 +31,7 @@ class SnakeHeuristic:
         return keys.argmax(axis=1)
 
 
-@OPPONENT.register("snake_careful")
+@OPPONENT_REGISTRY.register("snake_careful")
 class SnakeCareful:
     """Per move: certain death (a wall or any body: no open space there) ranks last; then open space reachable
     from the cell, minus :data:`HEAD_RISK` next to another head, plus :data:`FOOD_PULL` towards the food; ties at

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ding_lite.registry import OPPONENT
+from ding_lite.registry import OPPONENT_REGISTRY
 
 _LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 _LINE_MASKS = tuple(sum(1 << c for c in line) for line in _LINES)
@@ -45,7 +45,7 @@ def board_bits(obs: np.ndarray) -> tuple[int, int]:
     return int(weights[flat[:, 0]].sum()), int(weights[flat[:, 1]].sum())
 
 
-@OPPONENT.register("tictactoe_minimax")
+@OPPONENT_REGISTRY.register("tictactoe_minimax")
 class TicTacToeMinimax:
     """Plays uniformly among the moves of best game value (a perfect player: it never loses)."""
 

@@ -32,7 +32,7 @@ import gymnasium as gym
 import numpy as np
 
 from ding_lite.errors import ConfigError
-from ding_lite.registry import ENV
+from ding_lite.registry import ENV_REGISTRY
 
 MAX_SPEED, MIN_X, MAX_X, GOAL_X = 0.07, -1.2, 0.6, 0.5  # gymnasium's MountainCar-v0
 BASE_GRAVITY = 0.0025  # gymnasium's gravity; a level's is this times a factor in [1 - gravity_spread, 1 + ...]
@@ -98,7 +98,7 @@ def make_level(level: int, settings: tuple[tuple[str, Any], ...]) -> tuple[float
                       f"env.{kind}_min_ratio..{kind}_max_ratio or env.{kind}_start, or raise env.max_episode_steps")
 
 
-@ENV.register("mountain_car_family")
+@ENV_REGISTRY.register("mountain_car_family")
 class MountainCarFamilyEnv(gym.Env):
     """A family of ``num_levels`` MountainCars; the level (variation) of an episode comes from
     ``reset(options={'variation': id})``.

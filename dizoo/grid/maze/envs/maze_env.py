@@ -31,7 +31,7 @@ import gymnasium as gym
 import numpy as np
 
 from ding_lite.errors import ConfigError
-from ding_lite.registry import ENV
+from ding_lite.registry import ENV_REGISTRY
 
 MOVES = np.array([(-1, 0), (1, 0), (0, -1), (0, 1)])  # up, down, left, right
 
@@ -106,7 +106,7 @@ def make_trap_level(level: int, size: int, wall_prob: float, min_distance: int, 
                       f"env.hard_min_distance / env.min_distance or raise env.size")
 
 
-@ENV.register("maze")
+@ENV_REGISTRY.register("maze")
 class MazeEnv(gym.Env):
     """A family of ``num_levels`` mazes; the level (variation) of an episode comes from ``reset(options=...)``.
 

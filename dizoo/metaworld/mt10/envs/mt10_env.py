@@ -14,14 +14,14 @@ import gymnasium as gym
 import numpy as np
 
 from ding_lite.errors import PluginImportError
-from ding_lite.registry import ENV
+from ding_lite.registry import ENV_REGISTRY
 
 MT10_TASKS = ("reach-v3", "push-v3", "pick-place-v3", "door-open-v3", "drawer-open-v3", "drawer-close-v3",
               "button-press-topdown-v3", "peg-insert-side-v3", "window-open-v3", "window-close-v3")
 OBS_DIM = 39
 
 
-@ENV.register("metaworld_mt10")
+@ENV_REGISTRY.register("metaworld_mt10")
 class MetaWorldMT10Env(gym.Env):
     """The MT10 tasks behind one env; ``reset(options={'variation': k})`` switches to task k.
 
