@@ -19,7 +19,7 @@ from ding_lite.utils.dicts import to_plain
 from ding_lite.utils.failure_budget import FailureBudget
 from ding_lite.utils.seed import SeedPlan
 from ding_lite.worker.evaluator import EvalResult
-from ding_lite.worker.tracker import BestReturnTracker
+from ding_lite.worker.tracker import BestReturnTracker, Tracked
 
 log = logging.getLogger("ding_lite")
 
@@ -320,7 +320,7 @@ class RemoteCollectors:
         }
 
 
-class RemoteEvaluator:
+class RemoteEvaluator(Tracked):
     """Driver-side stand-in for the evaluator, served by one evaluator actor. The learner waits for each evaluation
     (as in serial mode, so ``ckpt_best`` holds exactly the evaluated weights) while the collectors go on."""
 
@@ -344,15 +344,6 @@ class RemoteEvaluator:
         self.retired_env_restarts += self.env_restarts
         self.env_restarts = 0
         self.loaded = None
-
-    @property
-    def best_return(self) -> float:
-        """The best mean return so far (the start checkpoint's, before the first evaluation)."""
-        return self.tracker.best_return
-
-    def should_eval(self, train_iter: int) -> bool:
-        """True at the first call and whenever ``eval_freq`` iterations passed since the last evaluation."""
-        return self.tracker.should_evaluate(train_iter)
 
     def eval(self, train_iter: int = 0, env_step: int = 0) -> EvalResult:
         """Evaluate the learner's current weights; a dead evaluator actor is replaced and the evaluation rerun."""

@@ -13,7 +13,7 @@ from ding_lite.league.arena import LEARNER, SelfPlayEnvManager
 from ding_lite.league.payoff import DRAW, WIN
 from ding_lite.worker.episodes import run_episodes
 from ding_lite.worker.evaluator import EvalResult
-from ding_lite.worker.tracker import BestReturnTracker
+from ding_lite.worker.tracker import BestReturnTracker, Tracked
 
 
 def seat_plans(seats: Sequence[str], opponent: str, swap_seats: bool) -> dict[str, list[str]]:
@@ -31,9 +31,9 @@ def seat_plans(seats: Sequence[str], opponent: str, swap_seats: bool) -> dict[st
     return plans
 
 
-class SelfPlayEvaluator:
+class SelfPlayEvaluator(Tracked):
     """Same interface as :class:`~ding_lite.worker.evaluator.InteractionEvaluator` (``should_eval``, ``eval``,
-    ``best_return``), plus ``table``: per opponent (and learner seat), wins / draws / losses of the last evaluation.
+    ``best_return``: here the best win rate against the first opponent), plus ``table``: per opponent (and learner seat), wins / draws / losses of the last evaluation.
 
     Args:
         inner: env manager over packed games (``evaluator_env_num`` envs).
@@ -56,14 +56,6 @@ class SelfPlayEvaluator:
         self.tracker = BestReturnTracker(eval_freq, stop_value, best_return)
         self.table: dict[str, dict[str, float]] = {}
         self.on_table = on_table  # told each evaluation's table and env step (None: nobody)
-
-    @property
-    def best_return(self) -> float:
-        """The best win rate against the first opponent so far (the start checkpoint's, before the first one)."""
-        return self.tracker.best_return
-
-    def should_eval(self, train_iter: int) -> bool:
-        return self.tracker.should_evaluate(train_iter)
 
     def eval(self, train_iter: int = 0, env_step: int = 0) -> EvalResult:
         """Play every opponent; returns an :class:`EvalResult` whose returns are the scores (1 / 0.5 / 0) of the

@@ -14,7 +14,7 @@ from ding_lite.envs.variations import SUCCESS, VARIATION, per_variation_table
 from ding_lite.errors import ConfigError
 from ding_lite.registry import EVALUATOR_REGISTRY
 from ding_lite.worker.episodes import run_episodes
-from ding_lite.worker.tracker import BestReturnTracker, PlateauDetector
+from ding_lite.worker.tracker import BestReturnTracker, PlateauDetector, Tracked
 
 logger = logging.getLogger("ding_lite")
 
@@ -51,7 +51,7 @@ class EvalResult(NamedTuple):
 
 
 @EVALUATOR_REGISTRY.register("interaction")
-class InteractionEvaluator:
+class InteractionEvaluator(Tracked):
     """Runs exactly ``n_episode`` episodes spread over the eval envs (env i runs its share, extra episodes of an env
     that is ahead are not counted), with the same seeds every time, so evaluations are comparable.
 
@@ -96,18 +96,9 @@ class InteractionEvaluator:
                                          best_return, plateau)
 
     @property
-    def best_return(self) -> float:
-        """The best mean return so far (the start checkpoint's, before the first evaluation)."""
-        return self.tracker.best_return
-
-    @property
     def stop_value(self) -> float | None:
         """Mean return at which training stops (None: never)."""
         return self.tracker.stop_value
-
-    def should_eval(self, train_iter: int) -> bool:
-        """True at the first call and whenever ``eval_freq`` iterations passed since the last evaluation."""
-        return self.tracker.should_evaluate(train_iter)
 
     def eval(self, train_iter: int = 0, env_step: int = 0) -> EvalResult:
         """Run the episodes; returns an :class:`EvalResult` (``stop`` compares the mean with ``stop_value``)."""

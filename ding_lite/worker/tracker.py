@@ -93,3 +93,19 @@ class BestReturnTracker:
         """What a checkpoint keeps (the learner's ``best_eval_return`` is ``best_return``)."""
         return {"best_return": self.best_return, "last_eval_iter": self.last_eval_iter,
                 **({"plateau": self.plateau.state_dict(), "plateaued": self.plateaued} if self.plateau else {})}
+
+
+class Tracked:
+    """What every evaluator answers from its :class:`BestReturnTracker` (``self.tracker``): the best mean return so
+    far and whether to evaluate now; an evaluator class lists it as a base instead of writing the two out."""
+
+    tracker: BestReturnTracker
+
+    @property
+    def best_return(self) -> float:
+        """The best mean return so far (the start checkpoint's, before the first evaluation)."""
+        return self.tracker.best_return
+
+    def should_eval(self, train_iter: int) -> bool:
+        """True at the first call and whenever ``eval_freq`` iterations passed since the last evaluation."""
+        return self.tracker.should_evaluate(train_iter)
