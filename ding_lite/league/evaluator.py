@@ -33,7 +33,8 @@ def seat_plans(seats: Sequence[str], opponent: str, swap_seats: bool) -> dict[st
 
 class SelfPlayEvaluator(Tracked):
     """Same interface as :class:`~ding_lite.worker.evaluator.InteractionEvaluator` (``should_eval``, ``eval``,
-    ``best_return``: here the best win rate against the first opponent), plus ``table``: per opponent (and learner seat), wins / draws / losses of the last evaluation.
+    ``best_return``: here the best win rate against the first opponent), plus ``table``: per opponent (and learner
+    seat), wins / draws / losses of the last evaluation.
 
     Args:
         inner: env manager over packed games (``evaluator_env_num`` envs).
