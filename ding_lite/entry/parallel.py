@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.build import ConfigLike, build, fill_model_shapes_from_env
+from ding_lite.distributed.collection import RayCollection
 from ding_lite.distributed.config import PARALLEL_CONFIG, check_parallel_config
-from ding_lite.distributed.remote import RayCollection, RemoteEvaluator, to_cpu
+from ding_lite.distributed.remote import RemoteEvaluator, to_cpu
 from ding_lite.distributed.session import RAY_INSTALL_HINT, import_ray, ray_session
 from ding_lite.runtime.train_loop import RunOptions, run_training, start_run
 from ding_lite.utils.checkpoint import load_checkpoint
@@ -68,7 +69,7 @@ def parallel_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | Non
 
 class ParallelParts:
     """The parts :func:`~ding_lite.runtime.train_loop.run_training` drives: the learner's policy and the buffer in this
-    process, collection (:class:`~ding_lite.distributed.remote.RayCollection`) and evaluation on actors (started
+    process, collection (:class:`~ding_lite.distributed.collection.RayCollection`) and evaluation on actors (started
     here, all closed together)."""
 
     def __init__(self, ray: Any, cfg: Any, seed: int, best_return: float = -math.inf) -> None:

@@ -16,8 +16,9 @@ import numpy as np
 
 from ding_lite.build import ConfigLike, build
 from ding_lite.distributed.actors import CollectorShell, CollectOutput
+from ding_lite.distributed.collection import RayCollection
 from ding_lite.distributed.config import check_parallel_config
-from ding_lite.distributed.remote import ActorFactory, RayCollection, RemoteCollectors, Weights
+from ding_lite.distributed.remote import ActorFactory, RemoteCollectors, Weights
 from ding_lite.distributed.session import import_ray, ray_session
 from ding_lite.entry.selfplay import SelfPlayParts, probe_layout
 from ding_lite.league.arena import SelfPlayEnvManager, game_layout

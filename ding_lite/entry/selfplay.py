@@ -10,7 +10,6 @@ from typing import Any
 import gymnasium as gym
 
 from ding_lite.build import ConfigLike, build, build_env_manager, check_env_config, fill_model_shapes
-from ding_lite.entry.serial import LocalCollection
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.league.arena import LEARNER, SelfPlayEnvManager, check_learner_seat, check_seat_count, game_layout
 from ding_lite.league.evaluator import SelfPlayEvaluator
@@ -19,6 +18,7 @@ from ding_lite.league.payoff import PayoffTable
 from ding_lite.league.pool import LEARNER as ELO_LEARNER
 from ding_lite.league.pool import OpponentPool
 from ding_lite.registry import OPPONENT_REGISTRY
+from ding_lite.runtime.collection import LocalCollection
 from ding_lite.runtime.train_loop import RunOptions, run_training, start_run
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.seed import SeedPlan
@@ -97,7 +97,7 @@ def probe_layout(cfg: Any) -> Any:
 class SelfPlayParts:
     """Every part of a self-play run (the serial pipeline's parts, see ``run_training``), built before anything is
     written: the learner's policy, the opponent pool with the frozen players, the evaluator over its own games, the
-    buffer, and the collection: here by default (:class:`~ding_lite.entry.serial.LocalCollection` over the games
+    buffer, and the collection: here by default (:class:`~ding_lite.runtime.collection.LocalCollection` over the games
     wrapped in :class:`SelfPlayEnvManager`), or what ``collection`` builds from these parts (the parallel pipeline's
     collector actors, which play their own games)."""
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.build import ConfigLike, build, build_env_managers, build_evaluator
+from ding_lite.runtime.collection import LocalCollection
 from ding_lite.runtime.train_loop import RunOptions, run_training, start_run
 from ding_lite.utils.checkpoint import load_policy_weights
 from ding_lite.utils.log import ExperimentLogger
@@ -44,28 +45,6 @@ def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None 
     with start_run(config, RunOptions(seed, max_env_step, max_train_iter, exp_dir, resume, load_ckpt, strict,
                                       overrides, progress)) as run, _Parts(run.cfg, seed, run.best_return) as parts:
         return run_training(run, parts)
-
-
-class LocalCollection:
-    """Collection in this process, one of the two ways a run's parts collect (the other is
-    :class:`~ding_lite.distributed.remote.RayCollection`): the configured collector over ``env`` (an env manager,
-    or the self-play arena over one) with the policy's collect mode."""
-
-    def __init__(self, cfg: Any, env: Any, policy: Any) -> None:
-        self.env = env
-        self.collector = build(cfg, "policy.collect.collector", env, policy.collect_mode)
-
-    def log_to(self, logger: ExperimentLogger | None) -> None:
-        """Local collectors log nothing of their own."""
-
-    def env_restarts(self) -> dict[str, int]:
-        return {"collector": self.env.restart_count}
-
-    def stats(self) -> dict[str, Any]:
-        return {}
-
-    def close(self) -> None:
-        self.env.close()
 
 
 class _Parts:
