@@ -26,8 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 import numpy as np  # noqa: E402
 
 from ding_lite.build import load_config
-from ding_lite.entry.selfplay import SelfPlayParts  # noqa: E402
 from ding_lite.registry import OPPONENT_REGISTRY  # noqa: E402
+from ding_lite.runtime.parts import RunParts  # noqa: E402
+from ding_lite.runtime.selfplay import selfplay_parts  # noqa: E402
 from ding_lite.utils.torch_setup import configure_torch  # noqa: E402
 
 CONFIG = str(Path(__file__).resolve().parents[1] / "dizoo/board_games/snake/config/snake_arena_dqn_config.py")
@@ -48,14 +49,15 @@ if "bench_constant" not in OPPONENT_REGISTRY:
     OPPONENT_REGISTRY.register("bench_constant")(ConstantOpponent)
 
 
-def build(folder: Path, opponents: str, manager: str) -> SelfPlayParts:
+def build(folder: Path, opponents: str, manager: str) -> RunParts:
     seats = ["learner", "pool", "pool", "pool"] if opponents == "frozen" else ["learner"] + ["bench_constant"] * 3
     cfg = load_config(CONFIG, overrides=[f"env.collector_env_num={N_ENV}", "env.evaluator_env_num=1",
                                          f"env.manager.type='{manager}'", f"league.seats={seats}",
                                          "league.strategy='uniform'", "league.p_latest=0.0"])
-    parts = SelfPlayParts(cfg, 0, folder)
+    parts = selfplay_parts(cfg, 0, folder)
     for step in range(3):  # three distinct snapshots in the pool
-        parts.pool.add({k: v + 0.01 * step for k, v in parts.policy.learn_mode.state_dict()["model"].items()}, step)
+        model = parts.policy.learn_mode.state_dict()["model"]
+        parts.game.pool.add({k: v + 0.01 * step for k, v in model.items()}, step)
     return parts
 
 
@@ -64,11 +66,11 @@ def speed(opponents: str, steps: int) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp, build(Path(tmp), opponents, "base") as parts:
         collector = parts.collector.inner
         collector.rollout(20)  # warm up
-        calls = parts.players.forward_calls
+        calls = parts.game.players.forward_calls
         start = time.perf_counter()
         collector.rollout(steps // N_ENV)
         elapsed = time.perf_counter() - start
-        return steps / elapsed, (parts.players.forward_calls - calls) / (steps // N_ENV)
+        return steps / elapsed, (parts.game.players.forward_calls - calls) / (steps // N_ENV)
 
 
 def peak_memory_child(opponents: str, steps: int) -> None:

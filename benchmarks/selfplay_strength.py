@@ -36,8 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from ding_lite.build import load_config
-from ding_lite.entry.selfplay import SelfPlayParts, selfplay_pipeline  # noqa: E402
+from ding_lite.build import load_config  # noqa: E402
+from ding_lite.entry.selfplay import selfplay_pipeline  # noqa: E402
+from ding_lite.runtime.selfplay import selfplay_parts  # noqa: E402
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint  # noqa: E402
 from dizoo.board_games.tictactoe.envs.minimax import blunders  # noqa: E402
 
@@ -62,7 +63,7 @@ def _table(cfg: Any, ckpt: Path, seed: int, opponents: list[str], n_games: int, 
     cfg.league.eval_opponents = opponents
     cfg.league.eval_latest = 0
     cfg.env.n_evaluator_episode = n_games
-    with SelfPlayParts(cfg, seed, folder) as parts:
+    with selfplay_parts(cfg, seed, folder) as parts:
         parts.policy.eval_mode.load_state_dict(load_checkpoint(ckpt)["policy"])
         parts.evaluator.eval()
         return dict(parts.evaluator.table), None if probe is None else probe(parts.policy.eval_mode)
@@ -92,7 +93,7 @@ def measure_connect_four(cfg: Any, ckpt: Path, seed: int, folder: Path) -> dict[
 
 
 def measure_rps(cfg: Any, ckpt: Path, seed: int, folder: Path) -> dict[str, Any]:
-    with SelfPlayParts(cfg, seed, folder) as parts:
+    with selfplay_parts(cfg, seed, folder) as parts:
         parts.policy.eval_mode.load_state_dict(load_checkpoint(ckpt)["policy"])
         with torch.no_grad():  # after each observation: the opponent's last move (rock, paper, scissors, none)
             logits = parts.policy.model.compute_actor(torch.eye(4))["logit"]

@@ -190,15 +190,17 @@ def build_env_managers(cfg: EasyDict, seed: int, collect: bool = True, evaluate:
 
 
 def fill_model_shapes_from_env(cfg: EasyDict) -> None:
-    """Check the env section and fill the model shapes from one probe env (closed again), for a process that builds
-    no env manager itself (the parallel pipeline's driver)."""
+    """Resolve a plain env's part of a config before anything is built or written: check the env section, fill the
+    model shapes from one probe env (closed again) and check them. The probe is one env as the env managers build
+    it: ``build_env``, or a one-env manager where the manager makes its own envs (envpool)."""
     check_env_config(cfg.env)
-    env = build_env(cfg.env)
+    manager_type = ENV_MANAGER_REGISTRY.get((cfg.env.get("manager") or {}).get("type", "base"))
+    probe = build_env_manager(cfg.env, 1) if isinstance(manager_type, BuildsOwnEnvs) else build_env(cfg.env)
     try:
-        fill_model_shapes(cfg, env.observation_space, env.action_space)
-        check_model_shapes(cfg, env.observation_space, env.action_space)
+        fill_model_shapes(cfg, probe.observation_space, probe.action_space)
+        check_model_shapes(cfg, probe.observation_space, probe.action_space)
     finally:
-        env.close()
+        probe.close()
 
 
 def import_plugins(cfg: Mapping[str, Any], where: str = "") -> None:

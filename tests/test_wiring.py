@@ -124,3 +124,38 @@ def test_the_scan_finds_the_wiring_it_forbids(tmp_path):
     found = [target for _, _, target in outside_writes(tmp_path / "pkg")]
     assert sorted(found) == ["learner.logger", "parts.collector.env_step", "parts.count", "parts.weights.logger",
                              "self.public.count"]
+
+
+# the four training pipelines: module -> (game choice, collection choice) passed to RunParts.for_run
+PIPELINE_CHOICES = {
+    "serial": ("PlainEnv", "LocalCollection"),
+    "parallel": ("PlainEnv", "partial(RayCollection, ray)"),
+    "selfplay": ("SelfPlayGame", "LocalCollection"),
+    "parallel_selfplay": ("SelfPlayGame", "partial(RayCollection, ray)"),
+}
+PARTS_METHODS = {"attach", "stats", "final_eval", "env_restarts"}  # what the train loop calls on a run's parts
+
+
+def _classes(package: Path) -> Iterator[tuple[str, ast.ClassDef]]:
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ClassDef):
+                yield str(path.relative_to(package)), node
+
+
+def test_the_training_pipelines_compose_one_parts_class_from_two_choices():
+    """A run's parts are one class (``RunParts``) of two independent choices, not a class per pipeline: every
+    training pipeline passes its game and its collection to ``RunParts.for_run``; no other class implements what the
+    loop calls on the parts; no collector actor or driver-side collector is subclassed for a mode."""
+    for module, choices in PIPELINE_CHOICES.items():
+        tree = ast.parse((PACKAGE / "entry" / f"{module}.py").read_text())
+        calls = [tuple(ast.unparse(a) for a in node.args[1:]) for node in ast.walk(tree)
+                 if isinstance(node, ast.Call) and ast.unparse(node.func) == "RunParts.for_run"]
+        assert calls == [choices], f"entry/{module}.py"
+    parts_like = [(where, c.name) for where, c in _classes(PACKAGE)
+                  if PARTS_METHODS <= {f.name for f in c.body if isinstance(f, ast.FunctionDef)}
+                  and "Protocol" not in {ast.unparse(b) for b in c.bases}]
+    assert parts_like == [("runtime/parts.py", "RunParts")]
+    subclassed = [(where, c.name) for where, c in _classes(PACKAGE)
+                  if {ast.unparse(b) for b in c.bases} & {"CollectorShell", "RemoteCollectors", "RunParts"}]
+    assert subclassed == []

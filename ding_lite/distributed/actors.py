@@ -2,9 +2,10 @@
 
 A shell builds its own env manager, policy (only the mode it needs) and plain worker (the registered collector or
 evaluator, built exactly as the serial pipeline builds them) from the compiled config it receives: the config travels,
-models never do. Shells are plain classes, usable and testable without Ray; ``ding_lite.entry.parallel`` wraps them
-with ``ray.remote``. New weights arrive as the state dict Ray resolves from the one copy the driver put in the object
-store, and only when their version differs from the one already loaded.
+models never do. Shells are plain classes, usable and testable without Ray; the actor factory
+(:mod:`ding_lite.distributed.remote`) wraps them with ``ray.remote``. New weights arrive as the state dict Ray resolves
+from the one copy the driver put in the object store, and only when their version differs from the one already
+loaded.
 """
 from __future__ import annotations
 
@@ -65,13 +66,16 @@ class _Shell:
 
 class CollectorShell(_Shell):
     """A collector actor: env manager over ``env.collector_env_num`` envs seeded from ``seed``, the policy's collect
-    mode, and the configured collector (``policy.collect.collector.type``)."""
+    mode, and the configured collector (``policy.collect.collector.type``). ``games`` (the game's actor side, None
+    for a plain env) wraps the env manager (``games.wrap(cfg, seed, inner)``: the self-play arena) and takes the
+    driver's message before each collect (``games.update(message)``: the pool as it is now)."""
 
-    def __init__(self, cfg: Mapping[str, Any], seed: int) -> None:
+    def __init__(self, cfg: Mapping[str, Any], seed: int, games: Any = None) -> None:
         super().__init__(cfg, seed)
         inner = build_env_manager(self.cfg.env, self.cfg.env.collector_env_num, seed)
         try:
-            self.env = self._games(inner)
+            self.games = games
+            self.env = inner if games is None else games.wrap(self.cfg, seed, inner)
             policy = build(self.cfg, "policy", enable_field=["collect"])
             self._mode = policy.collect_mode
             self.collector = build(self.cfg, "policy.collect.collector", self.env, policy.collect_mode)
@@ -79,15 +83,14 @@ class CollectorShell(_Shell):
             inner.close()
             raise
 
-    def _games(self, inner: Any) -> Any:
-        """The env manager the collector steps: ``inner`` itself (a self-play actor wraps it in its arena)."""
-        return inner
-
     def collect(self, weights: Mapping[str, Any] | None, version: int, n_sample: int, train_iter: int,
-                env_step: int) -> CollectOutput:
-        """Load ``weights`` if new, then collect ``n_sample`` steps. ``env_step`` is the run's global count: the
-        exploration schedule (e.g. DQN's ε) follows the whole run, not this actor's share of it."""
+                env_step: int, message: Any = None) -> CollectOutput:
+        """Load ``weights`` if new, take the game's ``message`` (if any), then collect ``n_sample`` steps.
+        ``env_step`` is the run's global count: the exploration schedule (e.g. DQN's ε) follows the whole run, not
+        this actor's share of it."""
         load_seconds = self.load_weights(weights, version)
+        if message is not None:
+            self.games.update(message)
         start = time.perf_counter()
         self.collector.continue_from(env_step)
         samples, episodes = self.collector.collect(n_sample, train_iter)

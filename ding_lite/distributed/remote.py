@@ -74,7 +74,7 @@ class ActorFactory:
     episodes), and an actor ended by ``ray.kill`` is not restarted at all. A new actor does the same job with fresh
     seeds, placed by Ray on any node with room."""
 
-    def __init__(self, ray: Any, cfg: Any, seed: int, collector_shell: type = CollectorShell) -> None:
+    def __init__(self, ray: Any, cfg: Any, seed: int, games: Any = None) -> None:
         par = cfg.parallel
         self.ray = ray
         self.cfg = to_plain(cfg)  # what travels to each actor: the compiled config, shapes filled
@@ -91,7 +91,8 @@ class ActorFactory:
         self.created = 0  # collectors created so far; the k-th gets seed + k * env_num, so no two share env seeds
         self.started = 0  # actors started so far (numbers their names)
         self.tag = f"ding_lite-{os.getpid()}-{id(self):x}"  # names: <tag>/collector<slot>-<k>, <tag>/evaluator-<k>
-        self.collector_cls = ray.remote(num_cpus=float(par.collector_num_cpus), max_restarts=0)(collector_shell)
+        self.games = games  # each collector actor gets a copy: how it wraps its env manager (None: it does not)
+        self.collector_cls = ray.remote(num_cpus=float(par.collector_num_cpus), max_restarts=0)(CollectorShell)
         self.evaluator_cls = ray.remote(num_cpus=float(par.evaluator_num_cpus), max_restarts=0)(EvaluatorShell)
         self.live: dict[str, Any] = {}  # role ('collector0', ..., 'evaluator') -> actor handle
         self._restart: dict[str, Callable[[], Any]] = {}  # role -> starts a new actor for it
@@ -105,14 +106,15 @@ class ActorFactory:
         """Start the collector actor of ``slot`` (the k-th collector started gets seed + k * collector_env_num)."""
         seed = SeedPlan(self.seed).collector_actor(self.created, self.env_num)
         self.created += 1
-        return self._start(f"collector{slot}", self.collector_cls, seed, lambda: self.collector(slot))
+        args = (seed,) if self.games is None else (seed, self.games)  # a plain env's actor needs no games
+        return self._start(f"collector{slot}", self.collector_cls, args, lambda: self.collector(slot))
 
     def evaluator(self) -> Any:
         """Start the evaluator actor (the serial pipeline's eval seeds)."""
-        return self._start("evaluator", self.evaluator_cls, self.seed, self.evaluator)
+        return self._start("evaluator", self.evaluator_cls, (self.seed,), self.evaluator)
 
-    def _start(self, role: str, cls: Any, seed: int, again: Callable[[], Any]) -> Any:
-        handle = cls.options(name=f"{self.tag}/{role}-{self.started}").remote(self.cfg, seed)
+    def _start(self, role: str, cls: Any, args: tuple, again: Callable[[], Any]) -> Any:
+        handle = cls.options(name=f"{self.tag}/{role}-{self.started}").remote(self.cfg, *args)
         self.started += 1
         self.live[role] = handle
         self._restart[role] = again
@@ -200,10 +202,13 @@ class RemoteCollectors:
     collects ``n_sample`` steps per call. ``env_step`` counts the env steps of every batch received.
     """
 
-    def __init__(self, ray: Any, cfg: Any, factory: ActorFactory, weights: Weights) -> None:
+    def __init__(self, ray: Any, cfg: Any, factory: ActorFactory, weights: Weights, link: Any = None) -> None:
         self.ray = ray
         self.factory = factory
         self.weights = weights
+        # the game's driver side (None: a plain env): its message goes with each collect, and it receives each
+        # batch's ended episodes (the self-play pool and the game results)
+        self.link = link
         self.on_policy = bool(cfg.policy.on_policy)
         self.interval = int(cfg.parallel.broadcast_interval)
         n = int(cfg.parallel.n_collectors)
@@ -270,7 +275,8 @@ class RemoteCollectors:
         # The weights travel only to an actor that does not hold this version yet (Ray resolves the ref there).
         weights = ref if self.loaded[slot] != version else None
         self.loaded[slot] = version
-        task = self.actors[slot].collect.remote(weights, version, n_sample, train_iter, self.env_step)
+        message = None if self.link is None else self.link.message()
+        task = self.actors[slot].collect.remote(weights, version, n_sample, train_iter, self.env_step, message)
         self.pending[task] = slot
 
     def _wait_one(self) -> tuple[int, CollectOutput | None]:
@@ -299,6 +305,8 @@ class RemoteCollectors:
         self.lag_max = max(self.lag_max, lag)
         self.slot_steps[slot] += out.env_steps
         self.slot_seconds[slot] += out.seconds
+        if self.link is not None:
+            self.link.received(out.episodes)
         if out.load_seconds > 0:
             self.load_seconds.append(out.load_seconds)
         if self.logger is not None:

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.build import ConfigLike, fill_model_shapes_from_env, import_plugins
-from ding_lite.config.frozen import freeze
 from ding_lite.entry.serial import serial_pipeline
 from ding_lite.envs.variations import variation_ids
 from ding_lite.gsl.demos import collect_gsl_demos, evaluate_per_variation, summarize
@@ -73,8 +72,8 @@ def gsl_pipeline(config: ConfigLike, seed: int = 0, *, exp_dir: str | Path | Non
     """
     # the root folder is claimed and locked for the whole run, as each phase's own folder is (utils/claim.py)
     options = RunOptions(seed, exp_dir=exp_dir, resume=resume, strict=strict, overrides=overrides, progress=progress)
-    with start_run(config, options, check=_resolve_and_check, checkpoints=False) as run:
-        cfg = freeze(run.cfg)  # model shapes filled: every phase and start checkpoint builds the same model
+    with start_run(config, options, _resolve_and_check, checkpoints=False) as run:
+        cfg = run.cfg  # resolved and frozen: every phase and start checkpoint builds the same model
         ids = variation_ids(cfg.env) or []  # checked by _resolve_and_check
         return _run_gsl(cfg, run.exp_dir, ids, seed, resume, address, progress, run.start)
 

@@ -1,20 +1,37 @@
-"""Collection in this process: the collector a run's parts drive when they do not collect on Ray actors."""
+"""Collection in this process, one of the two collection choices of a run's parts
+(:mod:`ding_lite.runtime.parts`); the other collects on Ray actors (:mod:`ding_lite.distributed.collection`)."""
 from __future__ import annotations
 
+import math
+from pathlib import Path
 from typing import Any
 
-from ding_lite.build import build
+from ding_lite.build import build, build_env_manager, build_evaluator
+from ding_lite.utils.checkpoint import load_policy_weights
 from ding_lite.utils.log import ExperimentLogger
+from ding_lite.utils.seed import SeedPlan
+from ding_lite.worker.evaluator import EvalResult
 
 
 class LocalCollection:
-    """Collection in this process, one of the two ways a run's parts collect (the other is
-    :class:`~ding_lite.distributed.collection.RayCollection`): the configured collector over ``env`` (an env manager,
-    or the self-play arena over one) with the policy's collect mode."""
+    """Collection in this process: the configured collector (``policy.collect.collector``) with the policy's collect
+    mode over the game's env manager (``game.collector_env``: the config's env, or the self-play arena over it)."""
 
-    def __init__(self, cfg: Any, env: Any, policy: Any) -> None:
-        self.env = env
-        self.collector = build(cfg, "policy.collect.collector", env, policy.collect_mode)
+    def __init__(self, cfg: Any, seed: int, policy: Any, game: Any) -> None:
+        self.cfg, self.seed = cfg, seed
+        self.env = game.collector_env(int(cfg.env.collector_env_num), SeedPlan(seed).collector)
+        try:
+            self.collector = build(cfg, "policy.collect.collector", self.env, policy.collect_mode)
+        except BaseException:
+            self.env.close()
+            raise
+
+    def evaluation(self, policy: Any, best_return: float = -math.inf) -> LocalEvaluation:
+        """A plain env's evaluation, here too."""
+        return LocalEvaluation(self.cfg, self.seed, policy, best_return)
+
+    def wait_ready(self) -> None:
+        """Built in the constructor: nothing to wait for."""
 
     def log_to(self, logger: ExperimentLogger | None) -> None:
         """Local collectors log nothing of their own."""
@@ -24,6 +41,36 @@ class LocalCollection:
 
     def stats(self) -> dict[str, Any]:
         return {}
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class LocalEvaluation:
+    """The configured evaluator (``policy.eval.evaluator``) with the policy's eval mode over its own env manager
+    (``env.evaluator_env_num`` envs on the evaluation seeds)."""
+
+    def __init__(self, cfg: Any, seed: int, policy: Any, best_return: float = -math.inf) -> None:
+        self.cfg, self.policy = cfg, policy
+        self.env = build_env_manager(cfg.env, int(cfg.env.evaluator_env_num), SeedPlan(seed).evaluator)
+        try:
+            self.evaluator = build_evaluator(cfg, self.env, policy, SeedPlan(seed).evaluator, best_return=best_return)
+        except BaseException:
+            self.env.close()
+            raise
+
+    def final_eval(self, n_episode: int, seed: int, ckpt: Path | None) -> EvalResult:
+        """Evaluate ``ckpt``'s weights (None: the current ones) over ``n_episode`` episodes seeded from ``seed``; the
+        run has ended, so loading into the shared model disturbs nothing."""
+        if ckpt is not None:
+            load_policy_weights(self.policy.eval_mode, ckpt)
+        return build_evaluator(self.cfg, self.env, self.policy, seed, n_episode, stop=False).eval()
+
+    def stats(self) -> dict[str, Any]:
+        return {}
+
+    def env_restarts(self) -> int:
+        return int(self.env.restart_count)
 
     def close(self) -> None:
         self.env.close()

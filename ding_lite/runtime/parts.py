@@ -1,14 +1,25 @@
-"""What a training pipeline hands the shared train loop: its parts, named as Protocols.
+"""A training run's parts: what the shared train loop drives (named as Protocols), and the one class that composes
+them from two independent choices.
 
-The serial pipeline's parts are local workers (``ding_lite.entry.serial``); the parallel pipeline's are driver-side
-stand-ins for Ray actors (``ding_lite.entry.parallel``). The loop touches nothing else of them, so a new pipeline (a
-different cluster framework, a new kind of worker) needs only these methods.
+- **What is played** (a :class:`Game`): the config's env (:class:`PlainEnv`), or the self-play arena over a
+  multi-agent game against frozen snapshots (:class:`~ding_lite.runtime.selfplay.SelfPlayGame`).
+- **Where it is collected** (a :class:`Collection`): in this process
+  (:class:`~ding_lite.runtime.collection.LocalCollection`), or on Ray actors
+  (:class:`~ding_lite.distributed.collection.RayCollection`).
+
+:class:`RunParts` puts one of each together with the learner's policy and the replay buffer; the four training
+pipelines (serial, parallel, self-play, parallel self-play) differ only in the two choices they pass. The loop touches
+nothing of the parts but the methods named here, so a new pipeline (another cluster framework, a new kind of game)
+needs only a new choice.
 """
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from ding_lite.build import build, build_env_manager
 from ding_lite.data.batch import Batch
 from ding_lite.envs.env_manager import EpisodeEnd
 from ding_lite.worker.evaluator import EvalResult
@@ -85,3 +96,221 @@ class TrainingParts(Protocol):
 
     def __exit__(self, *exc: Any) -> None:
         ...
+
+
+class Evaluation(Protocol):
+    """Where a run evaluates: the evaluator the loop calls, the final evaluation after the run, and the evaluation's
+    env manager (local, on an actor, or the self-play games)."""
+
+    @property
+    def evaluator(self) -> EvaluatorPart: ...
+
+    def final_eval(self, n_episode: int, seed: int, ckpt: Path | None) -> EvalResult:
+        """``ckpt``'s weights (None: the learner's current ones) over ``n_episode`` episodes seeded from ``seed``."""
+        ...
+
+    def env_restarts(self) -> int:
+        """Env worker restarts of the evaluation's env manager(s) so far."""
+        ...
+
+    def stats(self) -> dict[str, Any]:
+        """Entries for ``result.json`` (a self-play run's last eval table)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class Collection(Protocol):
+    """Where a run collects: its collector, and the evaluation of a plain env next to it. Built by a choice's
+    constructor ``(cfg, seed, policy, game)``."""
+
+    @property
+    def collector(self) -> CollectorPart: ...
+
+    @property
+    def env(self) -> Any:
+        """The env manager the collector steps in this process (None where actors step their own)."""
+        ...
+
+    def evaluation(self, policy: Any, best_return: float) -> Evaluation:
+        """The evaluation of a plain env where this collection runs (the loop waits for each evaluation)."""
+        ...
+
+    def wait_ready(self) -> None:
+        """Block until every worker is built (start-up errors surface here)."""
+        ...
+
+    def log_to(self, logger: Any) -> None: ...
+
+    def env_restarts(self) -> dict[str, int]: ...
+
+    def stats(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+class Game(Protocol):
+    """What a run plays (the config's env, or the self-play arena), as the parts need it. Built by a choice's
+    constructor ``(cfg, seed, policy, exp_dir, resume_from)``."""
+
+    def collector_env(self, env_num: int, seed: int) -> Any:
+        """The env manager a collector in this process steps (an env manager, or the arena over one)."""
+        ...
+
+    def actor_games(self, ray: Any) -> tuple[Any, Any]:
+        """For collection on Ray actors: ``(games, link)``. ``games`` (pickled to every collector actor, None: the
+        plain env) wraps the actor's env manager (``wrap(cfg, seed, inner)``) and takes the driver's message before
+        each collect (``update(message)``); ``link`` (None: none) stays in the driver, gives that message
+        (``message()``) and receives each batch's ended episodes (``received(episodes)``)."""
+        ...
+
+    def evaluation(self, collection: Collection, best_return: float) -> Evaluation:
+        """How the learner is evaluated (a plain env: where ``collection`` runs)."""
+        ...
+
+    def attach(self, learner: Any, logger: Any) -> None:
+        """Called once the learner and the experiment's logger exist."""
+        ...
+
+    def after_collect(self, env_step: int) -> None:
+        """Called after each collect with the run's env step."""
+        ...
+
+    def stats(self) -> dict[str, Any]: ...
+
+
+GameChoice = Callable[[Any, int, Any, Path | None, Path | None], Game]
+CollectionChoice = Callable[[Any, int, Any, Game], Collection]
+
+
+class PlainEnv:
+    """What is played, the usual choice: the config's env (``env.manager`` over ``env.collector_env_num`` envs),
+    evaluated where the collection runs. The other choice is the self-play arena
+    (:class:`~ding_lite.runtime.selfplay.SelfPlayGame`)."""
+
+    def __init__(self, cfg: Any, seed: int, policy: Any, exp_dir: Path | None = None,
+                 resume_from: Path | None = None) -> None:
+        self.cfg, self.policy = cfg, policy
+
+    def collector_env(self, env_num: int, seed: int) -> Any:
+        return build_env_manager(self.cfg.env, env_num, seed)
+
+    def actor_games(self, ray: Any) -> tuple[Any, Any]:
+        return None, None  # each actor steps its env manager as it is
+
+    def evaluation(self, collection: Collection, best_return: float) -> Evaluation:
+        return collection.evaluation(self.policy, best_return)
+
+    def attach(self, learner: Any, logger: Any) -> None:
+        """A plain env needs nothing from the learner or the logger."""
+
+    def after_collect(self, env_step: int) -> None:
+        """Nothing happens between collects."""
+
+    def stats(self) -> dict[str, Any]:
+        return {}
+
+
+class RunParts:
+    """Every part of one training run (a :class:`TrainingParts`), composed of the two choices (module docstring):
+    the learner's policy, the game (``game``), the collection (``collection``) with its collector, the evaluation,
+    and the replay buffer (None on-policy). Built before anything is written, closed together (a context manager).
+
+    Args:
+        cfg: the run's resolved config (model shapes filled).
+        seed: the run's seed (every other seed derives from it: :class:`~ding_lite.utils.seed.SeedPlan`).
+        game: what is played: :class:`PlainEnv` or :class:`~ding_lite.runtime.selfplay.SelfPlayGame`.
+        collection: where: :class:`~ding_lite.runtime.collection.LocalCollection`, or
+            :class:`~ding_lite.distributed.collection.RayCollection` with its ``ray`` bound (``functools.partial``).
+        exp_dir: the experiment folder (the self-play pool lives in it).
+        resume_from: the checkpoint a resumed run continues (None: a fresh start).
+        best_return: the best mean eval return before this run (a resume's); ``ckpt_best`` is replaced only by a
+            better policy.
+
+    Example::
+
+        with RunParts(cfg, 0, PlainEnv, LocalCollection) as parts:
+            samples, episodes = parts.collector.collect(64)
+    """
+
+    def __init__(self, cfg: Any, seed: int, game: GameChoice, collection: CollectionChoice, *,
+                 exp_dir: Path | None = None, resume_from: Path | None = None,
+                 best_return: float = -math.inf) -> None:
+        self.cfg = cfg
+        self.policy = build(cfg, "policy")
+        self.game = game(cfg, seed, self.policy, exp_dir, resume_from)
+        self.collection = collection(cfg, seed, self.policy, self.game)
+        self.evaluation: Evaluation | None = None
+        try:
+            self.evaluation = self.game.evaluation(self.collection, best_return)
+            self.collection.wait_ready()
+            self.buffer = None if cfg.policy.on_policy else build(cfg, "policy.other.replay_buffer", seed=seed)
+        except BaseException:
+            self.close()
+            raise
+        self.collector = GameCollector(self.collection.collector, self.game)
+        self.evaluator = self.evaluation.evaluator
+
+    @classmethod
+    def for_run(cls, run: Any, game: GameChoice, collection: CollectionChoice) -> RunParts:
+        """The parts of a started run (:func:`~ding_lite.runtime.train_loop.start_run`'s result)."""
+        return cls(run.cfg, run.seed, game, collection, exp_dir=run.exp_dir, resume_from=run.resume_from,
+                   best_return=run.best_return)
+
+    @property
+    def collector_env(self) -> Any:
+        """The env manager the collector steps in this process (None where actors collect)."""
+        return self.collection.env
+
+    def attach(self, learner: Any, logger: Any) -> None:
+        """The collection logs through ``logger`` from now on; the game gets the learner (a self-play run's pool
+        goes into its checkpoints)."""
+        self.collection.log_to(logger)
+        self.game.attach(learner, logger)
+
+    def stats(self) -> dict[str, Any]:
+        assert self.evaluation is not None
+        return {**self.game.stats(), **self.evaluation.stats(), **self.collection.stats(),
+                "buffer_size": None if self.buffer is None else len(self.buffer)}
+
+    def final_eval(self, n_episode: int, seed: int, ckpt: Path | None) -> EvalResult:
+        assert self.evaluation is not None  # built, or the constructor raised
+        return self.evaluation.final_eval(n_episode, seed, ckpt)
+
+    def env_restarts(self) -> dict[str, int]:
+        """Env worker restarts per env manager (only the ``subprocess`` manager restarts workers)."""
+        assert self.evaluation is not None
+        return {**self.collection.env_restarts(), "evaluator": self.evaluation.env_restarts()}
+
+    def close(self) -> None:
+        try:
+            self.collection.close()
+        finally:
+            if self.evaluation is not None:
+                self.evaluation.close()
+
+    def __enter__(self) -> RunParts:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class GameCollector:
+    """The collection's collector (local, or the driver-side stand-in of the actors), and the game's turn after
+    each collect (a self-play run's snapshot schedule)."""
+
+    def __init__(self, collector: Any, game: Game) -> None:
+        self.inner, self._game = collector, game
+
+    @property
+    def env_step(self) -> int:
+        return int(self.inner.env_step)
+
+    def continue_from(self, env_step: int) -> None:
+        self.inner.continue_from(env_step)
+
+    def collect(self, n_sample: int, train_iter: int = 0) -> tuple[Batch, list[EpisodeEnd]]:
+        out = self.inner.collect(n_sample, train_iter)
+        self._game.after_collect(self.env_step)
+        return out

@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from ding_lite.build import ConfigLike, build, load_config
+from ding_lite.build import ConfigLike, build, fill_model_shapes_from_env, load_config
 from ding_lite.config.compile import ignored_keys
 from ding_lite.config.frozen import freeze
 from ding_lite.config.reader import read_saved_config
@@ -86,17 +86,20 @@ class RunStart:
         self.claim.release(failed=exc_type is not None)
 
 
-def start_run(config: ConfigLike, options: RunOptions, *, check: Callable[[Any], object] | None = None,
-              checkpoints: bool = True) -> RunStart:
-    """Compile the config, check it (``check(cfg)``, a pipeline's own checks) and the budgets, claim the experiment
-    folder, check the start checkpoint (all before anything is written), then seed and set torch up. Shared by every
-    training pipeline; use the result as a context manager (``with start_run(config, options) as run:``).
+def start_run(config: ConfigLike, options: RunOptions, resolve: Callable[[Any], object] = fill_model_shapes_from_env,
+              *, checkpoints: bool = True) -> RunStart:
+    """Resolve the config once and freeze it, with everything else a run settles before anything is written; shared
+    by every training pipeline. Use the result as a context manager (``with start_run(config, options) as run:``).
+
+    In order: compile the config (seed and overrides in), ``resolve(cfg)`` (the pipeline's part: by default the env
+    checked and the model shapes filled from one probe env; a self-play run's game and league), check the budgets,
+    claim the experiment folder (its path becomes ``exp_name``), check the start checkpoint; then the config is
+    frozen (every part reads the same values; a write names the key), and the process seeded and torch set up.
     ``checkpoints=False``: a run whose folder holds no checkpoints of its own (GSL's, whose phases have theirs)."""
     start = time.perf_counter()
     seed, resume = options.seed, options.resume
     cfg = load_config(config, strict=options.strict, overrides=options.overrides, seed=seed)
-    if check is not None:
-        check(cfg)
+    resolve(cfg)
     check_budget("max_env_step", options.max_env_step)
     check_budget("max_train_iter", options.max_train_iter)
     asked_dir = Path(options.exp_dir) if options.exp_dir is not None else experiment_dir(cfg, None, seed, 1)
@@ -114,6 +117,7 @@ def start_run(config: ConfigLike, options: RunOptions, *, check: Callable[[Any],
     # the saved total_config.py names this run's own folder: `-m eval -c` or `--resume -c` that file finds this
     # run's checkpoints, not those of the run (seed) the config was written for
     cfg.exp_name = str(claim.path)
+    freeze(cfg)
     if cfg.policy.eval.evaluator.get("video_every"):
         prepare_offscreen_rendering()  # before any env (and MuJoCo) is loaded
     set_seed(seed)
@@ -184,9 +188,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     the result) and ``env_restarts()``. The serial pipeline's parts are local workers; the parallel pipeline's are
     driver-side stand-ins for Ray actors with the same methods.
     """
-    # resolved by now (exp_name by start_run, model shapes and env.end_when_out by the parts' build): every part from
-    # here on reads the same config, and a write to it is an error
-    cfg, exp_dir = freeze(run.cfg), run.exp_dir
+    cfg, exp_dir = run.cfg, run.exp_dir  # resolved and frozen by start_run
     check_backends(cfg.log)  # a tracker whose package is missing fails here, before anything is written
     record = RunRecord(exp_dir, run.start)
     learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type, record.state)

@@ -146,13 +146,13 @@ def test_an_actor_keeps_the_weights_of_evicted_snapshots_its_games_still_play():
     # a game drew snapshot_8 under the last view and loads it when its seat first moves; the pool evicted it since
     from types import SimpleNamespace
 
-    from ding_lite.entry.parallel_selfplay import LeagueView, SelfPlayCollectorShell
+    from ding_lite.distributed.league import ActorLeague, LeagueView
 
     roles = np.array([["learner", "snapshot_8"], ["learner", "random"]], dtype=object)
     shell = SimpleNamespace(env=SimpleNamespace(roles=roles),
                             view=LeagueView(["snapshot_0", "snapshot_4", "snapshot_8"], [1.0, 1.0, 1.0],
                                             {"snapshot_0": "r0", "snapshot_4": "r4", "snapshot_8": "r8"}))
-    SelfPlayCollectorShell.set_league(shell, LeagueView(["snapshot_0", "snapshot_12"], [1.0, 1.0],
+    ActorLeague.update(shell, LeagueView(["snapshot_0", "snapshot_12"], [1.0, 1.0],
                                                         {"snapshot_0": "r0", "snapshot_12": "r12"}))
     assert shell.view.names == ["snapshot_0", "snapshot_12"]  # new games draw from the new pool only
     assert shell.view.refs == {"snapshot_0": "r0", "snapshot_8": "r8", "snapshot_12": "r12"}  # 4: no game plays it

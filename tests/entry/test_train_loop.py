@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import DIZOO_CARTPOLE
 
-from ding_lite.entry import serial
 from ding_lite.entry.serial import serial_pipeline
 from ding_lite.errors import ConfigError
+from ding_lite.runtime.parts import RunParts
 
 pytestmark = pytest.mark.unittest
 
@@ -44,15 +44,15 @@ def test_resume_reads_the_saved_config_as_data_and_never_runs_it(tmp_path: Path)
 def test_restarts_during_the_final_evaluation_count_in_the_result(tmp_path: Path, monkeypatch) -> None:
     """result.json's env_restarts is read after the final evaluation (whose env workers may restart too)."""
     restarts = {"collector": 1, "evaluator": 0}
-    final_eval = serial._Parts.final_eval
+    final_eval = RunParts.final_eval
 
     def final_eval_with_two_restarts(self, *args):
         out = final_eval(self, *args)
         restarts["evaluator"] = 2  # two of the evaluator's workers restarted during the final evaluation
         return out
 
-    monkeypatch.setattr(serial._Parts, "final_eval", final_eval_with_two_restarts)
-    monkeypatch.setattr(serial._Parts, "env_restarts", lambda self: dict(restarts))
+    monkeypatch.setattr(RunParts, "final_eval", final_eval_with_two_restarts)
+    monkeypatch.setattr(RunParts, "env_restarts", lambda self: dict(restarts))
     result = serial_pipeline(DQN, seed=0, max_train_iter=5, exp_dir=tmp_path / "exp", progress=False,
                              overrides=("env.stop_value=100000", "policy.eval.final_episodes=1"))
     assert result["env_restarts"] == 3 and result["env_restart_rate"] == round(3000 / result["env_step"], 4)

@@ -8,10 +8,10 @@ import torch
 
 from ding_lite.build import build_env_manager, load_config
 from ding_lite.data.keys import ACTION_MASK, NEXT_ACTION_MASK, OBSERVATION
-from ding_lite.entry.selfplay import SelfPlayParts
 from ding_lite.envs.gym_env import build_env
 from ding_lite.league.arena import SelfPlayEnvManager
 from ding_lite.league.opponents import FrozenPolicy, PlayerSet
+from ding_lite.runtime.selfplay import selfplay_parts
 from ding_lite.worker.learner import BaseLearner
 
 pytestmark = pytest.mark.unittest
@@ -30,7 +30,7 @@ def _cfg(seats, manager="base", n_env=2, **game):
 
 
 def _parts(tmp_path, seats, **game):
-    parts = SelfPlayParts(_cfg(seats, **game), 0, tmp_path)
+    parts = selfplay_parts(_cfg(seats, **game), 0, tmp_path)
     learner = BaseLearner(parts.cfg.policy.learn.learner, parts.policy, tmp_path, None, "dqn")
     parts.attach(learner, None)
     return parts
@@ -51,17 +51,17 @@ def test_one_forward_per_distinct_snapshot_per_step(tmp_path):
     with _parts(tmp_path, ["learner", "pool", "pool", "pool"], episode_len=3) as parts:
         arena = parts.collector_env
         arena.reset()
-        before = parts.players.forward_calls
+        before = parts.game.players.forward_calls
         for _ in range(5):
             arena.step(np.zeros(arena.env_num, dtype=np.int64))
-        assert parts.players.forward_calls - before == 5  # one snapshot plays 3 seats x 2 games: one call a step
-        parts.pool.add(parts.policy.learn_mode.state_dict()["model"], 100)
+        assert parts.game.players.forward_calls - before == 5  # one snapshot plays 3 seats x 2 games: one call a step
+        parts.game.pool.add(parts.policy.learn_mode.state_dict()["model"], 100)
         arena.reset()  # now every game draws the new latest snapshot
         rng = np.random.default_rng(0)
         arena.roles[0, 1] = "snapshot_0"  # two snapshots in use
-        before = parts.players.forward_calls
+        before = parts.game.players.forward_calls
         arena.step(rng.integers(0, 2, arena.env_num))
-        assert parts.players.forward_calls - before == 2
+        assert parts.game.players.forward_calls - before == 2
 
 
 def test_snapshot_swaps_only_at_episode_ends(tmp_path):
@@ -70,14 +70,14 @@ def test_snapshot_swaps_only_at_episode_ends(tmp_path):
         arena.reset()
         assert (arena.roles[:, 1] == "snapshot_0").all()
         arena.step(np.zeros(2, dtype=np.int64))
-        parts.pool.add({k: v + 1 for k, v in parts.policy.learn_mode.state_dict()["model"].items()}, 50)
+        parts.game.pool.add({k: v + 1 for k, v in parts.policy.learn_mode.state_dict()["model"].items()}, 50)
         for t in range(2, 5):
             result = arena.step(np.zeros(2, dtype=np.int64))
             if t < 4:  # the running games keep their opponent until they end
                 assert (arena.roles[:, 1] == "snapshot_0").all() and not result.episodes
         assert len(result.episodes) == 2 and (arena.roles[:, 1] == "snapshot_50").all()
-        old = parts.players.get("snapshot_0").model.state_dict()
-        new = parts.players.get("snapshot_50").model.state_dict()
+        old = parts.game.players.get("snapshot_0").model.state_dict()
+        new = parts.game.players.get("snapshot_50").model.state_dict()
         assert all(torch.equal(new[k], old[k] + 1) for k in old)
 
 
@@ -123,22 +123,22 @@ def test_no_opponent_parameter_is_trained(tmp_path):
             samples, _ = parts.collector.collect(8)
             parts.buffer.push(samples)
             parts.policy.learn_mode.forward(parts.buffer.sample(4))
-        frozen = parts.players.parameters()
+        frozen = parts.game.players.parameters()
         assert frozen and all(not p.requires_grad and p.grad is None for p in frozen)
         optimised = {id(p) for opt in parts.policy._optimizers.values() for group in opt.param_groups
                      for p in group["params"]}
         assert not optimised & {id(p) for p in frozen}
-        player = parts.players.get("snapshot_0")
+        player = parts.game.players.get("snapshot_0")
         assert isinstance(player, FrozenPolicy) and not player.model.training
         assert not hasattr(player.policy, "_optimizers")  # built with its eval mode only
-        saved = parts.pool.load_weights("snapshot_0")
+        saved = parts.game.pool.load_weights("snapshot_0")
         assert all(torch.equal(saved[k], v) for k, v in player.model.state_dict().items())
 
 
 def test_a_crashed_worker_is_restarted_and_its_game_not_scored(tmp_path):
     seats = ["learner", "pool"]
     cfg = _cfg(seats, manager="subprocess", n_env=1, episode_len=3, crash_at=5, token_dir=str(tmp_path))
-    with SelfPlayParts(cfg, 0, tmp_path / "exp") as parts:
+    with selfplay_parts(cfg, 0, tmp_path / "exp") as parts:
         parts.attach(BaseLearner(cfg.policy.learn.learner, parts.policy, tmp_path / "exp", None, "dqn"), None)
         arena = parts.collector_env
         arena.reset()
@@ -150,7 +150,7 @@ def test_a_crashed_worker_is_restarted_and_its_game_not_scored(tmp_path):
         assert arena.restart_count == 1 and cut == 1
         # steps 1-3 game 1; steps 4-5 game 2, cut at its 2nd step; steps 6-8 game 3; 9-10 game 4 still running
         assert ends == 2
-        assert parts.pool.payoff.games("snapshot_0") == 2
+        assert parts.game.pool.payoff.games("snapshot_0") == 2
 
 
 def test_turn_based_games_give_the_learner_every_turn(tmp_path):
@@ -188,7 +188,7 @@ def test_masked_games_store_masks_and_the_learner_never_plays_an_illegal_move(tm
                  evaluator_env_num=1, n_evaluator_episode=2),
         policy=dict(type="dqn", model=dict(encoder_hidden_size_list=[8]), other=dict(eps=dict(start=1.0, end=1.0))),
         league=dict(seats=["learner", "pool"], swap_seats=True)))
-    with SelfPlayParts(cfg, 0, tmp_path) as parts:
+    with selfplay_parts(cfg, 0, tmp_path) as parts:
         parts.attach(BaseLearner(cfg.policy.learn.learner, parts.policy, tmp_path, None, "dqn"), None)
         rollout, episodes = parts.collector.inner.rollout(60)
         assert rollout[ACTION_MASK].shape == (60, 2, 7) and rollout[NEXT_ACTION_MASK].shape == (60, 2, 7)
@@ -241,7 +241,7 @@ def test_next_obs_is_the_observation_after_the_step(tmp_path):
 def test_an_nstep_sample_bootstraps_from_the_observation_n_steps_later(tmp_path):
     cfg = _cfg(["learner", "pool"], episode_len=50)
     cfg.policy.nstep = 3
-    with SelfPlayParts(cfg, 0, tmp_path) as parts:
+    with selfplay_parts(cfg, 0, tmp_path) as parts:
         parts.attach(BaseLearner(cfg.policy.learn.learner, parts.policy, tmp_path, None, "dqn"), None)
         samples, _ = parts.collector.collect(24)  # 12 steps of 2 games: the first 10 rows have their 3 steps
         assert len(samples["obs"]) == 20
@@ -255,7 +255,7 @@ def test_ppo_bootstraps_the_rollout_end_from_the_observation_after_it(tmp_path):
                  collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=2),
         policy=dict(type="ppo", model=dict(encoder_hidden_size_list=[8]), collect=dict(n_sample=8)),
         league=dict(seats=["learner", "pool"], strategy="latest", p_latest=0.0, snapshot_freq=10**9)))
-    with SelfPlayParts(cfg, 0, tmp_path) as parts:
+    with selfplay_parts(cfg, 0, tmp_path) as parts:
         parts.attach(BaseLearner(cfg.policy.learn.learner, parts.policy, tmp_path, None, "ppo"), None)
         samples, _ = parts.collector.collect(8)  # 4 steps of 2 games, time-major rows
         with torch.no_grad():
@@ -305,17 +305,17 @@ def test_a_learner_taken_out_by_the_time_limit_is_truncated_in_the_snake_arena()
 def test_each_opponent_is_booked_its_own_result(tmp_path):
     # 1 learner vs 3 seats: A plays seat 1 and outscores the learner, B plays seats 2 and 3 and is outscored
     with _parts(tmp_path, ["learner", "pool", "pool", "pool"], episode_len=2, scores=[2.0, 3.0, 1.0, 0.0]) as parts:
-        parts.pool.add(parts.policy.learn_mode.state_dict()["model"], 100)
+        parts.game.pool.add(parts.policy.learn_mode.state_dict()["model"], 100)
         arena = parts.collector_env
         arena.reset()
         arena.roles[:, 1] = "snapshot_0"
         arena.roles[:, 2:] = "snapshot_100"
         arena.step(np.zeros(2, dtype=np.int64))
-        before = parts.pool.payoff.counts.copy()
+        before = parts.game.pool.payoff.counts.copy()
         result = arena.step(np.zeros(2, dtype=np.int64))
         assert before == {} and len(result.episodes) == 2
         assert result.episodes[0].info["score"] == 0.0  # against everyone: beaten by A
-        assert parts.pool.payoff.counts == {"snapshot_0": [0, 0, 2], "snapshot_100": [2, 0, 0]}
+        assert parts.game.pool.payoff.counts == {"snapshot_0": [0, 0, 2], "snapshot_100": [2, 0, 0]}
         assert result.episodes[0].info["results"] == {"snapshot_0": 0.0, "snapshot_100": 1.0}
 
 
@@ -326,11 +326,11 @@ def test_snapshots_act_greedily_or_by_their_collect_mode(tmp_path):
     mask = np.ones((200, 2), dtype=bool)
     for act, distinct in (("greedy", 1), ("sample", 2)):
         cfg.league.snapshot_act = act
-        with SelfPlayParts(cfg, 0, tmp_path / act) as parts:
+        with selfplay_parts(cfg, 0, tmp_path / act) as parts:
             parts.attach(BaseLearner(cfg.policy.learn.learner, parts.policy, tmp_path / act, None, "dqn"), None)
-            player = parts.players.get("snapshot_0")
+            player = parts.game.players.get("snapshot_0")
             assert isinstance(player, FrozenPolicy) and player.sample == (act == "sample")
-            assert len(set(parts.players.act("snapshot_0", obs, mask).tolist())) == distinct
+            assert len(set(parts.game.players.act("snapshot_0", obs, mask).tolist())) == distinct
             assert not hasattr(player.policy, "_optimizers")  # no learn mode in either
 
 
@@ -339,15 +339,15 @@ def test_random_openings_start_training_games_past_their_first_plies(tmp_path):
     # scored); otherwise the learner's episode starts where the opening left the game
     cfg = _cfg(["learner", "pool"], episode_len=2)
     cfg.league.opening_plies = 3
-    with SelfPlayParts(cfg, 0, tmp_path) as parts:
+    with selfplay_parts(cfg, 0, tmp_path) as parts:
         parts.attach(BaseLearner(cfg.policy.learn.learner, parts.policy, tmp_path, None, "dqn"), None)
         rollout, episodes = parts.collector.inner.rollout(40)
         first_steps = rollout["obs"][..., 1][np.roll(rollout["terminated"], 1, axis=0)]  # rows after an end
         assert set(first_steps.tolist()) == {0.0, 1.0}  # a game starts at step 0 or after one random ply
         assert {e.episode_length for e in episodes} == {1, 2}
-        assert parts.pool.payoff.games("snapshot_0") == len(episodes)
+        assert parts.game.pool.payoff.games("snapshot_0") == len(episodes)
         going_on = ~rollout["terminated"][:-1]
         assert (rollout["next_obs"][:-1][going_on] == rollout["obs"][1:][going_on]).all()
     with pytest.raises(Exception, match="opening_plies"):
-        SelfPlayEnvManager(build_env_manager(cfg.env, 1, 0), parts.layout, ["learner", "pool"], parts.players,
+        SelfPlayEnvManager(build_env_manager(cfg.env, 1, 0), parts.game.layout, ["learner", "pool"], parts.game.players,
                            lambda: "snapshot_0", opening_plies=-1)
