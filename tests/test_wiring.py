@@ -153,7 +153,7 @@ def test_the_training_pipelines_compose_one_parts_class_from_two_choices():
                  if isinstance(node, ast.Call) and ast.unparse(node.func) == "RunParts.for_run"]
         assert calls == [choices], f"entry/{module}.py"
     parts_like = [(where, c.name) for where, c in _classes(PACKAGE)
-                  if PARTS_METHODS <= {f.name for f in c.body if isinstance(f, ast.FunctionDef)}
+                  if {f.name for f in c.body if isinstance(f, ast.FunctionDef)} >= PARTS_METHODS
                   and "Protocol" not in {ast.unparse(b) for b in c.bases}]
     assert parts_like == [("runtime/parts.py", "RunParts")]
     subclassed = [(where, c.name) for where, c in _classes(PACKAGE)
