@@ -56,3 +56,21 @@ def test_restarts_during_the_final_evaluation_count_in_the_result(tmp_path: Path
     result = serial_pipeline(DQN, seed=0, max_train_iter=5, exp_dir=tmp_path / "exp", progress=False,
                              overrides=("env.stop_value=100000", "policy.eval.final_episodes=1"))
     assert result["env_restarts"] == 3 and result["env_restart_rate"] == round(3000 / result["env_step"], 4)
+
+
+def test_start_run_resolves_the_config_once_and_freezes_it(tmp_path: Path) -> None:
+    """Everything the parts read is settled before any part is built: the model shapes from the env (CartPole: 4
+    numbers, 2 actions), exp_name the claimed folder; a write afterwards names the key."""
+    from ding_lite.config.frozen import FrozenConfigError, is_frozen
+    from ding_lite.runtime.train_loop import RunOptions, start_run
+
+    with start_run(DQN, RunOptions(seed=3, exp_dir=tmp_path / "exp")) as run:
+        cfg = run.cfg
+        assert is_frozen(cfg) and is_frozen(cfg.policy.model)
+        assert (cfg.policy.model.obs_shape, cfg.policy.model.action_shape) == (4, 2)
+        assert cfg.exp_name == str(tmp_path / "exp") and cfg.seed == 3
+        with pytest.raises(FrozenConfigError, match="env.n_evaluator_episode = 1"):
+            cfg.env.n_evaluator_episode = 1
+    with pytest.raises(ConfigError, match="obs_shape=3 does not fit env"):  # resolved before the folder is claimed
+        start_run(DQN, RunOptions(exp_dir=tmp_path / "bad", overrides=("policy.model.obs_shape=3",)))
+    assert not (tmp_path / "bad").exists()
