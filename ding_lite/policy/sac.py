@@ -14,7 +14,7 @@ from ding_lite.policy.continuous_q import ContinuousQPolicy, check_positive
 from ding_lite.policy.off_policy import Log
 from ding_lite.policy.optim import adam
 from ding_lite.registry import POLICY_REGISTRY
-from ding_lite.rl_utils.qac import sac_actor_loss, sac_temperature_loss, squashed_gaussian
+from ding_lite.rl_utils.qac import sac_actor_loss, sac_temperature_loss, squashed_gaussian, squashed_sample
 
 ALPHA = "alpha"  # context key: this update's temperature, fixed for all its stages
 
@@ -114,7 +114,8 @@ class SACPolicy(ContinuousQPolicy):
 
     # ---- collect and eval --------------------------------------------------------------------------------------
     def _explore(self, obs: torch.Tensor) -> torch.Tensor:
-        return self._sample(obs)[0]
+        mu, log_std = self._model.actor(obs)  # the sample of _sample, without its log-probability
+        return squashed_sample(mu, log_std, self._model.bounds.scale, self._model.bounds.bias)
 
     def _greedy(self, obs: torch.Tensor) -> torch.Tensor:
         mu, _ = self._model.actor(obs)

@@ -96,7 +96,7 @@ class TD3Policy(ContinuousQPolicy):
         bounds = self._model.bounds
         action = self._model.actor(obs)
         noise = torch.randn_like(action) * (float(self.cfg["collect"]["noise_sigma"]) * bounds.scale)
-        return torch.maximum(torch.minimum(action + noise, bounds.high), bounds.low)
+        return (action + noise).clamp_(bounds.low, bounds.high)  # one pass for both bounds (low < high)
 
     def _greedy(self, obs: torch.Tensor) -> torch.Tensor:
         return self._model.actor(obs)

@@ -22,6 +22,15 @@ def log_one_minus_tanh_sq(u: torch.Tensor) -> torch.Tensor:
     return 2.0 * (LOG_2 - u - F.softplus(-2.0 * u))
 
 
+def squashed_sample(mu: torch.Tensor, log_std: torch.Tensor, scale: torch.Tensor, bias: torch.Tensor,
+                    noise: torch.Tensor | None = None) -> torch.Tensor:
+    """The action of :func:`squashed_gaussian` alone, ``tanh(mu + exp(log_std) * noise) * scale + bias`` (B, A):
+    the same draws and arithmetic, so the same action, without the log-probability that collection does not use."""
+    if noise is None:
+        noise = torch.randn_like(mu)
+    return torch.tanh(mu + log_std.exp() * noise) * scale + bias
+
+
 def squashed_gaussian(mu: torch.Tensor, log_std: torch.Tensor, scale: torch.Tensor, bias: torch.Tensor,
                       noise: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """A reparameterised sample of the tanh-squashed diagonal Gaussian policy of SAC and its log-probability.

@@ -13,6 +13,7 @@ from ding_lite.rl_utils.qac import (
     sac_temperature_loss,
     smoothed_target_action,
     squashed_gaussian,
+    squashed_sample,
 )
 
 pytestmark = pytest.mark.unittest
@@ -34,6 +35,12 @@ def test_squash_correction_by_hand() -> None:
     # minus log |d a / d u| = log(scale (1 - tanh(u)^2)) per dim
     jacobian = math.log(2 * (1 - math.tanh(u[0]) ** 2)) + math.log(0.5 * (1 - math.tanh(u[1]) ** 2))
     assert log_prob.item() == pytest.approx(gauss - jacobian, rel=1e-6)
+    # collection's sample without the log-probability: the same action, for given and for drawn noise
+    assert torch.equal(squashed_sample(mu, log_std, scale, bias, noise), action)
+    torch.manual_seed(3)
+    drawn = squashed_gaussian(mu, log_std, scale, bias)[0]
+    torch.manual_seed(3)
+    assert torch.equal(squashed_sample(mu, log_std, scale, bias), drawn)
 
 
 def test_squash_correction_is_the_density_of_the_squashed_action() -> None:
