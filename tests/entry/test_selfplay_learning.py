@@ -34,10 +34,13 @@ def test_snake_arena_learner_beats_random_and_heuristic_snakes(tmp_path, seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_connect_four_learner_beats_random_as_first_and_second_player(tmp_path, seed):
-    # evaluations only at the start and at the end; the table is the last one: 100 games per learner seat
+    # evaluations only at the start and at the end; the table is the last one: 100 games per learner seat. Batches
+    # of 128 (the config's 256 are for its longer benchmark budget) keep the test's learner updates as cheap as
+    # they were
     result = selfplay_pipeline(CONNECT_FOUR, seed=seed, max_env_step=C4_ENV_STEPS, exp_dir=tmp_path / "c4",
                                progress=False, overrides=("policy.eval.evaluator.eval_freq=1000000",
-                                                          'league.eval_opponents=["random"]', "league.eval_latest=0"))
+                                                          'league.eval_opponents=["random"]', "league.eval_latest=0",
+                                                          "policy.learn.batch_size=128"))
     table = result["eval_table"]
     assert set(table) == {"random@seat0", "random@seat1"}  # the learner as first and as second player
     for seat in table.values():

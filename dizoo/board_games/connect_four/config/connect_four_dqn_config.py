@@ -1,6 +1,7 @@
-"""DQN learner on PettingZoo's connect_four_v3 against its own opponent pool and the random player, as first and
-second player (the seats are shuffled every game). Beats the random player in at least 90% of games on either seat
-after 30,000 env steps (tests/entry/test_selfplay_learning.py; the measured table is in docs/selfplay.md).
+"""DQN learner on PettingZoo's connect_four_v3 against its own opponent pool, the scripted heuristic and the random
+player, as first and second player (the seats are shuffled every game). benchmarks/selfplay_strength.py measures it
+against the one-ply player, which it never meets in training; tests/entry/test_selfplay_learning.py checks that it
+beats the random player after 30,000 env steps (the measured tables are in docs/selfplay.md).
 Run: ding_lite -m selfplay -c dizoo/board_games/connect_four/config/connect_four_dqn_config.py -s 0"""
 main_config = dict(
     exp_name="connect_four_dqn_seed0",
@@ -21,13 +22,17 @@ main_config = dict(
         # the (6, 7, 2) board gets the small conv encoder; its pieces are 0/1, not pixels: no 1/255 scaling
         model=dict(encoder_hidden_size_list=[128, 128], dueling=True, image_scale=1.0),
         nstep=3,
-        discount_factor=0.9,  # a win now is worth more than a win later: against any opponent, finish the game
-        learn=dict(update_per_collect=8, batch_size=128, learning_rate=0.001, target_update_freq=200),
+        # a win now is worth clearly more than a win later (1 against 0.8 ** 2 = 0.64 two moves on): an opponent that
+        # blocks punishes a win let pass
+        discount_factor=0.8,
+        learn=dict(update_per_collect=8, batch_size=256, learning_rate=0.001, target_update_freq=200),
         # each transition and its left-right mirror image go to the buffer
         collect=dict(n_sample=64, augment="dizoo.board_games.connect_four.envs.symmetry:mirror"),
         eval=dict(evaluator=dict(eval_freq=1250), final_episodes=0),
         other=dict(
-            eps=dict(type="linear", start=1.0, end=0.05, decay=5000),
+            # 15% random moves to the end: the learner keeps trying the moves its Q-values rank low (an unblocked
+            # win, a block), which greedy play against the pool would rarely show it
+            eps=dict(type="linear", start=1.0, end=0.15, decay=20000),
             replay_buffer=dict(replay_buffer_size=50000),
         ),
     ),
@@ -36,12 +41,18 @@ main_config = dict(
         swap_seats=True,
         snapshot_freq=5000,
         capacity=6,
+        # snapshots play their collect mode (epsilon-greedy): a greedy snapshot plays one line
+        snapshot_act="sample",
+        # 0-4 random plies open each training game: more positions than the learner's own openings reach
+        opening_plies=4,
         strategy="pfsp",
         p_latest=0.3,
-        # a share of the pool's games against the random player: snapshots of a greedy learner play one line
-        # each, the random player shows the learner the positions a snapshot never reaches
-        baselines=["random"],
-        p_baseline=0.75,
+        # three pool games in ten against the heuristic (wins when it can, blocks the opponent's win): it punishes
+        # every missed win and every missed block at once, which the random player and early snapshots rarely do;
+        # three in ten against the random player, for the positions no snapshot reaches; the rest to snapshots.
+        # The evaluation's one-ply player is not among them.
+        baselines=["connect_four_heuristic", "random"],
+        p_baseline=0.6,
         eval_opponents=["random", "connect_four_heuristic"],
         eval_latest=1,
     ),
