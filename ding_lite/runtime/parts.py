@@ -240,9 +240,12 @@ class RunParts:
         self.policy = build(cfg, "policy")
         self.game = game(cfg, seed, self.policy, exp_dir, resume_from)
         self.collection = collection(cfg, seed, self.policy, self.game)
-        self.evaluation: Evaluation | None = None
         try:
             self.evaluation = self.game.evaluation(self.collection, best_return)
+        except BaseException:
+            self.collection.close()
+            raise
+        try:
             self.collection.wait_ready()
             self.buffer = None if cfg.policy.on_policy else build(cfg, "policy.other.replay_buffer", seed=seed)
         except BaseException:
@@ -269,25 +272,21 @@ class RunParts:
         self.game.attach(learner, logger)
 
     def stats(self) -> dict[str, Any]:
-        assert self.evaluation is not None
         return {**self.game.stats(), **self.evaluation.stats(), **self.collection.stats(),
                 "buffer_size": None if self.buffer is None else len(self.buffer)}
 
     def final_eval(self, n_episode: int, seed: int, ckpt: Path | None) -> EvalResult:
-        assert self.evaluation is not None  # built, or the constructor raised
         return self.evaluation.final_eval(n_episode, seed, ckpt)
 
     def env_restarts(self) -> dict[str, int]:
         """Env worker restarts per env manager (only the ``subprocess`` manager restarts workers)."""
-        assert self.evaluation is not None
         return {**self.collection.env_restarts(), "evaluator": self.evaluation.env_restarts()}
 
     def close(self) -> None:
         try:
             self.collection.close()
         finally:
-            if self.evaluation is not None:
-                self.evaluation.close()
+            self.evaluation.close()
 
     def __enter__(self) -> RunParts:
         return self
