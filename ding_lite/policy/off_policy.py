@@ -13,6 +13,7 @@ from ding_lite.data.keys import PRIORITY, WEIGHT
 from ding_lite.errors import ConfigError
 from ding_lite.policy.base_policy import Policy, StepCounter
 from ding_lite.policy.optim import optimizer_step
+from ding_lite.rl_utils.normalize import linear_lr_decay
 
 Log = dict[str, Any]
 
@@ -50,6 +51,7 @@ class OffPolicyPolicy(Policy):
             target_theta=None,  # Polyak τ of the target networks (θ' ← (1 − τ)θ' + τθ); None: hard copies
             target_update_freq=100,  # hard copies: every this many updates (unused with target_theta)
             grad_clip_value=None,  # clip each optimiser's global gradient norm (None: off)
+            lr_decay_iter=None,  # anneal each optimiser's learning rate linearly to 0 over so many updates (None: off)
             ignore_done=False,  # treat terminations as truncations (bootstrap through them)
         ),
     )
@@ -63,6 +65,7 @@ class OffPolicyPolicy(Policy):
         self._stage_names: list[str] = []
         self._optimizers: dict[str, torch.optim.Optimizer] = {}
         self._stage_params: dict[str, list[torch.Tensor]] = {}
+        self._lr_schedules: list[torch.optim.lr_scheduler.LambdaLR] = []  # one per stage with learn.lr_decay_iter
         self._target_params: list[tuple[list[torch.Tensor], list[torch.Tensor]]] = []  # (target, online) per net
         self._target_buffers: tuple[list[torch.Tensor], list[torch.Tensor]] = ([], [])  # copied, never averaged
         self._train_steps = StepCounter()
@@ -75,6 +78,10 @@ class OffPolicyPolicy(Policy):
         self._optimizers[stage] = optimizer
         self._stage_params[stage] = [p for group in optimizer.param_groups for p in group["params"]]
         self._learn_state[state_key or f"optimizer_{stage}"] = optimizer
+        schedule = linear_lr_decay(optimizer, self.cfg["learn"]["lr_decay_iter"])
+        if schedule is not None:  # in checkpoints, so a resumed run goes on from the rate it reached
+            self._lr_schedules.append(schedule)
+            self._learn_state[f"lr_schedule_{stage}"] = schedule
 
     def _add_target(self, name: str, online: nn.Module) -> nn.Module:
         """A frozen copy of ``online`` that :meth:`_update_targets` moves towards it; kept in checkpoints as
@@ -100,6 +107,8 @@ class OffPolicyPolicy(Policy):
             self._step(stage, loss)
             log.update(stage_log)
         self._train_steps.count = step + 1
+        for schedule in self._lr_schedules:
+            schedule.step()
         if self._targets_due(step + 1):
             self._update_targets()
         if self.cfg["priority"]:

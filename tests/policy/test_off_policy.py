@@ -68,16 +68,20 @@ def test_td3_delays_the_actor_and_the_targets() -> None:
     assert ["actor_loss" in log for log in logs] == [False, True, False, True]
 
 
-def test_dqn_copies_its_target_every_target_update_freq_updates() -> None:
+def dqn_policy(*overrides: str) -> tuple[object, dict]:
+    """A CartPole-shaped DQN learner and one fixed batch for it."""
     torch.manual_seed(0)
     cfg = compile_config(dict(env=dict(type="gymnasium", env_id="CartPole-v1"), policy=dict(type="dqn")),
-                         overrides=["policy.model.obs_shape=4", "policy.model.action_shape=2",
-                                    "policy.learn.target_update_freq=3"])
-    policy = build(cfg, "policy")
+                         overrides=["policy.model.obs_shape=4", "policy.model.action_shape=2", *overrides])
     rng = np.random.default_rng(0)
     dqn_batch = {OBS: rng.normal(size=(8, 4)).astype(np.float32), ACTION: rng.integers(0, 2, 8),
                  "return_n": rng.normal(size=8).astype(np.float32), "discount_n": np.full(8, 0.9, np.float32),
                  "next_obs_n": rng.normal(size=(8, 4)).astype(np.float32)}
+    return build(cfg, "policy"), dqn_batch
+
+
+def test_dqn_copies_its_target_every_target_update_freq_updates() -> None:
+    policy, dqn_batch = dqn_policy("policy.learn.target_update_freq=3")
     target = policy._target_model
     same = []
     for _ in range(6):
@@ -85,6 +89,29 @@ def test_dqn_copies_its_target_every_target_update_freq_updates() -> None:
         same.append(all(torch.equal(t, o) for t, o in zip(target.parameters(), policy._model.parameters(),
                                                           strict=True)))
     assert same == [False, False, True, False, False, True]
+
+
+def test_lr_decay_iter_anneals_every_optimiser_to_zero_and_resumes_where_it_was() -> None:
+    policy, dqn_batch = dqn_policy("policy.learn.learning_rate=0.004", "policy.learn.lr_decay_iter=4")
+    optimizer = policy._learn_state["optimizer"]
+    rates = []
+    for _ in range(2):
+        rates.append(optimizer.param_groups[0]["lr"])
+        policy.learn_mode.forward(dqn_batch)
+    state = policy.learn_mode.state_dict()  # a checkpoint after 2 of the 4 updates
+    resumed, _ = dqn_policy("policy.learn.learning_rate=0.004", "policy.learn.lr_decay_iter=4")
+    resumed.learn_mode.load_state_dict(state)
+    for _ in range(3):
+        rates.append(resumed._learn_state["optimizer"].param_groups[0]["lr"])
+        before = snapshot(resumed._model)
+        resumed.learn_mode.forward(dqn_batch)
+    # 0.004 * (1 - k / 4) before update k; the fifth update steps by 0 and moves no weight
+    assert rates == pytest.approx([0.004, 0.003, 0.002, 0.001, 0.0])
+    assert not changed(resumed._model, before)
+    sac = continuous_policy("sac", "policy.learn.lr_decay_iter=2")
+    for _ in range(2):
+        sac.learn_mode.forward(batch())
+    assert [o.param_groups[0]["lr"] for o in sac._optimizers.values()] == [0.0] * len(sac._optimizers)
 
 
 @pytest.mark.parametrize("policy_type", ["sac", "td3"])
