@@ -117,18 +117,19 @@ TASKS = {
 }
 
 
-def run(name: str, seed: int, out: Path, steps: int | None) -> dict[str, Any]:
+def run(name: str, seed: int, out: Path, steps: int | None, overrides: tuple[str, ...] = ()) -> dict[str, Any]:
     task = TASKS[name]
+    extra = (*task.extra, *overrides)
     exp = out / f"{name}_seed{seed}"
     start = time.perf_counter()
     if not (exp / "result.json").is_file():
         resume = latest_checkpoint(exp / "ckpt") is not None if (exp / "ckpt").is_dir() else False
         selfplay_pipeline(str(task.config), seed=seed, max_env_step=steps or task.env_steps, exp_dir=exp,
-                          resume=resume, progress=False, overrides=task.extra)
+                          resume=resume, progress=False, overrides=extra)
     trained = json.loads((exp / "result.json").read_text())
     ckpt = latest_checkpoint(exp / "ckpt")
     assert ckpt is not None, exp
-    cfg = load_config(str(task.config), overrides=task.extra, seed=seed)
+    cfg = load_config(str(task.config), overrides=extra, seed=seed)
     row = task.measure(cfg, ckpt, seed + EVAL_SEED, out / f"{name}_seed{seed}_measure")
     return {"task": name, "seed": seed, "env_step": trained["env_step"],
             "train_seconds": trained.get("wall_seconds"), "measure_seconds": round(time.perf_counter() - start, 1),
@@ -141,12 +142,14 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--steps", type=int, default=None, help="env steps of training (default: each task's)")
     parser.add_argument("--out", type=Path, default=Path("selfplay_strength_runs"))
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="config overrides for every task run, as the CLI's --set (to measure a variant)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     rows = []
     for name in args.tasks:
         for seed in args.seeds:
-            row = run(name, seed, args.out, args.steps)
+            row = run(name, seed, args.out, args.steps, tuple(args.set))
             rows.append(row)
             print(json.dumps(row), flush=True)
     print(f"{'task':<14}{'seed':>5}{'env steps':>11}{'train s':>9}  {'pass':<6}measured")
