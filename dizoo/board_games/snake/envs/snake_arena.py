@@ -42,7 +42,8 @@ def _start_spots(size: int) -> list[tuple[list[tuple[int, int]], int]]:
 class SnakeArenaEnv(ParallelEnv):
     """``n_snakes`` (2 to 4) snakes on a ``size`` x ``size`` grid with ``n_food`` pieces of food.
 
-    Rewards: ``food_reward`` per food eaten, -1 on death, +1 to the winner (the last snake alive)."""
+    Rewards: ``food_reward`` per food eaten, -1 on death, +1 to the winner: the last snake alive, or at
+    ``max_steps`` the longest survivor (none on a tie), so the reward says who won the game."""
 
     metadata = {"name": "snake_arena_v0", "render_modes": []}
 
@@ -114,6 +115,10 @@ class SnakeArenaEnv(ParallelEnv):
         if len(survivors) == 1:
             rewards[survivors[0]] += 1.0  # the last snake alive wins
         truncated = not over and self.t >= self.max_steps
+        if truncated:  # the time limit decides the game: the winner gets its win reward as the last alive does
+            best = self._limit_winner(survivors)
+            if best is not None:
+                rewards[best] += 1.0
         terminations = {a: a in dead or over for a in self.agents}
         truncations = {a: truncated and a not in dead for a in self.agents}
         for a in dead:
@@ -137,6 +142,14 @@ class SnakeArenaEnv(ParallelEnv):
             head_count[h] = head_count.get(h, 0) + 1
         return {a for a, (r, c) in heads.items()
                 if not (0 <= r < size and 0 <= c < size) or (r, c) in cells or head_count[(r, c)] > 1}
+
+    def _limit_winner(self, survivors: list[str]) -> str | None:
+        """The one survivor that is longer than every other at the time limit (they all lived as long), or None on
+        a tie."""
+        lengths = sorted((len(self.bodies[a]), a) for a in survivors)
+        if len(lengths) > 1 and lengths[-1][0] == lengths[-2][0]:
+            return None
+        return lengths[-1][1]
 
     def _score(self, agent: str) -> float:
         survived = self.death_step[agent] - 1 if self.death_step[agent] is not None else self.t
