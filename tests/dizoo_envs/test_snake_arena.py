@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dizoo.board_games.snake.envs.snake_arena import SnakeArenaEnv
+from dizoo.board_games.snake.envs.snake_arena import LENGTH_LEAD, N_FEATURES, STEPS_LEFT, SnakeArenaEnv
 
 
 def _two_snakes(max_steps: int, tail: int) -> SnakeArenaEnv:
@@ -41,3 +41,12 @@ def test_before_max_steps_only_the_last_snake_alive_wins():
     _, rewards, terminations, _, _ = env.step({"snake_0": 0, "snake_1": 0})  # snake_0 leaves the grid
     assert terminations == {"snake_0": True, "snake_1": True}
     assert rewards == pytest.approx({"snake_0": -1.0, "snake_1": 1.0})
+
+
+def test_length_lead_and_steps_left_features():
+    env = _two_snakes(max_steps=4, tail=2)
+    lead, left = env.features("snake_0")[[LENGTH_LEAD, STEPS_LEFT]]
+    assert (lead, left) == pytest.approx((2 / 20, 1.0))  # 5 cells against 3, no step played yet
+    obs, *_ = env.step({"snake_0": 0, "snake_1": 0})
+    assert obs["snake_1"][[LENGTH_LEAD, STEPS_LEFT]] == pytest.approx([-2 / 20, 3 / 4])
+    assert env.features("snake_0").shape == (N_FEATURES,) == env.observation_space("snake_0").shape

@@ -4,7 +4,7 @@ A snake dies when its head leaves the grid, enters a body (its own or another's,
 meets another head. The last snake alive wins; after ``max_steps`` the longest-lived, then the longest, wins.
 Each agent's ``info['score']`` (steps survived, plus length / 100 as the tie-break) decides the game.
 
-Actions are relative to the heading: 0 straight, 1 turn left, 2 turn right. The observation of a snake is 19
+Actions are relative to the heading: 0 straight, 1 turn left, 2 turn right. The observation of a snake is 21
 egocentric features (see :meth:`SnakeArenaEnv.features`); the scripted snakes of ``heuristic.py`` act on them.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from gymnasium import spaces
 from pettingzoo.utils.env import ParallelEnv
 
 _MOVES = np.array([(-1, 0), (0, 1), (1, 0), (0, -1)])  # up, right, down, left (heading = index)
-N_FEATURES = 19
+N_FEATURES = 21
 # feature index ranges
 DANGER_SELF = slice(0, 3)  # straight / left / right cell is a wall or the snake's own body
 DANGER_OTHER = slice(3, 6)  # ... is another snake's body or next to another snake's head
@@ -25,6 +25,9 @@ FOOD_VECTOR = slice(9, 11)  # nearest food: (ahead, right) distance / grid size
 FOOD_SIDE = slice(11, 14)  # nearest food is ahead / left / right
 LENGTH, OTHERS = 14, 15  # own length / 20, snakes still in the game besides this one / (n - 1)
 REACH = slice(16, 19)  # free cells reachable from the straight / left / right cell (flood fill) / grid cells
+# own length minus the longest other snake's / 20 (clipped to [-1, 1]), and steps left / max_steps: at max_steps the
+# longest survivor wins, so a snake needs both to see whether the time limit will make it the winner
+LENGTH_LEAD, STEPS_LEFT = 19, 20
 
 
 def _start_spots(size: int) -> list[tuple[list[tuple[int, int]], int]]:
@@ -184,7 +187,7 @@ class SnakeArenaEnv(ParallelEnv):
         return label, np.asarray(counts, dtype=np.int64)
 
     def features(self, agent: str, regions: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
-        """19 egocentric features of ``agent`` (see the index constants of this module); ``regions`` as
+        """21 egocentric features of ``agent`` (see the index constants of this module); ``regions`` as
         :meth:`_regions` gives them (computed here if not given: one flood fill serves every snake of a step)."""
         label, counts = regions if regions is not None else self._regions()
         size, body, heading = self.size, self.bodies[agent], self.heading[agent]
@@ -217,6 +220,9 @@ class SnakeArenaEnv(ParallelEnv):
             out[FOOD_SIDE] = (ahead > 0, side < 0, side > 0)
         out[LENGTH] = min(len(body) / 20.0, 1.0)
         out[OTHERS] = (len(self.bodies) - 1) / max(self.n_snakes - 1, 1)
+        longest_other = max((len(b) for a, b in self.bodies.items() if a != agent), default=0)
+        out[LENGTH_LEAD] = np.clip((len(body) - longest_other) / 20.0, -1.0, 1.0)
+        out[STEPS_LEFT] = max(self.max_steps - self.t, 0) / self.max_steps
         return out
 
 
