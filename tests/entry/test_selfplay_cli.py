@@ -169,7 +169,8 @@ BAD_LEAGUE_INPUT = {
     "game rejects its kwargs": (["-c", SNAKE, "--set", "env.kwargs.n_snakes=6"],
                                 "env.import_path 'dizoo.board_games.snake.envs.snake_arena:snake_arena' could not "
                                 "build its game from env.kwargs={'n_snakes': 6, 'size': 11, 'n_food': 3, "
-                                "'max_steps': 100}: ValueError: snake arena: n_snakes must be 2, 3 or 4, got 6"),
+                                "'max_steps': 100, 'food_reward': 0.3}: ValueError: snake arena: n_snakes must be "
+                                "2, 3 or 4, got 6"),
 }
 
 
