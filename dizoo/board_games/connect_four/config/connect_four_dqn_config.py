@@ -1,8 +1,8 @@
 """DQN learner on PettingZoo's connect_four_v3 against its own opponent pool, the scripted heuristic and a random
-player that takes its wins, as first and second player (the seats are shuffled every game). benchmarks/selfplay_strength.py measures it
-against the one-ply player, which it never meets in training; tests/entry/test_selfplay_learning.py trains its
-network with a mix of mostly random-player games (overrides) and checks that it beats the random player after 30,000
-env steps (the measured tables are in docs/selfplay.md).
+player that takes its wins, as first and second player (the seats are shuffled every game).
+benchmarks/selfplay_strength.py measures it against the one-ply player, which it never meets in training;
+tests/entry/test_selfplay_learning.py trains its network with a mix of mostly random-player games (overrides) and
+checks that it beats the random player after 30,000 env steps (the measured tables are in docs/selfplay.md).
 Run: ding_lite -m selfplay -c dizoo/board_games/connect_four/config/connect_four_dqn_config.py -s 0"""
 main_config = dict(
     exp_name="connect_four_dqn_seed0",
