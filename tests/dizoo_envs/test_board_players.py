@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ding_lite.data.keys import ACTION, NEXT_ACTION_MASK, NEXT_OBS_N, OBS, RETURN_N
-from dizoo.board_games.connect_four.envs.heuristic import ConnectFourOnePly
+from dizoo.board_games.connect_four.envs.heuristic import ConnectFourOnePly, ConnectFourWinOrRandom
 from dizoo.board_games.snake.envs.heuristic import SnakeCareful
 from dizoo.board_games.snake.envs.snake_arena import DANGER_OTHER, DANGER_SELF, FOOD_SIDE, REACH, SnakeArenaEnv
 from dizoo.board_games.tictactoe.envs.minimax import (
@@ -130,6 +130,18 @@ def test_one_ply_connect_four_wins_blocks_and_hands_over_nothing():
     # a piece in column 3 lands on (5, 3) and lets the opponent complete row 4 at (4, 3): never played
     handing_over = _c4([(5, 0), (5, 1), (5, 6)], [(4, 0), (4, 1), (4, 2), (5, 2)])
     assert moves(handing_over) == {0, 1, 2, 4, 5, 6}
+
+
+def test_win_or_random_connect_four_takes_a_win_else_plays_any_column():
+    player = ConnectFourWinOrRandom(seed=0)
+
+    def moves(obs):
+        return {int(player.act(obs[None], _legal(obs)[None])[0]) for _ in range(60)}
+
+    assert moves(_c4([(5, 0), (5, 1), (5, 2)], [(4, 0), (4, 1), (4, 2)])) == {3}  # its win
+    assert moves(_c4([(5, 6)], [(5, 0), (5, 1), (5, 2)])) == set(range(7))  # no block: every column
+    full = _c4([(r, 0) for r in (1, 3, 5)] + [(5, 6)], [(r, 0) for r in (0, 2, 4)])
+    assert moves(full) == set(range(1, 7))  # never the full column
 
 
 def test_flood_fill_reach_and_the_careful_snake():

@@ -1,8 +1,8 @@
-"""DQN learner on PettingZoo's connect_four_v3 against its own opponent pool, the scripted heuristic and the random
-player, as first and second player (the seats are shuffled every game). benchmarks/selfplay_strength.py measures it
-against the one-ply player, which it never meets in training; tests/entry/test_selfplay_learning.py trains its
-network with a mix of mostly random-player games (overrides) and checks that it beats the random player after 30,000
-env steps (the measured tables are in docs/selfplay.md).
+"""DQN learner on PettingZoo's connect_four_v3 against its own opponent pool, the scripted heuristic and a random
+player that takes its wins, as first and second player (the seats are shuffled every game).
+benchmarks/selfplay_strength.py measures it against the one-ply player, which it never meets in training;
+tests/entry/test_selfplay_learning.py trains its network with a mix of mostly random-player games (overrides) and
+checks that it beats the random player after 30,000 env steps (the measured tables are in docs/selfplay.md).
 Run: ding_lite -m selfplay -c dizoo/board_games/connect_four/config/connect_four_dqn_config.py -s 0"""
 main_config = dict(
     exp_name="connect_four_dqn_seed0",
@@ -50,9 +50,11 @@ main_config = dict(
         p_latest=0.3,
         # three pool games in ten against the heuristic (wins when it can, blocks the opponent's win): it punishes
         # every missed win and every missed block at once, which the random player and early snapshots rarely do;
-        # three in ten against the random player, for the positions no snapshot reaches; the rest to snapshots.
-        # The evaluation's one-ply player is not among them.
-        baselines=["connect_four_heuristic", "random"],
+        # three in ten against connect_four_win_or_random (wins when it can, else any column): the random player's
+        # positions, which no snapshot reaches, with every missed block punished there too (the learner's missed
+        # blocks are what loses its games against the one-ply player); the rest to snapshots. The evaluation's
+        # one-ply player is not among them.
+        baselines=["connect_four_heuristic", "connect_four_win_or_random"],
         p_baseline=0.6,
         eval_opponents=["random", "connect_four_heuristic"],
         eval_latest=1,

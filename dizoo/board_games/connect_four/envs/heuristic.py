@@ -1,6 +1,8 @@
 """Scripted connect-four players for PettingZoo's ``connect_four_v3`` observations: ``connect_four_heuristic`` wins
 now if it can, else blocks the opponent's winning move, else plays a random legal column, centre columns preferred;
-``connect_four_one_ply`` also never hands the opponent a win when it has a move that does not."""
+``connect_four_one_ply`` also never hands the opponent a win when it has a move that does not;
+``connect_four_win_or_random`` (a training opponent) wins now if it can, else plays a uniformly random legal column:
+the random player's positions, with every missed block and every handed-over win punished."""
 from __future__ import annotations
 
 import numpy as np
@@ -83,3 +85,22 @@ class ConnectFourOnePly:
             if not _winning_columns(theirs, now_occupied, replies):
                 safe.append(int(col))
         return int(self._rng.choice(safe if safe else legal))
+
+
+@OPPONENT_REGISTRY.register("connect_four_win_or_random")
+class ConnectFourWinOrRandom:
+    """Wins now when it can, else a uniformly random legal column (no block, no look at the opponent's threats).
+    A training opponent: it reaches the random player's positions (no centre preference) and, like the one-ply
+    player, takes every win the learner leaves it, so a missed block or a handed-over win costs the game at once."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def act(self, obs: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        return np.array([self._one(o, m) for o, m in zip(obs, action_mask, strict=True)], dtype=np.int64)
+
+    def _one(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        mine, theirs = obs[..., 0] > 0.5, obs[..., 1] > 0.5
+        legal = np.flatnonzero(mask)
+        wins = _winning_columns(mine, mine | theirs, legal)
+        return int(self._rng.choice(wins if wins else legal))
