@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -124,6 +125,8 @@ def run(name: str, seed: int, out: Path, steps: int | None, overrides: tuple[str
     start = time.perf_counter()
     if not (exp / "result.json").is_file():
         resume = latest_checkpoint(exp / "ckpt") is not None if (exp / "ckpt").is_dir() else False
+        if exp.exists() and not resume:  # a run killed before its first checkpoint: start this task and seed afresh
+            shutil.rmtree(exp)
         selfplay_pipeline(str(task.config), seed=seed, max_env_step=steps or task.env_steps, exp_dir=exp,
                           resume=resume, progress=False, overrides=extra)
     trained = json.loads((exp / "result.json").read_text())
