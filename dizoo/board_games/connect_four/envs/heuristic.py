@@ -30,15 +30,25 @@ def _drop(board: np.ndarray, occupied: np.ndarray, col: int) -> np.ndarray:
     return out
 
 
-@OPPONENT_REGISTRY.register("connect_four_heuristic")
-class ConnectFourHeuristic:
-    """Plane 0 of an observation is the mover's pieces, plane 1 the opponent's (PettingZoo's convention)."""
+class _ScriptedPlayer:
+    """A scripted player's batched ``act``: one :meth:`_one` per observation, with a seeded generator for its
+    random choices. Plane 0 of an observation is the mover's pieces, plane 1 the opponent's (PettingZoo's
+    convention)."""
 
     def __init__(self, seed: int = 0) -> None:
         self._rng = np.random.default_rng(seed)
 
     def act(self, obs: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         return np.array([self._one(o, m) for o, m in zip(obs, action_mask, strict=True)], dtype=np.int64)
+
+    def _one(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        raise NotImplementedError
+
+
+@OPPONENT_REGISTRY.register("connect_four_heuristic")
+class ConnectFourHeuristic(_ScriptedPlayer):
+    """Wins when it can, else blocks the opponent's immediate win, else a random legal column weighted towards the
+    centre."""
 
     def _one(self, obs: np.ndarray, mask: np.ndarray) -> int:
         mine, theirs = obs[..., 0] > 0.5, obs[..., 1] > 0.5
@@ -58,16 +68,10 @@ def _winning_columns(board: np.ndarray, occupied: np.ndarray, legal: np.ndarray)
 
 
 @OPPONENT_REGISTRY.register("connect_four_one_ply")
-class ConnectFourOnePly:
+class ConnectFourOnePly(_ScriptedPlayer):
     """A one-ply player: it wins when it can, else blocks the opponent's immediate win, else plays uniformly among
     the moves that do not hand the opponent a win (a piece that lets the opponent complete four on top of it, or
     that leaves an opponent's threat open); when every move hands one over, among all legal moves."""
-
-    def __init__(self, seed: int = 0) -> None:
-        self._rng = np.random.default_rng(seed)
-
-    def act(self, obs: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
-        return np.array([self._one(o, m) for o, m in zip(obs, action_mask, strict=True)], dtype=np.int64)
 
     def _one(self, obs: np.ndarray, mask: np.ndarray) -> int:
         mine, theirs = obs[..., 0] > 0.5, obs[..., 1] > 0.5
@@ -88,16 +92,10 @@ class ConnectFourOnePly:
 
 
 @OPPONENT_REGISTRY.register("connect_four_win_or_random")
-class ConnectFourWinOrRandom:
+class ConnectFourWinOrRandom(_ScriptedPlayer):
     """Wins now when it can, else a uniformly random legal column (no block, no look at the opponent's threats).
     A training opponent: it reaches the random player's positions (no centre preference) and, like the one-ply
     player, takes every win the learner leaves it, so a missed block or a handed-over win costs the game at once."""
-
-    def __init__(self, seed: int = 0) -> None:
-        self._rng = np.random.default_rng(seed)
-
-    def act(self, obs: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
-        return np.array([self._one(o, m) for o, m in zip(obs, action_mask, strict=True)], dtype=np.int64)
 
     def _one(self, obs: np.ndarray, mask: np.ndarray) -> int:
         mine, theirs = obs[..., 0] > 0.5, obs[..., 1] > 0.5
