@@ -5,6 +5,8 @@ now if it can, else blocks the opponent's winning move, else plays a random lega
 the random player's positions, with every missed block and every handed-over win punished."""
 from __future__ import annotations
 
+import abc
+
 import numpy as np
 
 from ding_lite.registry import OPPONENT_REGISTRY
@@ -30,7 +32,7 @@ def _drop(board: np.ndarray, occupied: np.ndarray, col: int) -> np.ndarray:
     return out
 
 
-class _ScriptedPlayer:
+class _ScriptedPlayer(abc.ABC):
     """A scripted player's batched ``act``: one :meth:`_one` per observation, with a seeded generator for its
     random choices. Plane 0 of an observation is the mover's pieces, plane 1 the opponent's (PettingZoo's
     convention)."""
@@ -41,8 +43,9 @@ class _ScriptedPlayer:
     def act(self, obs: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         return np.array([self._one(o, m) for o, m in zip(obs, action_mask, strict=True)], dtype=np.int64)
 
+    @abc.abstractmethod
     def _one(self, obs: np.ndarray, mask: np.ndarray) -> int:
-        raise NotImplementedError
+        """The column to play for one observation (H, W, 2) and its legal-move mask (W,)."""
 
 
 @OPPONENT_REGISTRY.register("connect_four_heuristic")
