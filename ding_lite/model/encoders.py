@@ -43,26 +43,30 @@ class ConvEncoder(nn.Module):
     256 frames: the scaled cast took 11 ms of a 115 ms learn step, the plain cast 1.4 ms).
 
     Sides of 36 pixels or more get the Nature-DQN stack (Mnih et al. 2015: 32 8x8/4, 64 4x4/2, 64 3x3/1; with
-    ``hidden_sizes=[512]`` it is that paper's network); smaller grids (MiniGrid's 7x7 view) get three 2x2 convs.
+    ``hidden_sizes=[512]`` it is that paper's network); smaller grids (MiniGrid's 7x7 view) get three 2x2 convs;
+    ``layers_spec`` (``model.conv_layers``) replaces either stack with its own ``(out_channels, kernel, stride[,
+    padding])`` layers (a board game's 4x4 kernel sees every four-in-a-row of connect four at once).
     Orthogonal init with gain sqrt(2) as in the MLPs (Huang et al. 2022, detail 2).
     """
 
     def __init__(self, obs_shape: Sequence[int], hidden_sizes: Sequence[int], act: str = "relu",
-                 scale: float = 1.0 / 255.0) -> None:
+                 scale: float = 1.0 / 255.0, layers_spec: Sequence[Sequence[int]] | None = None) -> None:
         super().__init__()
         shape = image_shape(obs_shape)
         assert shape is not None, obs_shape
         channels, height, width = shape
         self.hwc_input = tuple(int(x) for x in obs_shape) != shape  # (H, W, C) observations, permuted in forward
         self.scale = float(scale)
-        nature = min(height, width) >= NATURE_MIN_SIDE
-        if nature:
-            spec = [(32, 8, 4), (64, 4, 2), (64, 3, 1)]
+        nature = layers_spec is None and min(height, width) >= NATURE_MIN_SIDE
+        if layers_spec is not None:  # model.conv_layers: (out_channels, kernel, stride[, padding]) per layer
+            spec = [(int(s[0]), int(s[1]), int(s[2]), int(s[3]) if len(s) > 3 else 0) for s in layers_spec]
+        elif nature:
+            spec = [(32, 8, 4, 0), (64, 4, 2, 0), (64, 3, 1, 0)]
         else:
-            spec = [(16, 2, 1), (32, 2, 1), (64, 2, 1)]
+            spec = [(16, 2, 1, 0), (32, 2, 1, 0), (64, 2, 1, 0)]
         layers: list[nn.Module] = []
-        for out_channels, kernel, stride in spec:
-            conv = nn.Conv2d(channels, out_channels, kernel, stride)
+        for out_channels, kernel, stride, padding in spec:
+            conv = nn.Conv2d(channels, out_channels, kernel, stride, padding)
             nn.init.orthogonal_(conv.weight, 2 ** 0.5)
             nn.init.zeros_(conv.bias)  # type: ignore[arg-type]
             # in place: a conv's backward needs its input, not its output (-2 ms of Pong's learn step)
@@ -88,7 +92,7 @@ class ConvEncoder(nn.Module):
         x = obs.to(torch.float32, memory_format=torch.channels_last if self.nhwc else torch.preserve_format)
         first = cast(nn.Conv2d, self.convs[0])
         weight = first.weight if self.scale == 1.0 else first.weight * self.scale
-        x = nn.functional.conv2d(x, weight, first.bias, first.stride)
+        x = nn.functional.conv2d(x, weight, first.bias, first.stride, first.padding)
         for layer in islice(self.convs, 1, None):  # the rest of the stack after the first conv
             x = layer(x)
         return self.head(x)
@@ -113,13 +117,45 @@ def conv_fits(obs_shape: Any) -> bool:
     return image is not None and min(image[1:]) >= SMALL_MIN_SIDE
 
 
+def conv_layers(spec: Any, obs_shape: Any) -> list[tuple[int, ...]] | None:
+    """``model.conv_layers`` checked: None (the stack chosen from the frame size), or a list of ``[out_channels,
+    kernel, stride]`` or ``[out_channels, kernel, stride, padding]`` whose output still has cells left for the
+    observation's frames; a config error names the layer otherwise."""
+    if spec is None:
+        return None
+    if not isinstance(spec, (list, tuple)) or not spec:
+        raise ConfigError(f"policy.model.conv_layers must be None or a non-empty list of [out_channels, kernel, "
+                          f"stride(, padding)], got {spec!r}")
+    shape = image_shape(obs_shape)
+    assert shape is not None, obs_shape
+    height, width = shape[1:]
+    out: list[tuple[int, ...]] = []
+    for k, layer in enumerate(spec):
+        ok = isinstance(layer, (list, tuple)) and len(layer) in (3, 4) and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in layer)
+        if not ok or min(layer[:3]) < 1 or (len(layer) == 4 and layer[3] < 0):
+            raise ConfigError(f"policy.model.conv_layers[{k}] must be [out_channels, kernel, stride] or [out_channels, "
+                              f"kernel, stride, padding] of positive integers (padding 0 or more), got {layer!r}")
+        _, kernel, stride, *pad = layer
+        padding = pad[0] if pad else 0
+        height = (height + 2 * padding - kernel) // stride + 1
+        width = (width + 2 * padding - kernel) // stride + 1
+        if min(height, width) < 1:
+            raise ConfigError(f"policy.model.conv_layers[{k}] = {list(layer)} leaves no cell of the {shape[1]}x"
+                              f"{shape[2]} frames (obs_shape={obs_shape!r}): use a smaller kernel or stride, or "
+                              f"padding")
+        out.append(tuple(int(v) for v in layer))
+    return out
+
+
 def build_encoder(cfg: Mapping[str, Any], hidden_sizes: Sequence[int], act: str) -> tuple[nn.Module, int]:
     """The encoder a model section asks for and its output size.
 
     ``cfg['encoder']`` is 'auto' (a conv net where :func:`conv_fits`, an MLP over the flattened observation
     otherwise), 'conv' (frames that fit only: a config error names the shape otherwise) or 'mlp' (any observation,
     flattened; integer observations are cast to float, not scaled). ``cfg['image_scale']`` multiplies pixels before
-    the convs (1/255 for uint8 frames).
+    the convs (1/255 for uint8 frames); ``cfg['conv_layers']`` (None: chosen from the frame size) names the conv
+    stack's layers.
     """
     choice = cfg.get("encoder", "auto")
     if choice not in ENCODERS:
@@ -130,8 +166,9 @@ def build_encoder(cfg: Mapping[str, Any], hidden_sizes: Sequence[int], act: str)
         raise ConfigError(f"policy.model.encoder='conv' needs frames (C, H, W) or (H, W, C) of at least "
                           f"{SMALL_MIN_SIDE}x{SMALL_MIN_SIDE}, got obs_shape={obs_shape!r}: set "
                           f"policy.model.encoder='auto' or 'mlp'")
+    layers_spec = conv_layers(cfg.get("conv_layers"), obs_shape) if fits and choice != "mlp" else None
     if fits and choice != "mlp":
-        encoder = ConvEncoder(obs_shape, hidden_sizes, act, float(cfg.get("image_scale", 1.0 / 255.0)))
+        encoder = ConvEncoder(obs_shape, hidden_sizes, act, float(cfg.get("image_scale", 1.0 / 255.0)), layers_spec)
         return encoder, encoder.out_size
     size = flat_size(obs_shape)
     return mlp(size, hidden_sizes, act), (int(hidden_sizes[-1]) if len(hidden_sizes) else size)

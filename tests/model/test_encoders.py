@@ -133,3 +133,21 @@ def test_nature_stack_runs_nhwc_with_the_same_outputs_as_plain_nchw() -> None:
     grid = VAC(dict(VAC.config, obs_shape=[7, 7, 3], action_shape=7, action_space="discrete"))
     views = torch.zeros(2, 7, 7, 3, dtype=torch.uint8)
     assert conv_layout(grid, views) is views and conv_layout(model, torch.zeros(3, 11)).dim() == 2
+
+
+def test_conv_layers_name_the_conv_stack_and_bad_ones_are_config_errors() -> None:
+    """``model.conv_layers`` replaces the stack chosen from the frame size: connect four's (6, 7, 3) board with a 4x4
+    kernel (3x4 cells left) and a padded 3x3 one (3x4 kept) gives 64 * 3 * 4 features."""
+    model = _qnet([6, 7, 3], conv_layers=[[64, 4, 1], [32, 3, 1, 1]], encoder_hidden_size_list=[16])
+    convs = [m for m in model.encoder.convs if isinstance(m, nn.Conv2d)]
+    assert [(c.out_channels, c.kernel_size[0], c.stride[0], c.padding[0]) for c in convs] == [(64, 4, 1, 0),
+                                                                                                (32, 3, 1, 1)]
+    assert next(m for m in model.encoder.head.modules() if isinstance(m, nn.Linear)).in_features == 32 * 3 * 4
+    assert model(torch.ones(5, 6, 7, 3, dtype=torch.int8))["q_value"].shape == (5, 6)
+    with pytest.raises(ConfigError, match=r"conv_layers\[1\] = \[8, 4, 1\] leaves no cell of the 6x7 frames"):
+        _qnet([6, 7, 3], conv_layers=[[8, 4, 1], [8, 4, 1]])
+    for bad in ([[8, 0, 1]], [[8, 2]], [[8, 2, 1, -1]], [[8, 2.5, 1]], "8,2,1"):
+        with pytest.raises(ConfigError, match=r"policy\.model\.conv_layers"):
+            _qnet([6, 7, 3], conv_layers=bad)
+    # an MLP encoder ignores the key (nothing to convolve), as a vector observation does
+    assert not any(isinstance(m, nn.Conv2d) for m in _qnet(11, conv_layers=[[8, 2, 1]]).modules())
