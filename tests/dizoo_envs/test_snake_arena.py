@@ -50,3 +50,28 @@ def test_length_lead_and_steps_left_features():
     obs, *_ = env.step({"snake_0": 0, "snake_1": 0})
     assert obs["snake_1"][[LENGTH_LEAD, STEPS_LEFT]] == pytest.approx([-2 / 20, 3 / 4])
     assert env.features("snake_0").shape == (N_FEATURES,) == env.observation_space("snake_0").shape
+
+
+def test_local_view_is_the_grid_around_the_head_turned_to_its_heading():
+    """snake_0 heads right (east) along row 1 of the 7x7 grid, head at (1, 3): with ``local_view=1`` its 3x3 window's
+    top row lies one cell east (column 4), its left column one cell north (row 0, off the grid's top edge: deadly)."""
+    env = SnakeArenaEnv(n_snakes=2, size=7, n_food=1, max_steps=10, local_view=1)
+    env.reset(seed=0)
+    env.bodies = {"snake_0": [(1, 3), (1, 2), (1, 1)], "snake_1": [(2, 4), (3, 4), (4, 4)]}
+    env.heading = {"snake_0": 1, "snake_1": 0}
+    env.food = [(2, 2)]
+    deadly, heads, food = env.view("snake_0")
+    # rows: ahead (column 4), level (column 3), behind (column 2); columns: left (row 0), centre (row 1), right (row 2)
+    assert deadly.tolist() == [[0, 0, 1],  # (0, 4) free, (1, 4) free, (2, 4) snake_1's head: a body cell that stays
+                               [0, 1, 0],  # (0, 3), the head itself, (2, 3)
+                               [0, 1, 0]]  # (0, 2), the neck (1, 2), (2, 2) food
+    assert heads.tolist() == [[0, 0, 1], [0, 0, 0], [0, 0, 0]]
+    assert food.tolist() == [[0, 0, 0], [0, 0, 0], [0, 0, 1]]
+    obs = env.features("snake_0")
+    assert obs.shape == (N_FEATURES + 27,) == env.observation_space("snake_0").shape
+    assert obs[N_FEATURES:].tolist() == env.view("snake_0").ravel().tolist()
+    env.bodies["snake_0"] = [(0, 3), (1, 3), (2, 3)]  # at the top edge heading north: the window's top row is off grid
+    env.heading["snake_0"] = 0
+    assert env.view("snake_0")[0][0].tolist() == [1, 1, 1]
+    with pytest.raises(ValueError, match="local_view must be an int of 0 or more"):
+        SnakeArenaEnv(local_view=-1)

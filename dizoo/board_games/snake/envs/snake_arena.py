@@ -5,7 +5,10 @@ meets another head. The last snake alive wins; after ``max_steps`` the longest-l
 Each agent's ``info['score']`` (steps survived, plus length / 100 as the tie-break) decides the game.
 
 Actions are relative to the heading: 0 straight, 1 turn left, 2 turn right. The observation of a snake is 21
-egocentric features (see :meth:`SnakeArenaEnv.features`); the scripted snakes of ``heuristic.py`` act on them.
+egocentric features (see :meth:`SnakeArenaEnv.features`); the scripted snakes of ``heuristic.py`` act on them. With
+``local_view=k`` the features are followed by a ``(2k+1) x (2k+1)`` window of the grid around the head, turned so
+that its top row lies ahead (see :meth:`SnakeArenaEnv.view`): where the other snakes are, which the 21 features only
+tell for the three cells next to the head.
 """
 from __future__ import annotations
 
@@ -28,6 +31,9 @@ REACH = slice(16, 19)  # free cells reachable from the straight / left / right c
 # own length minus the longest other snake's / 20 (clipped to [-1, 1]), and steps left / max_steps: at max_steps the
 # longest survivor wins, so a snake needs both to see whether the time limit will make it the winner
 LENGTH_LEAD, STEPS_LEFT = 19, 20
+# the local view's planes, in this order after the features: cells a snake dies entering (off the grid, or a body
+# cell that stays next step: every body but the tails), the other snakes' heads, food
+VIEW_CHANNELS = 3
 
 
 def _start_spots(size: int) -> list[tuple[list[tuple[int, int]], int]]:
@@ -51,16 +57,21 @@ class SnakeArenaEnv(ParallelEnv):
     metadata = {"name": "snake_arena_v0", "render_modes": []}
 
     def __init__(self, n_snakes: int = 4, size: int = 11, n_food: int = 3, max_steps: int = 100,
-                 food_reward: float = 0.1, shuffle_starts: bool = True) -> None:
+                 food_reward: float = 0.1, shuffle_starts: bool = True, local_view: int = 0) -> None:
         if not 2 <= n_snakes <= 4:
             raise ValueError(f"snake arena: n_snakes must be 2, 3 or 4, got {n_snakes}")
         if size < 7:
             raise ValueError(f"snake arena: size must be at least 7, got {size}")
+        if not isinstance(local_view, int) or isinstance(local_view, bool) or local_view < 0:
+            raise ValueError(f"snake arena: local_view must be an int of 0 or more (the window's half side), got "
+                             f"{local_view!r}")
+        self.local_view = local_view
+        self.n_obs = N_FEATURES + (VIEW_CHANNELS * (2 * local_view + 1) ** 2 if local_view else 0)
         self.n_snakes, self.size, self.n_food, self.max_steps = n_snakes, size, n_food, max_steps
         self.food_reward, self.shuffle_starts = food_reward, shuffle_starts
         self.possible_agents = [f"snake_{k}" for k in range(n_snakes)]
         self.agents: list[str] = []
-        self._obs_space = spaces.Box(-1.0, 1.0, (N_FEATURES,), np.float32)
+        self._obs_space = spaces.Box(-1.0, 1.0, (self.n_obs,), np.float32)
         self._act_space = spaces.Discrete(3)
         self._rng = np.random.default_rng()
 
@@ -129,7 +140,7 @@ class SnakeArenaEnv(ParallelEnv):
         self._spawn_food()
         infos = {a: {"score": self._score(a)} for a in self.agents}
         regions = self._regions()
-        observations = {a: self.features(a, regions) if a in self.bodies else np.zeros(N_FEATURES, np.float32)
+        observations = {a: self.features(a, regions) if a in self.bodies else np.zeros(self.n_obs, np.float32)
                         for a in self.agents}
         self.agents = [] if over or truncated else survivors
         return observations, rewards, terminations, truncations, infos
@@ -223,7 +234,36 @@ class SnakeArenaEnv(ParallelEnv):
         longest_other = max((len(b) for a, b in self.bodies.items() if a != agent), default=0)
         out[LENGTH_LEAD] = np.clip((len(body) - longest_other) / 20.0, -1.0, 1.0)
         out[STEPS_LEFT] = max(self.max_steps - self.t, 0) / self.max_steps
+        if self.local_view:
+            return np.concatenate([out, self.view(agent).ravel()])
         return out
+
+    def view(self, agent: str) -> np.ndarray:
+        """``(3, 2k+1, 2k+1)`` float32 window of the grid around ``agent``'s head (``k = local_view``), turned to its
+        heading: row 0 lies ``k`` cells ahead, the centre row through the head, column 0 ``k`` cells to the left.
+        Planes: deadly cells (off the grid, or a body cell other than a tail), the other snakes' heads, food."""
+        k, size = self.local_view, self.size
+        deadly = np.zeros((size, size), dtype=np.float32)
+        heads = np.zeros((size, size), dtype=np.float32)
+        food = np.zeros((size, size), dtype=np.float32)
+        for other, body in self.bodies.items():
+            for r, c in body[:-1]:
+                deadly[r, c] = 1.0
+            if other != agent:
+                heads[body[0]] = 1.0
+        for cell in self.food:
+            food[cell] = 1.0
+        head, heading = self.bodies[agent][0], self.heading[agent]
+        fwd, right = _MOVES[heading], _MOVES[(heading + 1) % 4]
+        ahead = np.arange(k, -k - 1, -1).reshape(-1, 1)  # rows: k ahead .. k behind
+        side = np.arange(-k, k + 1).reshape(1, -1)  # columns: k left .. k right
+        rows = head[0] + ahead * fwd[0] + side * right[0]
+        cols = head[1] + ahead * fwd[1] + side * right[1]
+        inside = (rows >= 0) & (rows < size) & (cols >= 0) & (cols < size)
+        r, c = np.clip(rows, 0, size - 1), np.clip(cols, 0, size - 1)
+        out = np.stack([np.where(inside, deadly[r, c], 1.0), np.where(inside, heads[r, c], 0.0),
+                        np.where(inside, food[r, c], 0.0)])
+        return out.astype(np.float32)
 
 
 def snake_arena(**kwargs: Any) -> SnakeArenaEnv:
