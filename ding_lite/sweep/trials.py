@@ -335,8 +335,14 @@ def write_results(spec: SweepSpec, tune_status: Mapping[str, Mapping[str, Any]],
 
     folder = Path(spec.sweep_dir)
     trials = []
+    abandoned = []
     for path in sorted((folder / "trials").glob("*/trial.json")):
         data = json.loads(path.read_text())
+        if tune_status and data["trial_id"] not in tune_status:
+            # a trial a killed driver started after Ray Tune last saved its state: the restored search does not know
+            # it and drew another in its place, so it is not one of the sweep's num_samples trials
+            abandoned.append({"trial_id": data["trial_id"], "label": data.get("label"), "dir": str(path.parent)})
+            continue
         status = tune_status.get(data["trial_id"], {})
         if data["status"] != "done":
             data["status"] = "failed" if status.get("error") else ("pruned" if status else "unfinished")
@@ -349,6 +355,10 @@ def write_results(spec: SweepSpec, tune_status: Mapping[str, Mapping[str, Any]],
     best = trials[0] if trials and trials[0]["status"] == "done" else None
     summary: dict[str, Any] = {"spec": asdict(spec), "metric": spec.metric, "mode": spec.mode,
                                "ray_address": ray_address, "trials": trials, "best": best}
+    if abandoned:
+        summary["abandoned"] = abandoned
+        print(f"[sweep] {len(abandoned)} trial folder(s) of the killed run that the resumed search does not know, "
+              f"left out of the results: " + ", ".join(a["dir"] for a in abandoned), file=sys.stderr, flush=True)
     if best is not None:
         cfg = load_config(spec.config, strict=spec.strict,
                           overrides=[*spec.overrides, *(override(k, v) for k, v in best["params"].items())])

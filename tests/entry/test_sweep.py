@@ -180,6 +180,28 @@ def test_optuna_sweep_with_pruning_via_address_killed_and_resumed(ray_head, tmp_
     assert done == sorted(done, reverse=True) and trials[0]["status"] == "done"
 
 
+def test_a_trial_the_restored_search_does_not_know_is_left_out_of_the_results(tmp_path: Path, capsys) -> None:
+    """A killed driver can start a trial after Ray Tune last saved its state; the restored search then draws another
+    in its place. The orphan's folder stays but it is not one of the sweep's trials: results list what Tune knows."""
+    from ding_lite.sweep.trials import OBJECTIVE, SweepSpec, write_results
+
+    spec = SweepSpec(config=PPO, sweep_dir=str(tmp_path), space=["policy.learn.learning_rate=[0.001,0.01]"],
+                     search="optuna", seeds=[0], metric="eval_return", mode="max", num_samples=2)
+    for trial_id, status in (("t_done", "done"), ("t_pruned", "running"), ("t_orphan", "running")):
+        (tmp_path / "trials" / trial_id).mkdir(parents=True)
+        (tmp_path / "trials" / trial_id / "trial.json").write_text(json.dumps(
+            {"trial_id": trial_id, "label": trial_id, "params": {"policy.learn.learning_rate": 0.001},
+             "runs": [f"trials/{trial_id}/run_seed0"], "seeds": [0], "metric": "eval_return", "status": status,
+             "per_seed": [50.0] if status == "done" else [], "objective": 50.0 if status == "done" else None}))
+    known = {"t_done": {"error": None, "last": {OBJECTIVE: 50.0}},
+             "t_pruned": {"error": None, "last": {OBJECTIVE: 20.0}}}
+    summary = write_results(spec, known)
+    assert [(t["trial_id"], t["status"]) for t in summary["trials"]] == [("t_done", "done"), ("t_pruned", "pruned")]
+    assert [a["trial_id"] for a in summary["abandoned"]] == ["t_orphan"]
+    assert json.loads((tmp_path / "sweep.json").read_text())["abandoned"][0]["trial_id"] == "t_orphan"
+    assert "t_orphan" in capsys.readouterr().err and (tmp_path / "trials" / "t_orphan").is_dir()
+
+
 # ---- bad input -------------------------------------------------------------------------------------------------
 def test_space_parsing_and_tune_spaces() -> None:
     assert parse_dimension("a.b=[1, 2.5, 'x']").args == (1, 2.5, "x")
@@ -246,3 +268,4 @@ def test_a_folder_that_holds_a_sweep_needs_resume(tmp_path: Path, monkeypatch, c
     err = capsys.readouterr().err.strip()
     assert "the folder holds files already (a sweep?): --resume continues the sweep saved there" in err
     assert (tmp_path / "s" / "sweep_spec.json").stat().st_mtime < before + 1
+
