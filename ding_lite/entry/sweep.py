@@ -24,6 +24,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ding_lite.sweep.results import results_table, tune_status, write_results
 from ding_lite.sweep.space import SweepError, tune_space
 from ding_lite.sweep.trials import (
     METRICS,
@@ -34,14 +35,11 @@ from ding_lite.sweep.trials import (
     SweepSpec,
     check_spec,
     import_tune,
-    results_table,
     run_trial,
     scheduler,
     search_alg,
     trial_dirname,
     trial_lines,
-    tune_status,
-    write_results,
 )
 from ding_lite.utils.cli_args import OneLineParser, positive_float, positive_int, seed_arg
 

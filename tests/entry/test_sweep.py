@@ -183,7 +183,8 @@ def test_optuna_sweep_with_pruning_via_address_killed_and_resumed(ray_head, tmp_
 def test_a_trial_the_restored_search_does_not_know_is_left_out_of_the_results(tmp_path: Path, capsys) -> None:
     """A killed driver can start a trial after Ray Tune last saved its state; the restored search then draws another
     in its place. The orphan's folder stays but it is not one of the sweep's trials: results list what Tune knows."""
-    from ding_lite.sweep.trials import OBJECTIVE, SweepSpec, write_results
+    from ding_lite.sweep.results import write_results
+    from ding_lite.sweep.trials import OBJECTIVE, SweepSpec
 
     spec = SweepSpec(config=PPO, sweep_dir=str(tmp_path), space=["policy.learn.learning_rate=[0.001,0.01]"],
                      search="optuna", seeds=[0], metric="eval_return", mode="max", num_samples=2)

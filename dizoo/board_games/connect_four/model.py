@@ -25,6 +25,7 @@ import torch
 from torch import nn
 
 from ding_lite.data.keys import LOGIT, Q_VALUE
+from ding_lite.errors import ConfigError
 from ding_lite.model.common import activation, mlp, ortho_init
 from ding_lite.model.encoders import build_encoder
 from ding_lite.registry import MODEL_REGISTRY
@@ -79,9 +80,10 @@ class AfterstateQ(nn.Module):
         obs_shape=None,  # PettingZoo's (6, 7, 2) board; None: from the env
         action_shape=None,  # 7 columns; None: from the env
         encoder_hidden_size_list=[64],  # the value network's MLP widths (after its convs)
-        encoder="auto",  # 'auto' / 'conv': convs over the (6, 7, 3) afterstates; 'mlp': the flattened afterstates
-        # one 4x4 layer sees every four-in-a-row window of the board; the padded 3x3 one combines neighbouring windows
-        conv_layers=[[64, 4, 1], [64, 3, 1, 1]],
+        # with value_net='encoder' only: the framework's encoder over the (6, 7, 3) afterstates ('auto' / 'conv': the
+        # convs of conv_layers, flattened, then the MLP; 'mlp': the flattened afterstates)
+        encoder="auto",
+        conv_layers=[[32, 4, 1]],  # one 4x4 layer sees every four-in-a-row window of the board
         image_scale=1.0,  # the planes are 0/1
         activation="relu",  # hidden-layer activation
         # 'pool': one 4x4 conv layer of pool_channels, its max and mean over the board's 12 windows, then the MLP of
@@ -94,7 +96,6 @@ class AfterstateQ(nn.Module):
     def __init__(self, cfg: Mapping[str, Any]) -> None:
         super().__init__()
         if list(cfg["obs_shape"] or [])[:2] != [ROWS, COLS] or int(cfg["action_shape"] or COLS) != COLS:
-            from ding_lite.errors import ConfigError
             raise ConfigError(f"model type 'connect_four_afterstate_q' needs connect four's (6, 7, C) boards and 7 "
                               f"actions, got obs_shape={cfg['obs_shape']!r}, action_shape={cfg['action_shape']!r}")
         hidden = list(cfg["encoder_hidden_size_list"])
@@ -104,7 +105,6 @@ class AfterstateQ(nn.Module):
         elif cfg["value_net"] == "encoder":
             self.encoder, size = build_encoder(dict(cfg, obs_shape=AFTERSTATE_SHAPE), hidden, cfg["activation"])
         else:
-            from ding_lite.errors import ConfigError
             raise ConfigError(f"policy.model.value_net must be 'pool' or 'encoder', got {cfg['value_net']!r}")
         self.value = ortho_init(nn.Linear(size, 1), 1.0)
 

@@ -96,8 +96,8 @@ class SnakeArenaEnv(ParallelEnv):
         self.death_step = {a: None for a in self.possible_agents}
         self.food: list[tuple[int, int]] = []
         self._spawn_food()
-        regions = self._regions()
-        return {a: self.features(a, regions) for a in self.agents}, {a: {} for a in self.agents}
+        regions, grids = self._regions(), self._view_grids()
+        return {a: self.features(a, regions, grids) for a in self.agents}, {a: {} for a in self.agents}
 
     def _spawn_food(self) -> None:
         taken = {c for body in self.bodies.values() for c in body} | set(self.food)
@@ -139,8 +139,8 @@ class SnakeArenaEnv(ParallelEnv):
             del self.bodies[a]
         self._spawn_food()
         infos = {a: {"score": self._score(a)} for a in self.agents}
-        regions = self._regions()
-        observations = {a: self.features(a, regions) if a in self.bodies else np.zeros(self.n_obs, np.float32)
+        regions, grids = self._regions(), self._view_grids()
+        observations = {a: self.features(a, regions, grids) if a in self.bodies else np.zeros(self.n_obs, np.float32)
                         for a in self.agents}
         self.agents = [] if over or truncated else survivors
         return observations, rewards, terminations, truncations, infos
@@ -197,7 +197,8 @@ class SnakeArenaEnv(ParallelEnv):
             counts.append(n)
         return label, np.asarray(counts, dtype=np.int64)
 
-    def features(self, agent: str, regions: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    def features(self, agent: str, regions: tuple[np.ndarray, np.ndarray] | None = None,
+                 grids: np.ndarray | None = None) -> np.ndarray:
         """21 egocentric features of ``agent`` (see the index constants of this module); ``regions`` as
         :meth:`_regions` gives them (computed here if not given: one flood fill serves every snake of a step)."""
         label, counts = regions if regions is not None else self._regions()
@@ -235,24 +236,31 @@ class SnakeArenaEnv(ParallelEnv):
         out[LENGTH_LEAD] = np.clip((len(body) - longest_other) / 20.0, -1.0, 1.0)
         out[STEPS_LEFT] = max(self.max_steps - self.t, 0) / self.max_steps
         if self.local_view:
-            return np.concatenate([out, self.view(agent).ravel()])
+            return np.concatenate([out, self.view(agent, grids).ravel()])
         return out
 
-    def view(self, agent: str) -> np.ndarray:
+    def _view_grids(self) -> np.ndarray | None:
+        """``(3, size, size)`` planes of the whole grid for :meth:`view` (deadly cells, every head, food), built once
+        per step for all snakes; None without a local view."""
+        if not self.local_view:
+            return None
+        grids = np.zeros((VIEW_CHANNELS, self.size, self.size), dtype=np.float32)
+        for body in self.bodies.values():
+            for r, c in body[:-1]:
+                grids[0, r, c] = 1.0
+            grids[1][body[0]] = 1.0
+        for cell in self.food:
+            grids[2][cell] = 1.0
+        return grids
+
+    def view(self, agent: str, grids: np.ndarray | None = None) -> np.ndarray:
         """``(3, 2k+1, 2k+1)`` float32 window of the grid around ``agent``'s head (``k = local_view``), turned to its
         heading: row 0 lies ``k`` cells ahead, the centre row through the head, column 0 ``k`` cells to the left.
-        Planes: deadly cells (off the grid, or a body cell other than a tail), the other snakes' heads, food."""
+        Planes: deadly cells (off the grid, or a body cell other than a tail), the other snakes' heads, food.
+        ``grids`` as :meth:`_view_grids` gives them (built here if not given)."""
         k, size = self.local_view, self.size
-        deadly = np.zeros((size, size), dtype=np.float32)
-        heads = np.zeros((size, size), dtype=np.float32)
-        food = np.zeros((size, size), dtype=np.float32)
-        for other, body in self.bodies.items():
-            for r, c in body[:-1]:
-                deadly[r, c] = 1.0
-            if other != agent:
-                heads[body[0]] = 1.0
-        for cell in self.food:
-            food[cell] = 1.0
+        planes = self._view_grids() if grids is None else grids
+        assert planes is not None, "view() needs local_view > 0"
         head, heading = self.bodies[agent][0], self.heading[agent]
         fwd, right = _MOVES[heading], _MOVES[(heading + 1) % 4]
         ahead = np.arange(k, -k - 1, -1).reshape(-1, 1)  # rows: k ahead .. k behind
@@ -261,9 +269,10 @@ class SnakeArenaEnv(ParallelEnv):
         cols = head[1] + ahead * fwd[1] + side * right[1]
         inside = (rows >= 0) & (rows < size) & (cols >= 0) & (cols < size)
         r, c = np.clip(rows, 0, size - 1), np.clip(cols, 0, size - 1)
-        out = np.stack([np.where(inside, deadly[r, c], 1.0), np.where(inside, heads[r, c], 0.0),
-                        np.where(inside, food[r, c], 0.0)])
-        return out.astype(np.float32)
+        window = np.where(inside, planes[:, r, c], 0.0)
+        window[0][~inside] = 1.0  # off the grid is deadly
+        window[1][k, k] = 0.0  # the window's centre is the snake's own head: plane 1 holds the other snakes' heads
+        return window.astype(np.float32)
 
 
 def snake_arena(**kwargs: Any) -> SnakeArenaEnv:
