@@ -20,6 +20,7 @@ loads the run's last checkpoint into a fresh evaluator with its own seeds. Runs 
 ``ratio`` (tasks and seeds passed / all).
 
     python benchmarks/selfplay_strength.py [--tasks tictactoe connect_four rps snake] [--seeds 0 1 2] [--out DIR]
+        [--steps N] [--set KEY=VALUE ...] [--config OTHER_CONFIG.py (with one task)]
 """
 from __future__ import annotations
 
@@ -53,7 +54,8 @@ NO_EVAL = ("policy.eval.evaluator.eval_freq=100000000",)
 class Task(NamedTuple):
     config: Path
     env_steps: int  # the training budget
-    measure: Callable[[Any, int], dict[str, Any]]  # (compiled config, checkpoint, seed) -> row with 'pass'
+    # (compiled config, checkpoint, seed, folder of the measurement) -> the row, with "pass"
+    measure: Callable[[Any, Path, int, Path], dict[str, Any]]
     extra: tuple[str, ...] = ()  # overrides of the training run
 
 
@@ -118,8 +120,9 @@ TASKS = {
 }
 
 
-def run(name: str, seed: int, out: Path, steps: int | None, overrides: tuple[str, ...] = ()) -> dict[str, Any]:
-    task = TASKS[name]
+def run(name: str, seed: int, out: Path, steps: int | None, overrides: tuple[str, ...] = (),
+        config: Path | None = None) -> dict[str, Any]:
+    task = TASKS[name] if config is None else TASKS[name]._replace(config=config.resolve())
     extra = (*task.extra, *overrides)
     exp = out / f"{name}_seed{seed}"
     start = time.perf_counter()
@@ -147,12 +150,16 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("selfplay_strength_runs"))
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                         help="config overrides for every task run, as the CLI's --set (to measure a variant)")
+    parser.add_argument("--config", type=Path, default=None,
+                        help="train this config instead of the task's own (one task only), measured as the task is")
     args = parser.parse_args()
+    if args.config is not None and len(args.tasks) != 1:
+        parser.error("--config replaces one task's config: name that task alone in --tasks")
     torch.set_num_threads(1)
     rows = []
     for name in args.tasks:
         for seed in args.seeds:
-            row = run(name, seed, args.out, args.steps, tuple(args.set))
+            row = run(name, seed, args.out, args.steps, tuple(args.set), args.config)
             rows.append(row)
             print(json.dumps(row), flush=True)
     print(f"{'task':<14}{'seed':>5}{'env steps':>11}{'train s':>9}  {'pass':<6}measured")

@@ -93,7 +93,7 @@ class SnakeArenaEnv(ParallelEnv):
         self.heading = {a: spots[k][1] for a, k in zip(self.possible_agents, order, strict=True)}
         self.agents = list(self.possible_agents)
         self.t = 0
-        self.death_step = {a: None for a in self.possible_agents}
+        self.death_step: dict[str, int | None] = {a: None for a in self.possible_agents}
         self.food: list[tuple[int, int]] = []
         self._spawn_food()
         regions, grids = self._regions(), self._view_grids()
@@ -166,7 +166,8 @@ class SnakeArenaEnv(ParallelEnv):
         return lengths[-1][1]
 
     def _score(self, agent: str) -> float:
-        survived = self.death_step[agent] - 1 if self.death_step[agent] is not None else self.t
+        died = self.death_step[agent]
+        survived = died - 1 if died is not None else self.t
         length = len(self.bodies.get(agent, ()))
         return float(survived) + length / 100.0
 
