@@ -6,7 +6,8 @@ The planner (seat ``snake_0``) tries each of its three moves in ``--rollouts`` c
 mean return (the env's rewards: -1 on death, +1 to the winner, food; plus 0.05 per unit of length lead where the
 rollout ends with it alive). It is given what no learner has: a copy of the env to simulate, and the opponents'
 exact policy (only their tie-breaking noise differs). A ``snake_careful`` snake in the same seat, on the same games,
-is the reference (an equal player wins about 0.25 less the draws). Prints both win rates with their standard errors.
+is the reference (an equal player wins about 0.25 less the draws). Prints both win rates with their standard errors,
+how often each was alive at ``max_steps`` and how many of its wins the time limit decided.
 
     python benchmarks/snake_planner.py [--games 100] [--rollouts 4] [--depth 20]
 """
@@ -60,12 +61,13 @@ def rollout(env: SnakeArenaEnv, obs: dict, first: int, depth: int, player: Snake
     return ret + 0.05 * lead
 
 
-def play(game: int, planner: bool, rollouts: int, depth: int) -> bool:
-    """One game of ``snake_0`` (the planner, or a careful snake) against three careful snakes: did it win."""
+def play(game: int, planner: bool, rollouts: int, depth: int) -> tuple[bool, bool]:
+    """One game of ``snake_0`` (the planner, or a careful snake) against three careful snakes: did it win, and was
+    it alive at the time limit."""
     env = SnakeArenaEnv(**ARENA)
     obs, _ = env.reset(seed=GAME_SEED + game)
     opponents, mine, sim = SnakeCareful(game), SnakeCareful(game + 1), SnakeCareful(game + 2)
-    won = False
+    won = at_limit = False
     while env.agents:
         acts = careful_moves(opponents, obs, [a for a in env.agents if a != ME])
         if ME in env.agents:
@@ -81,9 +83,10 @@ def play(game: int, planner: bool, rollouts: int, depth: int) -> bool:
                 acts[ME] = int(np.argmax(values))
             else:
                 acts.update(careful_moves(mine, obs, [ME]))
-        obs, rewards, _, _, _ = env.step(acts)
+        obs, rewards, _, truncated, _ = env.step(acts)
         won = won or rewards.get(ME, 0.0) >= WIN
-    return won
+        at_limit = at_limit or bool(truncated.get(ME))
+    return won, at_limit
 
 
 def main() -> None:
@@ -95,9 +98,13 @@ def main() -> None:
     start = time.perf_counter()
     row = {}
     for name, planner in (("careful", False), ("planner", True)):
-        wins = np.array([play(g, planner, args.rollouts, args.depth) for g in range(args.games)], dtype=float)
+        games = np.array([play(g, planner, args.rollouts, args.depth) for g in range(args.games)], dtype=float)
+        wins, at_limit = games[:, 0], games[:, 1]
         row[name] = {"win": round(float(wins.mean()), 3),
-                     "se": round(float(wins.std(ddof=1) / np.sqrt(len(wins))), 3)}
+                     "se": round(float(wins.std(ddof=1) / np.sqrt(len(wins))), 3),
+                     # how the games went: alive at max_steps, and the wins that the time limit decided
+                     "alive_at_limit": round(float(at_limit.mean()), 3),
+                     "win_at_limit": round(float((wins * at_limit).mean()), 3)}
         print(name, row[name], f"{time.perf_counter() - start:.0f} s", flush=True)
     print(json.dumps({"games": args.games, "rollouts": args.rollouts, "depth": args.depth, **row}))
 
