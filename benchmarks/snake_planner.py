@@ -25,12 +25,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 import numpy as np  # noqa: E402
 
+from ding_lite.config import read_config  # noqa: E402
 from dizoo.board_games.snake.envs.heuristic import SnakeCareful  # noqa: E402
 from dizoo.board_games.snake.envs.snake_arena import SnakeArenaEnv  # noqa: E402
 
 ME = "snake_0"
-# the env of snake_arena_dqn_config.py
-ARENA: dict[str, Any] = dict(n_snakes=4, size=11, n_food=3, max_steps=100, food_reward=0.3)
+# the arena that the learners train and are measured in: the shipped config's env
+CONFIG = Path(__file__).resolve().parents[1] / "dizoo/board_games/snake/config/snake_arena_dqn_config.py"
+ARENA: dict[str, Any] = dict(read_config(CONFIG)[0]["env"]["kwargs"])
 GAME_SEED = 500_000  # games the training runs never saw
 WIN = 0.99  # a step reward this high holds the +1 of the winner
 
