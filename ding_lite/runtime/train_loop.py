@@ -19,6 +19,7 @@ from ding_lite.envs.variations import log_per_variation
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.runtime.experiment import experiment_dir, prepare_exp_dir, write_json
 from ding_lite.runtime.parts import TrainingParts
+from ding_lite.utils.atomic import remove_stale_temps
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
 from ding_lite.utils.claim import FolderClaim, claim_existing, claim_new
 from ding_lite.utils.events import drop_events_after
@@ -117,6 +118,8 @@ def start_run(config: ConfigLike, options: RunOptions, resolve: Callable[[Any], 
     # the saved total_config.py names this run's own folder: `-m eval -c` or `--resume -c` that file finds this
     # run's checkpoints, not those of the run (seed) the config was written for
     cfg.exp_name = str(claim.path)
+    if resume:  # the killed run may have died mid-write; its half-written temp files would stay forever
+        remove_stale_temps(claim.path)
     freeze(cfg)
     if cfg.policy.eval.evaluator.get("video_every"):
         prepare_offscreen_rendering()  # before any env (and MuJoCo) is loaded

@@ -46,6 +46,16 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
     return path
 
 
+def remove_stale_temps(folder: str | os.PathLike) -> list[Path]:
+    """Delete the temp files (``.<name>.*.tmp``) that a process killed in the middle of :func:`atomic_write` left in
+    ``folder`` and its subfolders; returns them. Only for a folder this process holds alone (a resumed run's, once
+    claimed, before its parts start): there no other write can be under way."""
+    stale = [p for p in Path(folder).rglob(".*.tmp") if p.is_file()]
+    for p in stale:
+        p.unlink(missing_ok=True)
+    return stale
+
+
 def check_writable(path: str | os.PathLike) -> None:
     """Raise :class:`~ding_lite.errors.OutputError` now if ``path`` cannot be written (it is a folder, or its nearest
     existing folder is not one or not writable), so that a long computation does not end in a refused write."""

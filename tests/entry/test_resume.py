@@ -64,6 +64,12 @@ def test_resume_after_sigkill_continues_the_run(tmp_path: Path) -> None:
     train_iter, env_step = state["train_iter"], state["env_step"]
     assert train_iter >= 80 and env_step > 0
     assert train_iter in _iterations((exp / "log" / "train.log").read_text(), "eval")  # logged past the checkpoint
+    # what a kill in the middle of a write leaves (utils/atomic.py's temp naming); another file starting with a dot
+    # is not the run's to delete
+    half_written = [exp / "ckpt" / f".resume_{train_iter + 40}.pth.tar.k1ll3d.tmp", exp / ".result.json.k1ll3d.tmp"]
+    for path in half_written:
+        path.write_bytes(b"PK\x03\x04 truncated")
+    (exp / ".keep").write_text("")
 
     proc = run_cli("-m", "serial", "-c", DQN, *SETTINGS, "--resume", "--max-train-iter", str(train_iter + 90),
                    cwd=tmp_path)
@@ -90,6 +96,7 @@ def test_resume_after_sigkill_continues_the_run(tmp_path: Path) -> None:
         assert series.steps == sorted(set(series.steps)), (tag, series.steps)
     left = set((exp / "ckpt").glob("resume_*.pth.tar"))
     assert len(left) <= 2 and not left & killed_resume_ckpts  # rotated out like the resumed run's own
+    assert not any(path.exists() for path in half_written) and (exp / ".keep").exists()
 
 
 def test_checkpoints_keep_the_best_eval_return_and_a_resumed_run_keeps_its_bar(tmp_path: Path) -> None:
