@@ -33,8 +33,10 @@ import math
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -297,19 +299,61 @@ def plan_runs(suite: Suite, tasks: Sequence[str] | None, seeds: Sequence[int], s
 
 
 def run_local(specs: Sequence[RunSpec], jobs: int, log: Callable[[str], None]) -> None:
-    """Each run in its own process (``python zoo.py --run-one``), ``jobs`` at a time, in the plan's order."""
+    """Each run in its own process (``python zoo.py --run-one``), ``jobs`` at a time, in the plan's order.
+
+    A SIGTERM (a scheduler's time limit, ``kill``) or Ctrl-C stops the suite with its runs: the run processes are
+    terminated (each keeps its last resume checkpoint; the same command continues them) and no queued run starts,
+    so no run goes on writing into a folder that a later command resumes."""
+    live: set[subprocess.Popen] = set()
+    lock = threading.Lock()
+    stopping = threading.Event()
+
     def one(spec: RunSpec) -> None:
         folder = Path(spec.folder)
         folder.mkdir(parents=True, exist_ok=True)
-        log(f"start {spec.key}")
-        with (folder / "stdout.log").open("a") as out:
-            proc = subprocess.run([sys.executable, __file__, "--run-one", json.dumps(asdict(spec))], stdout=out,
-                                  stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(REPO)})
-        log(f"{'done' if proc.returncode == 0 else f'FAILED (exit {proc.returncode}, see {folder}/stdout.log)'} "
-            f"{spec.key}")
+        with lock:
+            if stopping.is_set():
+                return
+            log(f"start {spec.key}")
+            out = (folder / "stdout.log").open("a")
+            proc = subprocess.Popen([sys.executable, __file__, "--run-one", json.dumps(asdict(spec))], stdout=out,
+                                    stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(REPO)})
+            live.add(proc)
+        with out:
+            code = proc.wait()
+        with lock:
+            live.discard(proc)
+        if not stopping.is_set():
+            log(f"{'done' if code == 0 else f'FAILED (exit {code}, see {folder}/stdout.log)'} {spec.key}")
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        list(pool.map(one, specs))
+    def on_term(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, on_term) if threading.current_thread() is threading.main_thread() \
+        else None
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        futures = [pool.submit(one, spec) for spec in specs]
+        for future in futures:
+            future.result()
+    except BaseException:
+        stopping.set()
+        with lock:
+            procs = list(live)
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        if procs:
+            log(f"stopped: {len(procs)} run(s) terminated; the same command resumes them")
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def run_ray(specs: Sequence[RunSpec], address: str, log: Callable[[str], None]) -> None:

@@ -1,6 +1,6 @@
 """benchmarks/zoo.py, the benchmark suites: the report's numbers on hand-made curves (final return, time to the
 reference, resumed repeats, IQM with bootstrap intervals, the docs block), the suites' evaluation schedules against
-their configs, and one tiny suite run end to end (a run, its curve, the report)."""
+their configs, one tiny suite run end to end (a run, its curve, the report) and one stopped by SIGTERM."""
 from __future__ import annotations
 
 import json
@@ -113,3 +113,49 @@ def test_a_tiny_suite_runs_resumes_and_reports(tmp_path: Path) -> None:
     mtime = (folder / zoo.CURVE).stat().st_mtime
     zoo.main(args)  # finished runs are not made again
     assert (folder / zoo.CURVE).stat().st_mtime == mtime
+
+
+def _children(pid: int) -> list[int]:
+    """The live child processes of ``pid`` (Linux's /proc)."""
+    kids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            kids.append(int(stat.parent.name))
+    return kids
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads child processes from /proc")
+def test_a_terminated_suite_stops_its_runs_and_starts_no_more(tmp_path: Path) -> None:
+    """SIGTERM to the suite (a scheduler's limit, ``kill``) ends the run processes too: none goes on writing into a
+    folder that the next command resumes, and the queued seed does not start."""
+    import signal
+    import subprocess
+    import time
+
+    from conftest import cli_env
+    work = tmp_path / "work"
+    proc = subprocess.Popen([sys.executable, str(REPO_ROOT / "benchmarks" / "zoo.py"), "--suite", "classic-control",
+                             "--seeds", "0", "1", "--env-steps", "10000000", "--jobs", "1", "--work", str(work),
+                             "--out", str(tmp_path / "out"), "--docs", ""], env=cli_env(), cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    curve = work / "classic-control" / "CartPole-v1" / "ding_lite-gym" / "seed0" / zoo.CURVE
+    try:
+        deadline = time.monotonic() + 120
+        while not curve.is_file():  # the run is under way
+            assert proc.poll() is None, proc.communicate()[0]
+            assert time.monotonic() < deadline, "the run did not start within 120 s"
+            time.sleep(0.1)
+        runs = _children(proc.pid)
+        assert len(runs) == 1
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, out
+    assert "stopped: 1 run(s) terminated" in out and "start CartPole-v1/ding_lite-gym/seed1" not in out
+    assert not Path(f"/proc/{runs[0]}").exists() or Path(f"/proc/{runs[0]}/stat").read_text().split()[2] == "Z"
+    assert not (curve.parent / zoo.DONE).exists()
