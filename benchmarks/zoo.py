@@ -400,7 +400,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--address", help="run the suite as Ray tasks on this cluster")
     parser.add_argument("--work", type=Path, default=Path("zoo_runs"), help="run folders (checkpoints, curves)")
     parser.add_argument("--out", type=Path, help="results folder (default docs/results/<suite>)")
-    parser.add_argument("--docs", type=Path, default=REPO / "docs" / "results.md",
+    parser.add_argument("--docs", default=str(REPO / "docs" / "results.md"),
                         help="the page whose block of this suite the report rewrites ('' : none)")
     parser.add_argument("--env-steps", type=int, help="budget of every run (default: each task's)")
     parser.add_argument("--report-only", action="store_true", help="only report the runs already made")
@@ -432,7 +432,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         else:
             run_local(todo, max(1, args.jobs), log)
     from benchmarks.zoo_report import report
-    report(plan, args.out or REPO / "docs" / "results" / suite.name, args.docs or None)
+    report(plan, args.out or REPO / "docs" / "results" / suite.name, Path(args.docs) if args.docs else None)
 
 
 if __name__ == "__main__":

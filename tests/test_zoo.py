@@ -113,6 +113,9 @@ def test_a_tiny_suite_runs_resumes_and_reports(tmp_path: Path) -> None:
     mtime = (folder / zoo.CURVE).stat().st_mtime
     zoo.main(args)  # finished runs are not made again
     assert (folder / zoo.CURVE).stat().st_mtime == mtime
+    page = (tmp_path / "results.md").read_text()
+    zoo.main([*args[:-1], "", "--report-only"])  # --docs '': the report rewrites no page
+    assert (tmp_path / "results.md").read_text() == page
 
 
 def _children(pid: int) -> list[int]:
