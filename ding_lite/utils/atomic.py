@@ -10,6 +10,10 @@ from typing import BinaryIO
 
 from ding_lite.errors import OutputError, output_error
 
+# an atomic write's temp file is ``.<name>.<random>.tmp`` next to its target (hidden; one pattern for the writer and
+# for remove_stale_temps)
+_TEMP_SUFFIX = ".tmp"
+
 
 def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -> Path:
     """Call ``write(f)`` on a temp file next to ``path``, then move it into place.
@@ -25,7 +29,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=_TEMP_SUFFIX, dir=path.parent)
     except OSError as exc:
         raise output_error(exc, path) from exc
     try:
@@ -50,7 +54,7 @@ def remove_stale_temps(folder: str | os.PathLike) -> list[Path]:
     """Delete the temp files (``.<name>.*.tmp``) that a process killed in the middle of :func:`atomic_write` left in
     ``folder`` and its subfolders; returns them. Only for a folder this process holds alone (a resumed run's, once
     claimed, before its parts start): there no other write can be under way."""
-    stale = [p for p in Path(folder).rglob(".*.tmp") if p.is_file()]
+    stale = [p for p in Path(folder).rglob(f".*{_TEMP_SUFFIX}") if p.is_file()]
     for p in stale:
         p.unlink(missing_ok=True)
     return stale
