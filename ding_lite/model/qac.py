@@ -68,10 +68,6 @@ class Critics(nn.Module):
         x = torch.cat([obs, action], dim=-1)
         return torch.stack([net(x).squeeze(-1) for net in self.nets])
 
-    def first(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-        """Q_1(s, a) alone, (B,) (TD3's actor loss)."""
-        return self.nets[0](torch.cat([obs, action], dim=-1)).squeeze(-1)
-
     def actor_value(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         """min_j Q_j(s, a), (B,), for a loss whose gradient trains the actor only (SAC's actor loss): **the
         gradient reaches ``action`` and no critic weight** (the actor stage steps no critic, so their weight
@@ -83,12 +79,23 @@ class Critics(nn.Module):
         no autograd graph of the critics is built (SAC on Hopper: about 0.8 ms of a 17-24 ms update). Otherwise
         (other layers, a GPU, ``obs`` requiring its gradient) it is autograd's min of the critics, with the same
         value and action gradient."""
-        nets = list(self.nets)
-        layers = _relu_linears(nets)
-        if layers is None or action.device.type != "cpu" or obs.requires_grad or not torch.is_grad_enabled():
-            x = torch.cat([obs, action], dim=-1)
-            return torch.stack([net(x).squeeze(-1) for net in nets]).min(dim=0).values
-        return _ActorValue.apply(action, obs, len(layers[0]), *[t for net in layers for lin in net for t in lin])
+        return _action_only_min(list(self.nets), obs, action)
+
+    def first_actor_value(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        """Q_1(s, a) alone, (B,), for a loss whose gradient trains the actor only (TD3's actor loss): as
+        :meth:`actor_value`, the gradient reaches ``action`` and no critic weight (the actor stage steps no critic),
+        so the backward pass skips the critic's weight products."""
+        return _action_only_min(list(self.nets)[:1], obs, action)
+
+
+def _action_only_min(nets: list[nn.Module], obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+    """min_j net_j([obs, action]), (B,), differentiable in ``action`` only where :class:`_ActorValue` applies (CPU,
+    ReLU MLPs, ``obs`` without gradient, grad mode on), else autograd's min (same value and action gradient)."""
+    layers = _relu_linears(nets)
+    if layers is None or action.device.type != "cpu" or obs.requires_grad or not torch.is_grad_enabled():
+        x = torch.cat([obs, action], dim=-1)
+        return torch.stack([net(x).squeeze(-1) for net in nets]).min(dim=0).values
+    return _ActorValue.apply(action, obs, len(layers[0]), *[t for net in layers for lin in net for t in lin])
 
 
 def _relu_linears(nets: list[nn.Module]) -> list[list[tuple[torch.Tensor, torch.Tensor]]] | None:

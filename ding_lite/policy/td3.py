@@ -76,7 +76,8 @@ class TD3Policy(ContinuousQPolicy):
                                                                                                        Log]:
         if stage == "critic":
             return self._critic_loss(data, context)
-        actor_loss = -self._model.critic.first(data[OBS], self._model.actor(data[OBS])).mean()
+        # the gradient reaches the actor only: the critics' weight products are not computed
+        actor_loss = -self._model.critic.first_actor_value(data[OBS], self._model.actor(data[OBS])).mean()
         return actor_loss, {"actor_loss": actor_loss.detach()}
 
     def _next_action(self, next_obs: torch.Tensor,

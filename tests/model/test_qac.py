@@ -47,3 +47,23 @@ def test_actor_value_falls_back_to_autograd_for_other_activations() -> None:
     value = model.critic.actor_value(obs, action)
     torch.testing.assert_close(value, _autograd(model, obs, action))
     assert value.grad_fn is not None and "Min" in type(value.grad_fn).__name__
+
+
+@pytest.mark.parametrize("act", ["relu", "tanh"])
+def test_first_actor_value_is_q1_with_autograd_action_gradient_and_no_critic_gradient(act: str) -> None:
+    """TD3's actor value: Q_1 (not the min), autograd's action gradient; on the written-out path (ReLU) no critic
+    weight gradient either."""
+    model = _model(act=act)
+    obs, base = torch.randn(64, 5), torch.randn(64, 2)
+    ours = base.clone().requires_grad_()
+    value = model.critic.first_actor_value(obs, ours)
+    (value * torch.linspace(-1, 2, 64)).sum().backward()
+    if act == "relu":
+        assert all(p.grad is None for p in model.critic.parameters())
+    ref = base.clone().requires_grad_()
+    expected = model.critic.nets[0](torch.cat([obs, ref], dim=-1)).squeeze(-1)
+    (expected * torch.linspace(-1, 2, 64)).sum().backward()
+    torch.testing.assert_close(value, expected, rtol=0, atol=1e-6)
+    torch.testing.assert_close(ours.grad, ref.grad, rtol=1e-5, atol=1e-6)
+    q = model.critic(obs, base)
+    assert bool((q[0] > q[1]).any())  # Q_1 is not the min everywhere: the test tells Q_1 from min_j Q_j
