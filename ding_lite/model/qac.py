@@ -94,7 +94,8 @@ def _action_only_min(nets: list[nn.Module], obs: torch.Tensor, action: torch.Ten
     layers = _relu_linears(nets)
     if layers is None or action.device.type != "cpu" or obs.requires_grad or not torch.is_grad_enabled():
         x = torch.cat([obs, action], dim=-1)
-        return torch.stack([net(x).squeeze(-1) for net in nets]).min(dim=0).values
+        values = [net(x).squeeze(-1) for net in nets]
+        return values[0] if len(values) == 1 else torch.stack(values).min(dim=0).values
     return _ActorValue.apply(action, obs, len(layers[0]), *[t for net in layers for lin in net for t in lin])
 
 
