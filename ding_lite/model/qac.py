@@ -87,6 +87,26 @@ class Critics(nn.Module):
         so the backward pass skips the critic's weight products."""
         return _action_only_min(list(self.nets)[:1], obs, action)
 
+    def regression_backward(self, obs: torch.Tensor, action: torch.Tensor, target: torch.Tensor,
+                            weight: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """The critics' regression to ``target`` (B,) with its gradient written out, no autograd:
+        ``loss = 1/2 sum_j mean_b w_b (Q_j(s, a) - y_b)^2`` (``w`` the importance weights, else 1). Sets the
+        ``.grad`` of every critic parameter to the loss's gradient (replacing what was there) and returns
+        ``(loss, Q)``, Q (K, B) detached; ``None`` (nothing set) where it does not apply: critics not all Linear and
+        in-place ReLU layers, a GPU, a critic parameter that is frozen or has a gradient hook. Then take the loss
+        through autograd (same value and gradients).
+
+        Why: the twin critics' backward is a few matrix products per layer; autograd's graph, its engine and the
+        squared-error ops around them cost more than the products' difference on small nets (SAC and TD3 on Hopper:
+        about 0.4 ms of a 10-12 ms update)."""
+        layers = _relu_linears(list(self.nets))
+        params = list(self.parameters())
+        if layers is None or action.device.type != "cpu" or \
+                any(not p.requires_grad or p._backward_hooks for p in params):
+            return None
+        with torch.no_grad():
+            return _regression_backward(layers, torch.cat([obs, action], dim=-1), target, weight)
+
 
 def _action_only_min(nets: list[nn.Module], obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
     """min_j net_j([obs, action]), (B,), differentiable in ``action`` only where :class:`_ActorValue` applies (CPU,
@@ -110,6 +130,39 @@ def _relu_linears(nets: list[nn.Module]) -> list[list[tuple[torch.Tensor, torch.
             return None
         out.append([(cast(nn.Linear, m).weight, cast(torch.Tensor, cast(nn.Linear, m).bias)) for m in mods[0::2]])
     return out
+
+
+def _regression_backward(layers: list[list[tuple[torch.Tensor, torch.Tensor]]], x: torch.Tensor, target: torch.Tensor,
+                         weight: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """:meth:`Critics.regression_backward` on inputs ``x`` (B, D) (call under ``no_grad``). Per critic: the forward
+    keeps each layer's input; dL/dQ_b = w_b (Q_b - y_b) / B; each layer's weight gradient is g^T (its input), its
+    bias gradient sum_b g, and g goes back through the weight and the ReLU derivative (autograd's
+    ``threshold_backward``)."""
+    scale = 1.0 / x.shape[0]
+    loss = x.new_zeros(())
+    values = []
+    for net in layers:
+        inputs = [x]
+        h = x
+        for k, (w, b) in enumerate(net):
+            h = torch.addmm(b, h, w.t())
+            if k < len(net) - 1:
+                h = h.relu_()
+                inputs.append(h)
+        q = h.squeeze(-1)
+        error = q - target
+        g = error * scale if weight is None else error * (weight * scale)
+        loss += 0.5 * torch.dot(error, g)
+        values.append(q)
+        g = g.unsqueeze(-1)  # (B, 1)
+        for k in range(len(net) - 1, -1, -1):
+            w, b = net[k]
+            w.grad = g.t().mm(inputs[k])
+            b.grad = g.sum(0)
+            if k > 0:  # back to the output of layer k - 1 (a ReLU)
+                g = g * w if w.shape[0] == 1 else g.mm(w)  # (B, 1) x (1, H): a broadcast, not a product
+                g = torch.ops.aten.threshold_backward(g, inputs[k], 0)
+    return loss, torch.stack(values)
 
 
 class _ActorValue(torch.autograd.Function):

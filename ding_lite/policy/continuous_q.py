@@ -25,6 +25,9 @@ class ContinuousQPolicy(OffPolicyPolicy):
         loss = 1/2 sum_j mean_b w_b (Q_j(s, a) - y)^2                      (w: importance weights, else 1)
         context['priority'] = mean_j |y - Q_j(s, a)|
 
+    On the CPU with the default ReLU critics the loss's gradient is written out, without autograd
+    (:meth:`~ding_lite.model.qac.Critics.regression_backward`: same gradients, less overhead); elsewhere autograd.
+
     Collection acts uniformly at random over the env's bounds while ``env_step < learning_starts``, then calls
     :meth:`_explore`; evaluation calls :meth:`_greedy`. Actions are in the env's units throughout (stored, fed to the
     critics, stepped).
@@ -64,18 +67,23 @@ class ContinuousQPolicy(OffPolicyPolicy):
         super()._init_learn()
         self._target_critic = self._add_target("target_critic", self._model.critic)
 
-    def _critic_loss(self, data: dict[str, torch.Tensor], context: dict[str, Any]) -> tuple[torch.Tensor, Log]:
+    def _critic_loss(self, data: dict[str, torch.Tensor], context: dict[str, Any]) -> tuple[torch.Tensor | None,
+                                                                                             Log]:
         with torch.no_grad():
             next_action, bonus = self._next_action(data[NEXT_OBS], context)
             q_next = self._target_critic(data[NEXT_OBS], next_action)
             target = clipped_double_q_target(data[REWARD], data[TERMINATED], self.discount_factor, q_next, bonus)
-        q = self._model.compute_critic(data[OBS], data[ACTION])  # (K, B)
-        error = q - target
         weight = data.get(WEIGHT)
-        per_sample = error.square() if weight is None else error.square() * weight
-        loss = 0.5 * per_sample.mean(dim=1).sum()
-        context[PRIORITY] = error.detach().abs().mean(dim=0)
-        return loss, {"critic_loss": loss.detach(), "q_mean": q.detach().mean(), "target_q_mean": target.mean()}
+        written = self._model.critic.regression_backward(data[OBS], data[ACTION], target, weight)
+        if written is None:
+            q = self._model.compute_critic(data[OBS], data[ACTION])  # (K, B)
+            per_sample = (q - target).square() if weight is None else (q - target).square() * weight
+            autograd_loss = 0.5 * per_sample.mean(dim=1).sum()
+            loss, loss_value, q = autograd_loss, autograd_loss.detach(), q.detach()
+        else:  # the critics' gradients are set: no loss to take through autograd
+            loss, (loss_value, q) = None, written
+        context[PRIORITY] = (q - target).abs_().mean(dim=0)
+        return loss, {"critic_loss": loss_value, "q_mean": q.mean(), "target_q_mean": target.mean()}
 
     def _next_action(self, next_obs: torch.Tensor,
                      context: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor | None]:

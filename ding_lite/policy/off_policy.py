@@ -25,8 +25,8 @@ class OffPolicyPolicy(Policy):
         context = {}                                     # what one stage leaves for the next (e.g. SAC's log pi)
         for stage in self._stages(step):                 # the optimisers stepped this update, in order
             loss, log = self._stage_loss(stage, data, context)   # with the weights the earlier stages left
-            gradients of loss into the stage's parameters only (backward(inputs=...)), then clip to
-            learn.grad_clip_value and step the stage's optimiser
+            gradients of loss into the stage's parameters only (backward(inputs=...)) (loss None: the hook set
+            them itself), then clip to learn.grad_clip_value and step the stage's optimiser
         step += 1
         if self._targets_due(step): every target network <- Polyak (learn.target_theta) or a copy
         return the stages' logs (+ 'priority': context['priority'] + 1e-6 when policy.priority)
@@ -115,11 +115,12 @@ class OffPolicyPolicy(Policy):
             log[PRIORITY] = context[PRIORITY].detach().cpu().numpy() + 1e-6  # explicit return field
         return log
 
-    def _step(self, stage: str, loss: torch.Tensor) -> None:
-        params = self._stage_params[stage]
-        for p in params:  # zero_grad(set_to_none=True), without its per-call profiler scope
-            p.grad = None
-        loss.backward(inputs=params)
+    def _step(self, stage: str, loss: torch.Tensor | None) -> None:
+        if loss is not None:  # None: _stage_loss wrote the stage's gradients itself
+            params = self._stage_params[stage]
+            for p in params:  # zero_grad(set_to_none=True), without its per-call profiler scope
+                p.grad = None
+            loss.backward(inputs=params)
         optimizer_step(self._optimizers[stage], self.cfg["learn"]["grad_clip_value"])
 
     def _update_targets(self) -> None:
@@ -138,10 +139,11 @@ class OffPolicyPolicy(Policy):
         """The stages that step at update ``step`` (counted from 0), in order: by default all of them."""
         return self._stage_names
 
-    def _stage_loss(self, stage: str, data: dict[str, torch.Tensor], context: dict[str, Any]) -> tuple[torch.Tensor,
-                                                                                                       Log]:
+    def _stage_loss(self, stage: str, data: dict[str, torch.Tensor],
+                    context: dict[str, Any]) -> tuple[torch.Tensor | None, Log]:
         """The loss of ``stage`` on the batch (carries the gradient) and its detached scalars to log; ``context``
-        holds what earlier stages of this update left (and takes what later ones need)."""
+        holds what earlier stages of this update left (and takes what later ones need). A hook that computes the
+        gradient by hand sets ``.grad`` of every parameter of the stage and returns None for the loss."""
         raise NotImplementedError(f"{type(self).__name__} must implement _stage_loss")
 
     def _targets_due(self, steps_done: int) -> bool:

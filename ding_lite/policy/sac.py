@@ -78,8 +78,8 @@ class SACPolicy(ContinuousQPolicy):
             actor.add_param_group(dict(params=[self._temperature.log_alpha], lr=learn["learning_rate_alpha"]))
         self._add_stage("actor", actor)
 
-    def _stage_loss(self, stage: str, data: dict[str, torch.Tensor], context: dict[str, Any]) -> tuple[torch.Tensor,
-                                                                                                       Log]:
+    def _stage_loss(self, stage: str, data: dict[str, torch.Tensor],
+                    context: dict[str, Any]) -> tuple[torch.Tensor | None, Log]:
         if ALPHA not in context:
             context[ALPHA] = self._temperature.log_alpha.detach().exp()
         if stage == "critic":

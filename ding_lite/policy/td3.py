@@ -72,8 +72,8 @@ class TD3Policy(ContinuousQPolicy):
     def _targets_due(self, steps_done: int) -> bool:
         return steps_done % int(self.cfg["learn"]["actor_update_freq"]) == 0
 
-    def _stage_loss(self, stage: str, data: dict[str, torch.Tensor], context: dict[str, Any]) -> tuple[torch.Tensor,
-                                                                                                       Log]:
+    def _stage_loss(self, stage: str, data: dict[str, torch.Tensor],
+                    context: dict[str, Any]) -> tuple[torch.Tensor | None, Log]:
         if stage == "critic":
             return self._critic_loss(data, context)
         # the gradient reaches the actor only: the critics' weight products are not computed

@@ -67,3 +67,45 @@ def test_first_actor_value_is_q1_with_autograd_action_gradient_and_no_critic_gra
     torch.testing.assert_close(ours.grad, ref.grad, rtol=1e-5, atol=1e-6)
     q = model.critic(obs, base)
     assert bool((q[0] > q[1]).any())  # Q_1 is not the min everywhere: the test tells Q_1 from min_j Q_j
+
+
+def _autograd_regression(model: QAC, obs: torch.Tensor, action: torch.Tensor, target: torch.Tensor,
+                         weight: torch.Tensor | None) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """The critics' loss 1/2 sum_j mean_b w_b (Q_j - y_b)^2 through autograd, and its parameter gradients."""
+    params = list(model.critic.parameters())
+    per_sample = (model.critic(obs, action) - target).square()
+    loss = 0.5 * (per_sample if weight is None else per_sample * weight).mean(dim=1).sum()
+    return loss.detach(), list(torch.autograd.grad(loss, params))
+
+
+@pytest.mark.parametrize("twin,widths,weighted", [(True, (32, 24), False), (True, (32, 24), True), (False, (16,), True),
+                                                  (True, (8, 8, 8), False)])
+def test_regression_backward_sets_autograds_gradients(twin: bool, widths: tuple[int, ...], weighted: bool) -> None:
+    model = _model(twin, widths=widths)
+    obs, action, target = torch.randn(64, 5), torch.randn(64, 2), 3.0 * torch.randn(64)
+    weight = torch.rand(64) if weighted else None
+    expected_loss, expected = _autograd_regression(model, obs, action, target, weight)
+    params = list(model.critic.parameters())
+    for p in params:  # stale gradients are replaced, not added to
+        p.grad = torch.full_like(p, 7.0)
+    written = model.critic.regression_backward(obs, action, target, weight)
+    assert written is not None
+    loss, q = written
+    torch.testing.assert_close(loss, expected_loss, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(q, model.critic(obs, action).detach(), rtol=0, atol=1e-6)
+    assert not loss.requires_grad and not q.requires_grad
+    for p, g in zip(params, expected, strict=True):
+        torch.testing.assert_close(p.grad, g, rtol=1e-5, atol=1e-6)
+    if weighted:  # the weights count: without them the gradients differ
+        _, unweighted = _autograd_regression(model, obs, action, target, None)
+        assert not torch.allclose(unweighted[0], expected[0])
+
+
+def test_regression_backward_declines_what_it_cannot_write_out() -> None:
+    obs, action, target = torch.randn(8, 5), torch.randn(8, 2), torch.randn(8)
+    model = _model(act="tanh")
+    assert model.critic.regression_backward(obs, action, target) is None
+    assert all(p.grad is None for p in model.critic.parameters())
+    model = _model()
+    next(model.critic.parameters()).requires_grad_(False)
+    assert model.critic.regression_backward(obs, action, target) is None

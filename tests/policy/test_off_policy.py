@@ -130,3 +130,31 @@ def test_importance_weights_scale_the_critic_loss_only_when_asked() -> None:
     log = policy.learn_mode.forward(weighted)
     assert log["critic_loss"].item() == 0.0 and not changed(policy._model.critic, critic)
     assert continuous_policy("sac").learn_mode.forward(weighted)["critic_loss"].item() > 0  # weights ignored
+
+
+@pytest.mark.parametrize("policy_type", ["sac", "td3"])
+def test_the_written_out_critic_gradient_makes_autograds_update(policy_type: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The critic stage's hand-written gradient (Critics.regression_backward) against the same update taken through
+    autograd: equal weights after two updates (both stages), equal logs and priorities, importance weights on."""
+    weighted = batch()
+    weighted[WEIGHT] = np.linspace(0.2, 1.0, 8, dtype=np.float32)
+    overrides = ("policy.priority=True", "policy.priority_IS_weight=True", "policy.learn.actor_update_freq=1") \
+        if policy_type == "td3" else ("policy.priority=True", "policy.priority_IS_weight=True")
+    runs = []
+    for written in (True, False):
+        torch.manual_seed(3)
+        policy = continuous_policy(policy_type, *overrides)
+        if not written:
+            monkeypatch.setattr(type(policy._model.critic), "regression_backward", lambda *args, **kwargs: None)
+        torch.manual_seed(4)
+        logs = [policy.learn_mode.forward(weighted) for _ in range(2)]
+        runs.append((snapshot(policy._model), logs))
+        monkeypatch.undo()
+    (ours, our_logs), (ref, ref_logs) = runs
+    for a, b in zip(ours, ref, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    for a, b in zip(our_logs, ref_logs, strict=True):
+        assert a.keys() == b.keys()
+        for key in a:
+            torch.testing.assert_close(torch.as_tensor(a[key]), torch.as_tensor(b[key]), rtol=1e-5, atol=1e-6)
