@@ -1,0 +1,93 @@
+"""The SAC/TD3 critic stage's written-out gradient (``Critics.regression_backward``) against the same update through
+autograd, in one process: one update (both stages, as ``policy.learn_mode.forward``) on one fixed batch of 256, the
+two variants taking turns for ``--rounds`` rounds of ``--updates`` updates each, on the dizoo MuJoCo configs'
+networks (Hopper-v4: 11 observations, 3 actions; HalfCheetah-v4: 17 and 6), one torch thread. Prints the minimum
+and median milliseconds per update of each variant and their difference.
+
+    python benchmarks/critic_gradient.py [--algos sac td3] [--envs hopper halfcheetah] [--rounds 15] [--updates 50]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's ding_lite, not an installed one
+
+SHAPES = {"hopper": (11, 3), "halfcheetah": (17, 6)}  # (observation, action) sizes of the gymnasium v4 envs
+
+
+def policy_and_batch(algo: str, env: str, seed: int = 0) -> tuple[object, dict]:
+    import numpy as np
+
+    from ding_lite.build import build, load_config
+
+    obs_size, act_size = SHAPES[env]
+    cfg = load_config(str(ROOT / "dizoo" / "mujoco" / env / "config" / f"{env}_{algo}_config.py"), seed=seed,
+                      overrides=[f"policy.model.obs_shape={obs_size}", f"policy.model.action_shape={act_size}",
+                                 "policy.model.action_low=-1.0", "policy.model.action_high=1.0"])
+    policy = build(cfg, "policy")
+    rng = np.random.default_rng(seed)
+    batch_size = int(cfg.policy.learn.batch_size)
+    batch = dict(obs=rng.standard_normal((batch_size, obs_size)).astype(np.float32),
+                 action=rng.uniform(-1, 1, (batch_size, act_size)).astype(np.float32),
+                 reward=rng.standard_normal(batch_size).astype(np.float32),
+                 next_obs=rng.standard_normal((batch_size, obs_size)).astype(np.float32),
+                 terminated=rng.random(batch_size) < 0.05)
+    return policy, batch
+
+
+def compare(algo: str, env: str, rounds: int, updates: int) -> None:
+    from ding_lite.model.qac import Critics
+
+    written_out = Critics.regression_backward
+    policy, batch = policy_and_batch(algo, env)
+    forward = policy.learn_mode.forward  # type: ignore[attr-defined]
+    times: dict[str, list[float]] = {"written out": [], "autograd": []}
+    try:
+        for k in range(rounds + 1):  # round 0 warms both variants up (Adam's state, allocator) and is not counted
+            for variant in times:
+                Critics.regression_backward = written_out if variant == "written out" else \
+                    (lambda *args, **kwargs: None)  # type: ignore[method-assign,assignment]
+                start = time.perf_counter()
+                for _ in range(updates):
+                    forward(batch)
+                if k:
+                    times[variant].append((time.perf_counter() - start) / updates * 1e3)
+    finally:
+        Critics.regression_backward = written_out  # type: ignore[method-assign]
+    mins = {v: min(t) for v, t in times.items()}
+    meds = {v: statistics.median(t) for v, t in times.items()}
+    print(f"{algo} {env}: ms per update, written out min {mins['written out']:.2f} median {meds['written out']:.2f}; "
+          f"autograd min {mins['autograd']:.2f} median {meds['autograd']:.2f}; saved "
+          f"{mins['autograd'] - mins['written out']:.2f} (min) / {meds['autograd'] - meds['written out']:.2f} (median)",
+          flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--algos", nargs="+", default=["sac", "td3"], choices=["sac", "td3"])
+    parser.add_argument("--envs", nargs="+", default=list(SHAPES), choices=list(SHAPES))
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--updates", type=int, default=50)
+    args = parser.parse_args()
+    os.environ["DING_LITE_TORCH_THREADS"] = "1"
+    import torch
+
+    from ding_lite.utils.torch_setup import configure_torch
+
+    torch.set_num_threads(1)
+    configure_torch()
+    print(f"load average {os.getloadavg()[0]:.2f}")
+    for algo in args.algos:
+        for env in args.envs:
+            compare(algo, env, args.rounds, args.updates)
+    print(f"load average {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
