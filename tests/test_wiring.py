@@ -23,7 +23,7 @@ PACKAGE = Path(ding_lite.__file__).resolve().parent
 # target (as ast.unparse writes it) -> why setting it from outside is legitimate
 ALLOWED: dict[str, str] = {
     # third-party objects whose API is attribute assignment
-    "p.grad": "torch: a parameter's gradient is freed by setting it to None",
+    "p.grad": "torch: a parameter's gradient is freed by setting it to None, or set to one computed by hand",
     "ctx.n_layers": "torch: an autograd Function keeps what its backward needs on its context object",
     "ctx.obs_size": "torch: an autograd Function keeps what its backward needs on its context object",
     "out._metadata": "torch: a state dict's version info is an attribute of the dict, copied with it",

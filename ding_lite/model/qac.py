@@ -157,8 +157,8 @@ def _regression_backward(layers: list[list[tuple[torch.Tensor, torch.Tensor]]], 
         g = g.unsqueeze(-1)  # (B, 1)
         for k in range(len(net) - 1, -1, -1):
             w, b = net[k]
-            w.grad = g.t().mm(inputs[k])
-            b.grad = g.sum(0)
+            for p, grad in ((w, g.t().mm(inputs[k])), (b, g.sum(0))):
+                p.grad = grad
             if k > 0:  # back to the output of layer k - 1 (a ReLU)
                 g = g * w if w.shape[0] == 1 else g.mm(w)  # (B, 1) x (1, H): a broadcast, not a product
                 g = torch.ops.aten.threshold_backward(g, inputs[k], 0)
