@@ -1,8 +1,10 @@
-"""The SAC/TD3 critic stage's written-out gradient (``Critics.regression_backward``) against the same update through
-autograd, in one process: one update (both stages, as ``policy.learn_mode.forward``) on one fixed batch of 256, the
-two variants taking turns for ``--rounds`` rounds of ``--updates`` updates each, on the dizoo MuJoCo configs'
-networks (Hopper-v4: 11 observations, 3 actions; HalfCheetah-v4: 17 and 6), one torch thread. Prints the minimum
-and median milliseconds per update of each variant and their difference.
+"""The SAC/TD3 written-out gradients (the critic stage's ``Critics.regression_backward``, SAC's actor stage's
+``GaussianActor.forward_for_backward`` / ``backward_from``) against the same update through autograd, in one process:
+one update (both stages, as ``policy.learn_mode.forward``) on one fixed batch of 256, the variants (both written out,
+both autograd, and for SAC the actor stage alone through autograd) taking turns for ``--rounds`` rounds of
+``--updates`` updates each, on the dizoo MuJoCo configs' networks (Hopper-v4: 11 observations, 3 actions;
+HalfCheetah-v4: 17 and 6), one torch thread. Prints the minimum
+and median milliseconds per update of each variant.
 
     python benchmarks/critic_gradient.py [--algos sac td3] [--envs hopper halfcheetah] [--rounds 15] [--updates 50]
 """
@@ -42,30 +44,32 @@ def policy_and_batch(algo: str, env: str, seed: int = 0) -> tuple[object, dict]:
 
 
 def compare(algo: str, env: str, rounds: int, updates: int) -> None:
-    from ding_lite.model.qac import Critics
+    from ding_lite.model.qac import Critics, GaussianActor
 
-    written_out = Critics.regression_backward
+    critic_written, actor_written = Critics.regression_backward, GaussianActor.forward_for_backward
+    declined = lambda *args, **kwargs: None  # noqa: E731  (the written-out path declines: autograd runs)
+    # (critic stage written out, SAC's actor stage written out) per variant; TD3's actor stage is autograd throughout
+    variants = {"written out": (True, True), "autograd": (False, False)}
+    if algo == "sac":
+        variants["actor autograd"] = (True, False)
     policy, batch = policy_and_batch(algo, env)
     forward = policy.learn_mode.forward  # type: ignore[attr-defined]
-    times: dict[str, list[float]] = {"written out": [], "autograd": []}
+    times: dict[str, list[float]] = {v: [] for v in variants}
     try:
-        for k in range(rounds + 1):  # round 0 warms both variants up (Adam's state, allocator) and is not counted
-            for variant in times:
-                Critics.regression_backward = written_out if variant == "written out" else \
-                    (lambda *args, **kwargs: None)  # type: ignore[method-assign,assignment]
+        for k in range(rounds + 1):  # round 0 warms every variant up (Adam's state, allocator) and is not counted
+            for variant, (critic, actor) in variants.items():
+                Critics.regression_backward = critic_written if critic else declined  # type: ignore[method-assign]
+                GaussianActor.forward_for_backward = actor_written if actor else declined  # type: ignore
                 start = time.perf_counter()
                 for _ in range(updates):
                     forward(batch)
                 if k:
                     times[variant].append((time.perf_counter() - start) / updates * 1e3)
     finally:
-        Critics.regression_backward = written_out  # type: ignore[method-assign]
-    mins = {v: min(t) for v, t in times.items()}
-    meds = {v: statistics.median(t) for v, t in times.items()}
-    print(f"{algo} {env}: ms per update, written out min {mins['written out']:.2f} median {meds['written out']:.2f}; "
-          f"autograd min {mins['autograd']:.2f} median {meds['autograd']:.2f}; saved "
-          f"{mins['autograd'] - mins['written out']:.2f} (min) / {meds['autograd'] - meds['written out']:.2f} (median)",
-          flush=True)
+        Critics.regression_backward = critic_written  # type: ignore[method-assign]
+        GaussianActor.forward_for_backward = actor_written  # type: ignore[method-assign]
+    parts = [f"{v} min {min(t):.2f} median {statistics.median(t):.2f}" for v, t in times.items()]
+    print(f"{algo} {env}: ms per update, " + "; ".join(parts), flush=True)
 
 
 def main() -> None:

@@ -255,7 +255,10 @@ def speed(algos: list[str], envs: list[str], steps: int, repeats: int) -> None:
             ratios.append(statistics.median(wall))
             print(f"{algo} {env}: median training env steps/s ratio ding_lite/SB3 {ratios[-1]:.2f} per wall second, "
                   f"{statistics.median(cpu):.2f} per CPU second, over {repeats} rounds of {steps} steps", flush=True)
-    print(f"load average {load:.2f} at the start, {os.getloadavg()[0]:.2f} at the end; one torch thread per side")
+    import torch
+
+    print(f"load average {load:.2f} at the start, {os.getloadavg()[0]:.2f} at the end; "
+          f"{torch.get_num_threads()} torch thread(s) per side")
     print(f"ratio {min(ratios):.2f}")
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
 
@@ -23,6 +23,13 @@ def flat_size(shape: Any, key: str = "model.obs_shape") -> int:
     if isinstance(shape, int):
         return shape
     return int(math.prod(shape))
+
+
+def set_gradients(params: Iterable[torch.Tensor], grads: Iterable[torch.Tensor]) -> None:
+    """Give each parameter its gradient (replacing ``.grad``): how a hand-written backward hands its result to the
+    optimiser, as ``loss.backward()`` would have left it."""
+    for p, grad in zip(params, grads, strict=True):
+        p.grad = grad
 
 
 def activation(name: str, inplace: bool = False) -> nn.Module:

@@ -11,10 +11,11 @@ from torch import nn
 
 from ding_lite.data.keys import ACTION, LOG_STD, MU
 from ding_lite.errors import ConfigError
-from ding_lite.model.common import MLP, activation, flat_size
+from ding_lite.model.common import MLP, activation, flat_size, set_gradients
 from ding_lite.registry import MODEL_REGISTRY
 
 ACTION_SPACES = ("reparameterization", "regression")  # DI-engine's names: SAC's Gaussian actor, TD3's deterministic one
+Layers = list[tuple[torch.Tensor, torch.Tensor]]  # one ReLU MLP's (weight, bias) per Linear, input to output
 LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0  # the clamp of SAC's log standard deviation (Haarnoja et al.'s code, SB3)
 
 
@@ -56,6 +57,27 @@ class GaussianActor(nn.Module):
         mu, log_std = self.net(obs).split(self.act_size, dim=-1)
         return mu, log_std.clamp(LOG_STD_MIN, LOG_STD_MAX)
 
+    def forward_for_backward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, Any] | None:
+        """``(mu, log_std, saved)`` as :meth:`forward` gives them, without autograd, keeping what
+        :meth:`backward_from` needs; ``None`` where the backward is not written out (layers other than Linear and
+        in-place ReLU, a GPU, a parameter that is frozen or has a gradient hook): then use :meth:`forward`."""
+        layers = _relu_linears([self.net])
+        if layers is None or not _writable(obs, list(self.net.parameters())):
+            return None
+        with torch.no_grad():
+            out, inputs = _forward_keeping_inputs(layers[0], obs)
+            mu, raw = out.split(self.act_size, dim=-1)
+            return mu, raw.clamp(LOG_STD_MIN, LOG_STD_MAX), (layers[0], inputs, raw)
+
+    def backward_from(self, saved: Any, grad_mu: torch.Tensor, grad_log_std: torch.Tensor) -> None:
+        """Set the ``.grad`` of every actor parameter (replacing what was there) to the gradient of a loss whose
+        gradients with respect to :meth:`forward_for_backward`'s ``mu`` and ``log_std`` are given (each (B, A));
+        the clamp of log_std passes the gradient inside [-20, 2] only, as autograd's clamp."""
+        layers, inputs, raw = saved
+        with torch.no_grad():
+            inside = (raw >= LOG_STD_MIN) & (raw <= LOG_STD_MAX)
+            _set_weight_gradients(layers, inputs, torch.cat([grad_mu, grad_log_std * inside], dim=-1))
+
 
 class Critics(nn.Module):
     """K Q-networks on the same input: ``forward(obs, action) -> (K, B)``, actions in the env's units."""
@@ -87,6 +109,22 @@ class Critics(nn.Module):
         so the backward pass skips the critic's weight products."""
         return _action_only_min(list(self.nets)[:1], obs, action)
 
+    def writable_actor_value(self, obs: torch.Tensor) -> bool:
+        """Does :meth:`min_value_action_grad` apply (Linear and in-place ReLU critics, on the CPU)?"""
+        return _relu_linears(list(self.nets)) is not None and obs.device.type == "cpu"
+
+    def min_value_action_grad(self, obs: torch.Tensor,
+                              action: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """``(min_j Q_j(s, a) (B,), its gradient with respect to a (B, A))`` without autograd, each sample's gradient
+        through the critic that gave its minimum (as the min's gradient); ``None`` where :meth:`actor_value` would
+        not write its backward out (then take that through autograd)."""
+        layers = _relu_linears(list(self.nets))
+        if layers is None or action.device.type != "cpu":
+            return None
+        with torch.no_grad():
+            q, which, hidden = _min_forward(layers, torch.cat([obs, action], dim=-1))
+            return q, _min_action_grad(layers, which, hidden, torch.ones_like(q), obs.shape[-1])
+
     def regression_backward(self, obs: torch.Tensor, action: torch.Tensor, target: torch.Tensor,
                             weight: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor] | None:
         """The critics' regression to ``target`` (B,) with its gradient written out, no autograd:
@@ -100,9 +138,7 @@ class Critics(nn.Module):
         squared-error ops around them cost more than the products' difference on small nets (SAC and TD3 on Hopper:
         about 0.4 ms of a 10-12 ms update)."""
         layers = _relu_linears(list(self.nets))
-        params = list(self.parameters())
-        if layers is None or action.device.type != "cpu" or \
-                any(not p.requires_grad or p._backward_hooks for p in params):
+        if layers is None or not _writable(action, list(self.parameters())):
             return None
         with torch.no_grad():
             return _regression_backward(layers, torch.cat([obs, action], dim=-1), target, weight)
@@ -119,7 +155,12 @@ def _action_only_min(nets: list[nn.Module], obs: torch.Tensor, action: torch.Ten
     return _ActorValue.apply(action, obs, len(layers[0]), *[t for net in layers for lin in net for t in lin])
 
 
-def _relu_linears(nets: list[nn.Module]) -> list[list[tuple[torch.Tensor, torch.Tensor]]] | None:
+def _writable(x: torch.Tensor, params: list[torch.Tensor]) -> bool:
+    """Can a hand-written backward set these parameters' gradients: on the CPU, none frozen, none with a hook?"""
+    return x.device.type == "cpu" and all(p.requires_grad and not p._backward_hooks for p in params)
+
+
+def _relu_linears(nets: list[nn.Module]) -> list[Layers] | None:
     """Per net, its layers' (weight, bias), if every net is Linear, in-place ReLU, ..., Linear (exactly those
     types); else None."""
     out = []
@@ -132,63 +173,101 @@ def _relu_linears(nets: list[nn.Module]) -> list[list[tuple[torch.Tensor, torch.
     return out
 
 
-def _regression_backward(layers: list[list[tuple[torch.Tensor, torch.Tensor]]], x: torch.Tensor, target: torch.Tensor,
+def _forward_keeping_inputs(net: Layers, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """A ReLU MLP's output on ``x`` (B, D) and each layer's input (``x``, then the hidden activations): what its
+    written-out backward needs (call under ``no_grad``)."""
+    inputs = [x]
+    h = x
+    for k, (w, b) in enumerate(net):
+        h = torch.addmm(b, h, w.t())
+        if k < len(net) - 1:
+            h = h.relu_()
+            inputs.append(h)
+    return h, inputs
+
+
+def _set_weight_gradients(net: Layers, inputs: list[torch.Tensor], g: torch.Tensor) -> None:
+    """Backward of a ReLU MLP from ``g`` = dL/d(output) (B, out), writing every layer's gradient (replacing what was
+    there): its weight's g^T (its input), its bias's sum_b g; g goes back through the weight and the ReLU derivative
+    (autograd's ``threshold_backward``) down to the first layer (no input gradient)."""
+    for k in range(len(net) - 1, -1, -1):
+        w, b = net[k]
+        set_gradients((w, b), (g.t().mm(inputs[k]), g.sum(0)))
+        if k > 0:  # back to the output of layer k - 1 (a ReLU)
+            g = g * w if w.shape[0] == 1 else g.mm(w)  # (B, 1) x (1, H): a broadcast, not a product
+            g = torch.ops.aten.threshold_backward(g, inputs[k], 0)
+
+
+def _regression_backward(layers: list[Layers], x: torch.Tensor, target: torch.Tensor,
                          weight: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
     """:meth:`Critics.regression_backward` on inputs ``x`` (B, D) (call under ``no_grad``). Per critic: the forward
-    keeps each layer's input; dL/dQ_b = w_b (Q_b - y_b) / B; each layer's weight gradient is g^T (its input), its
-    bias gradient sum_b g, and g goes back through the weight and the ReLU derivative (autograd's
-    ``threshold_backward``)."""
+    keeps each layer's input; dL/dQ_b = w_b (Q_b - y_b) / B, then :func:`_set_weight_gradients`."""
     scale = 1.0 / x.shape[0]
     loss = x.new_zeros(())
     values = []
     for net in layers:
-        inputs = [x]
-        h = x
-        for k, (w, b) in enumerate(net):
-            h = torch.addmm(b, h, w.t())
-            if k < len(net) - 1:
-                h = h.relu_()
-                inputs.append(h)
+        h, inputs = _forward_keeping_inputs(net, x)
         q = h.squeeze(-1)
         error = q - target
         g = error * scale if weight is None else error * (weight * scale)
         loss += 0.5 * torch.dot(error, g)
         values.append(q)
-        g = g.unsqueeze(-1)  # (B, 1)
-        for k in range(len(net) - 1, -1, -1):
-            w, b = net[k]
-            for p, grad in ((w, g.t().mm(inputs[k])), (b, g.sum(0))):
-                p.grad = grad
-            if k > 0:  # back to the output of layer k - 1 (a ReLU)
-                g = g * w if w.shape[0] == 1 else g.mm(w)  # (B, 1) x (1, H): a broadcast, not a product
-                g = torch.ops.aten.threshold_backward(g, inputs[k], 0)
+        _set_weight_gradients(net, inputs, g.unsqueeze(-1))
     return loss, torch.stack(values)
 
 
+def _min_forward(layers: list[Layers], x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, list[list[torch.Tensor]]]:
+    """min_j Q_j(x) over K ReLU MLP critics: ``(q (B,), which (B,) the argmin critic, each critic's hidden
+    activations)`` (call without autograd)."""
+    values, hidden = [], []
+    for net in layers:
+        h, inputs = _forward_keeping_inputs(net, x)
+        values.append(h.squeeze(-1))
+        hidden.append(inputs[1:])
+    q, which = torch.stack(values).min(dim=0)
+    return q, which, hidden
+
+
+def _min_action_grad(layers: list[Layers], which: torch.Tensor, hidden: list[list[torch.Tensor]], grad: torch.Tensor,
+                     obs_size: int) -> torch.Tensor:
+    """d(sum_b grad_b q_b)/d action (B, A) for the ``q`` of :func:`_min_forward`: each sample's gradient goes back
+    through its argmin critic alone (rows gathered), as the min's gradient does; no weight gradient."""
+    n_nets = len(layers)
+    grad_action = grad.new_zeros(grad.shape[0], layers[0][0][0].shape[1] - obs_size)
+    for j, net in enumerate(layers):
+        rows = None if n_nets == 1 else (which == j).nonzero().squeeze(-1)
+        if rows is not None and rows.numel() == 0:
+            continue
+        g = (grad if rows is None else grad.index_select(0, rows)).unsqueeze(-1)
+        for k in range(len(net) - 1, 0, -1):  # back through layer k to the output of layer k - 1 (a ReLU)
+            weight = net[k][0]
+            g = g * weight if weight.shape[0] == 1 else g @ weight  # (n, 1) x (1, H): a broadcast, not a product
+            h = hidden[j][k - 1]
+            g = torch.ops.aten.threshold_backward(g, h if rows is None else h.index_select(0, rows), 0)
+        g = g @ net[0][0][:, obs_size:]
+        if rows is None:
+            grad_action = g
+        else:
+            grad_action.index_copy_(0, rows, g)
+    return grad_action
+
+
+def _nets_of(params: tuple[torch.Tensor, ...], n_layers: int) -> list[Layers]:
+    per_net = 2 * n_layers
+    return [[(params[j + 2 * k], params[j + 2 * k + 1]) for k in range(n_layers)]
+            for j in range(0, len(params), per_net)]
+
+
 class _ActorValue(torch.autograd.Function):
-    """min_j Q_j(s, a) over K ReLU MLP critics, differentiable in ``a`` only. The forward keeps each critic's hidden
-    activations; the backward sends each sample's gradient through its argmin critic alone (rows gathered), with
-    the ReLU derivative as autograd's (``threshold_backward``)."""
+    """min_j Q_j(s, a) over K ReLU MLP critics, differentiable in ``a`` only (:func:`_min_forward` and
+    :func:`_min_action_grad`)."""
 
     @staticmethod
     def forward(ctx: Any, action: torch.Tensor, obs: torch.Tensor, n_layers: int,  # type: ignore[override]
                 *params: torch.Tensor) -> torch.Tensor:
-        x = torch.cat([obs, action], dim=-1)
-        per_net = 2 * n_layers
-        hidden: list[torch.Tensor] = []
-        values = []
-        for j in range(len(params) // per_net):
-            h = x
-            for k in range(n_layers):
-                weight, bias = params[j * per_net + 2 * k], params[j * per_net + 2 * k + 1]
-                h = torch.addmm(bias, h, weight.t())
-                if k < n_layers - 1:
-                    h = h.relu_()
-                    hidden.append(h)
-            values.append(h.squeeze(-1))
-        q, which = torch.stack(values).min(dim=0)
+        q, which, hidden = _min_forward(_nets_of(params, n_layers), torch.cat([obs, action], dim=-1))
         ctx.n_layers, ctx.obs_size = n_layers, obs.shape[-1]
-        ctx.save_for_backward(which, *hidden, *params)
+        ctx.save_for_backward(which, *[h for net in hidden for h in net], *params)
         return q
 
     @staticmethod
@@ -197,23 +276,9 @@ class _ActorValue(torch.autograd.Function):
         n_layers, obs_size = ctx.n_layers, ctx.obs_size
         which, *saved = ctx.saved_tensors
         n_nets = len(saved) // (3 * n_layers - 1)
-        hidden, params = saved[:n_nets * (n_layers - 1)], saved[n_nets * (n_layers - 1):]
-        grad_action = grad.new_zeros(grad.shape[0], params[0].shape[1] - obs_size)
-        for j in range(n_nets):
-            rows = None if n_nets == 1 else (which == j).nonzero().squeeze(-1)
-            if rows is not None and rows.numel() == 0:
-                continue
-            g = (grad if rows is None else grad.index_select(0, rows)).unsqueeze(-1)
-            for k in range(n_layers - 1, 0, -1):  # back through layer k to the output of layer k - 1 (a ReLU)
-                weight = params[j * 2 * n_layers + 2 * k]
-                g = g * weight if k == n_layers - 1 and weight.shape[0] == 1 else g @ weight  # (n, 1) x (1, H)
-                h = hidden[j * (n_layers - 1) + k - 1]
-                g = torch.ops.aten.threshold_backward(g, h if rows is None else h.index_select(0, rows), 0)
-            g = g @ params[j * 2 * n_layers][:, obs_size:]
-            if rows is None:
-                grad_action = g
-            else:
-                grad_action.index_copy_(0, rows, g)
+        flat, params = saved[:n_nets * (n_layers - 1)], tuple(saved[n_nets * (n_layers - 1):])
+        hidden = [list(flat[j * (n_layers - 1):(j + 1) * (n_layers - 1)]) for j in range(n_nets)]
+        grad_action = _min_action_grad(_nets_of(params, n_layers), which, hidden, grad, obs_size)
         return (grad_action, None, None) + (None,) * len(params)
 
 

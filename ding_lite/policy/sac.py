@@ -4,17 +4,25 @@ target entropy of -dim(A). The maths lives in :mod:`ding_lite.rl_utils.qac`."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
 
+from ding_lite.data.keys import OBS
 from ding_lite.errors import ConfigError
+from ding_lite.model.common import set_gradients
 from ding_lite.policy.continuous_q import ContinuousQPolicy, check_positive
 from ding_lite.policy.off_policy import Log
 from ding_lite.policy.optim import adam
 from ding_lite.registry import POLICY_REGISTRY
-from ding_lite.rl_utils.qac import sac_actor_loss, sac_temperature_loss, squashed_gaussian, squashed_sample
+from ding_lite.rl_utils.qac import (
+    sac_actor_loss,
+    sac_actor_loss_gradients,
+    sac_temperature_loss,
+    squashed_gaussian,
+    squashed_sample,
+)
 
 ALPHA = "alpha"  # context key: this update's temperature, fixed for all its stages
 
@@ -91,10 +99,13 @@ class SACPolicy(ContinuousQPolicy):
         action, log_prob = self._sample(next_obs)
         return action, -context[ALPHA] * log_prob
 
-    def _actor_loss(self, data: dict[str, torch.Tensor], context: dict[str, Any]) -> tuple[torch.Tensor, Log]:
+    def _actor_loss(self, data: dict[str, torch.Tensor], context: dict[str, Any]) -> tuple[torch.Tensor | None, Log]:
         alpha = context[ALPHA]
-        action, log_prob = self._sample(data["obs"])
-        q_min = self._model.critic.actor_value(data["obs"], action)  # its gradient reaches the action only
+        written = self._written_actor_stage(data[OBS], alpha)
+        if written is not None:
+            return None, written
+        action, log_prob = self._sample(data[OBS])
+        q_min = self._model.critic.actor_value(data[OBS], action)  # its gradient reaches the action only
         actor_loss = sac_actor_loss(log_prob, q_min, alpha)
         log = {"actor_loss": actor_loss.detach(), "alpha": alpha, "entropy": -log_prob.detach().mean()}
         if not self.cfg["learn"]["auto_alpha"]:
@@ -102,6 +113,33 @@ class SACPolicy(ContinuousQPolicy):
         alpha_loss = sac_temperature_loss(self._temperature.log_alpha, log_prob, self._target_entropy)
         log["alpha_loss"] = alpha_loss.detach()
         return actor_loss + alpha_loss, log  # disjoint parameters: each term's gradient reaches only its own
+
+    def _written_actor_stage(self, obs: torch.Tensor, alpha: torch.Tensor) -> Log | None:
+        """The actor stage with its gradients written out (CPU, the default ReLU actor and critics): the same draws,
+        values and gradients as the autograd path above, without building its graph. Sets the ``.grad`` of the
+        actor's parameters (and log alpha's) and returns the logs; ``None`` (nothing drawn, nothing set) where it
+        does not apply."""
+        log_alpha = self._temperature.log_alpha
+        forward = self._model.actor.forward_for_backward(obs)
+        if forward is None or not self._model.critic.writable_actor_value(obs) or \
+                (self.cfg["learn"]["auto_alpha"] and (not log_alpha.requires_grad or log_alpha._backward_hooks)):
+            return None
+        mu, log_std, saved = forward
+        bounds = self._model.bounds
+        with torch.no_grad():
+            noise = torch.randn_like(mu)  # the draw _sample makes
+            action, log_prob = squashed_gaussian(mu, log_std, bounds.scale, bounds.bias, noise)
+            squashed = torch.tanh(mu + log_std.exp() * noise)  # squashed_gaussian's tanh(u), the same arithmetic
+            q_min, dq_da = cast(tuple[torch.Tensor, torch.Tensor],
+                                self._model.critic.min_value_action_grad(obs, action))
+            grad_mu, grad_log_std = sac_actor_loss_gradients(noise, log_std, squashed, dq_da, bounds.scale, alpha)
+            self._model.actor.backward_from(saved, grad_mu, grad_log_std)
+            log = {"actor_loss": sac_actor_loss(log_prob, q_min, alpha), "alpha": alpha, "entropy": -log_prob.mean()}
+            if self.cfg["learn"]["auto_alpha"]:
+                log["alpha_loss"] = sac_temperature_loss(log_alpha, log_prob, self._target_entropy)
+                # d/d log_alpha of -mean(log_alpha (log pi + target_entropy))
+                set_gradients([log_alpha], [-(log_prob + self._target_entropy).mean()])
+        return log
 
     def _sample(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         mu, log_std = self._model.actor(obs)

@@ -75,6 +75,26 @@ def sac_actor_loss(log_prob: torch.Tensor, q_min: torch.Tensor, alpha: torch.Ten
     return (alpha * log_prob - q_min).mean()
 
 
+def sac_actor_loss_gradients(noise: torch.Tensor, log_std: torch.Tensor, squashed: torch.Tensor, dq_da: torch.Tensor,
+                             scale: torch.Tensor, alpha: torch.Tensor | float) -> tuple[torch.Tensor, torch.Tensor]:
+    """The gradients of :func:`sac_actor_loss` with respect to the Gaussian's ``mu`` and ``log_std`` (each (B, A)),
+    for the sample of :func:`squashed_gaussian` with these ``noise`` draws, written out.
+
+    With u = mu + std * noise, t = tanh(u) (``squashed``), a = t * scale + bias and
+    L = 1/B sum_b [alpha log pi(a_b|s_b) - min_j Q_j(s_b, a_b)]:
+    d log pi / du_i = 2 t_i (the Jacobian term -log(1 - t_i^2); the Gaussian term -noise^2/2 - log std does not move
+    with u for fixed noise), d log pi / d log std_i = -1 besides, da_i/du_i = scale_i (1 - t_i^2), so
+
+        dL/dmu = (alpha 2 t - dQ/da * scale (1 - t^2)) / B,    dL/dlog_std = dL/dmu * std * noise - alpha / B
+
+    ``dq_da`` (B, A) is the gradient of min_j Q_j at a (a sample's own critic's)."""
+    batch = noise.shape[0]
+    grad_mu = (2.0 * alpha) * squashed - dq_da * scale * (1.0 - squashed.square())
+    grad_mu = grad_mu / batch
+    grad_log_std = grad_mu * log_std.exp() * noise - alpha / batch
+    return grad_mu, grad_log_std
+
+
 def sac_temperature_loss(log_alpha: torch.Tensor, log_prob: torch.Tensor, target_entropy: float) -> torch.Tensor:
     """-E[log alpha (log pi(a|s) + target_entropy)], the log-probabilities held constant: its gradient raises alpha
     while the policy's entropy -E[log pi] is below ``target_entropy`` and lowers it above (Haarnoja et al. 2018,

@@ -109,3 +109,34 @@ def test_regression_backward_declines_what_it_cannot_write_out() -> None:
     model = _model()
     next(model.critic.parameters()).requires_grad_(False)
     assert model.critic.regression_backward(obs, action, target) is None
+
+
+def test_gaussian_actor_written_out_backward_is_autograds_with_the_log_std_clamp() -> None:
+    """GaussianActor.forward_for_backward / backward_from against autograd through forward(), on outputs whose
+    log-std lies above 2, inside and below -20 (the clamp passes no gradient outside [-20, 2])."""
+    model = _model()
+    actor = model.actor
+    with torch.no_grad():  # log-std columns spread around the clamp's two ends
+        actor.net[-1].bias[2:] = torch.tensor([2.0, -20.0])
+        actor.net[-1].weight[2:] *= 20.0
+    obs = torch.randn(64, 5)
+    g_mu, g_log_std = torch.randn(64, 2), torch.randn(64, 2)
+    mu, log_std, saved = actor.forward_for_backward(obs)
+    actor.backward_from(saved, g_mu, g_log_std)
+    ours = [p.grad.clone() for p in actor.parameters()]
+    actor.zero_grad(set_to_none=True)
+    ref_mu, ref_log_std = actor(obs)
+    raw = actor.net(obs)[:, 2:]
+    assert (raw > 2).any() and (raw < -20).any() and ((raw > -20) & (raw < 2)).any()
+    ((ref_mu * g_mu).sum() + (ref_log_std * g_log_std).sum()).backward()
+    torch.testing.assert_close(mu, ref_mu.detach())
+    torch.testing.assert_close(log_std, ref_log_std.detach())
+    for a, p in zip(ours, actor.parameters(), strict=True):
+        torch.testing.assert_close(a, p.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_gaussian_actor_declines_what_it_cannot_write_out() -> None:
+    assert _model(act="tanh").actor.forward_for_backward(torch.randn(4, 5)) is None
+    model = _model()
+    model.actor.net[0].weight.requires_grad_(False)
+    assert model.actor.forward_for_backward(torch.randn(4, 5)) is None

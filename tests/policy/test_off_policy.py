@@ -158,3 +158,40 @@ def test_the_written_out_critic_gradient_makes_autograds_update(policy_type: str
         assert a.keys() == b.keys()
         for key in a:
             torch.testing.assert_close(torch.as_tensor(a[key]), torch.as_tensor(b[key]), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("auto_alpha", [True, False])
+def test_the_written_out_actor_gradient_makes_autograds_update(auto_alpha: bool,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """SAC's actor stage with its gradients written out (GaussianActor.forward_for_backward and backward_from,
+    sac_actor_loss_gradients, log alpha's) against the same stage through autograd: equal weights, temperature and
+    logs after three whole updates (the same noise draws on both sides)."""
+    runs = []
+    for written in (True, False):
+        torch.manual_seed(3)
+        policy = continuous_policy("sac", f"policy.learn.auto_alpha={auto_alpha}")
+        actor_type = type(policy._model.actor)
+        calls: list[int] = []
+        if written:  # count the written-out backwards: the path under test ran
+            def counted(self: object, *args: object, original=actor_type.backward_from, calls=calls) -> None:
+                calls.append(1)
+                original(self, *args)
+
+            monkeypatch.setattr(actor_type, "backward_from", counted)
+        else:
+            monkeypatch.setattr(actor_type, "forward_for_backward", lambda *args, **kwargs: None)
+        start = policy._temperature.log_alpha.detach().clone()
+        torch.manual_seed(4)
+        logs = [policy.learn_mode.forward(batch()) for _ in range(3)]
+        assert len(calls) == (3 if written else 0)
+        moved = not torch.equal(policy._temperature.log_alpha.detach(), start)
+        assert moved == auto_alpha  # the temperature is learnt, or held
+        runs.append((snapshot(policy._model) + [policy._temperature.log_alpha.detach().clone()], logs))
+        monkeypatch.undo()
+    (ours, our_logs), (ref, ref_logs) = runs
+    for a, b in zip(ours, ref, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    for a, b in zip(our_logs, ref_logs, strict=True):
+        assert a.keys() == b.keys()
+        for key in a:
+            torch.testing.assert_close(torch.as_tensor(a[key]), torch.as_tensor(b[key]), rtol=1e-5, atol=1e-6)

@@ -10,6 +10,7 @@ from ding_lite.rl_utils.qac import (
     clipped_double_q_target,
     log_one_minus_tanh_sq,
     sac_actor_loss,
+    sac_actor_loss_gradients,
     sac_temperature_loss,
     smoothed_target_action,
     squashed_gaussian,
@@ -97,6 +98,43 @@ def test_sac_actor_and_temperature_losses_by_hand() -> None:
     # the entropy -mean(log pi) = -2/3 is above the target -1: the gradient (> 0) lowers alpha
     assert log_alpha.grad.item() == pytest.approx(1 / 3)
     assert log_prob.grad is None  # the log-probabilities are constants of the temperature loss
+
+
+def test_sac_actor_loss_gradients_by_hand() -> None:
+    # one sample, one dim: mu = 0, log_std = 0, noise = 0: u = 0, tanh(u) = 0, so the Jacobian term's slope 2 tanh(u)
+    # is 0 and da/du = scale = 2; with dQ/da = 1 and alpha = 0.5: dL/dmu = -dQ/da * scale = -2, and
+    # dL/dlog_std = dL/dmu * std * noise - alpha = -0.5
+    zero = torch.zeros(1, 1)
+    grad_mu, grad_log_std = sac_actor_loss_gradients(zero, zero, torch.tanh(zero), torch.ones(1, 1),
+                                                     torch.tensor([2.0]), 0.5)
+    assert grad_mu.item() == pytest.approx(-2.0) and grad_log_std.item() == pytest.approx(-0.5)
+    # u = 1 (mu = 0.5, std = 0.5, noise = 1), scale 1, dQ/da = 0, alpha = 1, B = 1: dL/dmu = 2 tanh(1),
+    # dL/dlog_std = 2 tanh(1) * 0.5 - 1
+    grad_mu, grad_log_std = sac_actor_loss_gradients(torch.ones(1, 1), torch.full((1, 1), math.log(0.5)),
+                                                     torch.tanh(torch.ones(1, 1)), torch.zeros(1, 1),
+                                                     torch.tensor([1.0]), 1.0)
+    assert grad_mu.item() == pytest.approx(2 * math.tanh(1.0))
+    assert grad_log_std.item() == pytest.approx(math.tanh(1.0) - 1.0)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.2, 1.5])
+def test_sac_actor_loss_gradients_are_autograds(alpha: float) -> None:
+    """Against autograd of sac_actor_loss(squashed_gaussian(...)) with a critic whose action gradient is known
+    (Q(a) = -sum (a - a0)^2, dQ/da = -2 (a - a0)), |u| up to ~9 where 1 - tanh^2 is tiny."""
+    torch.manual_seed(0)
+    mu = (torch.randn(64, 3) * 3).requires_grad_()
+    log_std = (torch.rand(64, 3) * 3 - 2).requires_grad_()
+    noise = torch.randn(64, 3)
+    scale, bias = torch.tensor([1.0, 2.0, 0.5]), torch.tensor([0.0, 1.0, -0.5])
+    a0 = torch.randn(3)
+    action, log_prob = squashed_gaussian(mu, log_std, scale, bias, noise)
+    q = -(action - a0).square().sum(-1)
+    sac_actor_loss(log_prob, q, alpha).backward()
+    with torch.no_grad():
+        squashed = torch.tanh(mu + log_std.exp() * noise)
+        grad_mu, grad_log_std = sac_actor_loss_gradients(noise, log_std, squashed, -2 * (action - a0), scale, alpha)
+    torch.testing.assert_close(grad_mu, mu.grad, rtol=1e-5, atol=1e-7)
+    torch.testing.assert_close(grad_log_std, log_std.grad, rtol=1e-5, atol=1e-7)
 
 
 def test_temperature_rises_when_the_entropy_is_below_its_target() -> None:
