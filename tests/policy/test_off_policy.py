@@ -132,6 +132,16 @@ def test_importance_weights_scale_the_critic_loss_only_when_asked() -> None:
     assert continuous_policy("sac").learn_mode.forward(weighted)["critic_loss"].item() > 0  # weights ignored
 
 
+def assert_same_runs(ours: tuple[list, list], ref: tuple[list, list]) -> None:
+    """Two runs' (weights, logs) equal to float32 rounding."""
+    for a, b in zip(ours[0], ref[0], strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    for a, b in zip(ours[1], ref[1], strict=True):
+        assert a.keys() == b.keys()
+        for key in a:
+            torch.testing.assert_close(torch.as_tensor(a[key]), torch.as_tensor(b[key]), rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("policy_type", ["sac", "td3"])
 def test_the_written_out_critic_gradient_makes_autograds_update(policy_type: str,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
@@ -151,13 +161,7 @@ def test_the_written_out_critic_gradient_makes_autograds_update(policy_type: str
         logs = [policy.learn_mode.forward(weighted) for _ in range(2)]
         runs.append((snapshot(policy._model), logs))
         monkeypatch.undo()
-    (ours, our_logs), (ref, ref_logs) = runs
-    for a, b in zip(ours, ref, strict=True):
-        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
-    for a, b in zip(our_logs, ref_logs, strict=True):
-        assert a.keys() == b.keys()
-        for key in a:
-            torch.testing.assert_close(torch.as_tensor(a[key]), torch.as_tensor(b[key]), rtol=1e-5, atol=1e-6)
+    assert_same_runs(*runs)
 
 
 @pytest.mark.parametrize("auto_alpha", [True, False])
@@ -188,10 +192,4 @@ def test_the_written_out_actor_gradient_makes_autograds_update(auto_alpha: bool,
         assert moved == auto_alpha  # the temperature is learnt, or held
         runs.append((snapshot(policy._model) + [policy._temperature.log_alpha.detach().clone()], logs))
         monkeypatch.undo()
-    (ours, our_logs), (ref, ref_logs) = runs
-    for a, b in zip(ours, ref, strict=True):
-        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
-    for a, b in zip(our_logs, ref_logs, strict=True):
-        assert a.keys() == b.keys()
-        for key in a:
-            torch.testing.assert_close(torch.as_tensor(a[key]), torch.as_tensor(b[key]), rtol=1e-5, atol=1e-6)
+    assert_same_runs(*runs)
