@@ -113,14 +113,14 @@ class Critics(nn.Module):
         """Does :meth:`min_value_action_grad` apply (Linear and in-place ReLU critics, on the CPU)?"""
         return _relu_linears(list(self.nets)) is not None and obs.device.type == "cpu"
 
-    def min_value_action_grad(self, obs: torch.Tensor,
-                              action: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
+    def min_value_action_grad(self, obs: torch.Tensor, action: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(min_j Q_j(s, a) (B,), its gradient with respect to a (B, A))`` without autograd, each sample's gradient
-        through the critic that gave its minimum (as the min's gradient); ``None`` where :meth:`actor_value` would
-        not write its backward out (then take that through autograd)."""
+        through the critic that gave its minimum (as the min's gradient). Only where :meth:`writable_actor_value`
+        holds (the caller checks first, before it draws anything)."""
         layers = _relu_linears(list(self.nets))
         if layers is None or action.device.type != "cpu":
-            return None
+            raise ValueError("min_value_action_grad needs Linear and in-place ReLU critics on the CPU "
+                             "(check writable_actor_value first)")
         with torch.no_grad():
             q, which, hidden = _min_forward(layers, torch.cat([obs, action], dim=-1))
             return q, _min_action_grad(layers, which, hidden, torch.ones_like(q), obs.shape[-1])

@@ -4,7 +4,7 @@ target entropy of -dim(A). The maths lives in :mod:`ding_lite.rl_utils.qac`."""
 from __future__ import annotations
 
 import math
-from typing import Any, cast
+from typing import Any
 
 import torch
 from torch import nn
@@ -130,8 +130,7 @@ class SACPolicy(ContinuousQPolicy):
             noise = torch.randn_like(mu)  # the draw _sample makes
             action, log_prob = squashed_gaussian(mu, log_std, bounds.scale, bounds.bias, noise)
             squashed = torch.tanh(mu + log_std.exp() * noise)  # squashed_gaussian's tanh(u), the same arithmetic
-            q_min, dq_da = cast(tuple[torch.Tensor, torch.Tensor],
-                                self._model.critic.min_value_action_grad(obs, action))
+            q_min, dq_da = self._model.critic.min_value_action_grad(obs, action)
             grad_mu, grad_log_std = sac_actor_loss_gradients(noise, log_std, squashed, dq_da, bounds.scale, alpha)
             self._model.actor.backward_from(saved, grad_mu, grad_log_std)
             log = {"actor_loss": sac_actor_loss(log_prob, q_min, alpha), "alpha": alpha, "entropy": -log_prob.mean()}
