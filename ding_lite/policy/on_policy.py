@@ -24,8 +24,9 @@ class OnPolicyPolicy(Policy):
             context = self._epoch_context(rows)          # per-epoch constants (e.g. DAPG's demo weight)
             rows = self._epoch_minibatches(rows, learn.batch_size)  # e.g. advantages normalised per minibatch
             for each minibatch of learn.batch_size rows:
-                loss, log = self._compute_loss(minibatch, context)
-                zero_grad, backward, clip to learn.grad_clip_value and step (optimizer_step)
+                log = self._gradient_step(minibatch, context)  # by default:
+                    # loss, log = self._compute_loss(minibatch, context)
+                    # zero_grad, backward, clip to learn.grad_clip_value and step (optimizer_step)
                 logs.append(log | context-scalars)
         return self._end_update(logs)                    # one log dict per gradient step
 
@@ -44,6 +45,7 @@ class OnPolicyPolicy(Policy):
     )
 
     _optimizer: torch.optim.Optimizer
+    _params: list[torch.Tensor]  # the optimiser's parameters, listed at the start of each learn call
 
     def _forward_learn(self, batch: dict) -> list[Log]:
         learn = self.cfg["learn"]
@@ -52,7 +54,7 @@ class OnPolicyPolicy(Policy):
             data[OBS] = conv_layout(self._model, data[OBS])  # frames reordered once, not per minibatch
         data = self._prepare(data)
         # the optimiser's parameters, listed once per collect, not per gradient step
-        params = [p for group in self._optimizer.param_groups for p in group["params"]]
+        self._params = [p for group in self._optimizer.param_groups for p in group["params"]]
         batch_size = int(learn["batch_size"])
         logs: list[Log] = []
         for _ in range(int(learn["epoch_per_collect"])):
@@ -64,14 +66,20 @@ class OnPolicyPolicy(Policy):
             # shuffled once per epoch; the minibatches are slices (views) of it, not gathers each
             shuffled = self._epoch_minibatches({k: gather_rows(v, order) for k, v in view.items()}, batch_size)
             for start in range(0, n_rows, batch_size):
-                loss, log = self._compute_loss({k: v[start:start + batch_size] for k, v in shuffled.items()},
-                                               context)
-                for p in params:  # zero_grad(set_to_none=True), without its per-call profiler scope (~20 µs)
-                    p.grad = None
-                loss.backward()
-                optimizer_step(self._optimizer, learn["grad_clip_value"])
+                log = self._gradient_step({k: v[start:start + batch_size] for k, v in shuffled.items()}, context)
                 logs.append({**context, **log})
         return self._end_update(logs)
+
+    def _gradient_step(self, mb: dict[str, torch.Tensor], context: Log) -> Log:
+        """One gradient step on one minibatch, returning its log: :meth:`_compute_loss`, its gradients by autograd,
+        the clip to ``learn.grad_clip_value`` and the optimiser's step. A policy with a faster way to the same
+        gradients overrides it (PPO's written-out backward)."""
+        loss, log = self._compute_loss(mb, context)
+        for p in self._params:  # zero_grad(set_to_none=True), without its per-call profiler scope (~20 µs)
+            p.grad = None
+        loss.backward()
+        optimizer_step(self._optimizer, self.cfg["learn"]["grad_clip_value"])
+        return log
 
     # ---- hooks -------------------------------------------------------------------------------------------------
     def _prepare(self, data: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

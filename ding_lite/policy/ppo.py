@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -31,7 +31,8 @@ from ding_lite.data.rollout import episode_ends, valid_transitions
 from ding_lite.model.normalizer import obs_normalizers
 from ding_lite.policy.base_policy import resolve_discount_factor
 from ding_lite.policy.on_policy import Log, OnPolicyPolicy
-from ding_lite.policy.optim import adam
+from ding_lite.policy.optim import adam, optimizer_step
+from ding_lite.policy.ppo_numpy import NumpyVAC
 from ding_lite.registry import POLICY_REGISTRY
 from ding_lite.rl_utils.distributions import CategoricalLogits, DiagGaussian
 from ding_lite.rl_utils.gae import gae
@@ -42,6 +43,7 @@ from ding_lite.rl_utils.running_stats import RunningMeanStd
 
 logger = logging.getLogger("ding_lite")
 
+ValueArray = TypeVar("ValueArray", torch.Tensor, np.ndarray)  # values from the torch or the NumPy passes
 DISC_RETURN = "disc_return"  # (M,) the reward scaler's discounted return G of each sample (reward_scale only)
 
 
@@ -62,6 +64,7 @@ class PPOPolicy(OnPolicyPolicy):
     config: dict[str, Any] = dict(
         type="ppo",
         on_policy=True,
+        numpy_mlp=True,  # MLP actor-critics on the CPU act and learn through NumPy passes (same maths, faster)
         recompute_adv=False,  # recompute GAE with the current critic before each epoch
         learn=dict(
             epoch_per_collect=10,  # passes over each collect
@@ -101,6 +104,11 @@ class PPOPolicy(OnPolicyPolicy):
         self._reward_scaler = RewardScaler(resolve_discount_factor(cfg), collect["reward_clip"]) \
             if collect["reward_scale"] else None
         super().__init__(cfg, model, enable_field)
+        # The model's passes in NumPy where they cover it (MLP actor-critics on the CPU: ppo_numpy); the gradient
+        # step only where the loss is PPO's own (PPO-DAPG adds its demo term through autograd).
+        self._numpy = NumpyVAC.build(self._model) if cfg["numpy_mlp"] and self.device.type == "cpu" else None
+        own_loss = type(self)._compute_loss is PPOPolicy._compute_loss
+        self._numpy_learn = self._numpy if own_loss and "learn" in self._enabled else None
         # Who takes the collected data into the observation and reward statistics: the collect mode as the data
         # arrives when this object collects; a learn-only policy (the Ray driver) merges what the samples carry.
         self._obs_norms = obs_normalizers(self._model)
@@ -129,7 +137,20 @@ class PPOPolicy(OnPolicyPolicy):
             if self._reward_scaler is not None:
                 disc = data[DISC_RETURN] if valid is None else data[DISC_RETURN][valid]
                 self._reward_scaler.merge(disc.cpu().numpy())
+        if self._numpy_learn is not None:
+            self._numpy_learn.begin_learning()
         return {k: v for k, v in data.items() if k != DISC_RETURN}  # not shuffled and sliced with the minibatches
+
+    def _gradient_step(self, mb: dict[str, torch.Tensor], context: Log) -> Log:
+        """The written-out step where it covers the model (the same loss and gradients as :meth:`_compute_loss`
+        through autograd), else autograd's."""
+        if self._numpy_learn is None:
+            return super()._gradient_step(mb, context)
+        learn = self.cfg["learn"]
+        log, log_ratio, grad_norm = self._numpy_learn.step(
+            mb, learn, self._value_stats if learn["value_norm"] else None)
+        optimizer_step(self._optimizer, learn["grad_clip_value"], grad_norm)
+        return {**log, LOG_RATIO: log_ratio}
 
     def _end_update(self, logs: list[Log]) -> list[Log]:
         """After learning on a collect: the learning rate anneals by its gradient steps."""
@@ -204,6 +225,9 @@ class PPOPolicy(OnPolicyPolicy):
     def _forward_collect(self, obs: Any, env_step: int = 0) -> dict:
         obs, mask = split_action_mask(obs)
         self._observe(obs)
+        if self._numpy is not None:
+            action_np, logp_np, value_np = self._numpy.act(obs, mask)
+            return {ACTION: action_np, LOGP: logp_np, VALUE: self._denormalized_value(value_np)}
         out = _masked(self._model.compute_actor_critic(self.obs_tensor(obs)), mask)
         action, logp = action_distribution(out).sample_and_log_prob()
         return {ACTION: action.cpu().numpy(), LOGP: logp.cpu().numpy(),
@@ -289,7 +313,7 @@ class PPOPolicy(OnPolicyPolicy):
             state = {**state, "reward_scaler": self._reward_scaler.state_dict()}
         super()._load_state_dict_learn(state)
 
-    def _denormalized_value(self, value: torch.Tensor) -> torch.Tensor:
+    def _denormalized_value(self, value: ValueArray) -> ValueArray:
         return self._value_stats.denormalize(value) if self.cfg["learn"]["value_norm"] else value
 
     # ---- eval --------------------------------------------------------------------------------------------------
@@ -299,6 +323,8 @@ class PPOPolicy(OnPolicyPolicy):
     @torch.inference_mode()
     def _forward_eval(self, obs: Any) -> dict:
         obs, mask = split_action_mask(obs)
+        if self._numpy is not None:
+            return {ACTION: self._numpy.greedy(obs, mask)}
         out = _masked(self._model.compute_actor(self.obs_tensor(obs)), mask)
         action = out[LOGIT].argmax(dim=-1) if LOGIT in out else out[MU]
         return {ACTION: action.cpu().numpy()}

@@ -1,8 +1,12 @@
 """Running statistics of a stream of values (value normalisation of PPO-style critics)."""
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
 import torch
+
+Values = TypeVar("Values", torch.Tensor, np.ndarray)  # a tensor or an array of values, returned as the same type
 
 
 class RunningMeanStd:
@@ -22,10 +26,10 @@ class RunningMeanStd:
         self.var = (self.var * self.count + batch_var * n + delta**2 * self.count * n / total) / total
         self.count = total
 
-    def normalize(self, x: torch.Tensor) -> torch.Tensor:
+    def normalize(self, x: Values) -> Values:
         return (x - self.mean) / (self.var**0.5 + 1e-8)
 
-    def denormalize(self, x: torch.Tensor) -> torch.Tensor:
+    def denormalize(self, x: Values) -> Values:
         return x * (self.var**0.5 + 1e-8) + self.mean
 
     def state_dict(self) -> dict[str, float]:

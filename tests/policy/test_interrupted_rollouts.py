@@ -119,8 +119,8 @@ def test_ppo_learns_without_the_placeholder(recompute_adv: bool, monkeypatch) ->
     samples = policy.collect_mode.get_train_sample(ppo_rollout(policy, interrupted_at=(2, 1)))
     assert (VALID in samples) == recompute_adv  # recompute_adv keeps the (T, N) layout and the valid flags
     seen = []
-    loss_of = policy._compute_loss
-    monkeypatch.setattr(policy, "_compute_loss", lambda mb, context: seen.append(mb[OBS]) or loss_of(mb, context))
+    step_on = policy._gradient_step
+    monkeypatch.setattr(policy, "_gradient_step", lambda mb, context: seen.append(mb[OBS]) or step_on(mb, context))
     logs = policy.learn_mode.forward(samples)
     assert all(np.isfinite(float(v)) for log in logs for v in log.values())
     trained_on = torch.cat(seen)

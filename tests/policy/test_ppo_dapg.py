@@ -37,8 +37,10 @@ def demo_path(tmp_path):
 
 def _policy(policy_type="ppo_dapg", obs_space=OBS_SPACE, act_space=ACT_SPACE, **learn):
     learn = {"batch_size": 8, "epoch_per_collect": 1, "grad_clip_value": None, **learn}
+    # PPO through autograd, as PPO-DAPG learns (its NumPy step gives the same gradients up to float32 rounding, and
+    # the comparisons here are exact)
     cfg = compile_config(dict(env=dict(type="gymnasium", env_id="CartPole-v1"),
-                              policy=dict(type=policy_type, learn=learn)))
+                              policy=dict(type=policy_type, learn=learn, numpy_mlp=False)))
     fill_model_shapes(cfg, obs_space, act_space)
     torch.manual_seed(0)  # same initial weights for every policy built here
     return build(cfg, "policy")
