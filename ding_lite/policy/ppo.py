@@ -105,9 +105,10 @@ class PPOPolicy(OnPolicyPolicy):
             if collect["reward_scale"] else None
         super().__init__(cfg, model, enable_field)
         # The model's passes in NumPy where they cover it (MLP actor-critics on the CPU: ppo_numpy); the gradient
-        # step only where the loss is PPO's own (PPO-DAPG adds its demo term through autograd).
+        # step only where the loss is PPO's own (PPO-DAPG adds its demo term through autograd, and so does any
+        # subclass that changes the loss or the value loss).
         self._numpy = NumpyVAC.build(self._model) if cfg["numpy_mlp"] and self.device.type == "cpu" else None
-        own_loss = type(self)._compute_loss is PPOPolicy._compute_loss
+        own_loss = all(getattr(type(self), f) is getattr(PPOPolicy, f) for f in ("_compute_loss", "_value_loss"))
         self._numpy_learn = self._numpy if own_loss and "learn" in self._enabled else None
         # Who takes the collected data into the observation and reward statistics: the collect mode as the data
         # arrives when this object collects; a learn-only policy (the Ray driver) merges what the samples carry.
@@ -137,9 +138,12 @@ class PPOPolicy(OnPolicyPolicy):
             if self._reward_scaler is not None:
                 disc = data[DISC_RETURN] if valid is None else data[DISC_RETURN][valid]
                 self._reward_scaler.merge(disc.cpu().numpy())
-        if self._numpy_learn is not None:
-            self._numpy_learn.begin_learning()
         return {k: v for k, v in data.items() if k != DISC_RETURN}  # not shuffled and sliced with the minibatches
+
+    def _forward_learn(self, batch: dict) -> list[Log]:
+        if self._numpy_learn is not None:  # the weights as they are now, and gradient buffers for the written step
+            self._numpy_learn.begin_learning()
+        return super()._forward_learn(batch)
 
     def _gradient_step(self, mb: dict[str, torch.Tensor], context: Log) -> Log:
         """The written-out step where it covers the model (the same loss and gradients as :meth:`_compute_loss`

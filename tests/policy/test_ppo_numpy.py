@@ -150,7 +150,13 @@ def test_a_subclass_that_changes_the_loss_keeps_autograd() -> None:
             loss, log = super()._compute_loss(mb, context)
             return loss + 0.0 * loss, log
 
+    class OwnValueLoss(POLICY_REGISTRY.get("ppo")):  # type: ignore[misc]
+        def _value_loss(self, value, mb):
+            return super()._value_loss(value, mb) * 2.0
+
     assert WithBonus(cfg, enable_field=("learn",))._numpy_learn is None
+    assert OwnValueLoss(cfg, enable_field=("learn",))._numpy_learn is None
+    assert POLICY_REGISTRY.get("ppo")(cfg, enable_field=("learn",))._numpy_learn is not None
 
 
 def test_loaded_weights_are_seen_by_the_next_learn_call() -> None:
