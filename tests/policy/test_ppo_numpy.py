@@ -222,3 +222,13 @@ def test_masked_acting_never_picks_an_illegal_action() -> None:
     np.testing.assert_array_equal(picked, np.arange(500) % 2)
     np.testing.assert_array_equal(policy.eval_mode.forward({"observation": obs, "action_mask": mask})[ACTION],
                                   np.arange(500) % 2)
+
+
+def test_a_model_off_the_cpu_is_not_covered() -> None:
+    """Parameters on another device (the meta device stands in for a GPU here) or in another dtype run through torch."""
+    from ding_lite.policy.ppo_numpy import NumpyVAC
+
+    model = _policy("Hopper-v4")._model
+    assert NumpyVAC.build(model) is not None
+    assert NumpyVAC.build(model.double()) is None
+    assert NumpyVAC.build(model.float().to("meta")) is None
