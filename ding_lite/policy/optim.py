@@ -34,6 +34,32 @@ def optimizer_step(optimizer: torch.optim.Optimizer, max_grad_norm: float | None
             grad_norm_clip([p for group in optimizer.param_groups for p in group["params"]], max_grad_norm, grad_norm)
         optimizer.step()
         return
+    _fused_adam_step(groups, max_grad_norm, grad_norm)
+
+
+class FixedBufferAdamStep:
+    """:func:`optimizer_step` for the steps of one learn call whose gradients stay in the same tensors (a written-out
+    backward writing into fixed buffers): the fused kernel's tensor lists are found once, at the first step that can
+    use them, instead of at every step (about 10 µs of a 250 µs PPO step on 64x64 nets). Same update; build a new one
+    for each learn call (hooks, parameters and state are looked at when the lists are found)."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer) -> None:
+        self.optimizer = optimizer
+        self._groups: list[tuple[dict, tuple[list, ...]]] | None = None
+
+    def __call__(self, max_grad_norm: float | None = None, grad_norm: float | None = None) -> None:
+        if self._groups is None and type(self.optimizer) is torch.optim.Adam:
+            self._groups = _fused_adam_groups(self.optimizer)  # None until Adam.step has made the state
+        if self._groups is None:
+            optimizer_step(self.optimizer, max_grad_norm, grad_norm)
+        else:
+            _fused_adam_step(self._groups, max_grad_norm, grad_norm)
+
+
+def _fused_adam_step(groups: list[tuple[dict, tuple[list, ...]]], max_grad_norm: float | None,
+                     grad_norm: float | None) -> None:
+    """The clip (as the kernel's ``grad_scale``) and torch's fused Adam kernel on the lists of
+    :func:`_fused_adam_groups`."""
     with torch.no_grad():
         grad_scale = None
         if max_grad_norm:

@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch import nn
 
-from ding_lite.policy.optim import _fused_adam_groups, adam, grad_norm_clip, optimizer_step
+from ding_lite.policy.optim import FixedBufferAdamStep, _fused_adam_groups, adam, grad_norm_clip, optimizer_step
 from ding_lite.rl_utils.normalize import linear_lr_decay
 
 pytestmark = pytest.mark.unittest
@@ -99,3 +99,30 @@ def test_clip_in_the_fused_step_equals_clip_then_torch_step(max_norm):
     optimizer_step(sgd, 0.05)
     total = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in sgd_net.parameters()]))
     assert float(total) <= 0.05 * (1 + 1e-4)
+
+
+@pytest.mark.parametrize("max_norm", [None, 0.05])
+def test_fixed_buffer_step_equals_optimizer_step_with_the_norm_given(max_norm) -> None:
+    """FixedBufferAdamStep (the kernel's lists found once, gradients written into the same tensors every step, their
+    norm given by the caller) takes the same steps as optimizer_step computing the norm itself; its first step,
+    before Adam has state, is torch's."""
+    ours_net, ref_net = _net(0), _net(0)
+    ours, ref = adam(ours_net.parameters(), lr=1e-2), adam(ref_net.parameters(), lr=1e-2)
+    buffers = [torch.zeros_like(p) for p in ours_net.parameters()]
+    for p, buffer in zip(ours_net.parameters(), buffers, strict=True):
+        p.grad = buffer
+    step = FixedBufferAdamStep(ours)
+    torch.manual_seed(3)
+    for _ in range(5):
+        x = torch.randn(8, 5) * 10.0
+        ref_net.zero_grad(set_to_none=True)
+        ref_net(x).square().mean().backward()
+        grads = torch.autograd.grad(ours_net(x).square().mean(), list(ours_net.parameters()))
+        for buffer, grad in zip(buffers, grads, strict=True):
+            buffer.copy_(grad)  # into the same tensors, as a written-out backward does
+        norm = float(torch.linalg.vector_norm(torch.cat([g.reshape(-1) for g in grads])))
+        step(max_norm, norm)
+        optimizer_step(ref, max_norm)
+        for a, b in zip(ours_net.parameters(), ref_net.parameters(), strict=True):
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    assert step._groups is not None and all(p.grad is b for p, b in zip(ours_net.parameters(), buffers, strict=True))
