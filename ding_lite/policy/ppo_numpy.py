@@ -30,6 +30,7 @@ from ding_lite.rl_utils.ppo_grad import (
     categorical_log_prob_grad,
     gaussian_log_prob,
     gaussian_log_prob_grad,
+    gaussian_log_prob_of_noise,
     log_softmax,
     ppo_policy_loss_grad,
     ppo_value_loss_grad,
@@ -93,9 +94,7 @@ class NumpyVAC:
         value = self.critic.forward(x)[:, 0]
         if self.log_std is not None:
             z = torch.randn(out.shape).numpy()
-            sigma = np.exp(self._log_std)
-            logp = -0.5 * (z * z).sum(-1) - np.float32(self._log_std.sum() + _HALF_LOG_2PI * out.shape[1])
-            return sigma * z + out, logp, value
+            return np.exp(self._log_std) * z + out, gaussian_log_prob_of_noise(z, self._log_std), value
         log_pi = log_softmax(out, mask)
         action = torch.multinomial(torch.from_numpy(np.exp(log_pi)), 1, True).numpy()[:, 0]
         return action, np.take_along_axis(log_pi, action[:, None], axis=-1)[:, 0], value

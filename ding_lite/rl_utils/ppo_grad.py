@@ -81,10 +81,14 @@ def ppo_value_loss_grad(value: np.ndarray, value_old: np.ndarray, target: np.nda
 def gaussian_log_prob(mu: np.ndarray, log_std: np.ndarray, action: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(log N(a; mu, sigma) (B,), z (B, A))`` of a diagonal Gaussian with state-independent ``log_std`` (A,),
     ``z = (a - mu) / sigma``, which :func:`gaussian_log_prob_grad` takes back."""
-    inv_sigma = np.exp(-log_std)
-    z = (action - mu) * inv_sigma
-    logp = -0.5 * _sum(z * z, -1) - np.float32(_sum(log_std) + _HALF_LOG_2PI * mu.shape[-1])
-    return logp, z
+    z = (action - mu) * np.exp(-log_std)
+    return gaussian_log_prob_of_noise(z, log_std), z
+
+
+def gaussian_log_prob_of_noise(z: np.ndarray, log_std: np.ndarray) -> np.ndarray:
+    """log N(mu + sigma z; mu, sigma) (B,) of the standard-normal noise ``z`` (B, A) that drew an action:
+    ``-|z|^2 / 2 - sum log sigma - A log(2 pi) / 2``."""
+    return -0.5 * _sum(z * z, -1) - np.float32(_sum(log_std) + _HALF_LOG_2PI * z.shape[-1])
 
 
 def gaussian_log_prob_grad(z: np.ndarray, log_std: np.ndarray, grad_logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
