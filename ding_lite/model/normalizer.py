@@ -51,6 +51,12 @@ class RunningObsNorm(nn.Module):
         np.maximum(out, -self.clip, out=out)  # np.clip's Python wrapper costs more than these two ufuncs
         return np.minimum(out, self.clip, out=out)
 
+    def numpy_stats(self) -> tuple[np.ndarray, np.ndarray, float]:
+        """``(shift, scale, clip)``: :meth:`normalize_numpy` is ``clip((obs - shift) * scale, -clip, clip)`` in
+        float32, for code that applies it itself (``ding_lite.policy.ppo_jit``; statistics on the CPU)."""
+        self._check_stats()
+        return self._shift_np, self._scale_np, float(self.clip)
+
     def _buffers_key(self) -> tuple:
         """Changes when the statistics do other than through :meth:`update`: a loaded state dict (in-place copies
         bump the version counters) or a move to another device (new storage). Read through ``_buffers`` (a dict),

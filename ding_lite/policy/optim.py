@@ -41,19 +41,52 @@ class FixedBufferAdamStep:
     """:func:`optimizer_step` for the steps of one learn call whose gradients stay in the same tensors (a written-out
     backward writing into fixed buffers): the fused kernel's tensor lists are found once, at the first step that can
     use them, instead of at every step (about 10 µs of a 250 µs PPO step on 64x64 nets). Same update; build a new one
-    for each learn call (hooks, parameters and state are looked at when the lists are found)."""
+    for each learn call (hooks, parameters and state are looked at when the lists are found).
+
+    Two more per-step costs go the same way: the parameters' ``step`` counts (one 0-dim tensor each in Adam's state)
+    become views of one tensor per group, so that counting a step is one in-place add, not ``_foreach_add_`` over
+    13 tensors (21 µs on the CPU); and the clip's scale is written into one preallocated tensor, not made anew."""
 
     def __init__(self, optimizer: torch.optim.Optimizer) -> None:
         self.optimizer = optimizer
         self._groups: list[tuple[dict, tuple[list, ...]]] | None = None
+        self._counts: list[torch.Tensor] = []  # per group: the tensor whose elements are its parameters' step counts
+        self._scale = torch.ones(())
+        self._scale_np = self._scale.numpy()
 
     def __call__(self, max_grad_norm: float | None = None, grad_norm: float | None = None) -> None:
         if self._groups is None and type(self.optimizer) is torch.optim.Adam:
             self._groups = _fused_adam_groups(self.optimizer)  # None until Adam.step has made the state
-        if self._groups is None:
+            if self._groups is not None:
+                self._share_step_counts(self._groups)
+        if self._groups is None or (max_grad_norm and grad_norm is None):
             optimizer_step(self.optimizer, max_grad_norm, grad_norm)
-        else:
-            _fused_adam_step(self._groups, max_grad_norm, grad_norm)
+            return
+        grad_scale = None
+        # as _fused_adam_step: 1 / the clip coefficient (in float32, rounded as torch.tensor rounds it)
+        if max_grad_norm and grad_norm is not None:
+            self._scale_np[()] = max(1.0, (grad_norm + 1e-6) / float(max_grad_norm))
+            grad_scale = self._scale
+        with torch.no_grad():
+            for (group, (params, grads, exp_avgs, exp_avg_sqs, steps)), counts in zip(self._groups, self._counts,
+                                                                                     strict=True):
+                beta1, beta2 = group["betas"]
+                counts.add_(1)
+                torch._fused_adam_(params, grads, exp_avgs, exp_avg_sqs, [], steps, amsgrad=False, lr=group["lr"],
+                                   beta1=beta1, beta2=beta2, weight_decay=group["weight_decay"], eps=group["eps"],
+                                   maximize=False, grad_scale=grad_scale, found_inf=None)
+
+    def _share_step_counts(self, groups: list[tuple[dict, tuple[list, ...]]]) -> None:
+        """Each group's ``step`` states replaced by views of one tensor holding the same counts (Adam's own step,
+        ``state_dict`` and checkpoints see the same values; only their memory is shared)."""
+        self._counts = []
+        for _, (params, _, _, _, steps) in groups:
+            counts = torch.stack([s.detach() for s in steps])
+            views = list(counts.unbind())
+            for p, view in zip(params, views, strict=True):
+                self.optimizer.state[p]["step"] = view
+            steps[:] = views
+            self._counts.append(counts)
 
 
 def _fused_adam_step(groups: list[tuple[dict, tuple[list, ...]]], max_grad_norm: float | None,

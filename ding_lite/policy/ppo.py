@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import torch
@@ -174,9 +174,11 @@ class PPOPolicy(OnPolicyPolicy):
 
     def _epoch_minibatches(self, shuffled: dict[str, torch.Tensor], batch_size: int) -> dict[str, torch.Tensor]:
         """Advantages normalised per minibatch (``adv_norm``), for all of the epoch's minibatches at once."""
-        if not self.cfg["learn"]["adv_norm"]:
-            return shuffled
-        return {**shuffled, ADV: normalize_advantage_per_minibatch(shuffled[ADV], batch_size)}
+        if self.cfg["learn"]["adv_norm"]:
+            shuffled = {**shuffled, ADV: normalize_advantage_per_minibatch(shuffled[ADV], batch_size)}
+        if self._numpy_learn is not None:  # the written-out step works on NumPy views: sliced at a fraction of the cost
+            return cast(dict[str, torch.Tensor], {k: v.numpy() for k, v in shuffled.items()})
+        return shuffled
 
     def _compute_loss(self, mb: dict[str, torch.Tensor], context: Log) -> tuple[torch.Tensor, Log]:
         """Loss of one minibatch (carries the gradient) and its detached statistics; ``approx_kl`` and ``clipfrac``

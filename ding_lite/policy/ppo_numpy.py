@@ -25,6 +25,7 @@ from torch import nn
 from ding_lite.data.keys import ACTION, ACTION_MASK, ADV, LOGP, OBS, RETURN, VALUE
 from ding_lite.model.normalizer import RunningObsNorm
 from ding_lite.model.numpy_mlp import NumpyMLP
+from ding_lite.policy import ppo_jit
 from ding_lite.rl_utils.ppo_grad import (
     categorical_log_prob,
     categorical_log_prob_grad,
@@ -38,15 +39,23 @@ from ding_lite.rl_utils.ppo_grad import (
 from ding_lite.rl_utils.running_stats import RunningMeanStd
 
 _HALF_LOG_2PI = 0.5 * float(np.log(2.0 * np.pi))
+_EMPTY = np.zeros(0, dtype=np.float32)
+_NO_MASK = np.zeros((0, 0), dtype=bool)
 
 
 class NumpyVAC:
     """A ``vac`` model's passes in NumPy on its own parameters' memory: :meth:`act` (collect), :meth:`greedy`
     (eval) and :meth:`step` (one PPO minibatch's loss, its gradients written into the parameters' ``.grad``; the
-    caller steps the optimiser). Build it with :meth:`build` (None where the model is not covered)."""
+    caller steps the optimiser). Build it with :meth:`build` (None where the model is not covered).
 
-    def __init__(self, model: nn.Module, actor: NumpyMLP, critic: NumpyMLP) -> None:
+    ``jit``: run the passes compiled by numba (:mod:`ding_lite.policy.ppo_jit`: the same maths, one call per pass);
+    on by default where numba imports, False: the NumPy ops."""
+
+    def __init__(self, model: nn.Module, actor: NumpyMLP, critic: NumpyMLP, jit: bool | None = None) -> None:
         self.model, self.actor, self.critic = model, actor, critic
+        self.jit = ppo_jit.AVAILABLE if jit is None else bool(jit) and ppo_jit.AVAILABLE
+        self._jit_nets: tuple = ()
+        self._jit_grads: tuple = ()
         self.continuous = bool(getattr(model, "continuous", False))
         norm = getattr(model, "obs_norm", None)
         self.obs_norm = norm if isinstance(norm, RunningObsNorm) else None
@@ -61,7 +70,7 @@ class NumpyVAC:
         self._log_std_grad = np.zeros(0, dtype=np.float32)
 
     @classmethod
-    def build(cls, model: nn.Module) -> NumpyVAC | None:
+    def build(cls, model: nn.Module, jit: bool | None = None) -> NumpyVAC | None:
         """The passes of ``model``, or None where it must run through torch (see the module's docstring)."""
         from ding_lite.model.templates import VAC
 
@@ -78,7 +87,7 @@ class NumpyVAC:
         if model.continuous and (model.log_std.device.type != "cpu" or model.log_std.dtype != torch.float32 or
                                  not model.log_std.requires_grad):
             return None
-        built = cls(model, actor, critic)
+        built = cls(model, actor, critic, jit)
         if {id(p) for p in built.params} != {id(p) for p in model.parameters()}:  # one the passes would miss
             return None
         return built
@@ -89,11 +98,16 @@ class NumpyVAC:
         torch path draws it (``torch.randn`` for the Gaussian's noise, ``torch.multinomial`` for a categorical), and
         the critic's value (normalised, as the critic gives it)."""
         self._refresh()
-        x = self._features(obs)
-        out = self.actor.forward(x)
-        value = self.critic.forward(x)[:, 0]
+        if self.jit:
+            out, value = ppo_jit.forward_pair(self._rows(obs), *self._norm_stats(), *self._jit_nets, True)
+        else:
+            x = self._features(obs)
+            out, value = self.actor.forward(x), self.critic.forward(x)[:, 0]
         if self.log_std is not None:
             z = torch.randn(out.shape).numpy()
+            if self.jit:
+                action, logp = ppo_jit.gaussian_draw(out, self._log_std, z)
+                return action, logp, value
             return np.exp(self._log_std) * z + out, gaussian_log_prob_of_noise(z, self._log_std), value
         log_pi = log_softmax(out, mask)
         action = torch.multinomial(torch.from_numpy(np.exp(log_pi)), 1, True).numpy()[:, 0]
@@ -102,7 +116,10 @@ class NumpyVAC:
     def greedy(self, obs: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
         """The eval mode's action: the Gaussian's mean, or the most probable legal action."""
         self._refresh()
-        out = self.actor.forward(self._features(obs))
+        if self.jit:
+            out = ppo_jit.forward_pair(self._rows(obs), *self._norm_stats(), *self._jit_nets, False)[0]
+        else:
+            out = self.actor.forward(self._features(obs))
         if self.log_std is not None:
             return out
         return (out if mask is None else np.where(mask, out, -np.inf)).argmax(axis=-1)
@@ -122,19 +139,25 @@ class NumpyVAC:
         n_actor, n_critic = len(self.actor.params), len(self.critic.params)
         self._actor_grads, self._critic_grads = views[:n_actor], views[n_actor:n_actor + n_critic]
         self._log_std_grad = views[-1] if self.log_std is not None else np.zeros(0, dtype=np.float32)
+        if self.jit:  # weight and bias gradients of each net, as the compiled step takes them
+            actor, critic = self._actor_grads, self._critic_grads
+            self._jit_grads = tuple(ppo_jit.typed_list(g)
+                                    for g in (actor[0::2], actor[1::2], critic[0::2], critic[1::2]))
 
-    def step(self, mb: Mapping[str, torch.Tensor], learn: Mapping[str, Any],
+    def step(self, mb: Mapping[str, torch.Tensor | np.ndarray], learn: Mapping[str, Any],
              value_stats: RunningMeanStd | None) -> tuple[dict[str, torch.Tensor], torch.Tensor, float]:
-        """One minibatch of CPU tensors (``obs``, ``action``, ``logp``, ``adv`` normalised already, ``return``,
-        ``value``, optionally ``action_mask``): writes the gradients of ``policy_loss + value_weight * value_loss -
-        entropy_weight * entropy`` and returns ``(the losses as 0-dim tensors, log(pi / mu) (B,), the global gradient
-        norm)``. ``value_stats``: the return statistics under ``learn.value_norm`` (targets and old values are
+        """One minibatch of CPU tensors or NumPy arrays (``obs``, ``action``, ``logp``, ``adv`` normalised already,
+        ``return``, ``value``, optionally ``action_mask``): writes the gradients of ``policy_loss + value_weight *
+        value_loss - entropy_weight * entropy`` and returns ``(the losses as 0-dim tensors, log(pi / mu) (B,), the
+        global gradient norm)``. ``value_stats``: the return statistics under ``learn.value_norm`` (targets and old values are
         normalised by them)."""
-        x = self._features(mb[OBS].numpy())
+        if self.jit:
+            return self._step_compiled(mb, learn, value_stats)
+        x = self._features(_array(mb[OBS]))
         out, actor_inputs = self.actor.forward_keep(x)
         value, critic_inputs = self.critic.forward_keep(x)
-        action = mb[ACTION].numpy()
-        mask = mb[ACTION_MASK].numpy() if ACTION_MASK in mb else None
+        action = _array(mb[ACTION])
+        mask = _array(mb[ACTION_MASK]) if ACTION_MASK in mb else None
         if self.log_std is not None:
             logp, z = gaussian_log_prob(out, self._log_std, action.reshape(out.shape).astype(np.float32, copy=False))
             entropy = float(self._log_std.sum()) + (0.5 + _HALF_LOG_2PI) * out.shape[-1]
@@ -155,6 +178,39 @@ class NumpyVAC:
             grad_out = categorical_log_prob_grad(log_pi, entropies, action, grad_logp, -entropy_weight / len(x), mask)
         self.actor.backward(actor_inputs, grad_out, self._actor_grads)
         self.critic.backward(critic_inputs, (grad_value * value_weight)[:, None], self._critic_grads)
+        return self._step_result(policy_loss, value_loss, entropy, value_weight, entropy_weight, log_ratio)
+
+    def _step_compiled(self, mb: Mapping[str, torch.Tensor | np.ndarray], learn: Mapping[str, Any],
+                       value_stats: RunningMeanStd | None) -> tuple[dict[str, torch.Tensor], torch.Tensor, float]:
+        """:meth:`step` as one compiled call (:mod:`ding_lite.policy.ppo_jit`)."""
+        obs = self._rows(_array(mb[OBS]))
+        target, old_value = _f32(mb[RETURN]), _f32(mb[VALUE])
+        if value_stats is not None:
+            target, old_value = value_stats.normalize(target), value_stats.normalize(old_value)
+        dual_clip, value_clip = learn["dual_clip"], learn["value_clip_ratio"]
+        if dual_clip is not None and dual_clip <= 1.0:
+            raise ValueError(f"dual_clip must be > 1 (or None to disable), got {dual_clip=}")
+        value_weight, entropy_weight = float(learn["value_weight"]), float(learn["entropy_weight"])
+        log_ratio = np.empty(len(obs), dtype=np.float32)
+        common = (_f32(mb[LOGP]), _f32(mb[ADV]), np.ascontiguousarray(target), np.ascontiguousarray(old_value),
+                  *self._jit_nets)
+        settings = (float(learn["clip_ratio"]), 0.0 if dual_clip is None else float(dual_clip),
+                    -1.0 if value_clip is None else float(value_clip), value_weight, entropy_weight, log_ratio)
+        if self.log_std is not None:
+            action = np.ascontiguousarray(_array(mb[ACTION]).reshape(len(obs), -1), dtype=np.float32)
+            policy_loss, value_loss, entropy = ppo_jit.step_gaussian(
+                obs, *self._norm_stats(), action, *common, self._log_std, *self._jit_grads, self._log_std_grad,
+                *settings)
+        else:
+            action = np.ascontiguousarray(_array(mb[ACTION]).reshape(-1), dtype=np.int64)
+            mask = np.ascontiguousarray(_array(mb[ACTION_MASK]), dtype=bool) if ACTION_MASK in mb else _NO_MASK
+            policy_loss, value_loss, entropy = ppo_jit.step_categorical(
+                obs, *self._norm_stats(), action, mask, *common, *self._jit_grads, *settings)
+        return self._step_result(policy_loss, value_loss, entropy, value_weight, entropy_weight, log_ratio)
+
+    def _step_result(self, policy_loss: float, value_loss: float, entropy: float, value_weight: float,
+                     entropy_weight: float, log_ratio: np.ndarray
+                     ) -> tuple[dict[str, torch.Tensor], torch.Tensor, float]:
         total_loss = policy_loss + value_weight * value_loss - entropy_weight * entropy
         # 0-dim tensors, as the autograd path logs (views of one array: one conversion, not four)
         scalars = torch.from_numpy(np.array([total_loss, policy_loss, value_loss, entropy], dtype=np.float32))
@@ -170,6 +226,23 @@ class NumpyVAC:
             obs = self.obs_norm.normalize_numpy(obs)
         return obs.reshape(len(obs), -1).astype(np.float32, copy=False)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Copies and pickles (``copy.deepcopy`` of a policy, Ray) leave out numba's typed lists, which do not
+        pickle: the copy makes them again at its first pass."""
+        state = dict(self.__dict__)
+        state.update(_jit_nets=(), _jit_grads=(), _memory=[])
+        return state
+
+    @staticmethod
+    def _rows(obs: np.ndarray) -> np.ndarray:
+        """Observations as C-ordered rows ``(B, features)`` (the compiled passes' input)."""
+        obs = np.asarray(obs)
+        return np.ascontiguousarray(obs.reshape(len(obs), -1))
+
+    def _norm_stats(self) -> tuple[np.ndarray, np.ndarray, float]:
+        """The observation normalisation as the compiled passes apply it (empty: none)."""
+        return self.obs_norm.numpy_stats() if self.obs_norm is not None else (_EMPTY, _EMPTY, 0.0)
+
     def _refresh(self) -> None:
         """Read the weights again where a parameter's memory changed (``.data`` replaced, or the model moved): the
         NumPy views would otherwise keep the old arrays. A few µs per call."""
@@ -182,7 +255,19 @@ class NumpyVAC:
         self.params = self.actor.params + self.critic.params + ([self.log_std] if self.log_std is not None else [])
         self._log_std = self.log_std.detach().numpy() if self.log_std is not None else np.zeros(0, dtype=np.float32)
         self._memory = [p.data_ptr() for p in self.params]
+        if self.jit:
+            self.jit = all(w.flags.c_contiguous and b.flags.c_contiguous
+                           for w, b in self.actor.weights + self.critic.weights)
+        if self.jit:  # the nets as the compiled passes take them: weights, biases, activation codes
+            self._jit_nets = tuple(x for net in (self.actor, self.critic) for x in (
+                ppo_jit.typed_list([w for w, _ in net.weights]), ppo_jit.typed_list([b for _, b in net.weights]),
+                ppo_jit.activation_codes(net.activations)))
 
 
-def _f32(t: torch.Tensor) -> np.ndarray:
-    return t.numpy().astype(np.float32, copy=False)
+def _array(x: torch.Tensor | np.ndarray) -> np.ndarray:
+    """A minibatch column as NumPy (PPO's learn loop hands the written-out step NumPy views of its columns)."""
+    return x if isinstance(x, np.ndarray) else x.numpy()
+
+
+def _f32(t: torch.Tensor | np.ndarray) -> np.ndarray:
+    return _array(t).astype(np.float32, copy=False)

@@ -120,7 +120,8 @@ def test_ppo_learns_without_the_placeholder(recompute_adv: bool, monkeypatch) ->
     assert (VALID in samples) == recompute_adv  # recompute_adv keeps the (T, N) layout and the valid flags
     seen = []
     step_on = policy._gradient_step
-    monkeypatch.setattr(policy, "_gradient_step", lambda mb, context: seen.append(mb[OBS]) or step_on(mb, context))
+    monkeypatch.setattr(policy, "_gradient_step",
+                        lambda mb, context: seen.append(torch.as_tensor(mb[OBS])) or step_on(mb, context))
     logs = policy.learn_mode.forward(samples)
     assert all(np.isfinite(float(v)) for log in logs for v in log.values())
     trained_on = torch.cat(seen)

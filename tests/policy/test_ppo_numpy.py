@@ -1,6 +1,7 @@
 """PPO's gradient step written out in NumPy (ding_lite/policy/ppo_numpy.py) against autograd's: the same learn call
 from the same weights and data gives the same weights, optimiser state and logs (up to float32 rounding), for every
-setting the written-out step covers; the settings it does not cover train through autograd."""
+setting the written-out step covers; the settings it does not cover train through autograd. Every test runs twice:
+with the passes compiled by numba (the default, ding_lite/policy/ppo_jit.py) and as NumPy ops."""
 from __future__ import annotations
 
 import copy
@@ -14,6 +15,18 @@ from ding_lite.data.keys import ACTION, ACTION_MASK, ADV, LOGP, OBS, RETURN, VAL
 from ding_lite.registry import POLICY_REGISTRY
 
 pytestmark = pytest.mark.unittest
+
+
+@pytest.fixture(autouse=True, params=["compiled", "numpy"])
+def passes(request, monkeypatch) -> str:
+    """The written-out passes compiled by numba, or as NumPy ops (what runs where numba is not installed)."""
+    from ding_lite.policy import ppo_jit
+
+    if request.param == "numpy":
+        monkeypatch.setattr(ppo_jit, "AVAILABLE", False)
+    elif not ppo_jit.AVAILABLE:
+        pytest.skip("numba is not installed")
+    return request.param
 
 
 SPACES = {"Hopper-v4": (11, 3, "continuous"), "Pendulum-v1": (3, 1, "continuous"), "CartPole-v1": (4, 2, "discrete")}
