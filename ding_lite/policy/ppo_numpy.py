@@ -149,8 +149,8 @@ class NumpyVAC:
         """One minibatch of CPU tensors or NumPy arrays (``obs``, ``action``, ``logp``, ``adv`` normalised already,
         ``return``, ``value``, optionally ``action_mask``): writes the gradients of ``policy_loss + value_weight *
         value_loss - entropy_weight * entropy`` and returns ``(the losses as 0-dim tensors, log(pi / mu) (B,), the
-        global gradient norm)``. ``value_stats``: the return statistics under ``learn.value_norm`` (targets and old values are
-        normalised by them)."""
+        global gradient norm)``. ``value_stats``: the return statistics under ``learn.value_norm`` (targets and old
+        values are normalised by them)."""
         if self.jit:
             return self._step_compiled(mb, learn, value_stats)
         x = self._features(_array(mb[OBS]))
