@@ -1,9 +1,11 @@
-"""PPO's NumPy passes (``policy.numpy_mlp=True``, ``ding_lite/policy/ppo_numpy.py``) against the torch modules and
-autograd (``numpy_mlp=False``), in one process, the two taking turns: one learn call on one collect of the dizoo
-config's size (Hopper-v4's CleanRL settings: 2,048 samples, 10 epochs of 32 minibatches of 64, 64x64 tanh nets, obs
-and reward normalisation) and the collect forward pass on one pipeline group's 4 observations, one torch thread.
-Prints milliseconds per learn call and microseconds per collect forward (minimum and median over rounds), and a last
-line ``ratio`` (NumPy over torch, median learn call).
+"""PPO's NumPy passes (``policy.numpy_mlp=True``, ``ding_lite/policy/ppo_numpy.py``), compiled by numba (the default,
+``ding_lite/policy/ppo_jit.py``: side ``compiled``) and as NumPy ops (side ``numpy``: what runs without numba),
+against the torch modules and autograd (``numpy_mlp=False``: side ``torch``), in one process, the three taking
+turns: one learn call on one collect of the dizoo config's size (Hopper-v4's CleanRL settings: 2,048 samples, 10
+epochs of 32 minibatches of 64, 64x64 tanh nets, obs and reward normalisation) and the collect forward pass on one
+pipeline group's 4 observations, one torch thread. Prints milliseconds per learn call and microseconds per collect
+forward (minimum and median over rounds), and the ratios of the medians over torch's; the last line ``ratio`` is
+the default's (compiled where numba is installed) learn call over torch's.
 
     python benchmarks/ppo_numpy.py [--config dizoo/mujoco/hopper/config/hopper_ppo_config.py] [--rounds 10]
 """
@@ -20,20 +22,24 @@ sys.path.insert(0, str(ROOT))  # this checkout's ding_lite, not an installed one
 
 
 def build_policies(config: str) -> tuple[dict, dict, object]:
-    """The config's policy twice (NumPy passes on and off, the same initial weights), a collect's samples, and a
-    pipeline group's observations."""
+    """The config's policy three times (compiled passes, NumPy passes, torch; the same initial weights), a collect's
+    samples, and a pipeline group's observations."""
     import numpy as np
     import torch
 
     from ding_lite.build import build, build_env_manager, fill_model_shapes_from_env, load_config
+    from ding_lite.policy import ppo_jit
     from ding_lite.worker.collector import SampleCollector
 
     policies = {}
-    for numpy_mlp in (True, False):
-        cfg = load_config(config, seed=0, overrides=[f"policy.numpy_mlp={numpy_mlp}"])
+    sides = {"compiled": ("policy.numba=True",), "numpy": ("policy.numba=False",), "torch": ("policy.numpy_mlp=False",)}
+    for name, overrides in sides.items():
+        if name == "compiled" and not ppo_jit.AVAILABLE:
+            continue
+        cfg = load_config(config, seed=0, overrides=list(overrides))
         fill_model_shapes_from_env(cfg)
         torch.manual_seed(0)
-        policies["numpy" if numpy_mlp else "torch"] = build(cfg, "policy")
+        policies[name] = build(cfg, "policy")
     envs = build_env_manager(cfg.env, int(cfg.env.collector_env_num), seed=0)
     collector = SampleCollector(cfg.policy.collect.get("collector", {}), envs, policies["torch"].collect_mode)
     samples, _ = collector.collect(n_sample=int(cfg.policy.collect.n_sample))
@@ -72,9 +78,15 @@ def main(argv: list[str] | None = None) -> None:
     for name in policies:
         print(f"{name:8s} {min(learn_ms[name]):14.1f} / {statistics.median(learn_ms[name]):7.1f} "
               f"{min(forward_us[name]):20.1f} / {statistics.median(forward_us[name]):7.1f}")
-    forward_ratio = statistics.median(forward_us["numpy"]) / statistics.median(forward_us["torch"])
-    print(f"collect forward ratio {forward_ratio:.2f}")
-    print(f"ratio {statistics.median(learn_ms['numpy']) / statistics.median(learn_ms['torch']):.2f}")
+    def over_torch(times: dict[str, list[float]], name: str) -> float:
+        return statistics.median(times[name]) / statistics.median(times["torch"])
+
+    for name in policies:
+        if name != "torch":
+            print(f"{name} / torch: learn call {over_torch(learn_ms, name):.2f}, "
+                  f"collect forward {over_torch(forward_us, name):.2f}")
+    default = next(iter(policies))
+    print(f"ratio {over_torch(learn_ms, default):.2f}")
 
 
 if __name__ == "__main__":

@@ -8,12 +8,18 @@ products stay BLAS calls, so one step costs little more than its matrix products
 autograd (equal up to float32 rounding, ``tests/policy/test_ppo_jit.py``); what the numbers are written into is the
 same (the parameters' ``.grad`` buffers, the caller steps the optimiser).
 
-numba is a dependency of the package; where it cannot be imported (a platform without its wheels) :data:`AVAILABLE`
-is False and the NumPy passes run instead. The compiled code is cached on disk (numba's ``cache=True``): the first
-run compiles for about 10-20 s, later processes load it in well under a second.
+numba is a dependency of the package; where it is not installed :data:`AVAILABLE` is False and the NumPy passes run
+instead. Nothing is compiled or imported until :func:`compile_all` (the first policy that uses the passes): numba's
+import and set-up (it loads ``scipy.linalg`` for BLAS) take about 0.8 s of a process's start, which a run of a few
+seconds (CartPole) may rather skip (``policy.numba=False``). The compiled code is cached on disk (numba's
+``cache=True``): the first run on a machine compiles for about 10 s, later processes load it.
+
+The functions below are plain Python until :func:`compile_all` replaces each by its numba-compiled version (they call
+each other through this module's globals, which is where numba finds them).
 """
 from __future__ import annotations
 
+import importlib.util
 import math
 from typing import Any
 
@@ -21,23 +27,40 @@ import numpy as np
 
 from ding_lite.rl_utils.masks import MASKED_LOGIT
 
-try:
-    import numba
-    from numba.typed import List as TypedList
-except ImportError:  # pragma: no cover - the NumPy passes run instead
-    numba = None  # type: ignore[assignment]
-    TypedList = None
-
-AVAILABLE = numba is not None
+AVAILABLE = importlib.util.find_spec("numba") is not None
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 TANH, RELU = 0, 1  # activation codes (NumpyMLP.activations' names, as small ints for the compiled code)
+_KERNELS: list[str] = []  # the names compile_all compiles, in definition order
+_compiled = False
 
 
 def _jit(fn: Any) -> Any:
+    """Mark a module-level function for :func:`compile_all`."""
+    _KERNELS.append(fn.__name__)
+    return fn
+
+
+def compile_all() -> bool:
+    """Replace the kernels by their numba versions (once; compiled at each's first call, or loaded from numba's
+    cache). False where numba is missing or fails to import: the caller uses the NumPy passes."""
+    global _compiled
+    if not AVAILABLE:
+        return False
+    if _compiled:
+        return True
+    try:
+        import numba
+    except ImportError:  # pragma: no cover - installed but broken
+        return False
+    namespace = globals()
     # error_model="numpy": a division by zero gives inf/nan, as in NumPy, instead of a check that stops the loops
     # from being vectorised
-    return numba.njit(cache=True, nogil=True, error_model="numpy")(fn) if AVAILABLE else fn
+    namespace["_tanh"] = numba.njit(inline="always", error_model="numpy")(namespace["_tanh"])
+    for name in _KERNELS:
+        namespace[name] = numba.njit(cache=True, nogil=True, error_model="numpy")(namespace[name])
+    _compiled = True
+    return True
 
 
 def _lambert_tanh(depth: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -73,17 +96,6 @@ def _tanh(v: float) -> float:
         q = q * t + c
     return x * p / q
 
-
-if AVAILABLE:
-    _tanh = numba.njit(inline="always", error_model="numpy")(_tanh)
-
-
-def typed_list(arrays: list[np.ndarray]) -> Any:
-    """A numba typed list of ``arrays`` (one type: same dtype, rank and layout), for the compiled calls."""
-    out = TypedList()
-    for a in arrays:
-        out.append(a)
-    return out
 
 
 def activation_codes(names: list[str]) -> np.ndarray:

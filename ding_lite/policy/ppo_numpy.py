@@ -48,12 +48,12 @@ class NumpyVAC:
     (eval) and :meth:`step` (one PPO minibatch's loss, its gradients written into the parameters' ``.grad``; the
     caller steps the optimiser). Build it with :meth:`build` (None where the model is not covered).
 
-    ``jit``: run the passes compiled by numba (:mod:`ding_lite.policy.ppo_jit`: the same maths, one call per pass);
-    on by default where numba imports, False: the NumPy ops."""
+    ``jit``: run the passes compiled by numba (:mod:`ding_lite.policy.ppo_jit`: the same maths, one call per pass;
+    where numba is not installed, the NumPy ops); False: the NumPy ops (numba is not imported)."""
 
-    def __init__(self, model: nn.Module, actor: NumpyMLP, critic: NumpyMLP, jit: bool | None = None) -> None:
+    def __init__(self, model: nn.Module, actor: NumpyMLP, critic: NumpyMLP, jit: bool = True) -> None:
         self.model, self.actor, self.critic = model, actor, critic
-        self.jit = ppo_jit.AVAILABLE if jit is None else bool(jit) and ppo_jit.AVAILABLE
+        self.jit = bool(jit) and ppo_jit.compile_all()
         self._jit_nets: tuple = ()
         self._jit_grads: tuple = ()
         self.continuous = bool(getattr(model, "continuous", False))
@@ -70,7 +70,7 @@ class NumpyVAC:
         self._log_std_grad = np.zeros(0, dtype=np.float32)
 
     @classmethod
-    def build(cls, model: nn.Module, jit: bool | None = None) -> NumpyVAC | None:
+    def build(cls, model: nn.Module, jit: bool = True) -> NumpyVAC | None:
         """The passes of ``model``, or None where it must run through torch (see the module's docstring)."""
         from ding_lite.model.templates import VAC
 
@@ -141,8 +141,7 @@ class NumpyVAC:
         self._log_std_grad = views[-1] if self.log_std is not None else np.zeros(0, dtype=np.float32)
         if self.jit:  # weight and bias gradients of each net, as the compiled step takes them
             actor, critic = self._actor_grads, self._critic_grads
-            self._jit_grads = tuple(ppo_jit.typed_list(g)
-                                    for g in (actor[0::2], actor[1::2], critic[0::2], critic[1::2]))
+            self._jit_grads = tuple(tuple(g) for g in (actor[0::2], actor[1::2], critic[0::2], critic[1::2]))
 
     def step(self, mb: Mapping[str, torch.Tensor | np.ndarray], learn: Mapping[str, Any],
              value_stats: RunningMeanStd | None) -> tuple[dict[str, torch.Tensor], torch.Tensor, float]:
@@ -227,8 +226,8 @@ class NumpyVAC:
         return obs.reshape(len(obs), -1).astype(np.float32, copy=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        """Copies and pickles (``copy.deepcopy`` of a policy, Ray) leave out numba's typed lists, which do not
-        pickle: the copy makes them again at its first pass."""
+        """Copies and pickles (``copy.deepcopy`` of a policy, Ray) leave out the compiled passes' views of the
+        weights and gradients: the copy makes them again on its own arrays at its first pass."""
         state = dict(self.__dict__)
         state.update(_jit_nets=(), _jit_grads=(), _memory=[])
         return state
@@ -258,9 +257,9 @@ class NumpyVAC:
         if self.jit:
             self.jit = all(w.flags.c_contiguous and b.flags.c_contiguous
                            for w, b in self.actor.weights + self.critic.weights)
-        if self.jit:  # the nets as the compiled passes take them: weights, biases, activation codes
+        if self.jit:  # the nets as the compiled passes take them: weights, biases (tuples), activation codes
             self._jit_nets = tuple(x for net in (self.actor, self.critic) for x in (
-                ppo_jit.typed_list([w for w, _ in net.weights]), ppo_jit.typed_list([b for _, b in net.weights]),
+                tuple(w for w, _ in net.weights), tuple(b for _, b in net.weights),
                 ppo_jit.activation_codes(net.activations)))
 
 

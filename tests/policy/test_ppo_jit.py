@@ -21,6 +21,7 @@ pytestmark = [pytest.mark.unittest, pytest.mark.skipif(not ppo_jit.AVAILABLE, re
 
 
 def test_tanh_is_within_one_ulp_of_tanh() -> None:
+    assert ppo_jit.compile_all()
     x = np.concatenate([np.linspace(-12.0, 12.0, 24001), np.geomspace(1e-30, 1e3, 2000), [0.0, 9.5, 3.0e38]])
     x = np.concatenate([x, -x]).astype(np.float32)
     mine = np.array([np.float32(ppo_jit._tanh(np.float64(v))) for v in x])

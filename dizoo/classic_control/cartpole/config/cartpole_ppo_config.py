@@ -11,6 +11,9 @@ cartpole_ppo_config = dict(
     ),
     policy=dict(
         cuda=False,
+        # the NumPy passes uncompiled: solved in about 2k env steps, the run would spend more on numba's start-up
+        # (about 0.8 s) than its compiled passes save (docs/concepts.md)
+        numba=False,
         model=dict(
             obs_shape=4,
             action_shape=2,
