@@ -16,7 +16,10 @@ setup(
         "easydict>=1.10",
         "tensorboardX>=2.6",
         "tqdm>=4.60",
-        "numba>=0.61",  # PPO's passes for MLP actor-critics, compiled (ding_lite/policy/ppo_jit.py; NumPy without it)
+        # PPO's passes for MLP actor-critics, compiled (ding_lite/policy/ppo_jit.py; NumPy ops without them); numba
+        # takes its BLAS (the matrix products) from scipy
+        "numba>=0.61",
+        "scipy>=1.10",
     ],
     extras_require={
         "test": ["pytest>=7", "pytest-xdist>=3.5", "ruff>=0.5", "mypy>=1.8"],  # xdist: the suite on every core

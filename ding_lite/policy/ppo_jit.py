@@ -27,7 +27,8 @@ import numpy as np
 
 from ding_lite.rl_utils.masks import MASKED_LOGIT
 
-AVAILABLE = importlib.util.find_spec("numba") is not None
+# numba compiles np.dot into calls of scipy's BLAS: without scipy a pass would fail to compile
+AVAILABLE = all(importlib.util.find_spec(name) is not None for name in ("numba", "scipy"))
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 TANH, RELU = 0, 1  # activation codes (NumpyMLP.activations' names, as small ints for the compiled code)
@@ -51,6 +52,7 @@ def compile_all() -> bool:
         return True
     try:
         import numba
+        import scipy.linalg.cython_blas  # noqa: F401  (what numba's np.dot calls)
     except ImportError:  # pragma: no cover - installed but broken
         return False
     namespace = globals()
