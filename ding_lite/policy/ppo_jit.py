@@ -258,6 +258,24 @@ def _log_softmax(logits, mask):  # type: ignore[no-untyped-def]
     return out
 
 
+@_jit
+def _noise_log_prob(z, log_std):  # type: ignore[no-untyped-def]
+    """``ppo_grad.gaussian_log_prob_of_noise``: log N(mu + sigma z; mu, sigma) (B,) = -|z|^2 / 2 - sum log sigma -
+    A log(2 pi) / 2."""
+    rows, dims = z.shape
+    const = np.float32(0.0)
+    for j in range(dims):
+        const += log_std[j]
+    const += np.float32(_HALF_LOG_2PI * dims)
+    logp = np.empty(rows, dtype=np.float32)
+    for i in range(rows):
+        sq = np.float32(0.0)
+        for j in range(dims):
+            sq += z[i, j] * z[i, j]
+        logp[i] = np.float32(-0.5) * sq - const
+    return logp
+
+
 # ---- the minibatch steps -----------------------------------------------------------------------------------------
 @_jit
 def _critic_part(x, old_value, target, critic_w, critic_b, critic_acts, critic_gw, critic_gb,
@@ -283,19 +301,12 @@ def step_gaussian(obs, shift, scale, obs_clip, action, logp_old, adv, target, ol
     mu = _forward(x, actor_w, actor_b, actor_acts, inputs)
     rows, dims = mu.shape
     inv_std = np.exp(-log_std)
-    const = np.float32(0.0)
-    for j in range(dims):
-        const += log_std[j]
-    entropy = const + np.float32(0.5 + _HALF_LOG_2PI) * dims
-    const += np.float32(_HALF_LOG_2PI * dims)
     z = np.empty((rows, dims), dtype=np.float32)
-    logp = np.empty(rows, dtype=np.float32)
     for i in range(rows):
-        sq = np.float32(0.0)
         for j in range(dims):
             z[i, j] = (action[i, j] - mu[i, j]) * inv_std[j]
-            sq += z[i, j] * z[i, j]
-        logp[i] = np.float32(-0.5) * sq - const
+    logp = _noise_log_prob(z, log_std)
+    entropy = np.float32(np.sum(log_std)) + np.float32(0.5 + _HALF_LOG_2PI) * dims
     policy_loss, grad_logp = _policy_loss_grad(logp, logp_old, adv, clip_ratio, dual_clip, log_ratio)
     grad_mu = np.empty((rows, dims), dtype=np.float32)
     for j in range(dims):
@@ -373,16 +384,8 @@ def forward_pair(obs, shift, scale, obs_clip, actor_w, actor_b, actor_acts, crit
 def gaussian_draw(mu, log_std, z):  # type: ignore[no-untyped-def]
     """``(mu + sigma z, log N(that; mu, sigma))`` of standard-normal noise ``z`` (B, A)."""
     rows, dims = mu.shape
-    const = np.float32(0.0)
-    for j in range(dims):
-        const += log_std[j]
-    const += np.float32(_HALF_LOG_2PI * dims)
     action = np.empty((rows, dims), dtype=np.float32)
-    logp = np.empty(rows, dtype=np.float32)
     for i in range(rows):
-        sq = np.float32(0.0)
         for j in range(dims):
             action[i, j] = np.exp(log_std[j]) * z[i, j] + mu[i, j]
-            sq += z[i, j] * z[i, j]
-        logp[i] = np.float32(-0.5) * sq - const
-    return action, logp
+    return action, _noise_log_prob(z, log_std)
