@@ -22,10 +22,10 @@ import numpy as np
 import torch
 from torch import nn
 
+import ding_lite.policy.ppo_jit as ppo_jit
 from ding_lite.data.keys import ACTION, ACTION_MASK, ADV, LOGP, OBS, RETURN, VALUE
 from ding_lite.model.normalizer import RunningObsNorm
 from ding_lite.model.numpy_mlp import NumpyMLP
-from ding_lite.policy import ppo_jit
 from ding_lite.rl_utils.ppo_grad import (
     categorical_log_prob,
     categorical_log_prob_grad,
