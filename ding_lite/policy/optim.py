@@ -68,13 +68,7 @@ class FixedBufferAdamStep:
             self._scale_np[()] = max(1.0, (grad_norm + 1e-6) / float(max_grad_norm))
             grad_scale = self._scale
         with torch.no_grad():
-            for (group, (params, grads, exp_avgs, exp_avg_sqs, steps)), counts in zip(self._groups, self._counts,
-                                                                                     strict=True):
-                beta1, beta2 = group["betas"]
-                counts.add_(1)
-                torch._fused_adam_(params, grads, exp_avgs, exp_avg_sqs, [], steps, amsgrad=False, lr=group["lr"],
-                                   beta1=beta1, beta2=beta2, weight_decay=group["weight_decay"], eps=group["eps"],
-                                   maximize=False, grad_scale=grad_scale, found_inf=None)
+            _fused_adam_kernels(self._groups, grad_scale, self._counts)
 
     def _share_step_counts(self, groups: list[tuple[dict, tuple[list, ...]]]) -> None:
         """Each group's ``step`` states replaced by views of one tensor holding the same counts (Adam's own step,
@@ -102,12 +96,22 @@ def _fused_adam_step(groups: list[tuple[dict, tuple[list, ...]]], max_grad_norm:
                 grad_scale = ((norm + 1e-6) / float(max_grad_norm)).clamp_(min=1.0)  # 1 / the clip coefficient
             else:
                 grad_scale = torch.tensor(max(1.0, (grad_norm + 1e-6) / float(max_grad_norm)))
-        for group, (params, grads, exp_avgs, exp_avg_sqs, steps) in groups:
-            beta1, beta2 = group["betas"]
+        _fused_adam_kernels(groups, grad_scale)
+
+
+def _fused_adam_kernels(groups: list[tuple[dict, tuple[list, ...]]], grad_scale: torch.Tensor | None,
+                        counts: list[torch.Tensor] | None = None) -> None:
+    """Count a step and run torch's fused Adam kernel for each group (under ``no_grad``). ``counts``: per group, the
+    tensor whose elements the group's ``step`` states are (one add); None: the states are counted one by one."""
+    for k, (group, (params, grads, exp_avgs, exp_avg_sqs, steps)) in enumerate(groups):
+        if counts is None:
             torch._foreach_add_(steps, 1)
-            torch._fused_adam_(params, grads, exp_avgs, exp_avg_sqs, [], steps, amsgrad=False, lr=group["lr"],
-                               beta1=beta1, beta2=beta2, weight_decay=group["weight_decay"], eps=group["eps"],
-                               maximize=False, grad_scale=grad_scale, found_inf=None)
+        else:
+            counts[k].add_(1)
+        beta1, beta2 = group["betas"]
+        torch._fused_adam_(params, grads, exp_avgs, exp_avg_sqs, [], steps, amsgrad=False, lr=group["lr"],
+                           beta1=beta1, beta2=beta2, weight_decay=group["weight_decay"], eps=group["eps"],
+                           maximize=False, grad_scale=grad_scale, found_inf=None)
 
 
 def _fused_adam_groups(optimizer: torch.optim.Adam) -> list[tuple[dict, tuple[list, ...]]] | None:

@@ -99,12 +99,12 @@ def _tanh(v: float) -> float:
     return x * p / q
 
 
-
 def activation_codes(names: list[str]) -> np.ndarray:
+    """``NumpyMLP.activations`` as the compiled passes take them (TANH / RELU per hidden layer)."""
     return np.array([TANH if n == "tanh" else RELU for n in names], dtype=np.int64)
 
 
-# ---- the pieces (compiled; each a plain Python function where numba is absent, used only by the tests then) ------
+# ---- the pieces (plain Python until compile_all; uncompiled, only the tests call them) ---------------------
 @_jit
 def _features(obs, shift, scale, clip):  # type: ignore[no-untyped-def]
     """float32 rows of ``obs`` (B, D), normalised as ``RunningObsNorm`` does where ``shift`` is not empty."""

@@ -26,6 +26,7 @@ import ding_lite.policy.ppo_jit as ppo_jit
 from ding_lite.data.keys import ACTION, ACTION_MASK, ADV, LOGP, OBS, RETURN, VALUE
 from ding_lite.model.normalizer import RunningObsNorm
 from ding_lite.model.numpy_mlp import NumpyMLP
+from ding_lite.rl_utils.ppo import check_dual_clip
 from ding_lite.rl_utils.ppo_grad import (
     categorical_log_prob,
     categorical_log_prob_grad,
@@ -187,8 +188,7 @@ class NumpyVAC:
         if value_stats is not None:
             target, old_value = value_stats.normalize(target), value_stats.normalize(old_value)
         dual_clip, value_clip = learn["dual_clip"], learn["value_clip_ratio"]
-        if dual_clip is not None and dual_clip <= 1.0:
-            raise ValueError(f"dual_clip must be > 1 (or None to disable), got {dual_clip=}")
+        check_dual_clip(dual_clip)
         value_weight, entropy_weight = float(learn["value_weight"]), float(learn["entropy_weight"])
         log_ratio = np.empty(len(obs), dtype=np.float32)
         common = (_f32(mb[LOGP]), _f32(mb[ADV]), np.ascontiguousarray(target), np.ascontiguousarray(old_value),
@@ -226,8 +226,9 @@ class NumpyVAC:
         return obs.reshape(len(obs), -1).astype(np.float32, copy=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        """Copies and pickles (``copy.deepcopy`` of a policy, Ray) leave out the compiled passes' views of the
-        weights and gradients: the copy makes them again on its own arrays at its first pass."""
+        """Copies and pickles (``copy.deepcopy`` of a policy, Ray) come back with copies of the NumPy views, not
+        views of the copy's parameters: forgetting the memory they were read from (and dropping the compiled
+        passes' tuples of them) makes the copy read its own weights at its first pass."""
         state = dict(self.__dict__)
         state.update(_jit_nets=(), _jit_grads=(), _memory=[])
         return state

@@ -7,6 +7,12 @@ from collections.abc import Sequence
 import torch
 
 
+def check_dual_clip(dual_clip: float | None) -> None:
+    """The dual clip's constant c must be above 1 (None: off); a ValueError names the value otherwise."""
+    if dual_clip is not None and dual_clip <= 1.0:
+        raise ValueError(f"dual_clip must be > 1 (or None to disable), got {dual_clip=}")
+
+
 def ppo_policy_loss(
     logp_new: torch.Tensor,
     logp_old: torch.Tensor,
@@ -33,8 +39,7 @@ def ppo_policy_loss(
         ``(loss, info)``: scalar ``−mean(objective)``; ``info`` holds detached scalars ``approx_kl``
         (mean(logp_old − logp_new)) and ``clipfrac`` (fraction of samples with |ratio − 1| > ε).
     """
-    if dual_clip is not None and dual_clip <= 1.0:
-        raise ValueError(f"dual_clip must be > 1 (or None to disable), got {dual_clip=}")
+    check_dual_clip(dual_clip)
     logp_old = logp_old.detach()
     adv = adv.detach()
     ratio = torch.exp(logp_new - logp_old)

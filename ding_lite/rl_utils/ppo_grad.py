@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ding_lite.rl_utils.masks import MASKED_LOGIT
+from ding_lite.rl_utils.ppo import check_dual_clip
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 # The ufuncs themselves: ``x.sum()`` and ``np.clip`` go through Python wrappers that cost several times the
@@ -47,9 +48,8 @@ def ppo_policy_loss_grad(logp: np.ndarray, logp_old: np.ndarray, adv: np.ndarray
     clipped = _clip(ratio, 1.0 - clip_ratio, 1.0 + clip_ratio) * adv
     objective = np.minimum(unclipped, clipped)
     grad = np.where(unclipped <= clipped, unclipped, 0.0).astype(np.float32, copy=False)
+    check_dual_clip(dual_clip)
     if dual_clip is not None:
-        if dual_clip <= 1.0:
-            raise ValueError(f"dual_clip must be > 1 (or None to disable), got {dual_clip=}")
         bound = dual_clip * adv
         floor = (adv < 0) & (bound > objective)  # torch.max's tie splits the gradient: see below
         tie = (adv < 0) & (bound == objective)
