@@ -12,12 +12,16 @@ per-seat arrays (N, S, ...).
 
 The game is over when no agent is left, or when every seat listed in ``end_when_out`` has left (a learner that is
 out cannot change its result). A game that a time limit ended (an agent truncated in its last step) is truncated,
-even where the limit ends it for everyone, otherwise terminated. The final info holds ``scores``: per seat, the
-agent's last ``info['score']`` if the game reports one, else its summed reward; a game's result is decided by these
-scores.
+even where the limit ends it for everyone, otherwise terminated. ``max_moves`` is such a limit of ding_lite's own
+(``env.max_episode_steps``), for games that have none: at that many moves every agent still in the game leaves by
+truncation. A game without one that runs :data:`LONG_GAME` moves is warned about once per game and process (two
+greedy players can repeat a cycle of moves forever, e.g. in Go, and an evaluation would never end). The final info
+holds ``scores``: per seat, the agent's last ``info['score']`` if the game reports one, else its summed reward; a
+game's result is decided by these scores.
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +37,9 @@ PASS = -1  # action of an acting seat of a turn-based game that should not move 
 # the per-seat columns after the observation and the action mask
 _ALIVE, _ACTING, _TRUNCATED, _REWARD = range(4)
 _FLAGS = 4
+LONG_GAME = 10_000  # moves of one game without a move cap after which a warning says how to set one
+logger = logging.getLogger(__name__)
+_WARNED_LONG: set[str] = set()  # games warned about (once per game and process, not per env)
 
 
 @dataclass(frozen=True)
@@ -98,8 +105,10 @@ class _SeatedBase(gym.Env):
 
     metadata: dict[str, Any] = {"render_modes": []}
 
-    def __init__(self, game: Any, end_when_out: Sequence[int] = (), name: str = "game") -> None:
-        self.game = game
+    def __init__(self, game: Any, end_when_out: Sequence[int] = (), name: str = "game",
+                 max_moves: int | None = None) -> None:
+        self.game, self.name, self.max_moves = game, name, max_moves
+        self._moves = 0
         agents = tuple(game.possible_agents)
         obs_spaces = [_inner_space(game.observation_space(a)) for a in agents]
         act_spaces = [game.action_space(a) for a in agents]
@@ -156,6 +165,7 @@ class _SeatedBase(gym.Env):
                 self._scores[s] += float(rewards.get(agent, 0.0))
 
     def _start(self) -> None:
+        self._moves = 0
         self._scores[:] = 0.0
         self._has_score[:] = False
         self._packed[:] = 0.0
@@ -166,10 +176,23 @@ class _SeatedBase(gym.Env):
         return bool(self.end_when_out) and not any(alive[s] for s in self.end_when_out)
 
     def _outcome(self, packed: np.ndarray, cut: Sequence[bool]) -> tuple[np.ndarray, float, bool, bool, dict]:
-        """The gymnasium step tuple of a packed observation: reward of seat 0; the game over when :meth:`_over`
-        says so, truncated if an agent was truncated in this step (a time limit), else terminated."""
+        """The gymnasium step tuple of a packed observation after a move: reward of seat 0; the game over when
+        :meth:`_over` says so or at ``max_moves`` (every seat still in it truncated), truncated if an agent was
+        truncated in this step (a time limit), else terminated."""
         flags = self.layout.obs_size + self.layout.n_actions
-        over = self._over(list(packed[:, flags + _ALIVE] > 0.5))
+        alive = packed[:, flags + _ALIVE] > 0.5
+        over = self._over(list(alive))
+        self._moves += 1
+        if not over and self.max_moves is not None and self._moves >= self.max_moves:
+            packed[alive, flags + _TRUNCATED] = 1.0  # the move cap: everyone still in leaves by truncation
+            packed[:, flags + _ALIVE] = packed[:, flags + _ACTING] = 0.0
+            cut, over = [bool(c or a) for c, a in zip(cut, alive, strict=True)], True
+        elif not over and self._moves == LONG_GAME and self.max_moves is None and self.name not in _WARNED_LONG:
+            _WARNED_LONG.add(self.name)
+            logger.warning(f"env '{self.name}': a game has run {LONG_GAME:,} moves without ending (players that "
+                           f"repeat a cycle of moves may never end it, and an evaluation would wait for it); set "
+                           f"env.max_episode_steps to cut games at that many moves (truncated, the result decided "
+                           f"by the scores so far: a draw where rewards come only at the end)")
         truncated = over and any(cut)
         info = {"scores": self._scores.tolist()} if over else {}
         return packed, float(packed[0, flags + _REWARD]), over and not truncated, truncated, info
@@ -245,16 +268,18 @@ class SeatedAECEnv(_SeatedBase):
         return self._outcome(self._observe(rewards), _cut(game.terminations, game.truncations, self.layout.agents))
 
 
-def seat_game(game: Any, end_when_out: Sequence[int] = (), name: str = "game") -> _SeatedBase:
-    """Pack a PettingZoo ParallelEnv or AECEnv (see the module docstring)."""
+def seat_game(game: Any, end_when_out: Sequence[int] = (), name: str = "game",
+              max_moves: int | None = None) -> _SeatedBase:
+    """Pack a PettingZoo ParallelEnv or AECEnv (see the module docstring); ``max_moves``: cut the game (every
+    agent still in it truncated) after that many moves, None: the game's own end."""
     try:
         from pettingzoo.utils.env import AECEnv, ParallelEnv
     except ImportError as exc:
         raise ConfigError("env type 'pettingzoo' needs PettingZoo: pip install 'ding_lite[pettingzoo]'") from exc
     if isinstance(game, ParallelEnv):
-        return SeatedParallelEnv(game, end_when_out, name)
+        return SeatedParallelEnv(game, end_when_out, name, max_moves)
     if isinstance(game, AECEnv):
-        return SeatedAECEnv(game, end_when_out, name)
+        return SeatedAECEnv(game, end_when_out, name, max_moves)
     raise ConfigError(f"env '{name}' built a {type(game).__name__}, not a PettingZoo ParallelEnv or AECEnv")
 
 
@@ -267,6 +292,10 @@ class PettingZooEnv:
         import_path=None,  # 'package.module:callable' returning a ParallelEnv or AECEnv
         kwargs={},  # keyword arguments of that callable
         end_when_out=[],  # seats whose leaving (all of them) ends the game; self-play sets the learner's seats
+        # cut every game at this many moves (turns of a turn-based game, joint moves of a simultaneous one): each
+        # agent still in it is truncated and the scores so far decide it; None: the game's own end (a game that
+        # can repeat moves forever, e.g. Go between greedy players, needs one)
+        max_episode_steps=None,
     )
 
     def __new__(cls, cfg: Mapping[str, Any]) -> gym.Env:  # type: ignore[misc]
@@ -281,7 +310,11 @@ class PettingZooEnv:
         except Exception as exc:  # the game's own check of its arguments (or its failure): one line naming both
             raise EnvError(f"env.import_path '{path}' could not build its game from env.kwargs={kwargs}: "
                            f"{type(exc).__name__}: {first_line(exc)}") from exc
-        return seat_game(game, cfg.get("end_when_out") or (), str(path))
+        cap = cfg.get("max_episode_steps")
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+            game.close()
+            raise ConfigError(f"env.max_episode_steps must be a positive int (moves per game) or None, got {cap!r}")
+        return seat_game(game, cfg.get("end_when_out") or (), str(path), cap)
 
     @classmethod
     def check_config(cls, cfg: Mapping[str, Any]) -> None:

@@ -2,6 +2,7 @@
 loss rates; the win rate (wins + draws / 2) against the first baseline is the run's eval return."""
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -14,6 +15,8 @@ from ding_lite.league.payoff import DRAW, WIN
 from ding_lite.worker.episodes import run_episodes
 from ding_lite.worker.evaluator import EvalResult
 from ding_lite.worker.tracker import BestReturnTracker, Tracked
+
+logger = logging.getLogger(__name__)
 
 
 def seat_plans(seats: Sequence[str], opponent: str, swap_seats: bool) -> dict[str, list[str]]:
@@ -45,15 +48,20 @@ class SelfPlayEvaluator(Tracked):
         eval_freq: train iterations between evaluations.
         stop_value: win rate against the first opponent at which training stops (None: never).
         seed: seed of the eval games.
+        max_episode_steps: a game that reaches this many steps is stopped and counted as a draw, with a warning,
+            and its env plays no more games in that evaluation, as in the interaction evaluator
+            (``policy.eval.evaluator.max_episode_steps``; None: no cap). ``env.max_episode_steps`` cuts every game,
+            in training too.
     """
 
     def __init__(self, inner: Any, layout: Any, seats: Sequence[str], players: Any, swap_seats: bool, policy: Any,
                  opponents: Callable[[], list[str]], n_episode: int, eval_freq: int,
                  stop_value: float | None = None, seed: int = 0, *, best_return: float = -math.inf,
-                 on_table: Callable[[dict[str, dict[str, float]], int], None] | None = None) -> None:
+                 on_table: Callable[[dict[str, dict[str, float]], int], None] | None = None,
+                 max_episode_steps: int | None = None) -> None:
         self.inner, self.layout, self.seats, self.players = inner, layout, list(seats), players
         self.swap_seats, self.policy, self.opponents = swap_seats, policy, opponents
-        self.n_episode, self.seed = n_episode, seed
+        self.n_episode, self.seed, self.max_episode_steps = n_episode, seed, max_episode_steps
         self.tracker = BestReturnTracker(eval_freq, stop_value, best_return)
         self.table: dict[str, dict[str, float]] = {}
         self.on_table = on_table  # told each evaluation's table and env step (None: nobody)
@@ -67,7 +75,7 @@ class SelfPlayEvaluator(Tracked):
         lengths: list[int] = []
         for k, opponent in enumerate(self.opponents()):
             for label, seats in seat_plans(self.seats, opponent, self.swap_seats).items():
-                scores, lens = self.play(seats)
+                scores, lens = self.play(seats, label)
                 self.table[label] = _rates(scores)
                 if k == 0:
                     primary += scores
@@ -78,15 +86,20 @@ class SelfPlayEvaluator(Tracked):
         return EvalResult(train_iter, env_step, np.asarray(primary), np.asarray(lengths), self.tracker.should_stop,
                           improved, time.perf_counter() - start)
 
-    def play(self, seats: list[str]) -> tuple[list[float], list[int]]:
+    def play(self, seats: list[str], label: str = "") -> tuple[list[float], list[int]]:
         """``n_episode`` games with these seats (each env plays its share, as the interaction evaluator does);
-        returns the learner's scores and the games' lengths. Games cut by a worker failure are not counted."""
+        returns the learner's scores and the games' lengths. Games cut by a worker failure are not counted; games
+        stopped at ``max_episode_steps`` are draws."""
         arena = SelfPlayEnvManager(self.inner, self.layout, seats, self.players, seed=self.seed)
         self.inner.seed(self.seed)
         self.policy.reset()
         run = run_episodes(arena, lambda obs: self.policy.forward(obs)["action"], self.n_episode,
-                           counts=lambda end: "score" in end.info)
-        return [end.info["score"] for end in run.ends if end is not None], run.lengths.tolist()
+                           max_episode_steps=self.max_episode_steps, counts=lambda end: "score" in end.info)
+        if run.capped:
+            logger.warning(f"self-play evaluation{f' against {label}' if label else ''}: {run.capped} game(s) "
+                           f"stopped at policy.eval.evaluator.max_episode_steps={self.max_episode_steps} steps, "
+                           f"counted as draws")
+        return [DRAW if end is None else end.info["score"] for end in run.ends], run.lengths.tolist()
 
     def close(self) -> None:
         self.inner.close()

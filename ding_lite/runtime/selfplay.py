@@ -22,7 +22,7 @@ from ding_lite.league.pool import OpponentPool
 from ding_lite.registry import OPPONENT_REGISTRY
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.seed import SeedPlan
-from ding_lite.worker.evaluator import EvalResult
+from ding_lite.worker.evaluator import EvalResult, eval_step_cap
 
 LEAGUE_KEY = "league"  # the league's entry in a learner checkpoint of a self-play run
 
@@ -221,7 +221,7 @@ class SelfPlayEvaluation:
         game = self.game
         return SelfPlayEvaluator(self.env, game.layout, game.league.seats, game.eval_players, game.league.swap_seats,
                                  game.policy.eval_mode, game.eval_opponents, n_episode, eval_freq, stop_value, seed,
-                                 **kwargs)
+                                 max_episode_steps=eval_step_cap(game.cfg.policy.eval.evaluator), **kwargs)
 
     def final_eval(self, n_episode: int, seed: int, ckpt: Path | None) -> EvalResult:
         """The learner's eval mode with ``ckpt``'s weights (None: the current ones) over ``n_episode`` games per

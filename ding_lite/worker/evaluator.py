@@ -50,6 +50,14 @@ class EvalResult(NamedTuple):
         return float(np.std(self.returns))
 
 
+def eval_step_cap(cfg: Mapping[str, Any]) -> int | None:
+    """``policy.eval.evaluator.max_episode_steps`` of the section ``cfg``, checked: a positive int or None."""
+    cap = cfg.get("max_episode_steps")
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+        raise ConfigError(f"policy.eval.evaluator.max_episode_steps must be a positive int or None, got {cap!r}")
+    return cap
+
+
 @EVALUATOR_REGISTRY.register("interaction")
 class InteractionEvaluator(Tracked):
     """Runs exactly ``n_episode`` episodes spread over the eval envs (env i runs its share, extra episodes of an env
@@ -88,10 +96,7 @@ class InteractionEvaluator(Tracked):
         self.policy = policy
         self.n_episode = n_episode
         self.seed = seed
-        cap = cfg.get("max_episode_steps")
-        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
-            raise ConfigError(f"policy.eval.evaluator.max_episode_steps must be a positive int or None, got {cap!r}")
-        self.max_episode_steps: int | None = cap
+        self.max_episode_steps = eval_step_cap(cfg)
         self.tracker = BestReturnTracker(int(cfg.get("eval_freq", self.config["eval_freq"])), stop_value,
                                          best_return, plateau)
 

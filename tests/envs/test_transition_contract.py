@@ -57,6 +57,10 @@ GAMES: dict[str, tuple[dict[str, Any], list[str]]] = {
                         ["learner", "random"]),
     "turn-based game with a time limit": (dict(type="pettingzoo", import_path="pettingzoo.classic.rps_v2:raw_env",
                                                kwargs=dict(max_cycles=5)), ["learner", "random"]),
+    # ding_lite's own move cap (env.max_episode_steps): 4 moves of tic-tac-toe, no line possible, 2 learner turns
+    "turn-based game cut by the move cap": (dict(type="pettingzoo", max_episode_steps=4,
+                                                 import_path="pettingzoo.classic.tictactoe_v3:raw_env"),
+                                            ["learner", "random"]),
 }
 
 
@@ -187,6 +191,8 @@ def test_the_selfplay_arena_hands_over_the_learner_seats_true_transitions(manage
         assert lengths <= {8} and rollout["terminated"].any()
     elif game == "turn-based game":
         assert not rollout["truncated"].any()
+    elif game == "turn-based game cut by the move cap":
+        assert not rollout["terminated"].any() and {e.episode_length for e in episodes} == {2}
     else:
         assert not rollout["terminated"].any() and lengths == {5}
     _check_nstep(section, rollout, list(layout.obs_shape), layout.n_actions)
