@@ -292,10 +292,9 @@ class PettingZooEnv:
         import_path=None,  # 'package.module:callable' returning a ParallelEnv or AECEnv
         kwargs={},  # keyword arguments of that callable
         end_when_out=[],  # seats whose leaving (all of them) ends the game; self-play sets the learner's seats
-        # cut every game at this many moves (turns of a turn-based game, joint moves of a simultaneous one): each
-        # agent still in it is truncated and the scores so far decide it; None: the game's own end (a game that
-        # can repeat moves forever, e.g. Go between greedy players, needs one)
-        max_episode_steps=None,
+        # a game that can repeat moves forever (e.g. Go between greedy players) needs this cap: every agent still in
+        # the game is truncated at that move (turns, or joint moves of a simultaneous game), the scores decide it
+        max_episode_steps=None,  # cut every game at this many moves, the agents truncated (None: the game's end)
     )
 
     def __new__(cls, cfg: Mapping[str, Any]) -> gym.Env:  # type: ignore[misc]

@@ -19,6 +19,19 @@ pytestmark = pytest.mark.unittest
 pytest.importorskip("pettingzoo")
 
 
+@pytest.fixture
+def warnings_log():
+    """The ``ding_lite`` logger's warnings, caught on the logger itself (its console handler turns propagation off
+    once a run has set it up in this process, so pytest's caplog may not see them)."""
+    records: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: records.append(record.getMessage())  # type: ignore[method-assign]
+    log = logging.getLogger("ding_lite")
+    log.addHandler(handler)
+    yield records
+    log.removeHandler(handler)
+
+
 def _game(cap=None, **kwargs):
     kwargs.setdefault("n_seats", 3)
     return dict(type="pettingzoo", import_path="fake_games:tag_game", kwargs=kwargs, end_when_out=[],
@@ -73,22 +86,21 @@ def test_a_bad_cap_is_one_config_error(cap):
         build_env(_game(cap=cap))
 
 
-def test_a_game_without_a_cap_that_runs_on_is_warned_about_once(monkeypatch, caplog):
+def test_a_game_without_a_cap_that_runs_on_is_warned_about_once(monkeypatch, warnings_log):
     monkeypatch.setattr(multi_agent, "LONG_GAME", 5)
     monkeypatch.setattr(multi_agent, "_WARNED_LONG", set())
     envs = [build_env(_game(episode_len=100)) for _ in range(2)]
-    with caplog.at_level(logging.WARNING, logger="ding_lite.envs.multi_agent"):
-        for env in envs:
-            env.reset(seed=0)
-            for _ in range(8):
-                env.step(np.zeros(3, dtype=np.int64))
-    warnings = [r.getMessage() for r in caplog.records if "without ending" in r.getMessage()]
+    for env in envs:
+        env.reset(seed=0)
+        for _ in range(8):
+            env.step(np.zeros(3, dtype=np.int64))
+    warnings = [m for m in warnings_log if "without ending" in m]
     assert len(warnings) == 1 and "set env.max_episode_steps" in warnings[0] and "fake_games:tag_game" in warnings[0]
     for env in envs:
         env.close()
 
 
-def test_self_play_evaluation_counts_games_stopped_at_its_cap_as_draws(tmp_path, caplog):
+def test_self_play_evaluation_counts_games_stopped_at_its_cap_as_draws(tmp_path, warnings_log):
     cfg = load_config(dict(
         env=dict(type="pettingzoo", import_path="fake_games:tag_game", kwargs=dict(n_seats=2, episode_len=50),
                  collector_env_num=1, evaluator_env_num=2, n_evaluator_episode=4, manager=dict(type="base")),
@@ -98,9 +110,7 @@ def test_self_play_evaluation_counts_games_stopped_at_its_cap_as_draws(tmp_path,
     ))
     with selfplay_parts(cfg, 0, tmp_path) as parts:
         parts.attach(BaseLearner(parts.cfg.policy.learn.learner, parts.policy, tmp_path, None, "dqn"), None)
-        with caplog.at_level(logging.WARNING, logger="ding_lite.league.evaluator"):
-            result = parts.evaluator.eval()
+        result = parts.evaluator.eval()
     # as in the interaction evaluator, an env whose game hit the cap plays no more games in that evaluation
     assert result.returns.tolist() == [DRAW] * 2 and result.lengths.tolist() == [3] * 2
-    assert any("2 game(s) stopped at policy.eval.evaluator.max_episode_steps=3" in r.getMessage()
-               for r in caplog.records)
+    assert any("2 game(s) stopped at policy.eval.evaluator.max_episode_steps=3" in m for m in warnings_log)
