@@ -19,6 +19,15 @@ class ConfigError(DingLiteError, ValueError):
     """A config file or value is wrong: missing, unreadable, unknown key (under strict), or wrong type."""
 
 
+def optional_count(key: str, value: object, none_means: str = "") -> int | None:
+    """``value`` of the setting ``key`` if it is None or an int of at least 1 (a cap, a budget), else a
+    :class:`ConfigError` naming the key (``none_means``: what None stands for, shown in the message)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ConfigError(f"{key} must be a positive int or None{f' ({none_means})' if none_means else ''}, got "
+                          f"{value!r}")
+    return value
+
+
 class UnknownTypeError(DingLiteError, KeyError):
     """A registry has no entry under the requested name."""
 

@@ -30,7 +30,7 @@ import gymnasium as gym
 import numpy as np
 
 from ding_lite.envs.spaces import encode, encoded_space, needs_encoding
-from ding_lite.errors import ConfigError, EnvError, first_line
+from ding_lite.errors import ConfigError, EnvError, first_line, optional_count
 from ding_lite.registry import ENV_REGISTRY, import_object
 
 PASS = -1  # action of an acting seat of a turn-based game that should not move in this step
@@ -302,6 +302,7 @@ class PettingZooEnv:
         if not path:
             raise ConfigError("env.import_path is required for env type 'pettingzoo' (e.g. "
                               "'pettingzoo.classic.connect_four_v3:env')")
+        cap = optional_count("env.max_episode_steps", cfg.get("max_episode_steps"), "the game's own end")
         make = import_object(str(path))
         kwargs = dict(cfg.get("kwargs") or {})
         try:
@@ -309,10 +310,6 @@ class PettingZooEnv:
         except Exception as exc:  # the game's own check of its arguments (or its failure): one line naming both
             raise EnvError(f"env.import_path '{path}' could not build its game from env.kwargs={kwargs}: "
                            f"{type(exc).__name__}: {first_line(exc)}") from exc
-        cap = cfg.get("max_episode_steps")
-        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
-            game.close()
-            raise ConfigError(f"env.max_episode_steps must be a positive int (moves per game) or None, got {cap!r}")
         return seat_game(game, cfg.get("end_when_out") or (), str(path), cap)
 
     @classmethod

@@ -86,17 +86,17 @@ class SelfPlayEvaluator(Tracked):
         return EvalResult(train_iter, env_step, np.asarray(primary), np.asarray(lengths), self.tracker.should_stop,
                           improved, time.perf_counter() - start)
 
-    def play(self, seats: list[str], label: str = "") -> tuple[list[float], list[int]]:
-        """``n_episode`` games with these seats (each env plays its share, as the interaction evaluator does);
-        returns the learner's scores and the games' lengths. Games cut by a worker failure are not counted; games
-        stopped at ``max_episode_steps`` are draws."""
+    def play(self, seats: list[str], label: str) -> tuple[list[float], list[int]]:
+        """``n_episode`` games with these seats, named ``label`` in warnings (each env plays its share, as the
+        interaction evaluator does); returns the learner's scores and the games' lengths. Games cut by a worker
+        failure are not counted; games stopped at ``max_episode_steps`` are draws."""
         arena = SelfPlayEnvManager(self.inner, self.layout, seats, self.players, seed=self.seed)
         self.inner.seed(self.seed)
         self.policy.reset()
         run = run_episodes(arena, lambda obs: self.policy.forward(obs)["action"], self.n_episode,
                            max_episode_steps=self.max_episode_steps, counts=lambda end: "score" in end.info)
         if run.capped:
-            logger.warning(f"self-play evaluation{f' against {label}' if label else ''}: {run.capped} game(s) "
+            logger.warning(f"self-play evaluation against {label}: {run.capped} game(s) "
                            f"stopped at policy.eval.evaluator.max_episode_steps={self.max_episode_steps} steps, "
                            f"counted as draws")
         return [DRAW if end is None else end.info["score"] for end in run.ends], run.lengths.tolist()

@@ -16,7 +16,7 @@ from ding_lite.config.compile import ignored_keys
 from ding_lite.config.frozen import freeze
 from ding_lite.config.reader import read_saved_config
 from ding_lite.envs.variations import log_per_variation
-from ding_lite.errors import CheckpointError, ConfigError
+from ding_lite.errors import CheckpointError, ConfigError, optional_count
 from ding_lite.runtime.experiment import experiment_dir, prepare_exp_dir, write_json
 from ding_lite.runtime.parts import TrainingParts
 from ding_lite.utils.atomic import remove_stale_temps
@@ -131,9 +131,7 @@ def start_run(config: ConfigLike, options: RunOptions, resolve: Callable[[Any], 
 
 def check_budget(name: str, value: int | None) -> int | None:
     """A run budget (``max_env_step``, ``max_train_iter``): None (unbounded) or an int of at least 1."""
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise ConfigError(f"{name} must be a positive int or None (unbounded), got {value!r}")
-    return value
+    return optional_count(name, value, "unbounded")
 
 
 class RunRecord:

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ding_lite.envs.variations import SUCCESS, VARIATION, per_variation_table
-from ding_lite.errors import ConfigError
+from ding_lite.errors import ConfigError, optional_count
 from ding_lite.registry import EVALUATOR_REGISTRY
 from ding_lite.worker.episodes import run_episodes
 from ding_lite.worker.tracker import BestReturnTracker, PlateauDetector, Tracked
@@ -52,10 +52,7 @@ class EvalResult(NamedTuple):
 
 def eval_step_cap(cfg: Mapping[str, Any]) -> int | None:
     """``policy.eval.evaluator.max_episode_steps`` of the section ``cfg``, checked: a positive int or None."""
-    cap = cfg.get("max_episode_steps")
-    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
-        raise ConfigError(f"policy.eval.evaluator.max_episode_steps must be a positive int or None, got {cap!r}")
-    return cap
+    return optional_count("policy.eval.evaluator.max_episode_steps", cfg.get("max_episode_steps"))
 
 
 @EVALUATOR_REGISTRY.register("interaction")
