@@ -75,7 +75,7 @@ RULES: tuple[tuple[str, Bound], ...] = (
     # loss weights, retry budgets, optional counts: 0 switches them off
     ("*_weight", NON_NEGATIVE), ("weight_decay", NON_NEGATIVE), ("*_coef", NON_NEGATIVE), ("*_coeff", NON_NEGATIVE),
     ("demo_lambda0", NON_NEGATIVE), ("*_layer_num", NON_NEGATIVE), ("max_retry", NON_NEGATIVE),
-    ("max_retry_*", NON_NEGATIVE),
+    ("max_retry_*", NON_NEGATIVE), ("ckpt_max_mb", NON_NEGATIVE),
     ("max_actor_restarts", NON_NEGATIVE), ("max_actor_restarts_*", NON_NEGATIVE), ("keep", NON_NEGATIVE),
     ("save_ckpt_after_iter", NON_NEGATIVE), ("log_show_after_iter", NON_NEGATIVE), ("final_episodes", NON_NEGATIVE),
     ("*_num_cpus", NON_NEGATIVE), ("num_threads", NON_NEGATIVE), ("noop_max", NON_NEGATIVE),

@@ -30,6 +30,7 @@ class UniformBuffer:
         type="uniform",
         replay_buffer_size=10000,  # capacity in samples
         max_use=None,  # DI-engine's: a sample leaves the buffer after being drawn this many times (None: never)
+        ckpt_max_mb=1024.0,  # samples saved with resume checkpoints (for --resume) up to this many MB (0: never)
     )
 
     def __init__(self, cfg: Mapping[str, Any], seed: int | None = None) -> None:
@@ -40,6 +41,7 @@ class UniformBuffer:
         self._next = 0  # slot the next sample goes to
         self._size = 0
         self.rng = np.random.default_rng(seed)
+        self.ckpt_max_mb = float(cfg.get("ckpt_max_mb", self.config["ckpt_max_mb"]))  # ding_lite/runtime/replay_ckpt.py
         draw_limit = cfg.get("max_use")
         if draw_limit is not None and (not isinstance(draw_limit, (int, float)) or isinstance(draw_limit, bool)
                                        or draw_limit < 1):
@@ -102,8 +104,56 @@ class UniformBuffer:
         self._next = self._size = 0
 
     def state_dict(self) -> dict[str, Any]:
-        """Counters only: the stored samples are not checkpointed (they refill after a resume)."""
+        """Counters only, for inspection (:meth:`samples_state` holds the samples too)."""
         return {"size": self._size, "next": self._next}
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the stored samples as :meth:`samples_state` gives them (the filled rows of every column)."""
+        if self._data is None:
+            return 0
+        total = 0
+
+        def add(a: np.ndarray) -> None:
+            nonlocal total
+            total += a[:self._size].nbytes
+
+        map_batch(add, self._data)
+        return total
+
+    def samples_state(self) -> dict[str, Any]:
+        """Everything a resumed run needs to sample as this buffer would: the filled rows of every column (as
+        tensors sharing this buffer's memory, so that ``torch.save`` writes them without a copy), the ring's
+        counters, the draw counts and the random generator's state. :meth:`load_samples_state` takes it back."""
+        import torch
+
+        data = None if self._data is None else map_batch(lambda a: torch.from_numpy(a[:self._size]), self._data)
+        return {"capacity": self.capacity, "size": self._size, "next": self._next, "data": data,
+                "draws": None if self._draws is None else torch.from_numpy(self._draws[:self._size]),
+                "rng": self.rng.bit_generator.state}
+
+    def load_samples_state(self, state: Mapping[str, Any]) -> None:
+        """Restore what :meth:`samples_state` gave (from a buffer of the same capacity)."""
+        if int(state["capacity"]) != self.capacity:
+            raise ValueError(f"the saved replay buffer holds up to {state['capacity']} samples, this one "
+                             f"{self.capacity} (policy.other.replay_buffer.replay_buffer_size)")
+        size = int(state["size"])
+        self._data = None
+        if state["data"] is not None:
+            self._data = map_batch(lambda t: _ring_array(t.numpy(), self.capacity), state["data"])
+        self._size, self._next = size, int(state["next"])
+        if self._draws is not None:
+            self._draws[:] = 0
+            if state.get("draws") is not None:
+                self._draws[:size] = state["draws"].numpy()
+        self.rng.bit_generator.state = state["rng"]
+
+
+def _ring_array(filled: np.ndarray, capacity: int) -> np.ndarray:
+    """A column of ``capacity`` rows whose first rows are ``filled`` (the rest allocated, as a push would)."""
+    out = np.empty((capacity,) + filled.shape[1:], filled.dtype)
+    out[:len(filled)] = filled
+    return out
 
 
 def _write(store: Batch, slots: np.ndarray, samples: Mapping[str, Any]) -> None:

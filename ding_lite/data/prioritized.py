@@ -118,6 +118,7 @@ class PrioritizedBuffer(UniformBuffer):
         beta=0.4,  # initial importance-sampling exponent β
         anneal_step=100000,  # sample() calls over which β rises linearly to 1 (0: β stays fixed)
         max_use=None,  # evict a sample once it was drawn this many times (None: never)
+        ckpt_max_mb=1024.0,  # samples saved with resume checkpoints (for --resume) up to this many MB (0: never)
     )
 
     def __init__(self, cfg: Mapping[str, Any], seed: int | None = None) -> None:
@@ -217,10 +218,38 @@ class PrioritizedBuffer(UniformBuffer):
         self._min_leaf = None
 
     def state_dict(self) -> dict[str, Any]:
-        """Counters for inspection, like the uniform buffer's, plus the annealing state. Buffers are not part of
-        checkpoints: after a resume the samples refill and β anneals again from ``beta0``."""
+        """Counters for inspection, like the uniform buffer's, plus the annealing state."""
         return {**super().state_dict(), "sample_calls": self._sample_calls, "max_priority": self._max_priority,
                 "pushed": self._pushed}
+
+    @property
+    def nbytes(self) -> int:
+        return super().nbytes + self._size * self._tree.levels[0].itemsize
+
+    def samples_state(self) -> dict[str, Any]:
+        """The uniform buffer's, plus the priorities (p^α per slot), the sample ids, β's annealing and the use
+        counts."""
+        import torch
+
+        return {**super().samples_state(), "leaves": torch.from_numpy(self._tree.leaves[:self._size]),
+                "pushed": self._pushed, "evicted": self._evicted, "max_priority": self._max_priority,
+                "sample_calls": self._sample_calls,
+                "uses": None if self._uses is None else torch.from_numpy(self._uses[:self._size])}
+
+    def load_samples_state(self, state: Mapping[str, Any]) -> None:
+        super().load_samples_state(state)
+        size = int(state["size"])
+        for level in self._tree.levels:
+            level[:] = 0.0
+        if size:
+            self._tree.set(np.arange(size), state["leaves"].numpy())
+        self._pushed, self._evicted = int(state["pushed"]), int(state["evicted"])
+        self._max_priority, self._sample_calls = float(state["max_priority"]), int(state["sample_calls"])
+        if self._uses is not None:
+            self._uses[:] = 0
+            if state.get("uses") is not None:
+                self._uses[:size] = state["uses"].numpy()
+        self._min_leaf = None
 
     # ---- internals ---------------------------------------------------------------------------------------------
     def _set(self, slots: np.ndarray, priorities: np.ndarray) -> None:

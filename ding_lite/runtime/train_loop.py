@@ -19,6 +19,8 @@ from ding_lite.envs.variations import log_per_variation
 from ding_lite.errors import CheckpointError, ConfigError, optional_count
 from ding_lite.runtime.experiment import experiment_dir, prepare_exp_dir, write_json
 from ding_lite.runtime.parts import TrainingParts
+from ding_lite.runtime.replay_ckpt import ENTRY as REPLAY_ENTRY
+from ding_lite.runtime.replay_ckpt import ReplayCheckpoints
 from ding_lite.utils.atomic import remove_stale_temps
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
 from ding_lite.utils.claim import FolderClaim, claim_existing, claim_new
@@ -196,10 +198,16 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     replay = parts.policy.learn_mode.replay
     if replay is not None:  # a budget that ends before learning starts fails here, before anything is written
         replay.check_budget(run.max_env_step)
+    replay_ckpts = None if parts.buffer is None else ReplayCheckpoints(parts.buffer, learner.ckpt_dir)
+    if replay_ckpts is not None:  # the buffer goes with the checkpoints a resume starts from
+        learner.save_with_checkpoints(REPLAY_ENTRY, replay_ckpts.state)
+    buffer_note = None
     if run.ckpt_path is not None:  # a checkpoint that does not fit the policy fails here, before anything is written
         learner.load_checkpoint(run.ckpt_path)
         if run.resume:
             record.resume_from(learner.loaded_run, run.ckpt_path, learner)
+            if replay_ckpts is not None:
+                buffer_note = replay_ckpts.restore(run.ckpt_path)
     # videos every video_every evaluations (None: off); an env that cannot render fails here, before any write
     videos = PeriodicVideos.from_config(cfg, exp_dir, parts.policy.eval_mode.state_dict,
                                         lambda: build(cfg, "policy", enable_field=("eval",)),
@@ -207,11 +215,14 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     prepare_exp_dir(exp_dir, cfg)
     logger = ExperimentLogger(exp_dir, progress_total=run.max_env_step, progress=run.progress, cfg=cfg)
     learner.log_to(logger)
+    if replay_ckpts is not None:
+        replay_ckpts.log = logger.info
     if exp_dir != run.asked_dir:
         logger.info(f"{run.asked_dir} {run.claim.skipped}: writing to {exp_dir}")
     try:
         if run.ckpt_path is not None:
-            logger.info(f"loaded {run.ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})")
+            logger.info(f"loaded {run.ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})"
+                        + (f"; {buffer_note}" if buffer_note else ""))
         parts.attach(learner, logger)
         result = _train_loop(cfg, parts, learner, logger, run.max_env_step, run.max_train_iter, videos)
         result.update(parts.stats())

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import DIZOO_CARTPOLE, cli_env, run_cli
 
+from ding_lite.runtime.replay_ckpt import BUFFER_SUFFIX
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
 from ding_lite.utils.events import read_scalars
 
@@ -75,7 +76,12 @@ def test_resume_after_sigkill_continues_the_run(tmp_path: Path) -> None:
                    cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert lines[0] == f"loaded exp/ckpt/{latest.name} (train_iter {train_iter}, env_step {env_step})"
+    # the replay buffer saved with that checkpoint (before it: the kill left it whole) comes back with it
+    buffer_file = latest.name.replace(".pth.tar", BUFFER_SUFFIX)
+    saved_samples = state["replay_buffer"]["samples"]
+    assert 0 < saved_samples <= env_step
+    assert lines[0] == f"loaded exp/ckpt/{latest.name} (train_iter {train_iter}, env_step {env_step}); replay " \
+                       f"buffer: {saved_samples:,} samples from {buffer_file}"
     # the first evaluation of the resumed run happens at the checkpoint's counters
     first_eval = re.match(r"\[eval\] iter +(\d+) +env_step +(\d+)", lines[1])
     assert first_eval and (int(first_eval[1]), int(first_eval[2])) == (train_iter, env_step), lines[1]
@@ -96,6 +102,7 @@ def test_resume_after_sigkill_continues_the_run(tmp_path: Path) -> None:
         assert series.steps == sorted(set(series.steps)), (tag, series.steps)
     left = set((exp / "ckpt").glob("resume_*.pth.tar"))
     assert len(left) <= 2 and not left & killed_resume_ckpts  # rotated out like the resumed run's own
+    assert len(list((exp / "ckpt").glob(f"*{BUFFER_SUFFIX}"))) == 2  # and the buffer files too
     assert not any(path.exists() for path in half_written) and (exp / ".keep").exists()
 
 

@@ -1,6 +1,7 @@
 """--resume of a SAC run: the policy's learn state (networks, target critics, optimisers, temperature, update count)
-comes back from the checkpoint, the replay buffer does not (it is not checkpointed): learning starts are not repeated
-(no random actions), and updates wait until the buffer holds a batch again."""
+and the replay buffer (its samples are saved next to the resume checkpoints) come back, so the resumed run trains on
+as many samples as the killed one had; learning starts are not repeated. A buffer that was not saved (too large for
+ckpt_max_mb, or its file is gone or broken) leaves the buffer empty: updates wait until it holds a batch again."""
 from __future__ import annotations
 
 import json
@@ -10,6 +11,7 @@ import pytest
 import torch
 from conftest import DIZOO_PENDULUM, run_cli
 
+from ding_lite.runtime.replay_ckpt import BUFFER_SUFFIX
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
 
 pytestmark = pytest.mark.unittest
@@ -18,22 +20,64 @@ SAC = str(DIZOO_PENDULUM / "pendulum_sac_config.py")
 SETTINGS = ["--set", "policy.learning_starts=400", "--set", "policy.learn.batch_size=64",
             "--set", "policy.eval.final_episodes=0", "--set", "policy.eval.evaluator.eval_freq=100000",
             "--exp-name", "exp", "--no-progress"]
+FIRST_ITERS = 600 - 400 + 8  # 8 updates per collect of 8 from the collect that reaches env step 400
 
 
-def test_a_resumed_sac_run_keeps_its_learn_state_and_refills_its_buffer(tmp_path: Path) -> None:
-    first = run_cli("-m", "serial", "-c", SAC, "--max-env-step", "600", *SETTINGS, cwd=tmp_path)
+def _first_run(tmp_path: Path, *extra: str) -> dict:
+    first = run_cli("-m", "serial", "-c", SAC, "--max-env-step", "600", *SETTINGS, *extra, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
-    ckpt = latest_checkpoint(tmp_path / "exp" / "ckpt")
-    state = load_checkpoint(ckpt)
-    assert state["env_step"] == 600 and state["train_iter"] == 600 - 400 + 8  # from the collect reaching step 400
+    state = load_checkpoint(latest_checkpoint(tmp_path / "exp" / "ckpt"))
+    assert state["env_step"] == 600 and state["train_iter"] == FIRST_ITERS
+    return state
+
+
+def _resume(tmp_path: Path, *extra: str) -> tuple[dict, str]:
+    resumed = run_cli("-m", "serial", "-c", SAC, "--max-env-step", "1000", "--resume", *SETTINGS, *extra,
+                      cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    return json.loads((tmp_path / "exp" / "result.json").read_text()), resumed.stdout + resumed.stderr
+
+
+def test_a_resumed_sac_run_keeps_its_learn_state_and_its_buffer(tmp_path: Path) -> None:
+    state = _first_run(tmp_path)
     assert {"target_critic", "temperature", "optimizer_actor", "optimizer_critic", "train_steps"} <= set(
         state["policy"])
     assert state["policy"]["train_steps"]["count"] == state["train_iter"]
     assert torch.is_tensor(state["policy"]["temperature"]["log_alpha"])
+    assert state["replay_buffer"] == {"file": f"iteration_{FIRST_ITERS}{BUFFER_SUFFIX}", "samples": 600}
+    saved = torch.load(tmp_path / "exp" / "ckpt" / state["replay_buffer"]["file"], weights_only=True)
+    assert saved["size"] == 600 and saved["data"]["obs"].shape == (600, 3)
 
-    resumed = run_cli("-m", "serial", "-c", SAC, "--max-env-step", "1000", "--resume", *SETTINGS, cwd=tmp_path)
-    assert resumed.returncode == 0, resumed.stderr
-    result = json.loads((tmp_path / "exp" / "result.json").read_text())
+    result, out = _resume(tmp_path)
+    assert "replay buffer: 600 samples from" in out
+    # the buffer holds 600 samples: every collect of the resumed run updates 8 times, as the killed run's did
+    assert result["env_step"] == 1000 and result["train_iter"] == FIRST_ITERS + (1000 - 600) // 8 * 8
+    assert result["buffer_size"] == 1000
+    # the newest two buffer files are kept, each next to its checkpoint
+    files = sorted(p.name for p in (tmp_path / "exp" / "ckpt").glob(f"*{BUFFER_SUFFIX}"))
+    assert files == [f"iteration_{FIRST_ITERS}{BUFFER_SUFFIX}", f"iteration_{result['train_iter']}{BUFFER_SUFFIX}"]
+
+
+def _refills(result: dict) -> None:
     # 8 env steps per collect: the emptied buffer holds a batch of 64 again after 8 collects (env step 664); from that
     # collect on, 8 updates each up to env step 1000: (1000 - 664) / 8 + 1 = 43 collects
-    assert result["env_step"] == 1000 and result["train_iter"] == state["train_iter"] + 43 * 8
+    assert result["env_step"] == 1000 and result["train_iter"] == FIRST_ITERS + 43 * 8
+
+
+def test_a_buffer_over_its_size_limit_is_not_saved_and_refills(tmp_path: Path) -> None:
+    first = run_cli("-m", "serial", "-c", SAC, "--max-env-step", "600", *SETTINGS,
+                    "--set", "policy.other.replay_buffer.ckpt_max_mb=0.001", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "is larger than policy.other.replay_buffer.ckpt_max_mb=0.001" in first.stdout + first.stderr
+    assert not list((tmp_path / "exp" / "ckpt").glob(f"*{BUFFER_SUFFIX}"))
+    result, out = _resume(tmp_path)
+    assert "replay buffer: none saved with" in out
+    _refills(result)
+
+
+def test_a_broken_buffer_file_is_named_and_the_run_goes_on_with_an_empty_buffer(tmp_path: Path) -> None:
+    state = _first_run(tmp_path)
+    (tmp_path / "exp" / "ckpt" / state["replay_buffer"]["file"]).write_bytes(b"not a buffer")
+    result, out = _resume(tmp_path)
+    assert f"cannot read {Path('exp') / 'ckpt' / state['replay_buffer']['file']}" in out
+    _refills(result)
