@@ -192,10 +192,23 @@ def _set_weight_gradients(net: Layers, inputs: list[torch.Tensor], g: torch.Tens
     (autograd's ``threshold_backward``) down to the first layer (no input gradient)."""
     for k in range(len(net) - 1, -1, -1):
         w, b = net[k]
-        set_gradients((w, b), (g.t().mm(inputs[k]), g.sum(0)))
+        set_gradients((w, b), (_weight_gradient(g, inputs[k]), g.sum(0)))
         if k > 0:  # back to the output of layer k - 1 (a ReLU)
             g = g * w if w.shape[0] == 1 else g.mm(w)  # (B, 1) x (1, H): a broadcast, not a product
             g = torch.ops.aten.threshold_backward(g, inputs[k], 0)
+
+
+_THIN_INPUT = 24  # inputs narrower than this: the weight gradient as (x^T g)^T (measured below)
+
+
+def _weight_gradient(g: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """A linear layer's weight gradient g^T x, (out, in), for g (B, out) and its input x (B, in). MKL multiplies
+    a transposed (out, B) matrix by a thin (B, in) one slowly: for a first layer on an observation (batch 256, 400
+    outputs, 11-14 inputs) g^T x takes 95-180 µs, (x^T g)^T made contiguous 48-50 µs; from about 24 inputs up the
+    plain product is as fast or faster (one thread, this machine's MKL)."""
+    if x.shape[1] < _THIN_INPUT:
+        return x.t().mm(g).t().contiguous()
+    return g.t().mm(x)
 
 
 def _regression_backward(layers: list[Layers], x: torch.Tensor, target: torch.Tensor,
