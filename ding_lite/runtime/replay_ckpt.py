@@ -91,6 +91,12 @@ class ReplayCheckpoints:
             path.unlink(missing_ok=True)
 
 
+def remove_buffer_files(ckpt_dir: Path) -> None:
+    """Delete the buffer files of a run that no one will resume (a finished seed of a sweep trial)."""
+    for path in ckpt_dir.glob(f"*{BUFFER_SUFFIX}"):
+        path.unlink(missing_ok=True)
+
+
 def _step(path: Path) -> int | None:
     stem = path.name[:-len(BUFFER_SUFFIX)]
     for prefix in RESUME_PREFIXES:

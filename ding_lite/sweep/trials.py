@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.errors import ConfigError, PluginImportError
+from ding_lite.runtime.replay_ckpt import remove_buffer_files
 from ding_lite.sweep.space import (
     SweepError,
     check_keys,
@@ -123,6 +124,7 @@ def _run_seeds(params: Mapping[str, Any], spec: SweepSpec, trial_dir: Path, reco
                               overrides=tuple(overrides + ([_with_reporter(spec)] if prunes else [])))
             finally:
                 _REPORTING.reset(token)
+            remove_buffer_files(exp / "ckpt")  # a finished seed is never resumed: its buffer files only fill the disk
         results.append(done)
         record.save(results, "running")
     return results

@@ -81,3 +81,27 @@ def test_a_broken_buffer_file_is_named_and_the_run_goes_on_with_an_empty_buffer(
     result, out = _resume(tmp_path)
     assert f"cannot read {Path('exp') / 'ckpt' / state['replay_buffer']['file']}" in out
     _refills(result)
+
+
+def test_buffer_files_kept_are_the_newest_two_of_this_timeline(tmp_path: Path) -> None:
+    """After a write: files of a later step than the new one (a killed run's future, discarded by its resume) and
+    files whose checkpoint is gone go; of the rest, the newest two stay."""
+    import numpy as np
+
+    from ding_lite.data import UniformBuffer
+    from ding_lite.runtime.replay_ckpt import ReplayCheckpoints
+
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    for name in ("iteration_100", "resume_150", "iteration_200"):
+        (ckpt / f"{name}.pth.tar").write_bytes(b"ckpt")
+        (ckpt / f"{name}{BUFFER_SUFFIX}").write_bytes(b"samples")
+    (ckpt / f"resume_120{BUFFER_SUFFIX}").write_bytes(b"its checkpoint was rotated out")
+    (ckpt / f"resume_400{BUFFER_SUFFIX}").write_bytes(b"the killed run's future")
+    buffer = UniformBuffer(dict(replay_buffer_size=10))
+    buffer.push({"obs": np.zeros((4, 2), np.float32)})
+    entry = ReplayCheckpoints(buffer, ckpt).state("resume_300")
+    assert entry == {"file": f"resume_300{BUFFER_SUFFIX}", "samples": 4}
+    assert sorted(p.name for p in ckpt.glob(f"*{BUFFER_SUFFIX}")) == [f"iteration_200{BUFFER_SUFFIX}",
+                                                                     f"resume_300{BUFFER_SUFFIX}"]
+    assert ReplayCheckpoints(buffer, ckpt).state("ckpt_best") is None  # evaluation checkpoints carry no buffer

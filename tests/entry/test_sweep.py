@@ -270,3 +270,29 @@ def test_a_folder_that_holds_a_sweep_needs_resume(tmp_path: Path, monkeypatch, c
     assert "the folder holds files already (a sweep?): --resume continues the sweep saved there" in err
     assert (tmp_path / "s" / "sweep_spec.json").stat().st_mtime < before + 1
 
+
+
+def test_a_finished_seed_of_a_trial_leaves_no_replay_buffer_files(tmp_path: Path) -> None:
+    """The sweep never resumes a finished seed, so its replay buffer files (saved for --resume, up to twice the
+    buffer) are deleted once the seed's run returns; its checkpoints stay."""
+    from types import SimpleNamespace
+
+    from ding_lite.runtime.replay_ckpt import BUFFER_SUFFIX
+    from ding_lite.sweep.trials import _run_seeds
+
+    def train(config: str, seed: int, *args: object, exp_dir: Path, **kwargs: object) -> dict:
+        ckpt = exp_dir / "ckpt"
+        ckpt.mkdir(parents=True)
+        for name in ("iteration_10", "resume_12"):
+            (ckpt / f"{name}.pth.tar").write_bytes(b"ckpt")
+            (ckpt / f"{name}{BUFFER_SUFFIX}").write_bytes(b"samples")
+        return {"eval_return": 1.0, "env_step": 12}
+
+    spec = SimpleNamespace(overrides=[], seeds=[0, 1], pruner="none", config="c.py", max_env_step=12,
+                           max_train_iter=None, strict=False)
+    record = SimpleNamespace(save=lambda results, status: None)
+    results = _run_seeds({}, spec, tmp_path, record, train)
+    assert len(results) == 2
+    for seed in (0, 1):
+        ckpt = tmp_path / f"run_seed{seed}" / "ckpt"
+        assert sorted(p.name for p in ckpt.iterdir()) == ["iteration_10.pth.tar", "resume_12.pth.tar"]
