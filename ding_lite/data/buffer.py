@@ -11,6 +11,8 @@ from ding_lite.data.keys import INDEX
 from ding_lite.errors import ConfigError
 from ding_lite.registry import BUFFER_REGISTRY
 
+CKPT_MAX_MB = 1024.0  # default bound (MB) on the samples saved for --resume (ding_lite/runtime/replay_ckpt.py)
+
 
 @BUFFER_REGISTRY.register("uniform")
 class UniformBuffer:
@@ -30,7 +32,7 @@ class UniformBuffer:
         type="uniform",
         replay_buffer_size=10000,  # capacity in samples
         max_use=None,  # DI-engine's: a sample leaves the buffer after being drawn this many times (None: never)
-        ckpt_max_mb=1024.0,  # samples saved with resume checkpoints (for --resume) up to this many MB (0: never)
+        ckpt_max_mb=CKPT_MAX_MB,  # samples saved with resume checkpoints (for --resume) up to this many MB (0: never)
     )
 
     def __init__(self, cfg: Mapping[str, Any], seed: int | None = None) -> None:
@@ -41,7 +43,7 @@ class UniformBuffer:
         self._next = 0  # slot the next sample goes to
         self._size = 0
         self.rng = np.random.default_rng(seed)
-        self.ckpt_max_mb = float(cfg.get("ckpt_max_mb", self.config["ckpt_max_mb"]))  # ding_lite/runtime/replay_ckpt.py
+        self.ckpt_max_mb = float(cfg.get("ckpt_max_mb", CKPT_MAX_MB))
         draw_limit = cfg.get("max_use")
         if draw_limit is not None and (not isinstance(draw_limit, (int, float)) or isinstance(draw_limit, bool)
                                        or draw_limit < 1):

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ding_lite.data.batch import Batch, batch_len
-from ding_lite.data.buffer import UniformBuffer
+from ding_lite.data.buffer import CKPT_MAX_MB, UniformBuffer
 from ding_lite.data.keys import INDEX, PRIORITY, WEIGHT
 from ding_lite.errors import ConfigError
 from ding_lite.registry import BUFFER_REGISTRY
@@ -118,7 +118,7 @@ class PrioritizedBuffer(UniformBuffer):
         beta=0.4,  # initial importance-sampling exponent β
         anneal_step=100000,  # sample() calls over which β rises linearly to 1 (0: β stays fixed)
         max_use=None,  # evict a sample once it was drawn this many times (None: never)
-        ckpt_max_mb=1024.0,  # samples saved with resume checkpoints (for --resume) up to this many MB (0: never)
+        ckpt_max_mb=CKPT_MAX_MB,  # samples saved with resume checkpoints (for --resume) up to this many MB (0: never)
     )
 
     def __init__(self, cfg: Mapping[str, Any], seed: int | None = None) -> None:

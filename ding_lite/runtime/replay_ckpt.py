@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ding_lite.data.buffer import CKPT_MAX_MB
 from ding_lite.utils.atomic import atomic_write
 from ding_lite.utils.checkpoint import RESUME_PREFIXES, load_checkpoint
 
@@ -29,7 +30,8 @@ class ReplayCheckpoints:
     def __init__(self, buffer: Any, ckpt_dir: Path | None) -> None:
         self.buffer = buffer
         self.ckpt_dir = ckpt_dir
-        self.limit_mb = float(getattr(buffer, "ckpt_max_mb", 0) or 0) if hasattr(buffer, "samples_state") else 0.0
+        # a plugin buffer joins by its samples_state / load_samples_state (and nbytes, ckpt_max_mb if it has them)
+        self.limit_mb = float(getattr(buffer, "ckpt_max_mb", CKPT_MAX_MB)) if hasattr(buffer, "samples_state") else 0.0
         self.log: Callable[[str], None] = lambda message: None
         self._said_too_big = False
 
@@ -38,7 +40,7 @@ class ReplayCheckpoints:
         buffer file first, for the checkpoints a resume can start from."""
         if self.ckpt_dir is None or self.limit_mb <= 0 or not name.startswith(RESUME_PREFIXES):
             return None
-        size_mb = self.buffer.nbytes / 2**20
+        size_mb = getattr(self.buffer, "nbytes", 0) / 2**20
         if size_mb > self.limit_mb:
             if not self._said_too_big:
                 self._said_too_big = True

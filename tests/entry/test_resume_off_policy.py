@@ -105,3 +105,38 @@ def test_buffer_files_kept_are_the_newest_two_of_this_timeline(tmp_path: Path) -
     assert sorted(p.name for p in ckpt.glob(f"*{BUFFER_SUFFIX}")) == [f"iteration_200{BUFFER_SUFFIX}",
                                                                      f"resume_300{BUFFER_SUFFIX}"]
     assert ReplayCheckpoints(buffer, ckpt).state("ckpt_best") is None  # evaluation checkpoints carry no buffer
+
+
+def test_a_plugin_buffer_joins_by_samples_state_and_one_without_it_refills(tmp_path: Path) -> None:
+    from ding_lite.runtime.replay_ckpt import ReplayCheckpoints
+
+    class Saves:  # samples_state / load_samples_state only: no nbytes, no ckpt_max_mb
+        def __init__(self) -> None:
+            self.rows = [1, 2, 3]
+
+        def samples_state(self) -> dict:
+            return {"size": len(self.rows), "rows": torch.tensor(self.rows)}
+
+        def load_samples_state(self, state: dict) -> None:
+            self.rows = state["rows"].tolist()
+
+        def __len__(self) -> int:
+            return len(self.rows)
+
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    entry = ReplayCheckpoints(Saves(), ckpt).state("resume_5")
+    assert entry == {"file": f"resume_5{BUFFER_SUFFIX}", "samples": 3}
+    torch.save({"policy": {}, "replay_buffer": entry}, ckpt / "resume_5.pth.tar")
+    restored = Saves()
+    restored.rows = []
+    assert ReplayCheckpoints(restored, ckpt).restore(ckpt / "resume_5.pth.tar") == \
+        f"replay buffer: 3 samples from resume_5{BUFFER_SUFFIX}"
+    assert restored.rows == [1, 2, 3]
+
+    class Plain:  # no samples_state: never saved
+        pass
+
+    assert ReplayCheckpoints(Plain(), ckpt).state("resume_6") is None
+    assert "Plain cannot be saved; it refills from empty" in ReplayCheckpoints(Plain(), ckpt).restore(
+        ckpt / "resume_5.pth.tar")
