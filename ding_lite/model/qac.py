@@ -44,6 +44,26 @@ class TanhActor(nn.Module):
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return torch.tanh(self.net(obs)) * self.bounds.scale + self.bounds.bias
 
+    def forward_for_backward(self, obs: torch.Tensor) -> tuple[torch.Tensor, Any] | None:
+        """``(action, saved)`` as :meth:`forward` gives the action, without autograd, keeping what
+        :meth:`backward_from` needs; ``None`` where the backward is not written out (layers other than Linear and
+        in-place ReLU, a GPU, a parameter that is frozen or has a gradient hook): then use :meth:`forward`."""
+        layers = _relu_linears([self.net])
+        if layers is None or not _writable(obs, list(self.net.parameters())):
+            return None
+        with torch.no_grad():
+            out, inputs = _forward_keeping_inputs(layers[0], obs)
+            squashed = torch.tanh(out)
+            return squashed * self.bounds.scale + self.bounds.bias, (layers[0], inputs, squashed)
+
+    def backward_from(self, saved: Any, grad_action: torch.Tensor) -> None:
+        """Set the ``.grad`` of every actor parameter (replacing what was there) to the gradient of a loss whose
+        gradient with respect to :meth:`forward_for_backward`'s action is ``grad_action`` (B, A): through the
+        squash, d a / d u = scale (1 - tanh(u)^2)."""
+        layers, inputs, squashed = saved
+        with torch.no_grad():
+            _set_weight_gradients(layers, inputs, grad_action * self.bounds.scale * (1.0 - squashed * squashed))
+
 
 class GaussianActor(nn.Module):
     """SAC's actor: ``(mu, log_std)``, each (B, A), of the Gaussian before the tanh squash (log-std clamped to
@@ -120,6 +140,17 @@ class Critics(nn.Module):
         layers = _relu_linears(list(self.nets))
         if layers is None or action.device.type != "cpu":
             raise ValueError("min_value_action_grad needs Linear and in-place ReLU critics on the CPU "
+                             "(check writable_actor_value first)")
+        with torch.no_grad():
+            q, which, hidden = _min_forward(layers, torch.cat([obs, action], dim=-1))
+            return q, _min_action_grad(layers, which, hidden, torch.ones_like(q), obs.shape[-1])
+
+    def first_value_action_grad(self, obs: torch.Tensor, action: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(Q_1(s, a) (B,), its gradient with respect to a (B, A))`` without autograd (TD3's actor stage); where
+        :meth:`writable_actor_value` holds."""
+        layers = _relu_linears(list(self.nets)[:1])
+        if layers is None or action.device.type != "cpu":
+            raise ValueError("first_value_action_grad needs Linear and in-place ReLU critics on the CPU "
                              "(check writable_actor_value first)")
         with torch.no_grad():
             q, which, hidden = _min_forward(layers, torch.cat([obs, action], dim=-1))

@@ -76,8 +76,16 @@ class TD3Policy(ContinuousQPolicy):
                     context: dict[str, Any]) -> tuple[torch.Tensor | None, Log]:
         if stage == "critic":
             return self._critic_loss(data, context)
+        obs = data[OBS]
+        forward = self._model.actor.forward_for_backward(obs)
+        if forward is not None and self._model.critic.writable_actor_value(obs):
+            # written out: dL/da = -dQ_1/da / B, then back through the actor (no autograd graph)
+            action, saved = forward
+            q, dq_da = self._model.critic.first_value_action_grad(obs, action)
+            self._model.actor.backward_from(saved, dq_da * (-1.0 / obs.shape[0]))
+            return None, {"actor_loss": -q.mean()}
         # the gradient reaches the actor only: the critics' weight products are not computed
-        actor_loss = -self._model.critic.first_actor_value(data[OBS], self._model.actor(data[OBS])).mean()
+        actor_loss = -self._model.critic.first_actor_value(obs, self._model.actor(obs)).mean()
         return actor_loss, {"actor_loss": actor_loss.detach()}
 
     def _next_action(self, next_obs: torch.Tensor,

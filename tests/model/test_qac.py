@@ -140,3 +140,49 @@ def test_gaussian_actor_declines_what_it_cannot_write_out() -> None:
     model = _model()
     model.actor.net[0].weight.requires_grad_(False)
     assert model.actor.forward_for_backward(torch.randn(4, 5)) is None
+
+
+def _td3_model(act: str = "relu") -> QAC:
+    torch.manual_seed(0)
+    return QAC(EasyDict(QAC.config, obs_shape=5, action_shape=2, action_low=[-1.0, -2.0], action_high=[1.0, 3.0],
+                        twin_critic=True, hidden_size_list=[32, 24], activation=act, action_space="regression"))
+
+
+def test_tanh_actor_written_out_backward_is_autograds() -> None:
+    """TanhActor.forward_for_backward / backward_from against autograd through forward(), with asymmetric bounds
+    (scale (1, 2.5), bias (0, 0.5)) and pre-activations deep in the squash's flat ends."""
+    actor = _td3_model().actor
+    with torch.no_grad():  # some |u| > 3, where 1 - tanh(u)^2 is small, some near 0
+        actor.net[-1].weight *= 10.0
+        actor.net[-1].bias[:] = torch.tensor([3.6, -0.2])
+    obs = torch.randn(64, 5)
+    grad = torch.randn(64, 2)
+    action, saved = actor.forward_for_backward(obs)
+    actor.backward_from(saved, grad)
+    ours = [p.grad.clone() for p in actor.parameters()]
+    actor.zero_grad(set_to_none=True)
+    reference = actor(obs)
+    assert (actor.net(obs).abs() > 3).any()
+    (reference * grad).sum().backward()
+    torch.testing.assert_close(action, reference.detach())
+    for a, p in zip(ours, actor.parameters(), strict=True):
+        torch.testing.assert_close(a, p.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_first_value_action_grad_is_q1_and_its_autograd_action_gradient() -> None:
+    critic = _td3_model().critic
+    obs, action = torch.randn(32, 5), torch.randn(32, 2)
+    q, dq_da = critic.first_value_action_grad(obs, action)
+    assert all(p.grad is None for p in critic.parameters())  # no weight gradient: the actor stage steps no critic
+    leaf = action.clone().requires_grad_(True)
+    reference = critic(obs, leaf)[0]
+    reference.sum().backward()
+    torch.testing.assert_close(q, reference.detach())
+    torch.testing.assert_close(dq_da, leaf.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_tanh_actor_declines_what_it_cannot_write_out() -> None:
+    assert _td3_model(act="tanh").actor.forward_for_backward(torch.randn(4, 5)) is None
+    model = _td3_model()
+    model.actor.net[0].weight.requires_grad_(False)
+    assert model.actor.forward_for_backward(torch.randn(4, 5)) is None

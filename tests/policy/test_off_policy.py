@@ -193,3 +193,31 @@ def test_the_written_out_actor_gradient_makes_autograds_update(auto_alpha: bool,
         runs.append((snapshot(policy._model) + [policy._temperature.log_alpha.detach().clone()], logs))
         monkeypatch.undo()
     assert_same_runs(*runs)
+
+
+def test_td3s_written_out_actor_stage_makes_autograds_update(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TD3's actor stage written out (TanhActor.forward_for_backward / backward_from, Critics.first_value_action_grad)
+    against the same stage through autograd: equal weights (actor, critics, targets) and logs after four updates,
+    two of them with the actor's step."""
+    runs = []
+    for written in (True, False):
+        torch.manual_seed(3)
+        policy = continuous_policy("td3")
+        actor_type = type(policy._model.actor)
+        calls: list[int] = []
+        if written:  # count the written-out backwards: the path under test ran
+            def counted(self: object, *args: object, original=actor_type.backward_from, calls=calls) -> None:
+                calls.append(1)
+                original(self, *args)
+
+            monkeypatch.setattr(actor_type, "backward_from", counted)
+        else:
+            monkeypatch.setattr(actor_type, "forward_for_backward", lambda *args, **kwargs: None)
+        torch.manual_seed(4)
+        logs = [policy.learn_mode.forward(batch()) for _ in range(4)]
+        assert len(calls) == (2 if written else 0)
+        assert sum("actor_loss" in log for log in logs) == 2
+        runs.append((snapshot(policy._model) + [p.detach().clone() for p in policy._target_actor.parameters()],
+                     logs))
+        monkeypatch.undo()
+    assert_same_runs(*runs)
