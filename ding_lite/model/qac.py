@@ -45,16 +45,14 @@ class TanhActor(nn.Module):
         return torch.tanh(self.net(obs)) * self.bounds.scale + self.bounds.bias
 
     def forward_for_backward(self, obs: torch.Tensor) -> tuple[torch.Tensor, Any] | None:
-        """``(action, saved)`` as :meth:`forward` gives the action, without autograd, keeping what
-        :meth:`backward_from` needs; ``None`` where the backward is not written out (layers other than Linear and
-        in-place ReLU, a GPU, a parameter that is frozen or has a gradient hook): then use :meth:`forward`."""
-        layers = _relu_linears([self.net])
-        if layers is None or not _writable(obs, list(self.net.parameters())):
+        """``(action, saved)``: the action without autograd and what :meth:`backward_from` needs (as
+        :meth:`GaussianActor.forward_for_backward`; None where the backward is not written out)."""
+        if (kept := _net_forward_keeping_inputs(self.net, obs)) is None:
             return None
+        layers, out, inputs = kept
         with torch.no_grad():
-            out, inputs = _forward_keeping_inputs(layers[0], obs)
             squashed = torch.tanh(out)
-            return squashed * self.bounds.scale + self.bounds.bias, (layers[0], inputs, squashed)
+            return squashed * self.bounds.scale + self.bounds.bias, (layers, inputs, squashed)
 
     def backward_from(self, saved: Any, grad_action: torch.Tensor) -> None:
         """Set the ``.grad`` of every actor parameter (replacing what was there) to the gradient of a loss whose
@@ -81,13 +79,11 @@ class GaussianActor(nn.Module):
         """``(mu, log_std, saved)`` as :meth:`forward` gives them, without autograd, keeping what
         :meth:`backward_from` needs; ``None`` where the backward is not written out (layers other than Linear and
         in-place ReLU, a GPU, a parameter that is frozen or has a gradient hook): then use :meth:`forward`."""
-        layers = _relu_linears([self.net])
-        if layers is None or not _writable(obs, list(self.net.parameters())):
+        if (kept := _net_forward_keeping_inputs(self.net, obs)) is None:
             return None
-        with torch.no_grad():
-            out, inputs = _forward_keeping_inputs(layers[0], obs)
-            mu, raw = out.split(self.act_size, dim=-1)
-            return mu, raw.clamp(LOG_STD_MIN, LOG_STD_MAX), (layers[0], inputs, raw)
+        layers, out, inputs = kept
+        mu, raw = out.split(self.act_size, dim=-1)
+        return mu, raw.clamp(LOG_STD_MIN, LOG_STD_MAX), (layers, inputs, raw)
 
     def backward_from(self, saved: Any, grad_mu: torch.Tensor, grad_log_std: torch.Tensor) -> None:
         """Set the ``.grad`` of every actor parameter (replacing what was there) to the gradient of a loss whose
@@ -133,24 +129,14 @@ class Critics(nn.Module):
         """Does :meth:`min_value_action_grad` apply (Linear and in-place ReLU critics, on the CPU)?"""
         return _relu_linears(list(self.nets)) is not None and obs.device.type == "cpu"
 
-    def min_value_action_grad(self, obs: torch.Tensor, action: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def min_value_action_grad(self, obs: torch.Tensor, action: torch.Tensor,
+                              first_only: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         """``(min_j Q_j(s, a) (B,), its gradient with respect to a (B, A))`` without autograd, each sample's gradient
-        through the critic that gave its minimum (as the min's gradient). Only where :meth:`writable_actor_value`
-        holds (the caller checks first, before it draws anything)."""
-        layers = _relu_linears(list(self.nets))
+        through the critic that gave its minimum (as the min's gradient); ``first_only``: Q_1 alone (TD3's actor
+        loss). Only where :meth:`writable_actor_value` holds (the caller checks first, before it draws anything)."""
+        layers = _relu_linears(list(self.nets)[:1] if first_only else list(self.nets))
         if layers is None or action.device.type != "cpu":
             raise ValueError("min_value_action_grad needs Linear and in-place ReLU critics on the CPU "
-                             "(check writable_actor_value first)")
-        with torch.no_grad():
-            q, which, hidden = _min_forward(layers, torch.cat([obs, action], dim=-1))
-            return q, _min_action_grad(layers, which, hidden, torch.ones_like(q), obs.shape[-1])
-
-    def first_value_action_grad(self, obs: torch.Tensor, action: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(Q_1(s, a) (B,), its gradient with respect to a (B, A))`` without autograd (TD3's actor stage); where
-        :meth:`writable_actor_value` holds."""
-        layers = _relu_linears(list(self.nets)[:1])
-        if layers is None or action.device.type != "cpu":
-            raise ValueError("first_value_action_grad needs Linear and in-place ReLU critics on the CPU "
                              "(check writable_actor_value first)")
         with torch.no_grad():
             q, which, hidden = _min_forward(layers, torch.cat([obs, action], dim=-1))
@@ -202,6 +188,18 @@ def _relu_linears(nets: list[nn.Module]) -> list[Layers] | None:
             return None
         out.append([(cast(nn.Linear, m).weight, cast(torch.Tensor, cast(nn.Linear, m).bias)) for m in mods[0::2]])
     return out
+
+
+def _net_forward_keeping_inputs(net: MLP, x: torch.Tensor) -> tuple[Layers, torch.Tensor, list[torch.Tensor]] | None:
+    """An actor net's ``(layers, output, each layer's input)`` without autograd, for a written-out backward; None
+    where that backward does not apply (layers other than Linear and in-place ReLU, a GPU, a parameter that is
+    frozen or has a gradient hook)."""
+    layers = _relu_linears([net])
+    if layers is None or not _writable(x, list(net.parameters())):
+        return None
+    with torch.no_grad():
+        out, inputs = _forward_keeping_inputs(layers[0], x)
+    return layers[0], out, inputs
 
 
 def _forward_keeping_inputs(net: Layers, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:

@@ -81,7 +81,7 @@ class TD3Policy(ContinuousQPolicy):
         if forward is not None and self._model.critic.writable_actor_value(obs):
             # written out: dL/da = -dQ_1/da / B, then back through the actor (no autograd graph)
             action, saved = forward
-            q, dq_da = self._model.critic.first_value_action_grad(obs, action)
+            q, dq_da = self._model.critic.min_value_action_grad(obs, action, first_only=True)
             self._model.actor.backward_from(saved, dq_da * (-1.0 / obs.shape[0]))
             return None, {"actor_loss": -q.mean()}
         # the gradient reaches the actor only: the critics' weight products are not computed

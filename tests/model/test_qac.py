@@ -135,11 +135,6 @@ def test_gaussian_actor_written_out_backward_is_autograds_with_the_log_std_clamp
         torch.testing.assert_close(a, p.grad, rtol=1e-5, atol=1e-6)
 
 
-def test_gaussian_actor_declines_what_it_cannot_write_out() -> None:
-    assert _model(act="tanh").actor.forward_for_backward(torch.randn(4, 5)) is None
-    model = _model()
-    model.actor.net[0].weight.requires_grad_(False)
-    assert model.actor.forward_for_backward(torch.randn(4, 5)) is None
 
 
 def _td3_model(act: str = "relu") -> QAC:
@@ -169,10 +164,10 @@ def test_tanh_actor_written_out_backward_is_autograds() -> None:
         torch.testing.assert_close(a, p.grad, rtol=1e-5, atol=1e-6)
 
 
-def test_first_value_action_grad_is_q1_and_its_autograd_action_gradient() -> None:
+def test_min_value_action_grad_of_q1_alone_is_autograds() -> None:
     critic = _td3_model().critic
     obs, action = torch.randn(32, 5), torch.randn(32, 2)
-    q, dq_da = critic.first_value_action_grad(obs, action)
+    q, dq_da = critic.min_value_action_grad(obs, action, first_only=True)
     assert all(p.grad is None for p in critic.parameters())  # no weight gradient: the actor stage steps no critic
     leaf = action.clone().requires_grad_(True)
     reference = critic(obs, leaf)[0]
@@ -181,8 +176,9 @@ def test_first_value_action_grad_is_q1_and_its_autograd_action_gradient() -> Non
     torch.testing.assert_close(dq_da, leaf.grad, rtol=1e-5, atol=1e-6)
 
 
-def test_tanh_actor_declines_what_it_cannot_write_out() -> None:
-    assert _td3_model(act="tanh").actor.forward_for_backward(torch.randn(4, 5)) is None
-    model = _td3_model()
+@pytest.mark.parametrize("make", [_model, _td3_model], ids=["gaussian", "tanh"])
+def test_actors_decline_what_they_cannot_write_out(make) -> None:
+    assert make(act="tanh").actor.forward_for_backward(torch.randn(4, 5)) is None
+    model = make()
     model.actor.net[0].weight.requires_grad_(False)
     assert model.actor.forward_for_backward(torch.randn(4, 5)) is None

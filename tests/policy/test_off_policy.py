@@ -164,6 +164,21 @@ def test_the_written_out_critic_gradient_makes_autograds_update(policy_type: str
     assert_same_runs(*runs)
 
 
+def _written_or_autograd(actor_type: type, written: bool, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The actor's written-out backward, counted (so a test sees that the path under test ran), or no written-out
+    forward (the stage falls back to autograd); the list of counted calls."""
+    calls: list[int] = []
+    if written:
+        def counted(self: object, *args: object, original=actor_type.backward_from) -> None:
+            calls.append(1)
+            original(self, *args)
+
+        monkeypatch.setattr(actor_type, "backward_from", counted)
+    else:
+        monkeypatch.setattr(actor_type, "forward_for_backward", lambda *args, **kwargs: None)
+    return calls
+
+
 @pytest.mark.parametrize("auto_alpha", [True, False])
 def test_the_written_out_actor_gradient_makes_autograds_update(auto_alpha: bool,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
@@ -174,16 +189,7 @@ def test_the_written_out_actor_gradient_makes_autograds_update(auto_alpha: bool,
     for written in (True, False):
         torch.manual_seed(3)
         policy = continuous_policy("sac", f"policy.learn.auto_alpha={auto_alpha}")
-        actor_type = type(policy._model.actor)
-        calls: list[int] = []
-        if written:  # count the written-out backwards: the path under test ran
-            def counted(self: object, *args: object, original=actor_type.backward_from, calls=calls) -> None:
-                calls.append(1)
-                original(self, *args)
-
-            monkeypatch.setattr(actor_type, "backward_from", counted)
-        else:
-            monkeypatch.setattr(actor_type, "forward_for_backward", lambda *args, **kwargs: None)
+        calls = _written_or_autograd(type(policy._model.actor), written, monkeypatch)
         start = policy._temperature.log_alpha.detach().clone()
         torch.manual_seed(4)
         logs = [policy.learn_mode.forward(batch()) for _ in range(3)]
@@ -196,23 +202,14 @@ def test_the_written_out_actor_gradient_makes_autograds_update(auto_alpha: bool,
 
 
 def test_td3s_written_out_actor_stage_makes_autograds_update(monkeypatch: pytest.MonkeyPatch) -> None:
-    """TD3's actor stage written out (TanhActor.forward_for_backward / backward_from, Critics.first_value_action_grad)
-    against the same stage through autograd: equal weights (actor, critics, targets) and logs after four updates,
-    two of them with the actor's step."""
+    """TD3's actor stage written out (TanhActor.forward_for_backward / backward_from, Q_1's action gradient by
+    Critics.min_value_action_grad(first_only=True)) against the same stage through autograd: equal weights (actor,
+    critics, targets) and logs after four updates, two of them with the actor's step."""
     runs = []
     for written in (True, False):
         torch.manual_seed(3)
         policy = continuous_policy("td3")
-        actor_type = type(policy._model.actor)
-        calls: list[int] = []
-        if written:  # count the written-out backwards: the path under test ran
-            def counted(self: object, *args: object, original=actor_type.backward_from, calls=calls) -> None:
-                calls.append(1)
-                original(self, *args)
-
-            monkeypatch.setattr(actor_type, "backward_from", counted)
-        else:
-            monkeypatch.setattr(actor_type, "forward_for_backward", lambda *args, **kwargs: None)
+        calls = _written_or_autograd(type(policy._model.actor), written, monkeypatch)
         torch.manual_seed(4)
         logs = [policy.learn_mode.forward(batch()) for _ in range(4)]
         assert len(calls) == (2 if written else 0)
