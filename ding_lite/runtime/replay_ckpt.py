@@ -72,7 +72,7 @@ class ReplayCheckpoints:
         except (OSError, RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile, EOFError, ValueError,
                 KeyError, TypeError, AttributeError) as exc:
             self.buffer.clear()
-            return f"replay buffer: cannot read {path} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}); " \
+            return f"replay buffer: cannot load {path} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}); " \
                    f"it refills from empty"
         return f"replay buffer: {len(self.buffer):,} samples from {path.name}"
 

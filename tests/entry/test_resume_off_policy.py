@@ -79,7 +79,7 @@ def test_a_broken_buffer_file_is_named_and_the_run_goes_on_with_an_empty_buffer(
     state = _first_run(tmp_path)
     (tmp_path / "exp" / "ckpt" / state["replay_buffer"]["file"]).write_bytes(b"not a buffer")
     result, out = _resume(tmp_path)
-    assert f"cannot read {Path('exp') / 'ckpt' / state['replay_buffer']['file']}" in out
+    assert f"cannot load {Path('exp') / 'ckpt' / state['replay_buffer']['file']}" in out
     _refills(result)
 
 
@@ -140,3 +140,11 @@ def test_a_plugin_buffer_joins_by_samples_state_and_one_without_it_refills(tmp_p
     assert ReplayCheckpoints(Plain(), ckpt).state("resume_6") is None
     assert "Plain cannot be saved; it refills from empty" in ReplayCheckpoints(Plain(), ckpt).restore(
         ckpt / "resume_5.pth.tar")
+
+
+def test_a_resume_with_another_buffer_size_says_so_and_refills(tmp_path: Path) -> None:
+    _first_run(tmp_path)
+    result, out = _resume(tmp_path, "--set", "policy.other.replay_buffer.replay_buffer_size=5000")
+    assert "the saved replay buffer holds up to 100000 samples, this one 5000" in out
+    assert "it refills from empty" in out
+    _refills(result)
