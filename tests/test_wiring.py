@@ -32,6 +32,7 @@ ALLOWED: dict[str, str] = {
     "ray_constants.ENABLE_RAY_CLUSTER": "Ray: a module-level switch read when the embedded instance starts",
     "logger.propagate": "stdlib logging: the package logger's configuration",
     "handler._ding_lite_console": "stdlib logging: marks the console handler this package added (added once)",
+    "self.rng.bit_generator.state": "numpy: a generator's state is restored by assigning its bit generator's state",
     "pool.spaces": "envpool: the pool object built just before, given the float32 spaces envpool makes lazily",
     # the compiled config, filled in while it is resolved (before any part is built from it)
     "config.seed": "config resolution: the run's seed written into the compiled config",

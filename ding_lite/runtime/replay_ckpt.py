@@ -32,8 +32,12 @@ class ReplayCheckpoints:
         self.ckpt_dir = ckpt_dir
         # a plugin buffer joins by its samples_state / load_samples_state (and nbytes, ckpt_max_mb if it has them)
         self.limit_mb = float(getattr(buffer, "ckpt_max_mb", CKPT_MAX_MB)) if hasattr(buffer, "samples_state") else 0.0
-        self.log: Callable[[str], None] = lambda message: None
+        self._log: Callable[[str], None] = lambda message: None
         self._said_too_big = False
+
+    def log_to(self, log: Callable[[str], None]) -> None:
+        """Say through ``log`` from now on that the buffer is too large to save (once)."""
+        self._log = log
 
     def state(self, name: str) -> dict[str, Any] | None:
         """The checkpoint entry for checkpoint ``name`` (what ``learner.save_with_checkpoints`` calls): writes the
@@ -44,7 +48,7 @@ class ReplayCheckpoints:
         if size_mb > self.limit_mb:
             if not self._said_too_big:
                 self._said_too_big = True
-                self.log(f"the replay buffer ({size_mb:,.0f} MB) is larger than policy.other.replay_buffer."
+                self._log(f"the replay buffer ({size_mb:,.0f} MB) is larger than policy.other.replay_buffer."
                          f"ckpt_max_mb={self.limit_mb:g}: it is not saved with the checkpoints, and a resumed run "
                          f"refills it from empty (raise ckpt_max_mb to save it)")
             return None

@@ -216,7 +216,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     logger = ExperimentLogger(exp_dir, progress_total=run.max_env_step, progress=run.progress, cfg=cfg)
     learner.log_to(logger)
     if replay_ckpts is not None:
-        replay_ckpts.log = logger.info
+        replay_ckpts.log_to(logger.info)
     if exp_dir != run.asked_dir:
         logger.info(f"{run.asked_dir} {run.claim.skipped}: writing to {exp_dir}")
     try:

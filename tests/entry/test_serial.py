@@ -68,7 +68,10 @@ def test_experiment_folder(run: str, request: pytest.FixtureRequest) -> None:
     assert result["wall_seconds"] > 0 and result["env_step"] > 0 and result["train_iter"] > 0
     # checkpoints: the best eval's and the final one, both loadable, the final one at the last counters
     ckpts = sorted(p.name for p in (exp / "ckpt").iterdir())
-    assert ckpts == sorted(["ckpt_best.pth.tar", f"iteration_{result['train_iter']}.pth.tar"])
+    final_name = f"iteration_{result['train_iter']}"
+    # an off-policy run's replay buffer is saved next to the final checkpoint (for --resume)
+    buffer_file = [f"{final_name}.buffer.pt"] if run == "dqn_run" else []
+    assert ckpts == sorted(["ckpt_best.pth.tar", f"{final_name}.pth.tar", *buffer_file])
     final = load_checkpoint(exp / "ckpt" / f"iteration_{result['train_iter']}.pth.tar")
     assert final["train_iter"] == result["train_iter"]
     assert load_checkpoint(exp / "ckpt" / "ckpt_best.pth.tar")["train_iter"] == result["train_iter"]
