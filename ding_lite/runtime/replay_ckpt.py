@@ -17,7 +17,7 @@ from typing import Any
 
 from ding_lite.data.buffer import CKPT_MAX_MB
 from ding_lite.utils.atomic import atomic_write
-from ding_lite.utils.checkpoint import RESUME_PREFIXES, load_checkpoint
+from ding_lite.utils.checkpoint import CKPT_SUFFIX, RESUME_PREFIXES, checkpoint_iteration
 
 BUFFER_SUFFIX = ".buffer.pt"
 KEEP = 2  # buffer files kept (each may be hundreds of MB); the resume checkpoints keep 2 too
@@ -59,10 +59,10 @@ class ReplayCheckpoints:
         self._prune(path)
         return {"file": path.name, "samples": int(state["size"])}
 
-    def restore(self, ckpt: Path) -> str:
-        """Load the buffer saved with checkpoint ``ckpt`` (a resume); returns what to log. A buffer file that is
-        missing or unreadable leaves the buffer empty (the policy's state is whole without it)."""
-        entry = load_checkpoint(ckpt).get(ENTRY)
+    def restore(self, entry: dict[str, Any] | None, ckpt: Path) -> str:
+        """Load the buffer that checkpoint ``ckpt`` names in ``entry`` (its :data:`ENTRY`; a resume); returns what to
+        log. A buffer file that is missing or unreadable leaves the buffer empty (the policy's state is whole
+        without it)."""
         if not hasattr(self.buffer, "load_samples_state"):
             return f"replay buffer: {type(self.buffer).__name__} cannot be saved; it refills from empty"
         if not entry:
@@ -88,8 +88,8 @@ class ReplayCheckpoints:
         kept: list[tuple[int, Path]] = []
         for path in self.ckpt_dir.glob(f"*{BUFFER_SUFFIX}"):
             step = _step(path)
-            checkpoint = path.with_name(path.name[:-len(BUFFER_SUFFIX)] + ".pth.tar")
-            if path == newest or (step is not None and mine is not None and step <= mine and checkpoint.is_file()):
+            if path == newest or (step is not None and mine is not None and step <= mine and
+                                  _checkpoint_of(path).is_file()):
                 kept.append((step if step is not None else -1, path))
             else:
                 path.unlink(missing_ok=True)
@@ -103,9 +103,12 @@ def remove_buffer_files(ckpt_dir: Path) -> None:
         path.unlink(missing_ok=True)
 
 
+def _checkpoint_of(path: Path) -> Path:
+    """The checkpoint that buffer file ``path`` goes with."""
+    return path.with_name(path.name[:-len(BUFFER_SUFFIX)] + CKPT_SUFFIX)
+
+
 def _step(path: Path) -> int | None:
-    stem = path.name[:-len(BUFFER_SUFFIX)]
-    for prefix in RESUME_PREFIXES:
-        if stem.startswith(prefix) and stem[len(prefix):].isdigit():
-            return int(stem[len(prefix):])
-    return None
+    """N of the ``iteration_N`` / ``resume_N`` checkpoint that buffer file ``path`` goes with (None: another name)."""
+    steps = (checkpoint_iteration(_checkpoint_of(path), prefix) for prefix in RESUME_PREFIXES)
+    return next((n for n in steps if n is not None), None)

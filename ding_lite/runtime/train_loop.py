@@ -207,7 +207,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         if run.resume:
             record.resume_from(learner.loaded_run, run.ckpt_path, learner)
             if replay_ckpts is not None:
-                buffer_note = replay_ckpts.restore(run.ckpt_path)
+                buffer_note = replay_ckpts.restore(learner.loaded_with[REPLAY_ENTRY], run.ckpt_path)
     # videos every video_every evaluations (None: off); an env that cannot render fails here, before any write
     videos = PeriodicVideos.from_config(cfg, exp_dir, parts.policy.eval_mode.state_dict,
                                         lambda: build(cfg, "policy", enable_field=("eval",)),

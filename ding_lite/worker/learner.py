@@ -54,6 +54,7 @@ class BaseLearner:
         self.best_eval_return = -math.inf  # kept in checkpoints: a resumed run keeps ckpt_best's bar
         self.loaded_from: Path | None = None  # the checkpoint this learner started from, if any
         self.loaded_run: dict[str, Any] = {}  # its "run" entry (see run_state)
+        self.loaded_with: dict[str, Any] = {}  # its entries of the keys given to save_with_checkpoints
         self._run_state = run_state
         self.last_log: dict[str, Any] = {}
         self.last_logged_iter = -1  # train_iter of the learn scalars last sent to the logger
@@ -112,7 +113,8 @@ class BaseLearner:
     def save_with_checkpoints(self, key: str, state: Callable[[str], Any]) -> None:
         """Store ``state(name)`` under ``key`` in every checkpoint written from now on (``name``: the checkpoint's,
         e.g. ``'resume_120'``): state that a resume must find as it was at that checkpoint, such as a self-play
-        league. ``state`` returns plain data (what ``torch.load(weights_only=True)`` reads back)."""
+        league. ``state`` returns plain data (what ``torch.load(weights_only=True)`` reads back). A checkpoint loaded
+        afterwards gives its entry back in :attr:`loaded_with` (None where it has none)."""
         self._saved_with[key] = state
 
     def checkpoint_state(self, name: str = "") -> dict[str, Any]:
@@ -136,6 +138,7 @@ class BaseLearner:
         self.env_step = int(state.get("env_step", 0))
         self.best_eval_return = float(state.get("best_eval_return", -math.inf))
         self.loaded_run = dict(state.get("run") or {})
+        self.loaded_with = {key: state.get(key) for key in self._saved_with}
         self.loaded_from = Path(path)
 
 

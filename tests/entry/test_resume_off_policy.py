@@ -127,10 +127,9 @@ def test_a_plugin_buffer_joins_by_samples_state_and_one_without_it_refills(tmp_p
     ckpt.mkdir()
     entry = ReplayCheckpoints(Saves(), ckpt).state("resume_5")
     assert entry == {"file": f"resume_5{BUFFER_SUFFIX}", "samples": 3}
-    torch.save({"policy": {}, "replay_buffer": entry}, ckpt / "resume_5.pth.tar")
     restored = Saves()
     restored.rows = []
-    assert ReplayCheckpoints(restored, ckpt).restore(ckpt / "resume_5.pth.tar") == \
+    assert ReplayCheckpoints(restored, ckpt).restore(entry, ckpt / "resume_5.pth.tar") == \
         f"replay buffer: 3 samples from resume_5{BUFFER_SUFFIX}"
     assert restored.rows == [1, 2, 3]
 
@@ -139,7 +138,7 @@ def test_a_plugin_buffer_joins_by_samples_state_and_one_without_it_refills(tmp_p
 
     assert ReplayCheckpoints(Plain(), ckpt).state("resume_6") is None
     assert "Plain cannot be saved; it refills from empty" in ReplayCheckpoints(Plain(), ckpt).restore(
-        ckpt / "resume_5.pth.tar")
+        entry, ckpt / "resume_5.pth.tar")
 
 
 def test_a_resume_with_another_buffer_size_says_so_and_refills(tmp_path: Path) -> None:
