@@ -3,7 +3,7 @@ with DI-engine's keys (its ``ContinuousQAC``)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import torch
@@ -11,11 +11,11 @@ from torch import nn
 
 from ding_lite.data.keys import ACTION, LOG_STD, MU
 from ding_lite.errors import ConfigError
-from ding_lite.model.common import MLP, activation, flat_size, set_gradients
+from ding_lite.model import relu_backward as rb
+from ding_lite.model.common import MLP, activation, flat_size
 from ding_lite.registry import MODEL_REGISTRY
 
 ACTION_SPACES = ("reparameterization", "regression")  # DI-engine's names: SAC's Gaussian actor, TD3's deterministic one
-Layers = list[tuple[torch.Tensor, torch.Tensor]]  # one ReLU MLP's (weight, bias) per Linear, input to output
 LOG_STD_MIN, LOG_STD_MAX = -20.0, 2.0  # the clamp of SAC's log standard deviation (Haarnoja et al.'s code, SB3)
 
 
@@ -47,7 +47,7 @@ class TanhActor(nn.Module):
     def forward_for_backward(self, obs: torch.Tensor) -> tuple[torch.Tensor, Any] | None:
         """``(action, saved)``: the action without autograd and what :meth:`backward_from` needs (as
         :meth:`GaussianActor.forward_for_backward`; None where the backward is not written out)."""
-        if (kept := _net_forward_keeping_inputs(self.net, obs)) is None:
+        if (kept := rb.net_forward_keeping_inputs(self.net, obs)) is None:
             return None
         layers, out, inputs = kept
         with torch.no_grad():
@@ -60,7 +60,7 @@ class TanhActor(nn.Module):
         squash, d a / d u = scale (1 - tanh(u)^2)."""
         layers, inputs, squashed = saved
         with torch.no_grad():
-            _set_weight_gradients(layers, inputs, grad_action * self.bounds.scale * (1.0 - squashed * squashed))
+            rb.set_weight_gradients(layers, inputs, grad_action * self.bounds.scale * (1.0 - squashed * squashed))
 
 
 class GaussianActor(nn.Module):
@@ -79,7 +79,7 @@ class GaussianActor(nn.Module):
         """``(mu, log_std, saved)`` as :meth:`forward` gives them, without autograd, keeping what
         :meth:`backward_from` needs; ``None`` where the backward is not written out (layers other than Linear and
         in-place ReLU, a GPU, a parameter that is frozen or has a gradient hook): then use :meth:`forward`."""
-        if (kept := _net_forward_keeping_inputs(self.net, obs)) is None:
+        if (kept := rb.net_forward_keeping_inputs(self.net, obs)) is None:
             return None
         layers, out, inputs = kept
         mu, raw = out.split(self.act_size, dim=-1)
@@ -92,7 +92,7 @@ class GaussianActor(nn.Module):
         layers, inputs, raw = saved
         with torch.no_grad():
             inside = (raw >= LOG_STD_MIN) & (raw <= LOG_STD_MAX)
-            _set_weight_gradients(layers, inputs, torch.cat([grad_mu, grad_log_std * inside], dim=-1))
+            rb.set_weight_gradients(layers, inputs, torch.cat([grad_mu, grad_log_std * inside], dim=-1))
 
 
 class Critics(nn.Module):
@@ -112,35 +112,35 @@ class Critics(nn.Module):
         gradients would be thrown away).
 
         On the CPU, with critics of Linear and in-place ReLU layers (the default), the backward is written out
-        (:class:`_ActorValue`): each sample's gradient goes back through the critic that gave its minimum only,
+        (``relu_backward._ActorValue``): each sample's gradient goes back through the critic that gave its minimum only,
         as the min's gradient does, so the twin critics' backward costs one critic's matrix products, not two, and
         no autograd graph of the critics is built (SAC on Hopper: about 0.8 ms of a 17-24 ms update). Otherwise
         (other layers, a GPU, ``obs`` requiring its gradient) it is autograd's min of the critics, with the same
         value and action gradient."""
-        return _action_only_min(list(self.nets), obs, action)
+        return rb.action_only_min(list(self.nets), obs, action)
 
     def first_actor_value(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         """Q_1(s, a) alone, (B,), for a loss whose gradient trains the actor only (TD3's actor loss): as
         :meth:`actor_value`, the gradient reaches ``action`` and no critic weight (the actor stage steps no critic),
         so the backward pass skips the critic's weight products."""
-        return _action_only_min(list(self.nets)[:1], obs, action)
+        return rb.action_only_min(list(self.nets)[:1], obs, action)
 
     def writable_actor_value(self, obs: torch.Tensor) -> bool:
         """Does :meth:`min_value_action_grad` apply (Linear and in-place ReLU critics, on the CPU)?"""
-        return _relu_linears(list(self.nets)) is not None and obs.device.type == "cpu"
+        return rb.relu_linears(list(self.nets)) is not None and obs.device.type == "cpu"
 
     def min_value_action_grad(self, obs: torch.Tensor, action: torch.Tensor,
                               first_only: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         """``(min_j Q_j(s, a) (B,), its gradient with respect to a (B, A))`` without autograd, each sample's gradient
         through the critic that gave its minimum (as the min's gradient); ``first_only``: Q_1 alone (TD3's actor
         loss). Only where :meth:`writable_actor_value` holds (the caller checks first, before it draws anything)."""
-        layers = _relu_linears(list(self.nets)[:1] if first_only else list(self.nets))
+        layers = rb.relu_linears(list(self.nets)[:1] if first_only else list(self.nets))
         if layers is None or action.device.type != "cpu":
             raise ValueError("min_value_action_grad needs Linear and in-place ReLU critics on the CPU "
                              "(check writable_actor_value first)")
         with torch.no_grad():
-            q, which, hidden = _min_forward(layers, torch.cat([obs, action], dim=-1))
-            return q, _min_action_grad(layers, which, hidden, torch.ones_like(q), obs.shape[-1])
+            q, which, hidden = rb.min_forward(layers, torch.cat([obs, action], dim=-1))
+            return q, rb.min_action_grad(layers, which, hidden, torch.ones_like(q), obs.shape[-1])
 
     def regression_backward(self, obs: torch.Tensor, action: torch.Tensor, target: torch.Tensor,
                             weight: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor] | None:
@@ -154,174 +154,11 @@ class Critics(nn.Module):
         Why: the twin critics' backward is a few matrix products per layer; autograd's graph, its engine and the
         squared-error ops around them cost more than the products' difference on small nets (SAC and TD3 on Hopper:
         about 0.4 ms of a 10-12 ms update)."""
-        layers = _relu_linears(list(self.nets))
-        if layers is None or not _writable(action, list(self.parameters())):
+        layers = rb.relu_linears(list(self.nets))
+        if layers is None or not rb.writable(action, list(self.parameters())):
             return None
         with torch.no_grad():
-            return _regression_backward(layers, torch.cat([obs, action], dim=-1), target, weight)
-
-
-def _action_only_min(nets: list[nn.Module], obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-    """min_j net_j([obs, action]), (B,), differentiable in ``action`` only where :class:`_ActorValue` applies (CPU,
-    ReLU MLPs, ``obs`` without gradient, grad mode on), else autograd's min (same value and action gradient)."""
-    layers = _relu_linears(nets)
-    if layers is None or action.device.type != "cpu" or obs.requires_grad or not torch.is_grad_enabled():
-        x = torch.cat([obs, action], dim=-1)
-        values = [net(x).squeeze(-1) for net in nets]
-        return values[0] if len(values) == 1 else torch.stack(values).min(dim=0).values
-    return _ActorValue.apply(action, obs, len(layers[0]), *[t for net in layers for lin in net for t in lin])
-
-
-def _writable(x: torch.Tensor, params: list[torch.Tensor]) -> bool:
-    """Can a hand-written backward set these parameters' gradients: on the CPU, none frozen, none with a hook?"""
-    return x.device.type == "cpu" and all(p.requires_grad and not p._backward_hooks for p in params)
-
-
-def _relu_linears(nets: list[nn.Module]) -> list[Layers] | None:
-    """Per net, its layers' (weight, bias), if every net is Linear, in-place ReLU, ..., Linear (exactly those
-    types); else None."""
-    out = []
-    for net in nets:
-        mods = list(net.children())
-        if len(mods) % 2 != 1 or not all(type(m) is nn.Linear and m.bias is not None for m in mods[0::2]) or \
-                not all(type(m) is nn.ReLU and m.inplace for m in mods[1::2]):
-            return None
-        out.append([(cast(nn.Linear, m).weight, cast(torch.Tensor, cast(nn.Linear, m).bias)) for m in mods[0::2]])
-    return out
-
-
-def _net_forward_keeping_inputs(net: MLP, x: torch.Tensor) -> tuple[Layers, torch.Tensor, list[torch.Tensor]] | None:
-    """An actor net's ``(layers, output, each layer's input)`` without autograd, for a written-out backward; None
-    where that backward does not apply (layers other than Linear and in-place ReLU, a GPU, a parameter that is
-    frozen or has a gradient hook)."""
-    layers = _relu_linears([net])
-    if layers is None or not _writable(x, list(net.parameters())):
-        return None
-    with torch.no_grad():
-        out, inputs = _forward_keeping_inputs(layers[0], x)
-    return layers[0], out, inputs
-
-
-def _forward_keeping_inputs(net: Layers, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
-    """A ReLU MLP's output on ``x`` (B, D) and each layer's input (``x``, then the hidden activations): what its
-    written-out backward needs (call under ``no_grad``)."""
-    inputs = [x]
-    h = x
-    for k, (w, b) in enumerate(net):
-        h = torch.addmm(b, h, w.t())
-        if k < len(net) - 1:
-            h = h.relu_()
-            inputs.append(h)
-    return h, inputs
-
-
-def _set_weight_gradients(net: Layers, inputs: list[torch.Tensor], g: torch.Tensor) -> None:
-    """Backward of a ReLU MLP from ``g`` = dL/d(output) (B, out), writing every layer's gradient (replacing what was
-    there): its weight's g^T (its input), its bias's sum_b g; g goes back through the weight and the ReLU derivative
-    (autograd's ``threshold_backward``) down to the first layer (no input gradient)."""
-    for k in range(len(net) - 1, -1, -1):
-        w, b = net[k]
-        set_gradients((w, b), (_weight_gradient(g, inputs[k]), g.sum(0)))
-        if k > 0:  # back to the output of layer k - 1 (a ReLU)
-            g = g * w if w.shape[0] == 1 else g.mm(w)  # (B, 1) x (1, H): a broadcast, not a product
-            g = torch.ops.aten.threshold_backward(g, inputs[k], 0)
-
-
-_THIN_INPUT = 24  # inputs narrower than this: the weight gradient as (x^T g)^T (measured below)
-
-
-def _weight_gradient(g: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    """A linear layer's weight gradient g^T x, (out, in), for g (B, out) and its input x (B, in). MKL multiplies
-    a transposed (out, B) matrix by a thin (B, in) one slowly: for a first layer on an observation (batch 256, 400
-    outputs, 11-14 inputs) g^T x takes 95-180 µs, (x^T g)^T made contiguous 48-50 µs; from about 24 inputs up the
-    plain product is as fast or faster (one thread, this machine's MKL)."""
-    if x.shape[1] < _THIN_INPUT:
-        return x.t().mm(g).t().contiguous()
-    return g.t().mm(x)
-
-
-def _regression_backward(layers: list[Layers], x: torch.Tensor, target: torch.Tensor,
-                         weight: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """:meth:`Critics.regression_backward` on inputs ``x`` (B, D) (call under ``no_grad``). Per critic: the forward
-    keeps each layer's input; dL/dQ_b = w_b (Q_b - y_b) / B, then :func:`_set_weight_gradients`."""
-    scale = 1.0 / x.shape[0]
-    loss = x.new_zeros(())
-    values = []
-    for net in layers:
-        h, inputs = _forward_keeping_inputs(net, x)
-        q = h.squeeze(-1)
-        error = q - target
-        g = error * scale if weight is None else error * (weight * scale)
-        loss += 0.5 * torch.dot(error, g)
-        values.append(q)
-        _set_weight_gradients(net, inputs, g.unsqueeze(-1))
-    return loss, torch.stack(values)
-
-
-def _min_forward(layers: list[Layers], x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, list[list[torch.Tensor]]]:
-    """min_j Q_j(x) over K ReLU MLP critics: ``(q (B,), which (B,) the argmin critic, each critic's hidden
-    activations)`` (call without autograd)."""
-    values, hidden = [], []
-    for net in layers:
-        h, inputs = _forward_keeping_inputs(net, x)
-        values.append(h.squeeze(-1))
-        hidden.append(inputs[1:])
-    q, which = torch.stack(values).min(dim=0)
-    return q, which, hidden
-
-
-def _min_action_grad(layers: list[Layers], which: torch.Tensor, hidden: list[list[torch.Tensor]], grad: torch.Tensor,
-                     obs_size: int) -> torch.Tensor:
-    """d(sum_b grad_b q_b)/d action (B, A) for the ``q`` of :func:`_min_forward`: each sample's gradient goes back
-    through its argmin critic alone (rows gathered), as the min's gradient does; no weight gradient."""
-    n_nets = len(layers)
-    grad_action = grad.new_zeros(grad.shape[0], layers[0][0][0].shape[1] - obs_size)
-    for j, net in enumerate(layers):
-        rows = None if n_nets == 1 else (which == j).nonzero().squeeze(-1)
-        if rows is not None and rows.numel() == 0:
-            continue
-        g = (grad if rows is None else grad.index_select(0, rows)).unsqueeze(-1)
-        for k in range(len(net) - 1, 0, -1):  # back through layer k to the output of layer k - 1 (a ReLU)
-            weight = net[k][0]
-            g = g * weight if weight.shape[0] == 1 else g @ weight  # (n, 1) x (1, H): a broadcast, not a product
-            h = hidden[j][k - 1]
-            g = torch.ops.aten.threshold_backward(g, h if rows is None else h.index_select(0, rows), 0)
-        g = g @ net[0][0][:, obs_size:]
-        if rows is None:
-            grad_action = g
-        else:
-            grad_action.index_copy_(0, rows, g)
-    return grad_action
-
-
-def _nets_of(params: tuple[torch.Tensor, ...], n_layers: int) -> list[Layers]:
-    per_net = 2 * n_layers
-    return [[(params[j + 2 * k], params[j + 2 * k + 1]) for k in range(n_layers)]
-            for j in range(0, len(params), per_net)]
-
-
-class _ActorValue(torch.autograd.Function):
-    """min_j Q_j(s, a) over K ReLU MLP critics, differentiable in ``a`` only (:func:`_min_forward` and
-    :func:`_min_action_grad`)."""
-
-    @staticmethod
-    def forward(ctx: Any, action: torch.Tensor, obs: torch.Tensor, n_layers: int,  # type: ignore[override]
-                *params: torch.Tensor) -> torch.Tensor:
-        q, which, hidden = _min_forward(_nets_of(params, n_layers), torch.cat([obs, action], dim=-1))
-        ctx.n_layers, ctx.obs_size = n_layers, obs.shape[-1]
-        ctx.save_for_backward(which, *[h for net in hidden for h in net], *params)
-        return q
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx: Any, grad: torch.Tensor) -> Any:  # type: ignore[override]
-        n_layers, obs_size = ctx.n_layers, ctx.obs_size
-        which, *saved = ctx.saved_tensors
-        n_nets = len(saved) // (3 * n_layers - 1)
-        flat, params = saved[:n_nets * (n_layers - 1)], tuple(saved[n_nets * (n_layers - 1):])
-        hidden = [list(flat[j * (n_layers - 1):(j + 1) * (n_layers - 1)]) for j in range(n_nets)]
-        grad_action = _min_action_grad(_nets_of(params, n_layers), which, hidden, grad, obs_size)
-        return (grad_action, None, None) + (None,) * len(params)
+            return rb.regression_backward(layers, torch.cat([obs, action], dim=-1), target, weight)
 
 
 @MODEL_REGISTRY.register("qac")
