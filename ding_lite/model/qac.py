@@ -9,9 +9,9 @@ import numpy as np
 import torch
 from torch import nn
 
+import ding_lite.model.relu_backward as rb
 from ding_lite.data.keys import ACTION, LOG_STD, MU
 from ding_lite.errors import ConfigError
-from ding_lite.model import relu_backward as rb
 from ding_lite.model.common import MLP, activation, flat_size
 from ding_lite.registry import MODEL_REGISTRY
 
