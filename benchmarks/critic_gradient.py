@@ -11,10 +11,12 @@ and median milliseconds per update of each variant.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,6 +43,22 @@ def policy_and_batch(algo: str, env: str, seed: int = 0) -> tuple[object, dict]:
                  next_obs=rng.standard_normal((batch_size, obs_size)).astype(np.float32),
                  terminated=rng.random(batch_size) < 0.05)
     return policy, batch
+
+
+@contextlib.contextmanager
+def autograd_only() -> Iterator[None]:
+    """Inside: every written-out gradient (the critic stage, SAC's and TD3's actor stages) declines, so the updates
+    go through autograd."""
+    from ding_lite.model.qac import Critics, GaussianActor, TanhActor
+
+    originals = (Critics.regression_backward, GaussianActor.forward_for_backward, TanhActor.forward_for_backward)
+    declined = lambda *args, **kwargs: None  # noqa: E731
+    Critics.regression_backward = GaussianActor.forward_for_backward = declined  # type: ignore[method-assign]
+    TanhActor.forward_for_backward = declined  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Critics.regression_backward, GaussianActor.forward_for_backward, TanhActor.forward_for_backward = originals
 
 
 def compare(algo: str, env: str, rounds: int, updates: int) -> None:

@@ -11,7 +11,7 @@ Two measurements:
   training-only seconds so far; ding_lite's are read from its run's event file (seconds there include its
   evaluations). A finished run leaves a ``done`` file and is skipped when the command is run again; an
   unfinished one continues from its last checkpoint (SB3: model and replay buffer, saved at every evaluation;
-  ding_lite: ``--resume`` from the run's resume checkpoint, whose replay buffer refills, see docs/sac_td3.md).
+  ding_lite: ``--resume`` from the run's resume checkpoint, with its replay buffer, see docs/sac_td3.md).
 - ``speed``: training env steps per wall second (collect + learn, after the random-action warm-up) in one process,
   the sides taking turns for ``--repeats`` rounds of ``--speed-steps`` steps each; the ratio per round, median.
 
