@@ -214,9 +214,12 @@ class ResumeCkptHook:
                                    key=lambda p: checkpoint_iteration(p, "resume_") or -1)
         path = learner.save_checkpoint(f"resume_{learner.train_iter}")
         self._last = time.monotonic()
-        if path is None or path in self._written:
+        if path is None:
             return
-        self._written.append(path)
+        if path not in self._written:
+            self._written.append(path)
+        # pruned after every write, a rewrite too: a run killed between a write and its pruning leaves one too many
+        # (resumed from the newest, its first write is that same file again)
         while len(self._written) > self.keep:
             self._written.pop(0).unlink(missing_ok=True)
 

@@ -125,3 +125,24 @@ def test_resume_checkpoints_by_wall_time_at_evaluations_rotated(tmp_path: Path,
     learner.call_hooks("after_eval")  # iteration 4, 18 s later
     assert ckpts() == ["resume_3.pth.tar", "resume_4.pth.tar"]  # the newest two kept
     assert latest_checkpoint(tmp_path / "ckpt").name == "resume_4.pth.tar"  # what --resume continues from
+
+
+def test_resume_checkpoints_left_one_too_many_by_a_kill_are_pruned_at_the_first_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run killed after writing resume_3 but before deleting resume_1 leaves three; the run resumed from resume_3
+    rewrites resume_3 first, and that write prunes the oldest (it used to return before pruning: a flake of the GSL
+    kill-and-resume test under load)."""
+    import ding_lite.worker.learner as learner_module
+
+    clock = [0.0]
+    monkeypatch.setattr(learner_module.time, "monotonic", lambda: clock[0])
+    cfg, policy = _ppo(1, 64, save_ckpt_after_iter=0, log_show_after_iter=0, save_ckpt_after_run=False,
+                       save_resume_ckpt=dict(every_seconds=100.0, at_eval_after_seconds=0.0, keep=2))
+    learner = BaseLearner(cfg.policy.learn.learner, policy, tmp_path)
+    for _ in range(3):
+        learner.train(_batch(64), env_step=64)
+    (tmp_path / "ckpt").mkdir()
+    for n in (1, 2, 3):  # what the killed run left
+        learner.save_checkpoint(f"resume_{n}")
+    learner.call_hooks("after_eval")  # iteration 3 again: rewrites resume_3
+    assert sorted(p.name for p in (tmp_path / "ckpt").glob("*")) == ["resume_2.pth.tar", "resume_3.pth.tar"]
