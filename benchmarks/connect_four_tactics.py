@@ -79,7 +79,7 @@ def tactics(model: torch.nn.Module, sets: list[list[Position]], planes: bool) ->
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("run", type=Path)
-    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--set", nargs="*", action="extend", default=[], metavar="KEY=VALUE")
     parser.add_argument("--positions", type=int, default=400)
     args = parser.parse_args()
     torch.set_num_threads(1)

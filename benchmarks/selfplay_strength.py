@@ -148,7 +148,7 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--steps", type=int, default=None, help="env steps of training (default: each task's)")
     parser.add_argument("--out", type=Path, default=Path("selfplay_strength_runs"))
-    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
+    parser.add_argument("--set", nargs="*", action="extend", default=[], metavar="KEY=VALUE",
                         help="config overrides for every task run, as the CLI's --set (to measure a variant)")
     parser.add_argument("--config", type=Path, default=None,
                         help="train this config instead of the task's own (one task only), measured as the task is")
