@@ -1,5 +1,6 @@
-"""The SAC/TD3 written-out gradients (the critic stage's ``Critics.regression_backward``, SAC's actor stage's
-``GaussianActor.forward_for_backward`` / ``backward_from``) against the same update through autograd, in one process:
+"""The SAC/TD3 written-out gradients (the critic stage's ``Critics.regression_backward``, the actor stages'
+``GaussianActor`` / ``TanhActor.forward_for_backward`` and ``backward_from``) against the same update through
+autograd, in one process:
 one update (both stages, as ``policy.learn_mode.forward``) on one fixed batch of 256, the variants (both written out,
 both autograd, and for SAC the actor stage alone through autograd) taking turns for ``--rounds`` rounds of
 ``--updates`` updates each, on the dizoo MuJoCo configs' networks (Hopper-v4: 11 observations, 3 actions;
@@ -46,15 +47,17 @@ def policy_and_batch(algo: str, env: str, seed: int = 0) -> tuple[object, dict]:
 
 
 @contextlib.contextmanager
-def autograd_only() -> Iterator[None]:
-    """Inside: every written-out gradient (the critic stage, SAC's and TD3's actor stages) declines, so the updates
-    go through autograd."""
+def autograd_only(critic: bool = True, actor: bool = True) -> Iterator[None]:
+    """Inside: the written-out gradients of the critic stage (``critic``) and of SAC's and TD3's actor stages
+    (``actor``) decline, so those stages go through autograd."""
     from ding_lite.model.qac import Critics, GaussianActor, TanhActor
 
     originals = (Critics.regression_backward, GaussianActor.forward_for_backward, TanhActor.forward_for_backward)
     declined = lambda *args, **kwargs: None  # noqa: E731
-    Critics.regression_backward = GaussianActor.forward_for_backward = declined  # type: ignore[method-assign]
-    TanhActor.forward_for_backward = declined  # type: ignore[method-assign]
+    if critic:
+        Critics.regression_backward = declined  # type: ignore[method-assign]
+    if actor:
+        GaussianActor.forward_for_backward = TanhActor.forward_for_backward = declined  # type: ignore[method-assign]
     try:
         yield
     finally:
@@ -62,30 +65,21 @@ def autograd_only() -> Iterator[None]:
 
 
 def compare(algo: str, env: str, rounds: int, updates: int) -> None:
-    from ding_lite.model.qac import Critics, GaussianActor
-
-    critic_written, actor_written = Critics.regression_backward, GaussianActor.forward_for_backward
-    declined = lambda *args, **kwargs: None  # noqa: E731  (the written-out path declines: autograd runs)
-    # (critic stage written out, SAC's actor stage written out) per variant; TD3's actor stage is autograd throughout
-    variants = {"written out": (True, True), "autograd": (False, False)}
+    # per variant: which stages go through autograd (critic stage, actor stage)
+    variants = {"written out": (False, False), "autograd": (True, True)}
     if algo == "sac":
-        variants["actor autograd"] = (True, False)
+        variants["actor autograd"] = (False, True)
     policy, batch = policy_and_batch(algo, env)
     forward = policy.learn_mode.forward  # type: ignore[attr-defined]
     times: dict[str, list[float]] = {v: [] for v in variants}
-    try:
-        for k in range(rounds + 1):  # round 0 warms every variant up (Adam's state, allocator) and is not counted
-            for variant, (critic, actor) in variants.items():
-                Critics.regression_backward = critic_written if critic else declined  # type: ignore[method-assign]
-                GaussianActor.forward_for_backward = actor_written if actor else declined  # type: ignore
+    for k in range(rounds + 1):  # round 0 warms every variant up (Adam's state, allocator) and is not counted
+        for variant, (critic, actor) in variants.items():
+            with autograd_only(critic=critic, actor=actor):
                 start = time.perf_counter()
                 for _ in range(updates):
                     forward(batch)
                 if k:
                     times[variant].append((time.perf_counter() - start) / updates * 1e3)
-    finally:
-        Critics.regression_backward = critic_written  # type: ignore[method-assign]
-        GaussianActor.forward_for_backward = actor_written  # type: ignore[method-assign]
     parts = [f"{v} min {min(t):.2f} median {statistics.median(t):.2f}" for v, t in times.items()]
     print(f"{algo} {env}: ms per update, " + "; ".join(parts), flush=True)
 

@@ -26,6 +26,7 @@ critic optimiser gets eps / 2 here); SB3's squash correction is log(1 - tanh(u)^
 from __future__ import annotations
 
 import argparse
+import collections
 import functools
 import sys
 from collections.abc import Iterator
@@ -147,15 +148,16 @@ def parity(algo: str, updates: int, at: list[int], as_shipped: bool) -> float:
             print(f"{algo} update {k:>4}: gradients " + _gradient_gaps(algo, policy, stepped, act_size), flush=True)
         if k in at or k == updates:
             ours = pairs(algo, policy.learn_mode.state_dict(), sb3_params, act_size)
-            paths = pairs(algo, policy.learn_mode.state_dict(), _as_sb3_names(algo, reference), act_size)
-            parts = []
+            other_path = pairs(algo, reference.learn_mode.state_dict(), sb3_params, act_size)
+            parts, diffs = [], []
             for name, group in ours.items():
                 scale = max(float(a.abs().max()) for a, _ in group)
-                diff = max(float((a - b).detach().abs().max()) for a, b in group) / scale
-                floor = max(float((a - b).abs().max()) for a, b in paths[name]) / scale
-                worst = diff if k == updates and diff > worst else worst
-                parts.append(f"{name} {diff:.1e} ({floor:.1e})")
+                diffs.append(max(float((a - b).detach().abs().max()) for a, b in group) / scale)
+                floor = max(float((a - r).abs().max()) for (a, _), (r, _) in zip(group, other_path[name],
+                                                                                  strict=True)) / scale
+                parts.append(f"{name} {diffs[-1]:.1e} ({floor:.1e})")
             print(f"{algo} update {k:>4}: weights " + ", ".join(parts), flush=True)
+            worst = max(diffs)
     return worst
 
 
@@ -186,7 +188,7 @@ def _gradient_gaps(algo: str, policy: Any, stepped: dict[str, Any], act_size: in
     factor = 2.0 if algo == "td3" else 1.0
     ours = {n: (p.grad * factor if n.startswith("critic.") else p.grad) if p.grad is not None else None
             for n, p in policy.model.named_parameters()}
-    groups = pairs(algo, {**state, "model": ours}, _Default(stepped), act_size)
+    groups = pairs(algo, {**state, "model": ours}, collections.defaultdict(type(None), stepped), act_size)
     parts = []
     for name in ("critics", "actor"):
         if any(a is None or b is None for a, b in groups[name]):
@@ -194,31 +196,6 @@ def _gradient_gaps(algo: str, policy: Any, stepped: dict[str, Any], act_size: in
         scale = max(float(a.abs().max()) for a, _ in groups[name])
         parts.append(f"{name} {max(float((a - b).abs().max()) for a, b in groups[name]) / scale:.1e}")
     return ", ".join(parts)
-
-
-class _Default(dict):  # type: ignore[type-arg]
-    """``stepped`` with None for what did not step."""
-
-    def __getitem__(self, key: str) -> Any:
-        return self.get(key)
-
-
-def _as_sb3_names(algo: str, policy: Any) -> dict[str, Any]:
-    """A ding_lite policy's tensors under SB3's names (so :func:`pairs` compares two ding_lite policies)."""
-    state = policy.learn_mode.state_dict()
-    act_size = int(state["model"]["actor.bounds.low"].shape[0])
-    names: dict[str, Any] = {}
-    for group in pairs(algo, state, _Names(), act_size).values():
-        for ours, key in group:
-            names[key] = ours
-    return names
-
-
-class _Names(dict):  # type: ignore[type-arg]
-    """A mapping that returns each key asked for (to read :func:`pairs`' SB3 names)."""
-
-    def __getitem__(self, key: str) -> str:
-        return key
 
 
 def _recorded(update: Any) -> list[Any]:
