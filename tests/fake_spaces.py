@@ -1,6 +1,7 @@
 """A tiny gymnasium env that observes a space of the test's choice (``kind``), registered as env type
 ``space_env`` for CLI tests (``env.import_names=['fake_spaces']``): a 4-cell corridor whose goal (reward 1) is the
-last cell; action 1 moves right, 0 left. Its observation is the position, as the space ``kind`` holds it."""
+last cell; action 1 moves right, 0 left (with ``action='box'``: a float64 ``Box(-1, 1, (1,))`` action, right when
+positive). Its observation is the position, as the space ``kind`` holds it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -17,14 +18,19 @@ SPACES = {
     "multi_discrete": gym.spaces.MultiDiscrete([4, 2]),
     "tuple": gym.spaces.Tuple((gym.spaces.Discrete(4), gym.spaces.Box(0.0, 1.0, (1,), np.float32))),
     "text": gym.spaces.Text(8),
+    # Box observations in dtypes other than float32 / uint8 (hand-written envs often observe float64)
+    "box_float64": gym.spaces.Box(0.0, 3.0, (1,), np.float64),
+    "box_int64": gym.spaces.Box(0, 3, (1,), np.int64),
+    "box_bool": gym.spaces.Box(0, 1, (4,), np.bool_),
 }
 
 
 class Corridor(gym.Env):
-    def __init__(self, kind: str = "discrete", length: int = 8) -> None:
+    def __init__(self, kind: str = "discrete", length: int = 8, action: str = "discrete") -> None:
         self.kind, self.length = kind, length
         self.observation_space = SPACES[kind]
-        self.action_space = gym.spaces.Discrete(2)
+        self.action_space: gym.Space = gym.spaces.Discrete(2) if action == "discrete" else \
+            gym.spaces.Box(-1.0, 1.0, (1,), np.float64)
         self.pos, self.t = 0, 0
 
     def _obs(self) -> Any:
@@ -36,6 +42,10 @@ class Corridor(gym.Env):
             return np.array([self.pos, self.pos % 2])
         if self.kind == "tuple":
             return self.pos, np.array([self.t / self.length], dtype=np.float32)
+        if self.kind.startswith("box_"):
+            space = self.observation_space
+            value = np.arange(4) == self.pos if self.kind == "box_bool" else np.full(1, self.pos)
+            return value.astype(space.dtype)
         return "abc"
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
@@ -45,7 +55,9 @@ class Corridor(gym.Env):
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         self.t += 1
-        self.pos = int(np.clip(self.pos + (1 if int(action) == 1 else -1), 0, 3))
+        right = float(np.asarray(action).reshape(-1)[0]) > 0 if isinstance(self.action_space, gym.spaces.Box) \
+            else int(action) == 1
+        self.pos = int(np.clip(self.pos + (1 if right else -1), 0, 3))
         goal = self.pos == 3
         return self._obs(), float(goal), goal, self.t >= self.length and not goal, {}
 
@@ -54,7 +66,7 @@ class Corridor(gym.Env):
 class SpaceEnv:
     """``env=dict(type='space_env', kind='discrete')``."""
 
-    config: dict[str, Any] = dict(kind="discrete")
+    config: dict[str, Any] = dict(kind="discrete", action="discrete")
 
     def __new__(cls, cfg: Mapping[str, Any]) -> gym.Env:  # type: ignore[misc]
-        return Corridor(str(cfg.get("kind", "discrete")))
+        return Corridor(str(cfg.get("kind", "discrete")), action=str(cfg.get("action", "discrete")))

@@ -1,7 +1,9 @@
 """Observation spaces as the models see them: every observation becomes one numeric array.
 
-``Box`` observations pass unchanged (the model's encoder decides how to read them: a conv net for frames, an MLP
-for vectors). The other common spaces are turned into a float32 vector by the env, as Stable-Baselines3 and
+``Box`` observations keep their shape (the model's encoder decides how to read them: a conv net for frames, an MLP
+for vectors) and become float32 unless they are float32 or uint8 already: the models compute in float32, and a
+float64, integer or bool observation (common in hand-written envs) would otherwise reach the replay buffer and the
+networks as it is; uint8 stays uint8, a quarter of the bytes (Atari frames). The other common spaces are turned into a float32 vector by the env, as Stable-Baselines3 and
 DI-engine users expect: ``Discrete(n)`` one-hot (n,), ``MultiDiscrete(nvec)`` the concatenated one-hots
 (sum(nvec),), ``MultiBinary`` flattened to 0/1 floats, and ``Tuple`` / ``Dict`` of those the concatenation of their
 parts (gymnasium's ``flatten_space``; a ``Dict`` holding an ``action_mask`` is PettingZoo's masked observation and is
@@ -18,6 +20,11 @@ import numpy as np
 from ding_lite.errors import ConfigError
 
 _FLAT = (gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
+_KEPT_DTYPES = (np.float32, np.uint8)  # Box observations in these dtypes pass unchanged
+
+
+def _kept_box(space: gym.Space) -> bool:
+    return isinstance(space, gym.spaces.Box) and space.dtype in _KEPT_DTYPES
 
 
 def _encodable(space: gym.Space) -> bool:
@@ -38,19 +45,22 @@ def is_masked(space: gym.Space) -> bool:
 
 
 def needs_encoding(space: gym.Space, where: str = "env") -> bool:
-    """Whether observations of ``space`` must be turned into a vector (anything but a numeric ``Box``); a space
-    that cannot be encoded raises a :class:`ConfigError` naming ``where``."""
+    """Whether observations of ``space`` must be turned into a float32 array (anything but a float32 or uint8
+    ``Box``); a space that cannot be encoded raises a :class:`ConfigError` naming ``where``."""
     if not _encodable(space):
         raise ConfigError(f"{where} observes {space}, which no array can hold: ding_lite's models take Box, "
                           f"Discrete, MultiDiscrete, MultiBinary observations and Tuple / Dict of them; wrap the env "
                           f"so that it observes one of those")
-    return not isinstance(space, gym.spaces.Box) and not is_masked(space)
+    return not _kept_box(space) and not is_masked(space)
 
 
 def encoded_space(space: gym.Space) -> gym.spaces.Box:
-    """The float32 ``Box`` that :func:`encode` maps observations of ``space`` into (``space`` itself for a Box)."""
-    if isinstance(space, gym.spaces.Box):
+    """The ``Box`` that :func:`encode` maps observations of ``space`` into: ``space`` itself for a float32 or uint8
+    Box, else float32 (a Box keeps its shape and bounds)."""
+    if _kept_box(space):
         return space
+    if isinstance(space, gym.spaces.Box):
+        return gym.spaces.Box(space.low.astype(np.float32), space.high.astype(np.float32), space.shape, np.float32)
     flat = gym.spaces.flatten_space(space)
     assert isinstance(flat, gym.spaces.Box), flat  # _encodable let only spaces that flatten to a Box through
     return gym.spaces.Box(flat.low.astype(np.float32), flat.high.astype(np.float32), flat.shape, np.float32)
@@ -58,8 +68,10 @@ def encoded_space(space: gym.Space) -> gym.spaces.Box:
 
 def encode(space: gym.Space, obs: Any) -> np.ndarray:
     """One observation of ``space`` as an array of :func:`encoded_space` (one-hot for discrete parts)."""
-    if isinstance(space, gym.spaces.Box):
+    if _kept_box(space):
         return np.asarray(obs)
+    if isinstance(space, gym.spaces.Box):
+        return np.asarray(obs, dtype=np.float32)
     return np.asarray(gym.spaces.flatten(space, obs), dtype=np.float32)
 
 
@@ -76,6 +88,6 @@ class EncodedObservation(gym.ObservationWrapper):
 
 
 def with_encoded_observations(env: gym.Env, where: str) -> gym.Env:
-    """``env`` itself if it observes a numeric ``Box`` (or PettingZoo's packed seats), else wrapped in
+    """``env`` itself if it observes a float32 or uint8 ``Box`` (or PettingZoo's packed seats), else wrapped in
     :class:`EncodedObservation`; an observation space that cannot be encoded is a :class:`ConfigError`."""
     return EncodedObservation(env) if needs_encoding(env.observation_space, where) else env

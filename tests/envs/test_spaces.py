@@ -1,6 +1,6 @@
 """Every common observation space reaches the models as an array: Discrete one-hot, MultiDiscrete one-hots,
-MultiBinary flattened, Tuple concatenated, in single-agent envs and in PettingZoo games; a space no array can hold is
-one line and exit code 2 before anything is written."""
+MultiBinary flattened, Tuple concatenated, a float64 / integer / bool Box as float32, in single-agent envs and in
+PettingZoo games; a space no array can hold is one line and exit code 2 before anything is written."""
 from __future__ import annotations
 
 import gymnasium as gym
@@ -26,6 +26,10 @@ def test_encodings_by_hand():
     box = gym.spaces.Box(0, 255, (2, 2), np.uint8)
     assert not needs_encoding(box) and encoded_space(box) is box  # frames stay uint8 frames
     assert encoded_space(gym.spaces.Discrete(5)) == gym.spaces.Box(0.0, 1.0, (5,), np.float32)
+    vector = gym.spaces.Box(-1.0, 2.0, (3,), np.float64)
+    assert needs_encoding(vector) and encoded_space(vector) == gym.spaces.Box(-1.0, 2.0, (3,), np.float32)
+    assert encode(vector, np.array([0.5, 1.0, 2.0])).dtype == np.float32
+    assert encode(gym.spaces.Box(0, 1, (2,), np.bool_), np.array([True, False])).tolist() == [1.0, 0.0]
     with pytest.raises(Exception, match="no array can hold"):
         needs_encoding(gym.spaces.Graph(gym.spaces.Discrete(2), None), "env 'x'")
 
@@ -45,6 +49,28 @@ def test_single_agent_spaces_train_end_to_end(tmp_path, kind, size):
     evaluator_env.close()
     result = serial_pipeline(cfg, seed=0, max_env_step=64, exp_dir=tmp_path / kind, progress=False)
     assert result["env_step"] >= 64 and np.isfinite(result["eval_return"])
+
+
+@pytest.mark.parametrize("kind, policy, action", [
+    ("box_float64", "dqn", "discrete"), ("box_int64", "dqn", "discrete"), ("box_bool", "ppo", "discrete"),
+    ("box_float64", "sac", "box"), ("box_int64", "td3", "box")])
+def test_box_observations_of_other_dtypes_train_as_float32(tmp_path, kind, policy, action):
+    """A float64 (or integer, bool) Box observation reached the replay buffer as it was and the first gradient step
+    failed inside torch ('mat1 and mat2 must have the same dtype'); it arrives as float32."""
+    import fake_spaces  # noqa: F401 (registers env type 'space_env')
+
+    cfg = dict(env=dict(type="space_env", kind=kind, action=action, collector_env_num=2, evaluator_env_num=2,
+                        n_evaluator_episode=2, import_names=["fake_spaces"]),
+               policy=dict(type=policy, learn=dict(batch_size=8), collect=dict(n_sample=8)))
+    if policy in ("sac", "td3"):
+        cfg["policy"]["learning_starts"] = 16
+    compiled = load_config(cfg)
+    collector_env, evaluator_env = build_env_managers(compiled, 0)
+    assert collector_env.obs.dtype == np.float32 and collector_env.observation_space.dtype == np.float32
+    collector_env.close()
+    evaluator_env.close()
+    result = serial_pipeline(cfg, seed=0, max_env_step=64, exp_dir=tmp_path / kind, progress=False)
+    assert result["train_iter"] > 0 and np.isfinite(result["eval_return"])
 
 
 def test_pettingzoo_games_with_discrete_and_small_board_observations():
