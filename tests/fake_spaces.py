@@ -1,7 +1,8 @@
 """A tiny gymnasium env that observes a space of the test's choice (``kind``), registered as env type
 ``space_env`` for CLI tests (``env.import_names=['fake_spaces']``): a 4-cell corridor whose goal (reward 1) is the
 last cell; action 1 moves right, 0 left (with ``action='box'``: a float64 ``Box(-1, 1, (1,))`` action, right when
-positive). Its observation is the position, as the space ``kind`` holds it."""
+positive; ``action='box2x2'``: a ``Box(-1, 1, (2, 2))`` action, right when its first entry is positive, and the env
+asserts that each action it gets has that shape). Its observation is the position, as the space ``kind`` holds it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -29,8 +30,11 @@ class Corridor(gym.Env):
     def __init__(self, kind: str = "discrete", length: int = 8, action: str = "discrete") -> None:
         self.kind, self.length = kind, length
         self.observation_space = SPACES[kind]
-        self.action_space: gym.Space = gym.spaces.Discrete(2) if action == "discrete" else \
-            gym.spaces.Box(-1.0, 1.0, (1,), np.float64)
+        self.action_space: gym.Space = {
+            "discrete": gym.spaces.Discrete(2),
+            "box": gym.spaces.Box(-1.0, 1.0, (1,), np.float64),
+            "box2x2": gym.spaces.Box(-1.0, 1.0, (2, 2), np.float32),
+        }[action]
         self.pos, self.t = 0, 0
 
     def _obs(self) -> Any:
@@ -55,8 +59,11 @@ class Corridor(gym.Env):
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         self.t += 1
-        right = float(np.asarray(action).reshape(-1)[0]) > 0 if isinstance(self.action_space, gym.spaces.Box) \
-            else int(action) == 1
+        if isinstance(self.action_space, gym.spaces.Box):
+            assert np.shape(action) == self.action_space.shape, (np.shape(action), self.action_space.shape)
+            right = float(np.asarray(action).reshape(-1)[0]) > 0
+        else:
+            right = int(action) == 1
         self.pos = int(np.clip(self.pos + (1 if right else -1), 0, 3))
         goal = self.pos == 3
         return self._obs(), float(goal), goal, self.t >= self.length and not goal, {}

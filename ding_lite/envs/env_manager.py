@@ -52,9 +52,18 @@ def episode_quota(n_episode: int, n_env: int) -> np.ndarray:
 
 
 def clip_action(actions: np.ndarray, space: gym.Space) -> np.ndarray:
-    """Actions as an env takes them: clipped to a Box's bounds (in its dtype); others unchanged."""
+    """A batch of actions clipped to a Box's bounds, in its dtype and in the batch's own shape (a policy's actions
+    are flat, ``(B, prod(space.shape))``, for a Box of any shape); others unchanged."""
     if isinstance(space, gym.spaces.Box):
-        return np.clip(np.asarray(actions, dtype=space.dtype), space.low, space.high)
+        actions = np.asarray(actions, dtype=space.dtype)
+        return np.clip(actions.reshape((len(actions),) + space.shape), space.low, space.high).reshape(actions.shape)
+    return actions
+
+
+def env_shaped(actions: np.ndarray, space: gym.Space) -> np.ndarray:
+    """A batch of flat Box actions in the space's shape, ``(B, *space.shape)``; others unchanged."""
+    if isinstance(space, gym.spaces.Box):
+        return actions.reshape((len(actions),) + space.shape)
     return actions
 
 
@@ -64,8 +73,7 @@ def action_to_env(actions: np.ndarray, space: gym.Space) -> list[Any]:
         return np.asarray(actions).reshape(-1).tolist()
     if isinstance(space, gym.spaces.Box):
         # PPO: the env gets the clipped action, the policy keeps the unclipped sample for log-probs.
-        clipped = clip_action(actions, space)
-        return list(clipped.reshape((len(clipped),) + space.shape))
+        return list(env_shaped(clip_action(actions, space), space))
     return list(actions)
 
 

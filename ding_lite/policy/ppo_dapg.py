@@ -63,7 +63,9 @@ class PPODAPGPolicy(PPOPolicy):
             dataset = read_demos(paths)
             dataset.check_fits(*model_spaces(self.cfg["model"]))
             self._demo_obs = self.obs_tensor(dataset.obs)
-            self._demo_action = torch.as_tensor(dataset.action).to(self.device)
+            action = dataset.action  # (M,) indices, or boxes in the env's shape: flat as the policy's actions
+            self._demo_action = torch.as_tensor(action if action.ndim == 1 else action.reshape(len(action), -1)
+                                                ).to(self.device)
             # seeded from the pipeline's torch seed without drawing from the global RNG, so that the on-policy
             # minibatches are those PPO would use (demo_coeff=0 reproduces PPO exactly)
             self._dapg.sampler = DemoSampler(len(dataset), int(learn["demo_batch_size"]), torch.initial_seed())

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ding_lite.data.keys import ACTION, OBS, REWARD
-from ding_lite.envs.env_manager import EpisodeEnd, clip_action, episode_quota
+from ding_lite.envs.env_manager import EpisodeEnd, clip_action, env_shaped, episode_quota
 
 
 class Episode(NamedTuple):
@@ -74,7 +74,8 @@ def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
         result = env_manager.step(action)
         if record:
             columns[OBS].append(np.array(obs, copy=True))  # a manager may reuse its buffers
-            columns[ACTION].append(clip_action(np.asarray(action), env_manager.action_space))
+            columns[ACTION].append(env_shaped(clip_action(np.asarray(action), env_manager.action_space),
+                                              env_manager.action_space))
             columns[REWARD].append(result.reward)
         t += 1
         if max_episode_steps is not None:
