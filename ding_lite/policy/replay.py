@@ -52,11 +52,18 @@ class ReplaySchedule:
         self._owed = 0.0  # updates owed by the replay ratio, not yet made (a fraction of one)
 
     def check_budget(self, max_env_step: int | None) -> None:
-        """A :class:`ConfigError` if the run's env-step budget ends before learning starts (it would never learn)."""
-        if max_env_step is not None and self.learning_starts and self.learning_starts >= max_env_step:
+        """A :class:`ConfigError` if the run's env-step budget ends before learning starts, or before the buffer
+        can hold one batch (each env step adds at most one sample): the run would never learn."""
+        if max_env_step is None:
+            return
+        if self.learning_starts and self.learning_starts >= max_env_step:
             raise ConfigError(f"policy.learning_starts={self.learning_starts} is not below the env-step budget "
                               f"{max_env_step} (--max-env-step): the run would end before its first gradient step; "
                               f"lower policy.learning_starts or raise the budget")
+        if self.batch_size > max_env_step:
+            raise ConfigError(f"policy.learn.batch_size={self.batch_size} is above the env-step budget {max_env_step} "
+                              f"(--max-env-step): the replay buffer would never hold one batch and the run would "
+                              f"never learn; lower policy.learn.batch_size or raise the budget")
 
     def updates_due(self, n_new: int, env_step: int, buffer_size: int) -> int:
         """Gradient steps to make after a collect of ``n_new`` samples that brought the run to ``env_step``."""

@@ -1,5 +1,5 @@
 """Bad input for SAC and TD3 at the CLI: a discrete action space, an action space without finite bounds, a budget that
-ends before learning starts. Each is one line on stderr, exit code 2, nothing written."""
+ends before learning starts (or, for any replay-based policy, before the buffer holds one batch). Each is one line on stderr, exit code 2, nothing written."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +31,10 @@ CASES = {
     "td3 learning_starts above the budget": (
         ["-c", TD3, "--max-env-step", "2000", "--set", "policy.learning_starts=5000"],
         "policy.learning_starts=5000 is not below the env-step budget 2000"),
+    "dqn batch_size above the budget": (
+        ["-c", str(REPO_ROOT / "dizoo" / "classic_control" / "cartpole" / "config" / "cartpole_dqn_config.py"),
+         "--max-env-step", "100", "--set", "policy.learn.batch_size=128"],
+        "policy.learn.batch_size=128 is above the env-step budget 100 (--max-env-step)"),
 }
 
 

@@ -78,7 +78,15 @@ def test_budget_below_learning_starts_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match=r"policy.learning_starts=10000 is not below the env-step budget 5000 "
                                           r"\(--max-env-step\)"):
         schedule.check_budget(5000)
-    _schedule().check_budget(1)  # learning_starts 0: any budget
+    _schedule().check_budget(4)  # learning_starts 0: a budget of one batch
+
+
+def test_budget_below_one_batch_is_a_config_error() -> None:
+    schedule = _schedule(batch_size=256)
+    schedule.check_budget(256)  # the last env step fills the first batch
+    with pytest.raises(ConfigError, match=r"policy.learn.batch_size=256 is above the env-step budget 255 "
+                                          r"\(--max-env-step\): the replay buffer would never hold one batch"):
+        schedule.check_budget(255)
 
 
 @pytest.mark.parametrize("learn,message", [
