@@ -8,7 +8,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import gymnasium as gym
 import numpy as np
 
-from ding_lite.errors import ConfigError
+from ding_lite.errors import ConfigError, EnvError
 from ding_lite.registry import ENV_MANAGER_REGISTRY
 
 
@@ -200,6 +200,7 @@ class EnvManager:
 
     def _start_episodes(self, obs: np.ndarray) -> np.ndarray:
         """Bookkeeping of a full reset: ``obs`` becomes the current observation, all episode stats restart."""
+        self._check_finite("first observation", obs, 0)
         self._obs = obs
         self._ep_return[:] = 0.0
         self._ep_length[:] = 0
@@ -222,6 +223,8 @@ class EnvManager:
         are global); leaves the current observation to the caller."""
         self._ep_return[rows] += reward
         self._ep_length[rows] += 1
+        self._check_finite("reward", reward, rows.start, interrupted)
+        self._check_finite("observation", next_obs, rows.start, interrupted)
         obs = next_obs
         episodes: list[EpisodeEnd] = []
         if finished or interrupted is not None:
@@ -236,7 +239,32 @@ class EnvManager:
                 obs[i - rows.start] = self._reset_one(i)
                 self._ep_return[i] = 0.0
                 self._ep_length[i] = 0
+                self._check_finite("first observation", obs[i - rows.start:i - rows.start + 1], i)
         return StepResult(obs, next_obs, reward, terminated, truncated, episodes, interrupted)
+
+    def _check_finite(self, what: str, values: np.ndarray, first_env: int,
+                      skip: np.ndarray | None = None) -> None:
+        """An :class:`EnvError` naming the first env (row ``k`` is env ``first_env + k``) whose ``what`` holds NaN
+        or inf, outside the rows ``skip`` marks (interrupted workers). A learner cannot use such a value, and one NaN
+        in a batch spreads to every weight: stopping here names the env, the step and the value, where training on
+        would end in a NaN return much later. Integer arrays (uint8 frames) cannot hold either."""
+        if not np.issubdtype(values.dtype, np.floating) or np.isfinite(values).all():
+            return
+        bad = ~np.isfinite(values.reshape(len(values), -1)).all(axis=1)
+        if skip is not None:
+            bad &= ~skip
+        if not bad.any():
+            return
+        k = int(np.flatnonzero(bad)[0])
+        row = values[k]
+        kind = "NaN" if np.isnan(row).any() else "inf"
+        when = "at its reset" if what == "first observation" else \
+            f"at step {int(self._ep_length[first_env + k])} of its episode"
+        shown = f" ({float(row):g})" if np.ndim(row) == 0 else ""
+        self.close()
+        raise EnvError(f"env {first_env + k}'s {what} holds {kind}{shown} {when}: a learner cannot use it. "
+                       f"Fix the env, or wrap it to replace or clip such values (gymnasium.wrappers."
+                       f"TransformObservation / TransformReward)")
 
     def close(self) -> None:
         """Close every env (idempotent)."""

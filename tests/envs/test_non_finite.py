@@ -1,0 +1,97 @@
+"""An env that gives NaN or inf (a reward, an observation, a first observation) stops the run at that step with an
+EnvError naming the env, the value and the step, under every env manager that steps gymnasium envs (``base``,
+``subprocess``); at the CLI that is one line and exit code 2. Before, such values went into the replay buffer and the
+run ended with NaN returns and no word why."""
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from ding_lite.envs.env_manager import BaseEnvManager
+from ding_lite.envs.subprocess_manager import SubprocessEnvManager
+from ding_lite.errors import EnvError
+
+pytestmark = pytest.mark.unittest
+
+
+class BadValueEnv(gym.Env):
+    """Observes [t, 0]; reward 1. ``where``: 'reward' or 'obs' goes bad (``value``) at step ``at``, 'reset' in
+    the first observation of episode ``at`` (from 0); episodes last 5 steps."""
+
+    def __init__(self, where: str, value: float, at: int) -> None:
+        self.where, self.value, self.at = where, value, at
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (2,), np.float32)
+        self.action_space = gym.spaces.Discrete(2)
+        self.t, self.episode = 0, -1
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        self.t, self.episode = 0, self.episode + 1
+        obs = np.zeros(2, np.float32)
+        if self.where == "reset" and self.episode == self.at:
+            obs[1] = self.value
+        return obs, {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        self.t += 1
+        obs, reward = np.array([self.t, 0.0], np.float32), 1.0
+        if self.t == self.at and self.where == "obs":
+            obs[1] = self.value
+        if self.t == self.at and self.where == "reward":
+            reward = self.value
+        return obs, reward, self.t >= 5, False, {}
+
+
+def _manager(kind: str, bad_env: int, where: str, value: float, at: int) -> Any:
+    fns = [partial(BadValueEnv, where, value, at if i == bad_env else 10**6) for i in range(3)]
+    return BaseEnvManager(fns) if kind == "base" else SubprocessEnvManager(fns)
+
+
+@pytest.mark.parametrize("kind", ["base", "subprocess"])
+@pytest.mark.parametrize("where, value, message", [
+    ("reward", float("nan"), "env 2's reward holds NaN (nan) at step 3 of its episode"),
+    ("obs", float("inf"), "env 2's observation holds inf at step 3 of its episode"),
+    ("obs", float("-inf"), "env 2's observation holds inf at step 3 of its episode"),
+    ("reset", float("nan"), "env 2's first observation holds NaN at its reset"),
+])
+def test_a_non_finite_value_stops_at_its_step_naming_the_env(kind: str, where: str, value: float,
+                                                              message: str) -> None:
+    at = 1 if where == "reset" else 3  # reset: the second episode's first observation (after 5 steps)
+    manager = _manager(kind, 2, where, value, at)
+    manager.reset()
+    with pytest.raises(EnvError, match=r"wrap it to replace or clip") as caught:
+        for _ in range(20):
+            manager.step(np.zeros(3, dtype=np.int64))
+    assert message in str(caught.value)
+    assert manager.closed  # the workers are gone with the error
+    if where != "reset":
+        assert manager._ep_length[2] == 3
+
+
+def test_a_non_finite_first_observation_of_the_run(tmp_path: Path) -> None:
+    manager = _manager("base", 1, "reset", float("nan"), 0)
+    with pytest.raises(EnvError, match=r"env 1's first observation holds NaN at its reset"):
+        manager.reset()
+
+
+def test_the_cli_says_it_in_one_line(tmp_path: Path) -> None:
+    from conftest import REPO_ROOT, run_cli
+
+    (tmp_path / "nan_env.py").write_text(
+        "import gymnasium as gym\n"
+        "from test_non_finite import BadValueEnv\n"
+        "gym.register('NanReward-v0', entry_point=BadValueEnv, kwargs=dict(where='reward', value=float('nan'), at=4))\n")
+    config = tmp_path / "nan_config.py"
+    config.write_text("main_config = dict(env=dict(env_id='NanReward-v0', import_names=['nan_env'], "
+                      "collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1), "
+                      "policy=dict(type='dqn', learn=dict(batch_size=8), collect=dict(n_sample=8)))\n")
+    proc = run_cli("-c", str(config), "--max-env-step", "200", "--no-progress", cwd=tmp_path,
+                   extra_pythonpath=[str(tmp_path), str(REPO_ROOT / "tests" / "envs")])
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines[-1].startswith("ding_lite: error: env 0's reward holds NaN (nan) at step 4 of its episode"), lines
