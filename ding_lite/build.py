@@ -21,7 +21,7 @@ from ding_lite.envs.gym_env import build_env, env_fn
 from ding_lite.envs.hooks import BuildsOwnEnvs, ChecksConfig
 from ding_lite.envs.variations import variation_env_fns, variation_ids
 from ding_lite.errors import ConfigError
-from ding_lite.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, add_config_folder, import_modules
+from ding_lite.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY, add_config_folder, import_modules
 from ding_lite.utils.seed import SeedPlan
 
 logger = logging.getLogger("ding_lite")
@@ -66,6 +66,7 @@ def check_env_config(env_cfg: Mapping[str, Any]) -> None:
 def fill_model_shapes(cfg: EasyDict, observation_space: gym.Space, action_space: gym.Space) -> None:
     """Set ``policy.model.obs_shape`` / ``action_shape`` / ``action_space`` from the env where the config left
     them unset (None)."""
+    check_action_space_kind(cfg, action_space)
     model = cfg.policy.model
     if "obs_shape" in model and model.obs_shape is None:
         shape = list(observation_space.shape or ())
@@ -80,6 +81,24 @@ def fill_model_shapes(cfg: EasyDict, observation_space: gym.Space, action_space:
             model.action_shape = shape[0] if len(shape) == 1 else shape
     if "action_low" in model or "action_high" in model:  # a model that rescales its actions to the env's bounds
         fill_action_bounds(cfg, action_space)
+
+
+def check_action_space_kind(cfg: EasyDict, action_space: gym.Space) -> None:
+    """A :class:`ConfigError` when the policy says it cannot act in the env's kind of action space (a policy class
+    declares ``supports_discrete = False`` or ``supports_continuous = False``; undeclared: not checked, so that a
+    plugin policy without the flags keeps working)."""
+    policy_type = cfg.policy.get("type")
+    if not isinstance(action_space, (gym.spaces.Box, gym.spaces.Discrete)) or policy_type not in POLICY_REGISTRY:
+        return
+    box = isinstance(action_space, gym.spaces.Box)
+    if getattr(POLICY_REGISTRY.get(policy_type), "supports_continuous" if box else "supports_discrete", None) \
+            is not False:
+        return
+    env_id = cfg.env.get("env_id") or cfg.env.get("type")
+    need, other, examples = ("discrete", "continuous", "sac, td3, ppo") if box else \
+        ("continuous (Box)", "discrete", "dqn, ppo")
+    raise ConfigError(f"policy '{policy_type}' acts in a {need} action space, but env '{env_id}' has {action_space}: "
+                      f"use a policy for {other} actions (e.g. {examples})")
 
 
 def fill_action_bounds(cfg: EasyDict, action_space: gym.Space) -> None:

@@ -47,6 +47,8 @@ class ACERPolicy(Policy):
     buffer holds one sequence per sample, and each learn step takes ``batch_size`` sequences.
     """
 
+    supports_continuous = False  # a categorical policy over discrete actions: a Box action space is a config error
+
     config: dict[str, Any] = dict(
         type="acer",
         on_policy=False,

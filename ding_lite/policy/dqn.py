@@ -42,6 +42,8 @@ class DQNPolicy(OffPolicyPolicy):
     net against the target net, which is copied every ``target_update_freq`` updates (or moved by Polyak averaging
     with ``target_theta``)."""
 
+    supports_continuous = False  # one Q-value per discrete action: a Box action space is a config error
+
     config: dict[str, Any] = dict(
         type="dqn",
         discount_factor=0.97,  # γ

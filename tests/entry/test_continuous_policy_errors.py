@@ -1,5 +1,6 @@
-"""Bad input for SAC and TD3 at the CLI: a discrete action space, an action space without finite bounds, a budget that
-ends before learning starts (or, for any replay-based policy, before the buffer holds one batch). Each is one line on stderr, exit code 2, nothing written."""
+"""Bad input at the CLI for SAC and TD3 (a discrete action space, an action space without finite bounds, a budget
+that ends before learning starts), for DQN and ACER (a Box action space) and for any replay-based policy (a budget
+that ends before the buffer holds one batch). Each is one line on stderr, exit code 2, nothing written."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +32,16 @@ CASES = {
     "td3 learning_starts above the budget": (
         ["-c", TD3, "--max-env-step", "2000", "--set", "policy.learning_starts=5000"],
         "policy.learning_starts=5000 is not below the env-step budget 2000"),
+    "dqn on a Box action space": (
+        ["-c", str(REPO_ROOT / "dizoo" / "classic_control" / "cartpole" / "config" / "cartpole_dqn_config.py"),
+         "--set", "env.type=gymnasium", "--set", "env.env_id=Pendulum-v1"],
+        "policy 'dqn' acts in a discrete action space, but env 'Pendulum-v1' has Box(-2.0, 2.0, (1,), float32): use "
+        "a policy for continuous actions (e.g. sac, td3, ppo)"),
+    "acer on a Box action space": (
+        ["-m", "parallel", "-c",
+         str(REPO_ROOT / "dizoo" / "classic_control" / "cartpole" / "config" / "cartpole_acer_config.py"),
+         "--set", "env.type=gymnasium", "--set", "env.env_id=Pendulum-v1"],
+        "policy 'acer' acts in a discrete action space, but env 'Pendulum-v1' has Box"),
     "dqn batch_size above the budget": (
         ["-c", str(REPO_ROOT / "dizoo" / "classic_control" / "cartpole" / "config" / "cartpole_dqn_config.py"),
          "--max-env-step", "100", "--set", "policy.learn.batch_size=128"],
