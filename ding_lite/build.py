@@ -84,17 +84,21 @@ def fill_model_shapes(cfg: EasyDict, observation_space: gym.Space, action_space:
 
 
 def check_action_space_kind(cfg: EasyDict, action_space: gym.Space) -> None:
-    """A :class:`ConfigError` when the policy says it cannot act in the env's kind of action space (a policy class
-    declares ``supports_discrete = False`` or ``supports_continuous = False``; undeclared: not checked, so that a
-    plugin policy without the flags keeps working)."""
+    """A :class:`ConfigError` for an action space other than ``Discrete`` or ``Box``, or when the policy says it
+    cannot act in the env's kind (a policy class declares ``supports_discrete = False`` or ``supports_continuous =
+    False``; undeclared: not checked, so that a plugin policy without the flags keeps working)."""
     policy_type = cfg.policy.get("type")
-    if not isinstance(action_space, (gym.spaces.Box, gym.spaces.Discrete)) or policy_type not in POLICY_REGISTRY:
+    env_id = cfg.env.get("env_id") or cfg.env.get("type")
+    if not isinstance(action_space, (gym.spaces.Box, gym.spaces.Discrete)):
+        raise ConfigError(f"env '{env_id}' has the action space {action_space}: ding_lite's policies act in Discrete "
+                          f"or Box action spaces; wrap the env so that it takes one of those (e.g. one Discrete "
+                          f"action per combination of a MultiDiscrete's)")
+    if policy_type not in POLICY_REGISTRY:
         return
     box = isinstance(action_space, gym.spaces.Box)
     if getattr(POLICY_REGISTRY.get(policy_type), "supports_continuous" if box else "supports_discrete", None) \
             is not False:
         return
-    env_id = cfg.env.get("env_id") or cfg.env.get("type")
     need, other, examples = ("discrete", "continuous", "sac, td3, ppo") if box else \
         ("continuous (Box)", "discrete", "dqn, ppo")
     raise ConfigError(f"policy '{policy_type}' acts in a {need} action space, but env '{env_id}' has {action_space}: "

@@ -2,7 +2,8 @@
 ``space_env`` for CLI tests (``env.import_names=['fake_spaces']``): a 4-cell corridor whose goal (reward 1) is the
 last cell; action 1 moves right, 0 left (with ``action='box'``: a float64 ``Box(-1, 1, (1,))`` action, right when
 positive; ``action='box2x2'``: a ``Box(-1, 1, (2, 2))`` action, right when its first entry is positive, and the env
-asserts that each action it gets has that shape). Its observation is the position, as the space ``kind`` holds it."""
+asserts that each action it gets has that shape; ``action='discrete_start'``: ``Discrete(2, start=5)``, 6 moves
+right, and the env asserts that each action is in its space). Its observation is the position, as the space ``kind`` holds it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -34,6 +35,8 @@ class Corridor(gym.Env):
             "discrete": gym.spaces.Discrete(2),
             "box": gym.spaces.Box(-1.0, 1.0, (1,), np.float64),
             "box2x2": gym.spaces.Box(-1.0, 1.0, (2, 2), np.float32),
+            "discrete_start": gym.spaces.Discrete(2, start=5),  # 5: left, 6: right
+            "multi_discrete": gym.spaces.MultiDiscrete([2, 2]),
         }[action]
         self.pos, self.t = 0, 0
 
@@ -63,7 +66,8 @@ class Corridor(gym.Env):
             assert np.shape(action) == self.action_space.shape, (np.shape(action), self.action_space.shape)
             right = float(np.asarray(action).reshape(-1)[0]) > 0
         else:
-            right = int(action) == 1
+            assert self.action_space.contains(action), (action, self.action_space)
+            right = int(action) == 1 + int(self.action_space.start)
         self.pos = int(np.clip(self.pos + (1 if right else -1), 0, 3))
         goal = self.pos == 3
         return self._obs(), float(goal), goal, self.t >= self.length and not goal, {}

@@ -68,9 +68,11 @@ def env_shaped(actions: np.ndarray, space: gym.Space) -> np.ndarray:
 
 
 def action_to_env(actions: np.ndarray, space: gym.Space) -> list[Any]:
-    """Convert a batch of policy actions to what each env's ``step`` takes (python ints, clipped boxes)."""
+    """Convert a batch of policy actions to what each env's ``step`` takes (python ints, shifted by a Discrete's
+    ``start``: a policy's indices count from 0; clipped boxes)."""
     if isinstance(space, gym.spaces.Discrete):
-        return np.asarray(actions).reshape(-1).tolist()
+        indices = np.asarray(actions).reshape(-1)
+        return (indices + int(space.start) if space.start else indices).tolist()
     if isinstance(space, gym.spaces.Box):
         # PPO: the env gets the clipped action, the policy keeps the unclipped sample for log-probs.
         return list(env_shaped(clip_action(actions, space), space))

@@ -1,6 +1,8 @@
-"""A Box action space of any shape: the policies act flat (prod(shape) numbers), each env gets an action of its own
-shape, clipped to its bounds, and recorded demos keep the env's shape. A (2, 2) Box failed in the clip with a numpy
-broadcast error before."""
+"""Action spaces as the envs take them. A Box of any shape: the policies act flat (prod(shape) numbers), each env
+gets an action of its own shape, clipped to its bounds, and recorded demos keep the env's shape (a (2, 2) Box failed
+in the clip with a numpy broadcast error before). A Discrete with a ``start``: the policy's indices count from 0,
+the env gets them shifted (it got the unshifted index, outside its space, before). Any other action space is a config
+error (PPO acted in a MultiDiscrete as if it were a Box before)."""
 from __future__ import annotations
 
 import gymnasium as gym
@@ -52,3 +54,31 @@ def test_policies_train_and_evaluate_on_a_2x2_box(tmp_path, policy):
         cfg["demo"] = dict(return_threshold=-1e9)
         collect_demo_pipeline(cfg, seed=1, load_ckpt=ckpt, n_episode=2, demo_path=demo)
         assert read_demos([demo]).action.shape[1:] == (2, 2)
+
+
+@pytest.mark.parametrize("policy", ["dqn", "ppo"])
+def test_a_discrete_start_is_added_for_the_env(tmp_path, policy):
+    import fake_spaces  # noqa: F401 (registers env type 'space_env')
+
+    cfg = dict(env=dict(type="space_env", kind="box_float64", action="discrete_start", collector_env_num=2,
+                        evaluator_env_num=2, n_evaluator_episode=2, import_names=["fake_spaces"]),
+               policy=dict(type=policy, learn=dict(batch_size=8), collect=dict(n_sample=8)))
+    result = serial_pipeline(cfg, seed=0, max_env_step=64, exp_dir=tmp_path / "run", progress=False)
+    assert result["train_iter"] > 0  # the env asserts every action is in Discrete(2, start=5)
+    assert action_to_env(np.array([0, 1, 1]), gym.spaces.Discrete(2, start=5)) == [5, 6, 6]
+    assert action_to_env(np.array([[0], [1]]), gym.spaces.Discrete(2)) == [0, 1]
+
+
+def test_other_action_spaces_are_one_line_before_anything_is_written(tmp_path):
+    from conftest import REPO_ROOT, run_cli
+
+    config = tmp_path / "md_config.py"
+    config.write_text("main_config = dict(env=dict(type='space_env', kind='discrete', action='multi_discrete', "
+                      "import_names=['fake_spaces']), policy=dict(type='ppo'))\n")
+    proc = run_cli("-c", str(config), "--exp-name", "exp", cwd=tmp_path, extra_pythonpath=[str(REPO_ROOT / "tests")])
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "ding_lite: error: env 'space_env' has the action space MultiDiscrete([2 2]): ding_lite's policies act in "
+        "Discrete or Box action spaces; wrap the env so that it takes one of those (e.g. one Discrete action per "
+        "combination of a MultiDiscrete's)"]
+    assert not (tmp_path / "exp").exists()
