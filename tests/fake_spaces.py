@@ -3,7 +3,8 @@
 last cell; action 1 moves right, 0 left (with ``action='box'``: a float64 ``Box(-1, 1, (1,))`` action, right when
 positive; ``action='box2x2'``: a ``Box(-1, 1, (2, 2))`` action, right when its first entry is positive, and the env
 asserts that each action it gets has that shape; ``action='discrete_start'``: ``Discrete(2, start=5)``, 6 moves
-right, and the env asserts that each action is in its space). Its observation is the position, as the space ``kind`` holds it."""
+right, and the env asserts that each action is in its space). Its observation is the position, as the space
+``kind`` holds it."""
 from __future__ import annotations
 
 from collections.abc import Mapping

@@ -60,6 +60,35 @@ def clip_action(actions: np.ndarray, space: gym.Space) -> np.ndarray:
     return actions
 
 
+def one_reward(value: Any) -> Any:
+    """An env's reward as one number: a float, or a 1-element array (some envs return ``np.array([r])``); anything
+    else is a ValueError that says so."""
+    if isinstance(value, (float, int)):
+        return value
+    array = np.asarray(value)
+    if array.size != 1 or not (np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_):
+        raise ValueError(f"a reward must be one number (gymnasium's step returns a float), got {value!r}")
+    return array.reshape(())
+
+
+def reward_column(rewards: Sequence[Any]) -> np.ndarray:
+    """(N,) float32 rewards of N envs' steps (:func:`one_reward` each); an :class:`EnvError` names the env whose
+    reward is not one number."""
+    try:
+        column = np.array(rewards, dtype=np.float32)
+        if column.shape == (len(rewards),):
+            return column
+    except (TypeError, ValueError):
+        pass
+    numbers = []
+    for i, value in enumerate(rewards):
+        try:
+            numbers.append(one_reward(value))
+        except ValueError as exc:
+            raise EnvError(f"env {i}: {exc}") from None
+    return np.array(numbers, dtype=np.float32)
+
+
 def env_shaped(actions: np.ndarray, space: gym.Space) -> np.ndarray:
     """A batch of flat Box actions in the space's shape, ``(B, *space.shape)``; others unchanged."""
     if isinstance(space, gym.spaces.Box):
@@ -325,7 +354,7 @@ class BaseEnvManager(EnvManager):
         # one C-level conversion per column (np.array of a tuple is cheaper than np.stack, and than N row writes)
         obs_list, reward_list, term_list, trunc_list, _ = zip(*results, strict=True)
         next_obs = np.array(obs_list)
-        reward = np.array(reward_list, dtype=np.float32)
+        reward = reward_column(reward_list)
         terminated = np.array(term_list, dtype=bool)
         truncated = np.array(trunc_list, dtype=bool)
         finished: list[tuple[int, dict]] = []

@@ -3,12 +3,13 @@
 ``Box`` observations keep their shape (the model's encoder decides how to read them: a conv net for frames, an MLP
 for vectors) and become float32 unless they are float32 or uint8 already: the models compute in float32, and a
 float64, integer or bool observation (common in hand-written envs) would otherwise reach the replay buffer and the
-networks as it is; uint8 stays uint8, a quarter of the bytes (Atari frames). The other common spaces are turned into a float32 vector by the env, as Stable-Baselines3 and
-DI-engine users expect: ``Discrete(n)`` one-hot (n,), ``MultiDiscrete(nvec)`` the concatenated one-hots
-(sum(nvec),), ``MultiBinary`` flattened to 0/1 floats, and ``Tuple`` / ``Dict`` of those the concatenation of their
-parts (gymnasium's ``flatten_space``; a ``Dict`` holding an ``action_mask`` is PettingZoo's masked observation and is
-left to the self-play adapters). A space that no array can hold (``Text``, ``Graph``, ``Sequence``) is a
-:class:`~ding_lite.errors.ConfigError` when the env is built, before anything is written.
+networks as it is; uint8 stays uint8, a quarter of the bytes (Atari frames). The other common spaces are turned
+into a float32 vector by the env, as Stable-Baselines3 and DI-engine users expect: ``Discrete(n)`` one-hot (n,),
+``MultiDiscrete(nvec)`` the concatenated one-hots (sum(nvec),), ``MultiBinary`` flattened to 0/1 floats, and
+``Tuple`` / ``Dict`` of those the concatenation of their parts (gymnasium's ``flatten_space``; a ``Dict`` holding an
+``action_mask`` is PettingZoo's masked observation and is left to the self-play adapters). A space that no array can
+hold (``Text``, ``Graph``, ``Sequence``) is a :class:`~ding_lite.errors.ConfigError` when the env is built, before
+anything is written.
 """
 from __future__ import annotations
 

@@ -17,6 +17,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory
 
+from ding_lite.envs.env_manager import one_reward
+
 STEP, RESET, CLOSE = 0, 1, 2  # commands
 DONE, ERROR = "done", "error"  # replies besides the empty "ok"
 _PARENT_CHECK_S = 0.5  # an idle worker checks this often whether the main process still exists
@@ -83,7 +85,7 @@ def _serve(index: int, env: gym.Env, conn: Any, views: tuple[np.ndarray, ...], p
         if cmd == STEP:
             doing[0] = "step"
             o, r, te, tr, info = env.step(arg)
-            next_obs[index], reward[index], terminated[index], truncated[index] = o, r, te, tr
+            next_obs[index], reward[index], terminated[index], truncated[index] = o, one_reward(r), te, tr
             if te or tr:
                 conn.send_bytes(pickle.dumps((DONE, info), pickle.HIGHEST_PROTOCOL))
                 doing[0] = "reset"

@@ -1,7 +1,9 @@
-"""An env that gives NaN or inf (a reward, an observation, a first observation) stops the run at that step with an
-EnvError naming the env, the value and the step, under every env manager that steps gymnasium envs (``base``,
-``subprocess``); at the CLI that is one line and exit code 2. Before, such values went into the replay buffer and the
-run ended with NaN returns and no word why."""
+"""What an env's step gives, checked by every env manager that steps gymnasium envs (``base``, ``subprocess``).
+
+NaN or inf (in a reward, an observation, a first observation) stops the run at that step with an EnvError naming the
+env, the value and the step; at the CLI that is one line and exit code 2. Before, such values went into the replay
+buffer and the run ended with NaN returns and no word why. A reward given as a 1-element array counts as its number
+(it failed inside numpy before); a reward of several numbers is an EnvError that says a reward is one number."""
 from __future__ import annotations
 
 from functools import partial
@@ -21,9 +23,10 @@ pytestmark = pytest.mark.unittest
 
 class BadValueEnv(gym.Env):
     """Observes [t, 0]; reward 1. ``where``: 'reward' or 'obs' goes bad (``value``) at step ``at``, 'reset' in
-    the first observation of episode ``at`` (from 0); episodes last 5 steps."""
+    the first observation of episode ``at`` (from 0); 'array_reward': every reward is ``np.array(value)``;
+    episodes last 5 steps."""
 
-    def __init__(self, where: str, value: float, at: int) -> None:
+    def __init__(self, where: str, value: Any, at: int) -> None:
         self.where, self.value, self.at = where, value, at
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (2,), np.float32)
         self.action_space = gym.spaces.Discrete(2)
@@ -44,12 +47,15 @@ class BadValueEnv(gym.Env):
             obs[1] = self.value
         if self.t == self.at and self.where == "reward":
             reward = self.value
+        if self.where == "array_reward":
+            reward = np.array(self.value, np.float32)
         return obs, reward, self.t >= 5, False, {}
 
 
-def _manager(kind: str, bad_env: int, where: str, value: float, at: int) -> Any:
-    fns = [partial(BadValueEnv, where, value, at if i == bad_env else 10**6) for i in range(3)]
-    return BaseEnvManager(fns) if kind == "base" else SubprocessEnvManager(fns)
+def _manager(kind: str, bad_env: int, where: str, value: Any, at: int, **cfg: Any) -> Any:
+    fns = [partial(BadValueEnv, where, value, at) if i == bad_env else partial(BadValueEnv, "none", 0.0, 0)
+           for i in range(3)]
+    return BaseEnvManager(fns) if kind == "base" else SubprocessEnvManager(fns, cfg)
 
 
 @pytest.mark.parametrize("kind", ["base", "subprocess"])
@@ -79,13 +85,33 @@ def test_a_non_finite_first_observation_of_the_run(tmp_path: Path) -> None:
         manager.reset()
 
 
+@pytest.mark.parametrize("kind", ["base", "subprocess"])
+def test_a_reward_as_a_one_element_array_is_its_number(kind: str) -> None:
+    manager = _manager(kind, 1, "array_reward", [2.5], 0)
+    manager.reset()
+    result = manager.step(np.zeros(3, dtype=np.int64))
+    assert result.reward.tolist() == [1.0, 2.5, 1.0] and result.reward.dtype == np.float32
+    manager.close()
+
+
+@pytest.mark.parametrize("kind", ["base", "subprocess"])
+def test_a_reward_of_two_numbers_is_an_env_error(kind: str) -> None:
+    manager = _manager(kind, 1, "array_reward", [1.0, 2.0], 0, max_retry=0)
+    manager.reset()
+    with pytest.raises(EnvError, match=r"env 1.*a reward must be one number \(gymnasium's step returns a float\), "
+                                       r"got array\(\[1\., 2\.\]"):
+        manager.step(np.zeros(3, dtype=np.int64))
+    manager.close()
+
+
 def test_the_cli_says_it_in_one_line(tmp_path: Path) -> None:
     from conftest import REPO_ROOT, run_cli
 
     (tmp_path / "nan_env.py").write_text(
         "import gymnasium as gym\n"
-        "from test_non_finite import BadValueEnv\n"
-        "gym.register('NanReward-v0', entry_point=BadValueEnv, kwargs=dict(where='reward', value=float('nan'), at=4))\n")
+        "from test_env_outputs import BadValueEnv\n"
+        "gym.register('NanReward-v0', entry_point=BadValueEnv,\n"
+        "             kwargs=dict(where='reward', value=float('nan'), at=4))\n")
     config = tmp_path / "nan_config.py"
     config.write_text("main_config = dict(env=dict(env_id='NanReward-v0', import_names=['nan_env'], "
                       "collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1), "
