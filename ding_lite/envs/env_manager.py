@@ -60,6 +60,58 @@ def clip_action(actions: np.ndarray, space: gym.Space) -> np.ndarray:
     return actions
 
 
+_GYMNASIUM_API = ("gymnasium's API has reset return (observation, info) and step return (observation, reward, "
+                  "terminated, truncated, info): update the env, or wrap an old gym env in a compatibility wrapper "
+                  "(shimmy's GymV21CompatibilityV0 / GymV26CompatibilityV0)")
+
+
+def _described(value: Any) -> str:
+    if isinstance(value, tuple):
+        return f"a tuple of {len(value)} values"
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}"
+    name = type(value).__name__
+    return ("an " if name[0] in "aeiou" else "a ") + name
+
+
+def checked_reset(result: Any, i: int) -> Any:
+    """The observation of env ``i``'s ``reset()`` result, an :class:`EnvError` unless it is ``(observation, info)``."""
+    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
+        raise EnvError(f"env {i}'s reset returned {_described(result)}, not (observation, info): {_GYMNASIUM_API}")
+    return result[0]
+
+
+def checked_step(result: Any, i: int) -> tuple:
+    """Env ``i``'s ``step()`` result, an :class:`EnvError` unless it is a 5-tuple."""
+    if not (isinstance(result, tuple) and len(result) == 5):
+        raise EnvError(f"env {i}'s step returned {_described(result)}, not (observation, reward, terminated, "
+                       f"truncated, info): {_GYMNASIUM_API}")
+    return result
+
+
+def check_obs_shape(obs: Any, shape: tuple[int, ...] | None, i: int, what: str) -> None:
+    """An :class:`EnvError` if env ``i``'s observation (from its ``what``: 'reset' or 'step') does not have the
+    shape of its observation space (``shape``; None: not checked)."""
+    if shape is not None and np.shape(obs) != shape:
+        raise EnvError(f"env {i}'s {what} gave an observation of shape {np.shape(obs)}, but its observation space "
+                       f"says {shape}: make the env's observations fit its observation_space")
+
+
+def stacked_obs(observations: Sequence[Any], shape: tuple[int, ...] | None, what: str) -> np.ndarray:
+    """(N, *shape) array of N envs' observations; an :class:`EnvError` names the first env whose observation does
+    not have the observation space's ``shape``."""
+    try:
+        batch = np.array(observations)
+        if shape is None or batch.shape[1:] == shape:
+            return batch
+    except ValueError:  # ragged: the envs' observations differ in shape
+        pass
+    for i, obs in enumerate(observations):
+        check_obs_shape(obs, shape, i, what)
+    raise EnvError(f"the envs' {what} observations cannot be stacked into one array (shapes "
+                   f"{sorted({np.shape(o) for o in observations})})")
+
+
 def one_reward(value: Any) -> Any:
     """An env's reward as one number: a float, or a 1-element array (some envs return ``np.array([r])``); anything
     else is a ValueError that says so."""
@@ -334,16 +386,16 @@ class BaseEnvManager(EnvManager):
         self._envs = [fn() for fn in env_fns]
         super().__init__(len(self._envs), self._envs[0].observation_space, self._envs[0].action_space, cfg)
         self._env_steps = [env.step for env in self._envs]
+        self._obs_shape = self.observation_space.shape  # what every observation must have (None: not a Box)
 
     def reset(self) -> np.ndarray:
         """Reset every env; returns the batched first observation (N, *obs_shape)."""
         first = []
-        for env, seed in zip(self._envs, self._take_seeds(), strict=True):
+        for i, (env, seed) in enumerate(zip(self._envs, self._take_seeds(), strict=True)):
             if seed is not None:
                 env.action_space.seed(seed)
-            obs, _ = env.reset(seed=seed)
-            first.append(obs)
-        return self._start_episodes(np.stack(first))
+            first.append(checked_reset(env.reset(seed=seed), i))
+        return self._start_episodes(stacked_obs(first, self._obs_shape, "reset"))
 
     def step(self, actions: np.ndarray) -> StepResult:
         """Step every env with its action; finished envs are reset. Returns a :class:`StepResult`."""
@@ -352,8 +404,13 @@ class BaseEnvManager(EnvManager):
         results = [env_step(a) for env_step, a in zip(self._env_steps, action_to_env(actions, self.action_space),
                                                       strict=True)]
         # one C-level conversion per column (np.array of a tuple is cheaper than np.stack, and than N row writes)
-        obs_list, reward_list, term_list, trunc_list, _ = zip(*results, strict=True)
-        next_obs = np.array(obs_list)
+        try:
+            obs_list, reward_list, term_list, trunc_list, _ = zip(*results, strict=True)
+        except ValueError:  # not every step gave 5 values
+            for i, result in enumerate(results):
+                checked_step(result, i)
+            raise
+        next_obs = stacked_obs(obs_list, self._obs_shape, "step")
         reward = reward_column(reward_list)
         terminated = np.array(term_list, dtype=bool)
         truncated = np.array(trunc_list, dtype=bool)
@@ -363,7 +420,8 @@ class BaseEnvManager(EnvManager):
         return self._finish_step(next_obs, reward, terminated, truncated, finished)
 
     def _reset_one(self, i: int) -> np.ndarray:
-        obs, _ = self._envs[i].reset()
+        obs = checked_reset(self._envs[i].reset(), i)
+        check_obs_shape(obs, self._obs_shape, i, "reset")
         return obs
 
     def _close(self) -> None:

@@ -17,7 +17,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory
 
-from ding_lite.envs.env_manager import one_reward
+from ding_lite.envs.env_manager import check_obs_shape, checked_reset, checked_step, one_reward
 
 STEP, RESET, CLOSE = 0, 1, 2  # commands
 DONE, ERROR = "done", "error"  # replies besides the empty "ok"
@@ -76,6 +76,7 @@ def _serve(index: int, env: gym.Env, conn: Any, views: tuple[np.ndarray, ...], p
            doing: list[str]) -> None:
     """The command loop of a worker: results go to row ``index`` of the shared arrays, a short reply to the pipe."""
     obs, next_obs, reward, terminated, truncated = views
+    shape = obs.shape[1:]  # the observation space's: a row of the shared arrays
     while True:
         if not conn.poll(_PARENT_CHECK_S):
             if os.getppid() != parent_pid:  # orphaned (the main process was killed): leave
@@ -84,21 +85,28 @@ def _serve(index: int, env: gym.Env, conn: Any, views: tuple[np.ndarray, ...], p
         cmd, arg = conn.recv()
         if cmd == STEP:
             doing[0] = "step"
-            o, r, te, tr, info = env.step(arg)
+            o, r, te, tr, info = checked_step(env.step(arg), index)
+            check_obs_shape(o, shape, index, "step")
             next_obs[index], reward[index], terminated[index], truncated[index] = o, one_reward(r), te, tr
             if te or tr:
                 conn.send_bytes(pickle.dumps((DONE, info), pickle.HIGHEST_PROTOCOL))
                 doing[0] = "reset"
-                obs[index] = env.reset()[0]
+                obs[index] = _first_obs(env.reset(), index, shape)
             conn.send_bytes(b"")
         elif cmd == RESET:
             doing[0] = "reset"
             if arg is not None:
                 env.action_space.seed(arg)
-            obs[index] = env.reset(seed=arg)[0]
+            obs[index] = _first_obs(env.reset(seed=arg), index, shape)
             conn.send_bytes(b"")
         else:
             return
+
+
+def _first_obs(result: Any, index: int, shape: tuple[int, ...]) -> Any:
+    obs = checked_reset(result, index)
+    check_obs_shape(obs, shape, index, "reset")
+    return obs
 
 
 class Worker:

@@ -3,7 +3,10 @@
 NaN or inf (in a reward, an observation, a first observation) stops the run at that step with an EnvError naming the
 env, the value and the step; at the CLI that is one line and exit code 2. Before, such values went into the replay
 buffer and the run ended with NaN returns and no word why. A reward given as a 1-element array counts as its number
-(it failed inside numpy before); a reward of several numbers is an EnvError that says a reward is one number."""
+(it failed inside numpy before); a reward of several numbers is an EnvError that says a reward is one number.
+An env that does not follow gymnasium's API (an old gym reset or step, observations of another shape than its space)
+is an EnvError that says which env and what (a traceback from deep inside before, and under the subprocess manager an
+old-style reset went through silently: its observation's first number filled the whole row)."""
 from __future__ import annotations
 
 from functools import partial
@@ -38,6 +41,8 @@ class BadValueEnv(gym.Env):
         obs = np.zeros(2, np.float32)
         if self.where == "reset" and self.episode == self.at:
             obs[1] = self.value
+        if self.where == "old_reset":
+            return obs  # type: ignore[return-value]
         return obs, {}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
@@ -49,6 +54,10 @@ class BadValueEnv(gym.Env):
             reward = self.value
         if self.where == "array_reward":
             reward = np.array(self.value, np.float32)
+        if self.where == "wrong_shape" and self.t == self.at:
+            obs = np.zeros(5, np.float32)
+        if self.where == "old_step":
+            return obs, reward, self.t >= 5, {}  # type: ignore[return-value]
         return obs, reward, self.t >= 5, False, {}
 
 
@@ -101,6 +110,23 @@ def test_a_reward_of_two_numbers_is_an_env_error(kind: str) -> None:
     with pytest.raises(EnvError, match=r"env 1.*a reward must be one number \(gymnasium's step returns a float\), "
                                        r"got array\(\[1\., 2\.\]"):
         manager.step(np.zeros(3, dtype=np.int64))
+    manager.close()
+
+
+@pytest.mark.parametrize("kind", ["base", "subprocess"])
+@pytest.mark.parametrize("where, message", [
+    ("old_reset", "env 1's reset returned an array of shape (2,), not (observation, info): gymnasium's API has "
+                  "reset return (observation, info)"),
+    ("old_step", "env 1's step returned a tuple of 4 values, not (observation, reward, terminated, truncated, info)"),
+    ("wrong_shape", "env 1's step gave an observation of shape (5,), but its observation space says (2,)"),
+])
+def test_an_env_off_gymnasiums_api_is_named(kind: str, where: str, message: str) -> None:
+    manager = _manager(kind, 1, where, 0.0, 2, max_retry=0)
+    with pytest.raises(EnvError) as caught:
+        manager.reset()
+        for _ in range(3):
+            manager.step(np.zeros(3, dtype=np.int64))
+    assert message in str(caught.value)
     manager.close()
 
 
