@@ -2,6 +2,7 @@
 episode statistics, the auto-reset bookkeeping, closing); ``base`` steps the envs in this process."""
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -110,6 +111,18 @@ def stacked_obs(observations: Sequence[Any], shape: tuple[int, ...] | None, what
         check_obs_shape(obs, shape, i, what)
     raise EnvError(f"the envs' {what} observations cannot be stacked into one array (shapes "
                    f"{sorted({np.shape(o) for o in observations})})")
+
+
+NON_FINITE_ADVICE = ("a learner cannot use it (one NaN in a batch spreads to every weight). Fix the env, or wrap it "
+                     "to replace or clip such values (gymnasium.wrappers.TransformObservation / TransformReward)")
+
+
+def non_finite_rows(values: np.ndarray) -> np.ndarray | None:
+    """(len(values),) bool: the rows of a float array holding NaN or inf; None where every value is finite (and
+    for integer arrays, such as uint8 frames, which cannot hold either)."""
+    if values.dtype.kind != "f" or np.isfinite(values).all():
+        return None
+    return ~np.isfinite(values.reshape(len(values), -1)).all(axis=1)
 
 
 def one_reward(value: Any) -> Any:
@@ -306,14 +319,17 @@ class EnvManager:
         are global); leaves the current observation to the caller."""
         self._ep_return[rows] += reward
         self._ep_length[rows] += 1
-        self._check_finite("reward", reward, rows.start, interrupted)
-        self._check_finite("observation", next_obs, rows.start, interrupted)
         obs = next_obs
         episodes: list[EpisodeEnd] = []
         if finished or interrupted is not None:
             obs = next_obs.copy()
             for i, info in finished:
-                episodes.append(EpisodeEnd(i, float(self._ep_return[i]), int(self._ep_length[i]),
+                episode_return = float(self._ep_return[i])
+                if not math.isfinite(episode_return):  # per episode, not per step: the collector checks its columns
+                    self.close()
+                    raise EnvError(f"env {i}'s episode of {int(self._ep_length[i])} steps has a return of "
+                                   f"{episode_return:g}: a reward held NaN or inf. {NON_FINITE_ADVICE}")
+                episodes.append(EpisodeEnd(i, episode_return, int(self._ep_length[i]),
                                            bool(terminated[i - rows.start]), info))
             restarted = [i for i, _ in finished]
             if interrupted is not None:  # the cut episode is dropped from the stats, not reported as ended
@@ -322,32 +338,19 @@ class EnvManager:
                 obs[i - rows.start] = self._reset_one(i)
                 self._ep_return[i] = 0.0
                 self._ep_length[i] = 0
-                self._check_finite("first observation", obs[i - rows.start:i - rows.start + 1], i)
         return StepResult(obs, next_obs, reward, terminated, truncated, episodes, interrupted)
 
-    def _check_finite(self, what: str, values: np.ndarray, first_env: int,
-                      skip: np.ndarray | None = None) -> None:
-        """An :class:`EnvError` naming the first env (row ``k`` is env ``first_env + k``) whose ``what`` holds NaN
-        or inf, outside the rows ``skip`` marks (interrupted workers). A learner cannot use such a value, and one NaN
-        in a batch spreads to every weight: stopping here names the env, the step and the value, where training on
-        would end in a NaN return much later. Integer arrays (uint8 frames) cannot hold either."""
-        if not np.issubdtype(values.dtype, np.floating) or np.isfinite(values).all():
-            return
-        bad = ~np.isfinite(values.reshape(len(values), -1)).all(axis=1)
-        if skip is not None:
-            bad &= ~skip
-        if not bad.any():
+    def _check_finite(self, what: str, values: np.ndarray, first_env: int) -> None:
+        """An :class:`EnvError` naming the first env (row ``k`` is env ``first_env + k``) whose first observation
+        ``what`` holds NaN or inf: at a full reset (the first observations of later episodes, as every step's values,
+        are checked by the collector, once per collect)."""
+        bad = non_finite_rows(values)
+        if bad is None:
             return
         k = int(np.flatnonzero(bad)[0])
-        row = values[k]
-        kind = "NaN" if np.isnan(row).any() else "inf"
-        when = "at its reset" if what == "first observation" else \
-            f"at step {int(self._ep_length[first_env + k])} of its episode"
-        shown = f" ({float(row):g})" if np.ndim(row) == 0 else ""
         self.close()
-        raise EnvError(f"env {first_env + k}'s {what} holds {kind}{shown} {when}: a learner cannot use it. "
-                       f"Fix the env, or wrap it to replace or clip such values (gymnasium.wrappers."
-                       f"TransformObservation / TransformReward)")
+        raise EnvError(f"env {first_env + k}'s {what} holds {'NaN' if np.isnan(values[k]).any() else 'inf'} at its "
+                       f"reset: {NON_FINITE_ADVICE}")
 
     def close(self) -> None:
         """Close every env (idempotent)."""
@@ -421,7 +424,8 @@ class BaseEnvManager(EnvManager):
 
     def _reset_one(self, i: int) -> np.ndarray:
         obs = checked_reset(self._envs[i].reset(), i)
-        check_obs_shape(obs, self._obs_shape, i, "reset")
+        if getattr(obs, "shape", None) != self._obs_shape:  # the common case costs an attribute read
+            check_obs_shape(obs, self._obs_shape, i, "reset")
         return obs
 
     def _close(self) -> None:

@@ -22,7 +22,8 @@ from ding_lite.data.keys import (
     VALID,
 )
 from ding_lite.data.rollout import settle
-from ding_lite.envs.env_manager import EnvManagerLike, EpisodeEnd
+from ding_lite.envs.env_manager import NON_FINITE_ADVICE, EnvManagerLike, EpisodeEnd, non_finite_rows
+from ding_lite.errors import EnvError
 from ding_lite.registry import COLLECTOR_REGISTRY
 
 
@@ -54,6 +55,31 @@ class _RolloutWriter:
         if column is None:
             column = self.columns[VALID] = np.ones((self.t_len, self.n_env), dtype=bool)
         column[t, slice(None) if rows is None else rows] &= ~invalid
+
+
+_CHECKED = ((REWARD, "reward"), (NEXT_OBS, "observation"), (OBS, "observation"))
+
+
+def check_finite(columns: Mapping[str, np.ndarray], env_step: int, n_env: int) -> None:
+    """An :class:`EnvError` naming the env and the step where a rollout's rewards or observations hold NaN or inf
+    (rows marked invalid aside); ``env_step``: the run's env steps before the rollout. Once per collect, one pass
+    over each column: the env managers would pay a call per step."""
+    valid = columns.get(VALID)
+    for key, what in _CHECKED:
+        column = columns.get(key)
+        if column is None:
+            continue
+        bad = non_finite_rows(column.reshape((-1,) + column.shape[2:]))  # rows: (t, env) flattened
+        if bad is not None and valid is not None:
+            bad &= valid.reshape(-1)
+        if bad is None or not bad.any():
+            continue
+        t, i = divmod(int(np.flatnonzero(bad)[0]), n_env)
+        value = column[t, i]
+        kind = "NaN" if np.isnan(value).any() else "inf"
+        shown = f" ({float(value):g})" if np.ndim(value) == 0 else ""
+        step = env_step + (t + (key != OBS)) * n_env  # the run's env steps once this value was given
+        raise EnvError(f"env {i}'s {what} holds {kind}{shown} at the run's env step {step:,}: {NON_FINITE_ADVICE}")
 
 
 def _write_result(writer: _RolloutWriter, t: int, result: Any, rows: slice | None) -> None:
@@ -138,6 +164,7 @@ class SampleCollector:
                 if t < t_len:
                     self.env_step += self.env.env_num
         self.episode_count += len(episodes)
+        check_finite(writer.columns, self.env_step - t_len * self.env.env_num, self.env.env_num)
         return writer.columns, episodes
 
     def reset(self) -> None:

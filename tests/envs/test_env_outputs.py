@@ -1,7 +1,8 @@
 """What an env's step gives, checked by every env manager that steps gymnasium envs (``base``, ``subprocess``).
 
-NaN or inf (in a reward, an observation, a first observation) stops the run at that step with an EnvError naming the
-env, the value and the step; at the CLI that is one line and exit code 2. Before, such values went into the replay
+NaN or inf stops the run with an EnvError naming the env and the step: the collector checks each rollout's rewards and
+observations, the managers each episode's return and each first observation (every step would cost a call per
+step); at the CLI that is one line and exit code 2. Before, such values went into the replay
 buffer and the run ended with NaN returns and no word why. A reward given as a 1-element array counts as its number
 (it failed inside numpy before); a reward of several numbers is an EnvError that says a reward is one number.
 An env that does not follow gymnasium's API (an old gym reset or step, observations of another shape than its space)
@@ -69,23 +70,50 @@ def _manager(kind: str, bad_env: int, where: str, value: Any, at: int, **cfg: An
 
 @pytest.mark.parametrize("kind", ["base", "subprocess"])
 @pytest.mark.parametrize("where, value, message", [
-    ("reward", float("nan"), "env 2's reward holds NaN (nan) at step 3 of its episode"),
-    ("obs", float("inf"), "env 2's observation holds inf at step 3 of its episode"),
-    ("obs", float("-inf"), "env 2's observation holds inf at step 3 of its episode"),
-    ("reset", float("nan"), "env 2's first observation holds NaN at its reset"),
+    # the managers check once per episode: the return of an episode, the first observation of the next
+    ("reward", float("nan"), "env 2's episode of 5 steps has a return of nan: a reward held NaN or inf"),
+    ("reward", float("-inf"), "env 2's episode of 5 steps has a return of -inf"),
+    ("reset", float("nan"), "env 2's first observation holds NaN at its reset"),  # the run's first reset
 ])
-def test_a_non_finite_value_stops_at_its_step_naming_the_env(kind: str, where: str, value: float,
-                                                              message: str) -> None:
-    at = 1 if where == "reset" else 3  # reset: the second episode's first observation (after 5 steps)
-    manager = _manager(kind, 2, where, value, at)
-    manager.reset()
+def test_a_non_finite_value_stops_the_manager_naming_the_env(kind: str, where: str, value: float,
+                                                             message: str) -> None:
+    manager = _manager(kind, 2, where, value, 0 if where == "reset" else 3)
     with pytest.raises(EnvError, match=r"wrap it to replace or clip") as caught:
+        manager.reset()
         for _ in range(20):
             manager.step(np.zeros(3, dtype=np.int64))
     assert message in str(caught.value)
     assert manager.closed  # the workers are gone with the error
-    if where != "reset":
-        assert manager._ep_length[2] == 3
+
+
+class _FixedPolicy:
+    """collect_mode stand-in: action 0 for every env."""
+
+    def forward(self, obs: np.ndarray, env_step: int = 0) -> dict:
+        return {"action": np.zeros(len(obs), dtype=np.int64)}
+
+    def process_transition(self, output: dict) -> dict:
+        return {"action": output["action"]}
+
+
+@pytest.mark.parametrize("where, value, message", [
+    ("reward", float("nan"), "env 2's reward holds NaN (nan) at the run's env step 9"),  # step 3 of 3 envs
+    ("obs", float("inf"), "env 2's observation holds inf at the run's env step 9"),
+    ("obs", float("-inf"), "env 2's observation holds inf at the run's env step 9"),
+    # the second episode's first observation: given after step 5 (the first row of the third rollout)
+    ("reset", float("nan"), "env 2's observation holds NaN at the run's env step 15"),
+])
+def test_the_collector_names_the_env_and_step_of_a_non_finite_value(where: str, value: float, message: str) -> None:
+    from ding_lite.worker.collector import SampleCollector
+
+    manager = _manager("base", 2, where, value, 1 if where == "reset" else 3)
+    collector = SampleCollector({}, manager, _FixedPolicy())
+    collector.rollout(2)  # steps 1-2 of every env: finite
+    with pytest.raises(EnvError, match=r"wrap it to replace or clip") as caught:
+        collector.rollout(2)  # steps 3-4
+        collector.rollout(2)  # steps 5-6
+    assert message in str(caught.value)
+    manager.close()
 
 
 def test_a_non_finite_first_observation_of_the_run(tmp_path: Path) -> None:
@@ -146,4 +174,5 @@ def test_the_cli_says_it_in_one_line(tmp_path: Path) -> None:
                    extra_pythonpath=[str(tmp_path), str(REPO_ROOT / "tests" / "envs")])
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert lines[-1].startswith("ding_lite: error: env 0's reward holds NaN (nan) at step 4 of its episode"), lines
+    assert lines[-1].startswith("ding_lite: error: env 0's "), lines  # the collector's or the evaluator's check
+    assert "NaN" in lines[-1] and "Fix the env, or wrap it to replace or clip such values" in lines[-1]
