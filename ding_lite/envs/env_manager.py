@@ -98,11 +98,13 @@ def check_obs_shape(obs: Any, shape: tuple[int, ...] | None, i: int, what: str) 
                        f"says {shape}: make the env's observations fit its observation_space")
 
 
-def stacked_obs(observations: Sequence[Any], shape: tuple[int, ...] | None, what: str) -> np.ndarray:
-    """(N, *shape) array of N envs' observations; an :class:`EnvError` names the first env whose observation does
-    not have the observation space's ``shape``."""
+def stacked_obs(observations: Sequence[Any], space: gym.Space, what: str) -> np.ndarray:
+    """(N, *shape) array of N envs' observations in the observation space's dtype (an env that says float32 and gives
+    float64 arrays or lists is common); an :class:`EnvError` names the first env whose observation does not have the
+    space's shape. Spaces other than Box: stacked as they come, unchecked."""
+    shape = space.shape if isinstance(space, gym.spaces.Box) else None
     try:
-        batch = np.array(observations)
+        batch = np.array(observations, dtype=space.dtype if shape is not None else None)
         if shape is None or batch.shape[1:] == shape:
             return batch
     except ValueError:  # ragged: the envs' observations differ in shape
@@ -134,6 +136,35 @@ def one_reward(value: Any) -> Any:
     if array.size != 1 or not (np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_):
         raise ValueError(f"a reward must be one number (gymnasium's step returns a float), got {value!r}")
     return array.reshape(())
+
+
+def flag_column(flags: Sequence[Any], what: str) -> np.ndarray:
+    """(N,) bool ``terminated`` or ``truncated`` (``what``) flags of N envs' steps; a flag given as a 1-element array
+    counts as its value, anything else of another size is an :class:`EnvError` naming the env."""
+    try:
+        column = np.array(flags, dtype=bool)
+        if column.shape == (len(flags),):
+            return column
+    except ValueError:  # ragged: some flags are arrays
+        pass
+    values = []
+    for i, flag in enumerate(flags):
+        try:
+            values.append(one_flag(flag, what))
+        except ValueError as exc:
+            raise EnvError(f"env {i}: {exc}") from None
+    return np.array(values, dtype=bool)
+
+
+def one_flag(value: Any, what: str) -> bool:
+    """An env's ``terminated`` or ``truncated`` (``what``) as one bool (a 1-element array counts as its value);
+    anything else is a ValueError that says so."""
+    if isinstance(value, bool):
+        return value
+    array = np.asarray(value)
+    if array.size != 1:
+        raise ValueError(f"its step gave {what}={value!r}: it must be one bool (gymnasium's API)")
+    return bool(array.reshape(()))
 
 
 def reward_column(rewards: Sequence[Any]) -> np.ndarray:
@@ -324,6 +355,9 @@ class EnvManager:
         if finished or interrupted is not None:
             obs = next_obs.copy()
             for i, info in finished:
+                if not isinstance(info, dict):
+                    self.close()
+                    raise EnvError(f"env {i}'s step gave info={info!r}, not a dict: {_GYMNASIUM_API}")
                 episode_return = float(self._ep_return[i])
                 if not math.isfinite(episode_return):  # per episode, not per step: the collector checks its columns
                     self.close()
@@ -398,7 +432,7 @@ class BaseEnvManager(EnvManager):
             if seed is not None:
                 env.action_space.seed(seed)
             first.append(checked_reset(env.reset(seed=seed), i))
-        return self._start_episodes(stacked_obs(first, self._obs_shape, "reset"))
+        return self._start_episodes(stacked_obs(first, self.observation_space, "reset"))
 
     def step(self, actions: np.ndarray) -> StepResult:
         """Step every env with its action; finished envs are reset. Returns a :class:`StepResult`."""
@@ -413,10 +447,10 @@ class BaseEnvManager(EnvManager):
             for i, result in enumerate(results):
                 checked_step(result, i)
             raise
-        next_obs = stacked_obs(obs_list, self._obs_shape, "step")
+        next_obs = stacked_obs(obs_list, self.observation_space, "step")
         reward = reward_column(reward_list)
-        terminated = np.array(term_list, dtype=bool)
-        truncated = np.array(trunc_list, dtype=bool)
+        terminated = flag_column(term_list, "terminated")
+        truncated = flag_column(trunc_list, "truncated")
         finished: list[tuple[int, dict]] = []
         if any(term_list) or any(trunc_list):
             finished = [(i, r[4]) for i, r in enumerate(results) if r[2] or r[3]]

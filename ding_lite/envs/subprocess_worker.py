@@ -17,7 +17,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory
 
-from ding_lite.envs.env_manager import check_obs_shape, checked_reset, checked_step, one_reward
+from ding_lite.envs.env_manager import check_obs_shape, checked_reset, checked_step, one_flag, one_reward
 
 STEP, RESET, CLOSE = 0, 1, 2  # commands
 DONE, ERROR = "done", "error"  # replies besides the empty "ok"
@@ -87,6 +87,7 @@ def _serve(index: int, env: gym.Env, conn: Any, views: tuple[np.ndarray, ...], p
             doing[0] = "step"
             o, r, te, tr, info = checked_step(env.step(arg), index)
             check_obs_shape(o, shape, index, "step")
+            te, tr = one_flag(te, "terminated"), one_flag(tr, "truncated")
             next_obs[index], reward[index], terminated[index], truncated[index] = o, one_reward(r), te, tr
             if te or tr:
                 conn.send_bytes(pickle.dumps((DONE, info), pickle.HIGHEST_PROTOCOL))

@@ -1,13 +1,16 @@
 """What an env's step gives, checked by every env manager that steps gymnasium envs (``base``, ``subprocess``).
 
-NaN or inf stops the run with an EnvError naming the env and the step: the collector checks each rollout's rewards and
-observations, the managers each episode's return and each first observation (every step would cost a call per
-step); at the CLI that is one line and exit code 2. Before, such values went into the replay
-buffer and the run ended with NaN returns and no word why. A reward given as a 1-element array counts as its number
-(it failed inside numpy before); a reward of several numbers is an EnvError that says a reward is one number.
-An env that does not follow gymnasium's API (an old gym reset or step, observations of another shape than its space)
-is an EnvError that says which env and what (a traceback from deep inside before, and under the subprocess manager an
-old-style reset went through silently: its observation's first number filled the whole row)."""
+NaN or inf stops the run with an EnvError naming the env and the step: the collector checks each rollout's rewards
+and observations, the managers each episode's return and a full reset's first observations (a check per step would
+cost a call per step); at the CLI that is one line and exit code 2. Before, such values went into the replay buffer
+and the run ended with NaN returns and no word why. A reward given as a 1-element array counts as its number (it
+failed inside numpy before); a reward of several numbers is an EnvError that says a reward is one number. An env
+that does not follow gymnasium's API (an old gym reset or step, an info that is no dict, observations of another
+shape than its space) is an EnvError that says which env and what (a traceback from deep inside before, and under
+the subprocess manager an old-style reset went through silently: its observation's first number filled the whole
+row). Observations arrive in the dtype of the observation space (a float64 array or a list from an env whose space
+says float32 reached the network as float64 and failed there), flags given as 1-element arrays as bools.
+"""
 from __future__ import annotations
 
 from functools import partial
@@ -59,6 +62,11 @@ class BadValueEnv(gym.Env):
             obs = np.zeros(5, np.float32)
         if self.where == "old_step":
             return obs, reward, self.t >= 5, {}  # type: ignore[return-value]
+        if self.where == "loose_types":  # what hand-written envs give: float64 arrays, lists, flags as arrays
+            return obs.astype(np.float64) if self.t % 2 else obs.tolist(), reward, np.array([self.t >= 5]), \
+                np.array(False), {}
+        if self.where == "none_info" and self.t >= 5:
+            return obs, reward, True, False, None  # type: ignore[return-value]
         return obs, reward, self.t >= 5, False, {}
 
 
@@ -128,6 +136,30 @@ def test_a_reward_as_a_one_element_array_is_its_number(kind: str) -> None:
     manager.reset()
     result = manager.step(np.zeros(3, dtype=np.int64))
     assert result.reward.tolist() == [1.0, 2.5, 1.0] and result.reward.dtype == np.float32
+    manager.close()
+
+
+@pytest.mark.parametrize("kind", ["base", "subprocess"])
+def test_loose_types_arrive_as_the_spaces_say(kind: str) -> None:
+    """Observations as float64 arrays or lists (the space says float32), flags as 1-element or 0-dim arrays."""
+    manager = _manager(kind, 1, "loose_types", 0.0, 0)
+    manager.reset()
+    for t in range(1, 7):
+        result = manager.step(np.zeros(3, dtype=np.int64))
+        assert result.next_obs.dtype == np.float32 and result.next_obs.shape == (3, 2)
+        assert result.next_obs[1].tolist() == [t if t <= 5 else t - 5, 0.0]
+        assert result.terminated.dtype == bool and result.terminated.tolist() == [t == 5] * 3
+        assert result.truncated.dtype == bool and not result.truncated.any()
+    manager.close()
+
+
+@pytest.mark.parametrize("kind", ["base", "subprocess"])
+def test_an_info_that_is_no_dict_is_named(kind: str) -> None:
+    manager = _manager(kind, 1, "none_info", 0.0, 0)
+    manager.reset()
+    with pytest.raises(EnvError, match=r"env 1's step gave info=None, not a dict: gymnasium's API"):
+        for _ in range(5):
+            manager.step(np.zeros(3, dtype=np.int64))
     manager.close()
 
 
