@@ -75,9 +75,20 @@ def build_env(env_cfg: Mapping[str, Any]) -> gym.Env:
         raise EnvError(f"building env type '{env_cfg['type']}' failed: {type(exc).__name__}: {exc}") from exc
     if not isinstance(env, gym.Env):
         raise EnvError(f"env type '{env_cfg['type']}' built a {type(env).__name__}, not a gymnasium.Env")
+    name = env_cfg.get("env_id") or env_cfg["type"]
+    for attribute in ("observation_space", "action_space"):
+        try:
+            space = getattr(env, attribute)
+        except AttributeError:
+            space = None
+        if not isinstance(space, gym.Space):
+            env.close()
+            what = f"no {attribute}" if space is None else \
+                f"an {attribute} of type {type(space).__module__}.{type(space).__name__}, not a gymnasium space"
+            raise EnvError(f"env '{name}' has {what}: a gymnasium env sets self.observation_space and "
+                           f"self.action_space (gymnasium.spaces) in its __init__")
     # Discrete, MultiBinary, ... observations become vectors here, so that every model, buffer and env manager
     # sees arrays (envs/spaces.py)
-    name = env_cfg.get("env_id") or env_cfg["type"]
     try:
         return with_encoded_observations(env, f"env '{name}'")
     except ConfigError:

@@ -13,6 +13,7 @@ says float32 reached the network as float64 and failed there), flags given as 1-
 """
 from __future__ import annotations
 
+import re
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -208,3 +209,28 @@ def test_the_cli_says_it_in_one_line(tmp_path: Path) -> None:
     lines = proc.stderr.strip().splitlines()
     assert lines[-1].startswith("ding_lite: error: env 0's "), lines  # the collector's or the evaluator's check
     assert "NaN" in lines[-1] and "Fix the env, or wrap it to replace or clip such values" in lines[-1]
+
+
+class _NoSpaces(gym.Env):
+    def __init__(self, missing: str) -> None:
+        if missing != "observation_space":
+            self.observation_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+        if missing != "action_space":
+            self.action_space = gym.spaces.Discrete(2)
+        if missing == "not_a_space":
+            self.action_space = "discrete"  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("missing, message", [
+    ("observation_space", "env 'no_spaces' has no observation_space: a gymnasium env sets self.observation_space"),
+    ("action_space", "env 'no_spaces' has no action_space"),
+    ("not_a_space", "env 'no_spaces' has an action_space of type builtins.str, not a gymnasium space"),
+])
+def test_an_env_without_its_spaces_is_named_when_built(missing: str, message: str) -> None:
+    from ding_lite.envs.gym_env import build_env
+    from ding_lite.registry import ENV_REGISTRY
+
+    if "no_spaces" not in ENV_REGISTRY:
+        ENV_REGISTRY.register("no_spaces")(lambda cfg: _NoSpaces(cfg["missing"]))
+    with pytest.raises(EnvError, match=re.escape(message)):
+        build_env(dict(type="no_spaces", missing=missing, import_names=[]))
