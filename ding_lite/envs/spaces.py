@@ -58,9 +58,9 @@ def needs_encoding(space: gym.Space, where: str = "env") -> bool:
 def encoded_space(space: gym.Space) -> gym.spaces.Box:
     """The ``Box`` that :func:`encode` maps observations of ``space`` into: ``space`` itself for a float32 or uint8
     Box, else float32 (a Box keeps its shape and bounds)."""
-    if _kept_box(space):
-        return space
     if isinstance(space, gym.spaces.Box):
+        if _kept_box(space):
+            return space
         return gym.spaces.Box(space.low.astype(np.float32), space.high.astype(np.float32), space.shape, np.float32)
     flat = gym.spaces.flatten_space(space)
     assert isinstance(flat, gym.spaces.Box), flat  # _encodable let only spaces that flatten to a Box through
