@@ -9,6 +9,17 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import gymnasium as gym
 import numpy as np
 
+from ding_lite.envs.env_outputs import (
+    GYMNASIUM_API,
+    NON_FINITE_ADVICE,
+    check_obs_shape,
+    checked_reset,
+    checked_step,
+    flag_column,
+    non_finite_rows,
+    reward_column,
+    stacked_obs,
+)
 from ding_lite.errors import ConfigError, EnvError
 from ding_lite.registry import ENV_MANAGER_REGISTRY
 
@@ -59,130 +70,6 @@ def clip_action(actions: np.ndarray, space: gym.Space) -> np.ndarray:
         actions = np.asarray(actions, dtype=space.dtype)
         return np.clip(actions.reshape((len(actions),) + space.shape), space.low, space.high).reshape(actions.shape)
     return actions
-
-
-_GYMNASIUM_API = ("gymnasium's API has reset return (observation, info) and step return (observation, reward, "
-                  "terminated, truncated, info): update the env, or wrap an old gym env in a compatibility wrapper "
-                  "(shimmy's GymV21CompatibilityV0 / GymV26CompatibilityV0)")
-
-
-def _described(value: Any) -> str:
-    if isinstance(value, tuple):
-        return f"a tuple of {len(value)} values"
-    if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape}"
-    name = type(value).__name__
-    return ("an " if name[0] in "aeiou" else "a ") + name
-
-
-def checked_reset(result: Any, i: int) -> Any:
-    """The observation of env ``i``'s ``reset()`` result, an :class:`EnvError` unless it is ``(observation, info)``."""
-    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
-        raise EnvError(f"env {i}'s reset returned {_described(result)}, not (observation, info): {_GYMNASIUM_API}")
-    return result[0]
-
-
-def checked_step(result: Any, i: int) -> tuple:
-    """Env ``i``'s ``step()`` result, an :class:`EnvError` unless it is a 5-tuple."""
-    if not (isinstance(result, tuple) and len(result) == 5):
-        raise EnvError(f"env {i}'s step returned {_described(result)}, not (observation, reward, terminated, "
-                       f"truncated, info): {_GYMNASIUM_API}")
-    return result
-
-
-def check_obs_shape(obs: Any, shape: tuple[int, ...] | None, i: int, what: str) -> None:
-    """An :class:`EnvError` if env ``i``'s observation (from its ``what``: 'reset' or 'step') does not have the
-    shape of its observation space (``shape``; None: not checked)."""
-    if shape is not None and np.shape(obs) != shape:
-        raise EnvError(f"env {i}'s {what} gave an observation of shape {np.shape(obs)}, but its observation space "
-                       f"says {shape}: make the env's observations fit its observation_space")
-
-
-def stacked_obs(observations: Sequence[Any], space: gym.Space, what: str) -> np.ndarray:
-    """(N, *shape) array of N envs' observations in the observation space's dtype (an env that says float32 and gives
-    float64 arrays or lists is common); an :class:`EnvError` names the first env whose observation does not have the
-    space's shape. Spaces other than Box: stacked as they come, unchecked."""
-    shape = space.shape if isinstance(space, gym.spaces.Box) else None
-    try:
-        batch = np.array(observations, dtype=space.dtype if shape is not None else None)
-        if shape is None or batch.shape[1:] == shape:
-            return batch
-    except ValueError:  # ragged: the envs' observations differ in shape
-        pass
-    for i, obs in enumerate(observations):
-        check_obs_shape(obs, shape, i, what)
-    raise EnvError(f"the envs' {what} observations cannot be stacked into one array (shapes "
-                   f"{sorted({np.shape(o) for o in observations})})")
-
-
-NON_FINITE_ADVICE = ("a learner cannot use it (one NaN in a batch spreads to every weight). Fix the env, or wrap it "
-                     "to replace or clip such values (gymnasium.wrappers.TransformObservation / TransformReward)")
-
-
-def non_finite_rows(values: np.ndarray) -> np.ndarray | None:
-    """(len(values),) bool: the rows of a float array holding NaN or inf; None where every value is finite (and
-    for integer arrays, such as uint8 frames, which cannot hold either)."""
-    if values.dtype.kind != "f" or np.isfinite(values).all():
-        return None
-    return ~np.isfinite(values.reshape(len(values), -1)).all(axis=1)
-
-
-def one_reward(value: Any) -> Any:
-    """An env's reward as one number: a float, or a 1-element array (some envs return ``np.array([r])``); anything
-    else is a ValueError that says so."""
-    if isinstance(value, (float, int)):
-        return value
-    array = np.asarray(value)
-    if array.size != 1 or not (np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_):
-        raise ValueError(f"a reward must be one number (gymnasium's step returns a float), got {value!r}")
-    return array.reshape(())
-
-
-def flag_column(flags: Sequence[Any], what: str) -> np.ndarray:
-    """(N,) bool ``terminated`` or ``truncated`` (``what``) flags of N envs' steps; a flag given as a 1-element array
-    counts as its value, anything else of another size is an :class:`EnvError` naming the env."""
-    try:
-        column = np.array(flags, dtype=bool)
-        if column.shape == (len(flags),):
-            return column
-    except ValueError:  # ragged: some flags are arrays
-        pass
-    values = []
-    for i, flag in enumerate(flags):
-        try:
-            values.append(one_flag(flag, what))
-        except ValueError as exc:
-            raise EnvError(f"env {i}: {exc}") from None
-    return np.array(values, dtype=bool)
-
-
-def one_flag(value: Any, what: str) -> bool:
-    """An env's ``terminated`` or ``truncated`` (``what``) as one bool (a 1-element array counts as its value);
-    anything else is a ValueError that says so."""
-    if isinstance(value, bool):
-        return value
-    array = np.asarray(value)
-    if array.size != 1:
-        raise ValueError(f"its step gave {what}={value!r}: it must be one bool (gymnasium's API)")
-    return bool(array.reshape(()))
-
-
-def reward_column(rewards: Sequence[Any]) -> np.ndarray:
-    """(N,) float32 rewards of N envs' steps (:func:`one_reward` each); an :class:`EnvError` names the env whose
-    reward is not one number."""
-    try:
-        column = np.array(rewards, dtype=np.float32)
-        if column.shape == (len(rewards),):
-            return column
-    except (TypeError, ValueError):
-        pass
-    numbers = []
-    for i, value in enumerate(rewards):
-        try:
-            numbers.append(one_reward(value))
-        except ValueError as exc:
-            raise EnvError(f"env {i}: {exc}") from None
-    return np.array(numbers, dtype=np.float32)
 
 
 def env_shaped(actions: np.ndarray, space: gym.Space) -> np.ndarray:
@@ -357,7 +244,7 @@ class EnvManager:
             for i, info in finished:
                 if not isinstance(info, dict):
                     self.close()
-                    raise EnvError(f"env {i}'s step gave info={info!r}, not a dict: {_GYMNASIUM_API}")
+                    raise EnvError(f"env {i}'s step gave info={info!r}, not a dict: {GYMNASIUM_API}")
                 episode_return = float(self._ep_return[i])
                 if not math.isfinite(episode_return):  # per episode, not per step: the collector checks its columns
                     self.close()

@@ -17,7 +17,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory
 
-from ding_lite.envs.env_manager import check_obs_shape, checked_reset, checked_step, one_flag, one_reward
+from ding_lite.envs.env_outputs import check_obs_shape, checked_reset, checked_step, one_flag, one_reward
 
 STEP, RESET, CLOSE = 0, 1, 2  # commands
 DONE, ERROR = "done", "error"  # replies besides the empty "ok"

@@ -22,7 +22,8 @@ from ding_lite.data.keys import (
     VALID,
 )
 from ding_lite.data.rollout import settle
-from ding_lite.envs.env_manager import NON_FINITE_ADVICE, EnvManagerLike, EpisodeEnd, non_finite_rows
+from ding_lite.envs.env_manager import EnvManagerLike, EpisodeEnd
+from ding_lite.envs.env_outputs import NON_FINITE_ADVICE, non_finite_rows
 from ding_lite.errors import EnvError
 from ding_lite.registry import COLLECTOR_REGISTRY
 
