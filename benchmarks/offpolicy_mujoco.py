@@ -294,8 +294,9 @@ def curve(out: Path, algo: str, env: str, seed: int, side: str) -> list[dict[str
 
 
 def report(args: argparse.Namespace) -> None:
-    """Per (algo, env): each seed's final return and training env steps per second on both sides, the medians, and
-    the last line ``ratio X`` (the smallest median final-return ratio ding_lite / SB3 over the pairs)."""
+    """Per (algo, env): each seed's final return and training env steps per second on both sides, the medians over
+    the seeds that both sides finished (a run still going is listed, and left out of them), and the last line
+    ``ratio X`` (the smallest median final-return ratio ding_lite / SB3 over the pairs)."""
     print(f"{'algo':<5}{'env':<13}{'seed':>5}{'side':>11}{'env_step':>10}{'final':>9}{'steps/s':>9}{'done':>6}")
     ratios: list[float] = []
     for algo in args.algos:
@@ -303,6 +304,7 @@ def report(args: argparse.Namespace) -> None:
             finals: dict[str, list[float]] = {side: [] for side in SIDES}
             rates: dict[str, list[float]] = {side: [] for side in SIDES}
             for seed in args.seeds:
+                both_done = all((run_dir(args.out, algo, env, seed, side) / "done").is_file() for side in SIDES)
                 for side in SIDES:
                     points = curve(args.out, algo, env, seed, side)
                     if not points:
@@ -311,17 +313,19 @@ def report(args: argparse.Namespace) -> None:
                     last = points[-1]
                     rate = last["env_step"] / last["train_s"] if last["train_s"] else float("nan")
                     done = (run_dir(args.out, algo, env, seed, side) / "done").is_file()
-                    finals[side].append(final)
-                    rates[side].append(rate)
+                    if both_done:
+                        finals[side].append(final)
+                        rates[side].append(rate)
                     print(f"{algo:<5}{env:<13}{seed:>5}{side:>11}{last['env_step']:>10}{final:>9.1f}{rate:>9.1f}"
                           f"{'yes' if done else 'no':>6}")
             if finals["ding_lite"] and finals["sb3"]:
                 med = {side: statistics.median(v) for side, v in finals.items()}
                 speed = statistics.median(rates["ding_lite"]) / statistics.median(rates["sb3"])
                 ratios.append(med["ding_lite"] / med["sb3"] if med["sb3"] > 0 else float("nan"))
-                print(f"{algo} {env}: median final return ding_lite {med['ding_lite']:.1f}, SB3 {med['sb3']:.1f} "
-                      f"(ratio {ratios[-1]:.2f}); training env steps/s ratio {speed:.2f}")
-    print(f"ratio {min(ratios):.2f}" if ratios else "ratio nan (no pair has results on both sides)")
+                print(f"{algo} {env}: median final return over {len(finals['sb3'])} seed(s) ding_lite "
+                      f"{med['ding_lite']:.1f}, SB3 {med['sb3']:.1f} (ratio {ratios[-1]:.2f}); training env steps/s "
+                      f"ratio {speed:.2f}")
+    print(f"ratio {min(ratios):.2f}" if ratios else "ratio nan (no pair has finished on both sides)")
 
 
 # ---- driver --------------------------------------------------------------------------------------------------------
