@@ -19,7 +19,7 @@ from ding_lite.league.opponents import SNAPSHOT_ACTS, PlayerSet
 from ding_lite.league.payoff import PayoffTable
 from ding_lite.league.pool import LEARNER as ELO_LEARNER
 from ding_lite.league.pool import OpponentPool
-from ding_lite.registry import OPPONENT_REGISTRY
+from ding_lite.registry import OPPONENT_REGISTRY, closest_match
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.seed import SeedPlan
 from ding_lite.worker.evaluator import EvalResult, eval_step_cap
@@ -54,13 +54,18 @@ def check_league(league: Mapping[str, Any], layout: Any) -> None:
     check_seat_count(seats, layout)
     for name in seats + list(league["eval_opponents"]):
         if name not in (LEARNER, "pool") and name not in OPPONENT_REGISTRY:
-            raise ConfigError(f"league: unknown player '{name}' (use 'learner', 'pool' or a registered opponent: "
-                              f"{', '.join(OPPONENT_REGISTRY.names())})")
+            raise ConfigError(f"league: unknown player '{name}'{_did_you_mean(name, [LEARNER, 'pool'])} (use "
+                              f"'learner', 'pool' or a registered opponent: {', '.join(OPPONENT_REGISTRY.names())})")
     for name in league.get("baselines", []):
         if name not in OPPONENT_REGISTRY:
-            raise ConfigError(f"league.baselines: unknown scripted opponent '{name}' (registered: "
-                              f"{', '.join(OPPONENT_REGISTRY.names())})")
+            raise ConfigError(f"league.baselines: unknown scripted opponent '{name}'{_did_you_mean(name)} "
+                              f"(registered: {', '.join(OPPONENT_REGISTRY.names())})")
     check_learner_seat(seats)
+
+
+def _did_you_mean(name: str, also: list[str] | None = None) -> str:
+    hint = closest_match(str(name), list(OPPONENT_REGISTRY.names()) + (also or []))
+    return f" (did you mean '{hint}'?)" if hint else ""
 
 
 def resolve_selfplay_config(cfg: Any) -> None:

@@ -109,7 +109,7 @@ def test_more_seats_than_the_config_assigns(tmp_path):
 def test_an_unknown_pool_baseline(tmp_path):
     proc = run_cli("-m", "selfplay", "-c", _config(tmp_path), "--set", "league.baselines=['randon']", "--set",
                    "league.p_baseline=0.5", cwd=tmp_path, extra_pythonpath=[TESTS])
-    _one_line_exit_2(proc, "league.baselines", "'randon'")
+    _one_line_exit_2(proc, "league.baselines", "'randon' (did you mean 'random'?)")
     assert _files(tmp_path) == {"tag_config.py"}
 
 
@@ -166,6 +166,8 @@ BAD_LEAGUE_INPUT = {
                                "league.snapshot_freq must be at least 1, got -500"),
     "snapshot_act unknown": (["-c", "tag_config.py", "--set", "league.snapshot_act=stochastic"],
                              "league.snapshot_act must be one of greedy, sample, got 'stochastic'"),
+    "eval opponent misspelt": (["-c", SNAKE, "--set", "league.eval_opponents=['snake_carefull']"],
+                               "league: unknown player 'snake_carefull' (did you mean 'snake_careful'?)"),
     "game rejects its kwargs": (["-c", SNAKE, "--set", "env.kwargs.n_snakes=6"],
                                 "env.import_path 'dizoo.board_games.snake.envs.snake_arena:snake_arena' could not "
                                 "build its game from env.kwargs={'n_snakes': 6, 'size': 11, 'n_food': 3, "
