@@ -14,8 +14,8 @@ import numpy as np
 from ding_lite.errors import EnvError
 
 GYMNASIUM_API = ("gymnasium's API has reset return (observation, info) and step return (observation, reward, "
-                  "terminated, truncated, info): update the env, or wrap an old gym env in a compatibility wrapper "
-                  "(shimmy's GymV21CompatibilityV0 / GymV26CompatibilityV0)")
+                 "terminated, truncated, info): update the env, or wrap an old gym env in a compatibility wrapper "
+                 "(shimmy's GymV21CompatibilityV0 / GymV26CompatibilityV0)")
 
 
 def _described(value: Any) -> str:
