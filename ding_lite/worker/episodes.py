@@ -2,6 +2,7 @@
 over an env manager's envs, stepped as one batch, with the results in columns."""
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -9,6 +10,9 @@ import numpy as np
 
 from ding_lite.data.keys import ACTION, OBS, REWARD
 from ding_lite.envs.env_manager import EpisodeEnd, clip_action, env_shaped, episode_quota
+
+logger = logging.getLogger("ding_lite")
+LONG_EPISODE = 100_000  # steps of one episode after which a run without a step cap says it may never end
 
 
 class Episode(NamedTuple):
@@ -68,6 +72,7 @@ def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
     running, steps = np.zeros(n_env), np.zeros(n_env, dtype=np.int64)  # each env's running episode: return, steps
     start = np.zeros(n_env, dtype=np.int64)  # step at which each env's running episode began
     capped = t = 0
+    warned = False
     obs = env_manager.reset()
     while quota.any():
         action = act(obs)
@@ -90,6 +95,13 @@ def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
                 ends.append(end)
                 spans.append((i, int(start[i]), t))
             running[i], steps[i], start[i] = 0.0, 0, t
+        if max_episode_steps is None and not warned and t % 1000 == 0:
+            long_running = np.flatnonzero((t - start >= LONG_EPISODE) & (quota > 0))
+            if len(long_running):  # an env without a time limit (and a policy that never ends it) waits forever
+                warned, i = True, int(long_running[0])
+                logger.warning(f"warning: env {i}'s episode has run {t - int(start[i]):,} steps without ending, and "
+                               f"this evaluation (or demo collection) waits for it: if the env has no time limit, set "
+                               f"env.max_episode_steps or policy.eval.evaluator.max_episode_steps")
         if max_episode_steps is not None:
             for i in np.flatnonzero((steps >= max_episode_steps) & (quota > 0)):
                 returns.append(float(running[i]))

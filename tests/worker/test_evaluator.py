@@ -142,3 +142,28 @@ def test_an_episode_over_the_step_cap_counts_its_return_so_far_and_ends_its_envs
 def test_a_bad_step_cap_is_a_config_error(cap) -> None:
     with pytest.raises(ConfigError, match="max_episode_steps must be a positive int or None"):
         InteractionEvaluator(dict(max_episode_steps=cap), None, None, 3)
+
+
+def test_an_episode_that_never_ends_is_reported_while_the_evaluation_waits(caplog, monkeypatch) -> None:
+    """Without a step cap an evaluation waits for every episode; an env without a time limit would make it wait
+    forever, silently. Past LONG_EPISODE steps of one episode a warning names the env and the two settings (here
+    LONG_EPISODE is 2,000 and env 1's first episode lasts 5,000 steps)."""
+    from ding_lite.worker import episodes
+
+    monkeypatch.setattr(episodes, "LONG_EPISODE", 2000)
+    manager = BaseEnvManager(counting_env_fns([1, 5000, 3]))
+    policy = ZeroPolicy()
+    evaluator = InteractionEvaluator(dict(eval_freq=10), manager,
+                                     SimpleNamespace(forward=policy.forward, reset=policy.reset), 3, None, seed=0)
+    logger = logging.getLogger("ding_lite")
+    logger.addHandler(caplog.handler)
+    try:
+        result = evaluator.eval()
+    finally:
+        logger.removeHandler(caplog.handler)
+        evaluator.close()
+    assert sorted(result.returns.tolist()) == [1, 3, 5000]
+    warnings = {r.getMessage() for r in caplog.records if "without ending" in r.getMessage()}  # once, however captured
+    assert warnings == {"warning: env 1's episode has run 2,000 steps without ending, and this evaluation (or demo "
+                        "collection) waits for it: if the env has no time limit, set env.max_episode_steps or "
+                        "policy.eval.evaluator.max_episode_steps"}
