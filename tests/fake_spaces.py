@@ -25,6 +25,7 @@ SPACES = {
     "box_float64": gym.spaces.Box(0.0, 3.0, (1,), np.float64),
     "box_int64": gym.spaces.Box(0, 3, (1,), np.int64),
     "box_bool": gym.spaces.Box(0, 1, (4,), np.bool_),
+    "box_scalar": gym.spaces.Box(0.0, 3.0, (), np.float32),  # one number, shape ()
 }
 
 
@@ -52,7 +53,7 @@ class Corridor(gym.Env):
             return self.pos, np.array([self.t / self.length], dtype=np.float32)
         if self.kind.startswith("box_"):
             space = self.observation_space
-            value = np.arange(4) == self.pos if self.kind == "box_bool" else np.full(1, self.pos)
+            value = np.arange(4) == self.pos if self.kind == "box_bool" else np.full(space.shape or (), self.pos)
             return value.astype(space.dtype)
         return "abc"
 

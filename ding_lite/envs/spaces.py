@@ -3,13 +3,13 @@
 ``Box`` observations keep their shape (the model's encoder decides how to read them: a conv net for frames, an MLP
 for vectors) and become float32 unless they are float32 or uint8 already: the models compute in float32, and a
 float64, integer or bool observation (common in hand-written envs) would otherwise reach the replay buffer and the
-networks as it is; uint8 stays uint8, a quarter of the bytes (Atari frames). The other common spaces are turned
-into a float32 vector by the env, as Stable-Baselines3 and DI-engine users expect: ``Discrete(n)`` one-hot (n,),
-``MultiDiscrete(nvec)`` the concatenated one-hots (sum(nvec),), ``MultiBinary`` flattened to 0/1 floats, and
-``Tuple`` / ``Dict`` of those the concatenation of their parts (gymnasium's ``flatten_space``; a ``Dict`` holding an
-``action_mask`` is PettingZoo's masked observation and is left to the self-play adapters). A space that no array can
-hold (``Text``, ``Graph``, ``Sequence``) is a :class:`~ding_lite.errors.ConfigError` when the env is built, before
-anything is written.
+networks as it is; uint8 stays uint8, a quarter of the bytes (Atari frames); a scalar Box (shape ()) becomes a
+vector of one. The other common spaces are turned into a float32 vector by the env, as Stable-Baselines3 and
+DI-engine users expect: ``Discrete(n)`` one-hot (n,), ``MultiDiscrete(nvec)`` the concatenated one-hots
+(sum(nvec),), ``MultiBinary`` flattened to 0/1 floats, and ``Tuple`` / ``Dict`` of those the concatenation of their
+parts (gymnasium's ``flatten_space``; a ``Dict`` holding an ``action_mask`` is PettingZoo's masked observation and is
+left to the self-play adapters). A space that no array can hold (``Text``, ``Graph``, ``Sequence``) is a
+:class:`~ding_lite.errors.ConfigError` when the env is built, before anything is written.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ _KEPT_DTYPES = (np.float32, np.uint8)  # Box observations in these dtypes pass u
 
 
 def _kept_box(space: gym.Space) -> bool:
-    return isinstance(space, gym.spaces.Box) and space.dtype in _KEPT_DTYPES
+    return isinstance(space, gym.spaces.Box) and space.dtype in _KEPT_DTYPES and space.shape != ()
 
 
 def _encodable(space: gym.Space) -> bool:
@@ -61,7 +61,9 @@ def encoded_space(space: gym.Space) -> gym.spaces.Box:
     if isinstance(space, gym.spaces.Box):
         if _kept_box(space):
             return space
-        return gym.spaces.Box(space.low.astype(np.float32), space.high.astype(np.float32), space.shape, np.float32)
+        shape = space.shape or (1,)  # a scalar Box: one number per observation
+        return gym.spaces.Box(space.low.astype(np.float32).reshape(shape), space.high.astype(np.float32).reshape(shape),
+                              shape, np.float32)
     flat = gym.spaces.flatten_space(space)
     assert isinstance(flat, gym.spaces.Box), flat  # _encodable let only spaces that flatten to a Box through
     return gym.spaces.Box(flat.low.astype(np.float32), flat.high.astype(np.float32), flat.shape, np.float32)
@@ -72,7 +74,7 @@ def encode(space: gym.Space, obs: Any) -> np.ndarray:
     if _kept_box(space):
         return np.asarray(obs)
     if isinstance(space, gym.spaces.Box):
-        return np.asarray(obs, dtype=np.float32)
+        return np.asarray(obs, dtype=np.float32).reshape(space.shape or (1,))
     return np.asarray(gym.spaces.flatten(space, obs), dtype=np.float32)
 
 

@@ -1,6 +1,7 @@
 """Every common observation space reaches the models as an array: Discrete one-hot, MultiDiscrete one-hots,
-MultiBinary flattened, Tuple concatenated, a float64 / integer / bool Box as float32, in single-agent envs and in
-PettingZoo games; a space no array can hold is one line and exit code 2 before anything is written."""
+MultiBinary flattened, Tuple concatenated, a float64 / integer / bool Box as float32, a scalar Box as a vector of
+one, in single-agent envs and in PettingZoo games; a space no array can hold is one line and exit code 2 before
+anything is written."""
 from __future__ import annotations
 
 import gymnasium as gym
@@ -30,6 +31,9 @@ def test_encodings_by_hand():
     assert needs_encoding(vector) and encoded_space(vector) == gym.spaces.Box(-1.0, 2.0, (3,), np.float32)
     assert encode(vector, np.array([0.5, 1.0, 2.0])).dtype == np.float32
     assert encode(gym.spaces.Box(0, 1, (2,), np.bool_), np.array([True, False])).tolist() == [1.0, 0.0]
+    scalar = gym.spaces.Box(-1.0, 1.0, (), np.float32)  # a scalar: a vector of one
+    assert encoded_space(scalar) == gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+    assert encode(scalar, np.float32(0.5)).tolist() == [0.5]
     with pytest.raises(Exception, match="no array can hold"):
         needs_encoding(gym.spaces.Graph(gym.spaces.Discrete(2), None), "env 'x'")
 
@@ -53,6 +57,7 @@ def test_single_agent_spaces_train_end_to_end(tmp_path, kind, size):
 
 @pytest.mark.parametrize("kind, policy, action", [
     ("box_float64", "dqn", "discrete"), ("box_int64", "dqn", "discrete"), ("box_bool", "ppo", "discrete"),
+    ("box_scalar", "dqn", "discrete"), ("box_scalar", "ppo", "discrete"),
     ("box_float64", "sac", "box"), ("box_int64", "td3", "box")])
 def test_box_observations_of_other_dtypes_train_as_float32(tmp_path, kind, policy, action):
     """A float64 (or integer, bool) Box observation reached the replay buffer as it was and the first gradient step
