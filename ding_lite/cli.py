@@ -100,7 +100,8 @@ def run_collect_demo(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
     from ding_lite.entry.collect_demo import collect_demo_pipeline
 
     return collect_demo_pipeline(args.config, seed, args.load_ckpt, args.n_episode, args.demo_path,
-                                 strict=args.strict, overrides=tuple(args.overrides), n_seeds=n_seeds)
+                                 strict=args.strict, overrides=tuple(args.overrides), n_seeds=n_seeds,
+                                 exp_name=args.exp_name)
 
 
 def run_gsl(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:

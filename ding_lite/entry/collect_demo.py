@@ -26,7 +26,8 @@ POLICY_MODES = ("eval", "collect")
 
 def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | None = None,
                           n_episode: int | None = None, demo_path: str | Path | None = None, *,
-                          strict: bool = False, overrides: tuple[str, ...] = (), n_seeds: int = 1) -> dict[str, Any]:
+                          strict: bool = False, overrides: tuple[str, ...] = (), n_seeds: int = 1,
+                          exp_name: str | None = None) -> dict[str, Any]:
     """Roll out a checkpoint's policy for ``n_episode`` episodes, keep the successful ones, write a demo file.
 
     Settings come from the config's ``demo`` section (``policy_mode``, ``n_episode``, ``return_threshold``,
@@ -39,6 +40,7 @@ def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Pa
         config: config file path, ``(main_config, create_config)``, dict or compiled config: the policy's config.
         seed: seed of the envs and torch.
         load_ckpt: checkpoint to roll out (default: ``<exp_name>/ckpt/ckpt_best.pth.tar``).
+        exp_name: the experiment folder of those defaults (default: the config's ``exp_name``), as ``--exp-name``.
         n_episode: episodes to roll out (default ``demo.n_episode``).
         demo_path: output file (default ``demo.demo_path``, else ``<exp_name>/demo.npz``); with ``n_seeds > 1``,
             ``_seed<N>`` is added before the suffix.
@@ -54,9 +56,9 @@ def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Pa
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
     mode, n_episode = _demo_settings(cfg.demo, n_episode)
     is_success, rule = success_rule(cfg.demo.return_threshold, cfg.env.stop_value, cfg.demo.success_key)
-    out = _output_path(cfg, demo_path, seed, n_seeds)
+    out = _output_path(cfg, demo_path, seed, n_seeds, exp_name)
     check_writable(out)  # a read-only --demo-path fails now, not after the rollouts
-    ckpt = _checkpoint(cfg, load_ckpt, seed)
+    ckpt = _checkpoint(cfg, load_ckpt, seed, exp_name)
     state = load_checkpoint(ckpt)
     set_seed(seed)
     configure_torch()
@@ -90,11 +92,11 @@ def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Pa
             "seconds": round(time.perf_counter() - start, 3)}
 
 
-def _checkpoint(cfg: Any, load_ckpt: str | Path | None, seed: int) -> Path:
+def _checkpoint(cfg: Any, load_ckpt: str | Path | None, seed: int, exp_name: str | None) -> Path:
     """The checkpoint to roll out: ``load_ckpt``, else the run's ``ckpt/ckpt_best.pth.tar`` (which must exist)."""
     if load_ckpt is not None:
         return Path(load_ckpt)
-    ckpt = experiment_dir(cfg, None, seed, 1) / "ckpt" / "ckpt_best.pth.tar"
+    ckpt = experiment_dir(cfg, exp_name, seed, 1) / "ckpt" / "ckpt_best.pth.tar"
     if not ckpt.is_file():
         raise CheckpointError(f"no checkpoint given (--load-ckpt) and none found at {ckpt}")
     return ckpt
@@ -127,6 +129,6 @@ def _acting_fn(policy: Any, mode: str, ckpt: Path, state: dict[str, Any]) -> Cal
     return lambda obs: policy.collect_mode.forward(obs, env_step=env_step)[ACTION]
 
 
-def _output_path(cfg: Any, demo_path: str | Path | None, seed: int, n_seeds: int) -> Path:
-    path = Path(demo_path or cfg.demo.demo_path or experiment_dir(cfg, None, seed, 1) / "demo.npz")
+def _output_path(cfg: Any, demo_path: str | Path | None, seed: int, n_seeds: int, exp_name: str | None) -> Path:
+    path = Path(demo_path or cfg.demo.demo_path or experiment_dir(cfg, exp_name, seed, 1) / "demo.npz")
     return path.with_name(f"{path.stem}_seed{seed}{path.suffix}") if n_seeds > 1 else path

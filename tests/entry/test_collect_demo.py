@@ -128,6 +128,18 @@ def test_cli_collect_demo(tmp_path, checkpoint):
         "cartpole_ppo_seed0/ckpt/ckpt_best.pth.tar"]
 
 
+def test_cli_collect_demo_reads_and_writes_the_experiment_of_exp_name(tmp_path, checkpoint):
+    """``--exp-name`` names the experiment whose best checkpoint is rolled out and where the demo goes, as for
+    ``-m eval`` (it was ignored: the config's exp_name was used)."""
+    (tmp_path / "expert" / "ckpt").mkdir(parents=True)
+    (tmp_path / "expert" / "ckpt" / "ckpt_best.pth.tar").write_bytes(checkpoint.read_bytes())
+    cfg = DIZOO_CARTPOLE / "cartpole_ppo_config.py"
+    done = run_cli("-m", "collect_demo", "-c", str(cfg), "--exp-name", "expert", "--n-episode", "2", "--set",
+                   "demo.return_threshold=0", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert read_demo(tmp_path / "expert" / "demo.npz").n_episode == 2
+
+
 def test_box_actions_are_stored_clipped_and_seeds_get_their_own_file(tmp_path):
     config = dict(env=dict(type="gymnasium", env_id="Pendulum-v1", collector_env_num=2, stop_value=-250),
                   policy=dict(type="ppo", model=dict(init_log_std=1.0)))  # σ = e: many samples beyond ±2
