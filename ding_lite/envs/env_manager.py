@@ -63,20 +63,20 @@ def episode_quota(n_episode: int, n_env: int) -> np.ndarray:
     return np.array([n_episode // n_env + (i < n_episode % n_env) for i in range(n_env)], dtype=np.int64)
 
 
-def clip_action(actions: np.ndarray, space: gym.Space) -> np.ndarray:
-    """A batch of actions clipped to a Box's bounds, in its dtype and in the batch's own shape (a policy's actions
-    are flat, ``(B, prod(space.shape))``, for a Box of any shape); others unchanged."""
+def env_actions(actions: np.ndarray, space: gym.Space) -> np.ndarray:
+    """A batch of a policy's actions as the envs take them: for a Box, in its dtype and shape, ``(B,
+    *space.shape)`` (a policy's actions are flat, ``(B, prod(space.shape))``), clipped to its bounds; others
+    unchanged."""
     if isinstance(space, gym.spaces.Box):
         actions = np.asarray(actions, dtype=space.dtype)
-        return np.clip(actions.reshape((len(actions),) + space.shape), space.low, space.high).reshape(actions.shape)
+        return np.clip(actions.reshape((len(actions),) + space.shape), space.low, space.high)
     return actions
 
 
-def env_shaped(actions: np.ndarray, space: gym.Space) -> np.ndarray:
-    """A batch of flat Box actions in the space's shape, ``(B, *space.shape)``; others unchanged."""
-    if isinstance(space, gym.spaces.Box):
-        return actions.reshape((len(actions),) + space.shape)
-    return actions
+def clip_action(actions: np.ndarray, space: gym.Space) -> np.ndarray:
+    """:func:`env_actions` in the batch's own shape (a Box's actions clipped to its bounds, in its dtype)."""
+    clipped = env_actions(actions, space)
+    return clipped.reshape(np.shape(actions)) if clipped is not actions else clipped
 
 
 def action_to_env(actions: np.ndarray, space: gym.Space) -> list[Any]:
@@ -87,7 +87,7 @@ def action_to_env(actions: np.ndarray, space: gym.Space) -> list[Any]:
         return (indices + int(space.start) if space.start else indices).tolist()
     if isinstance(space, gym.spaces.Box):
         # PPO: the env gets the clipped action, the policy keeps the unclipped sample for log-probs.
-        return list(env_shaped(clip_action(actions, space), space))
+        return list(env_actions(actions, space))
     return list(actions)
 
 
@@ -214,7 +214,7 @@ class EnvManager:
 
     def _start_episodes(self, obs: np.ndarray) -> np.ndarray:
         """Bookkeeping of a full reset: ``obs`` becomes the current observation, all episode stats restart."""
-        self._check_finite("first observation", obs, 0)
+        self._check_first_obs(obs)
         self._obs = obs
         self._ep_return[:] = 0.0
         self._ep_length[:] = 0
@@ -261,16 +261,15 @@ class EnvManager:
                 self._ep_length[i] = 0
         return StepResult(obs, next_obs, reward, terminated, truncated, episodes, interrupted)
 
-    def _check_finite(self, what: str, values: np.ndarray, first_env: int) -> None:
-        """An :class:`EnvError` naming the first env (row ``k`` is env ``first_env + k``) whose first observation
-        ``what`` holds NaN or inf: at a full reset (the first observations of later episodes, as every step's values,
-        are checked by the collector, once per collect)."""
-        bad = non_finite_rows(values)
+    def _check_first_obs(self, obs: np.ndarray) -> None:
+        """An :class:`EnvError` naming the first env whose first observation of a full reset holds NaN or inf (those
+        of later episodes, as every step's values, are checked by the collector, once per collect)."""
+        bad = non_finite_rows(obs)
         if bad is None:
             return
-        k = int(np.flatnonzero(bad)[0])
+        i = int(np.flatnonzero(bad)[0])
         self.close()
-        raise EnvError(f"env {first_env + k}'s {what} holds {'NaN' if np.isnan(values[k]).any() else 'inf'} at its "
+        raise EnvError(f"env {i}'s first observation holds {'NaN' if np.isnan(obs[i]).any() else 'inf'} at its "
                        f"reset: {NON_FINITE_ADVICE}")
 
     def close(self) -> None:

@@ -31,7 +31,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ding_lite.envs.env_manager import EnvManager, StepResult, clip_action, env_shaped
+from ding_lite.envs.env_manager import EnvManager, StepResult, env_actions
 from ding_lite.errors import ConfigError
 from ding_lite.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, closest_match
 
@@ -98,7 +98,7 @@ def pool_actions(actions: np.ndarray, space: gym.Space) -> np.ndarray:
         return np.asarray(actions).reshape(-1).astype(np.int32, copy=False)
     if isinstance(space, gym.spaces.Box):
         # PPO: the env gets the clipped action, the policy keeps the unclipped sample for log-probs.
-        return env_shaped(clip_action(actions, space), space)
+        return env_actions(actions, space)
     return np.asarray(actions)
 
 

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ding_lite.data.keys import ACTION, OBS, REWARD
-from ding_lite.envs.env_manager import EpisodeEnd, clip_action, env_shaped, episode_quota
+from ding_lite.envs.env_manager import EpisodeEnd, env_actions, episode_quota
 
 logger = logging.getLogger("ding_lite")
 LONG_EPISODE = 100_000  # steps of one episode after which a run without a step cap says it may never end
@@ -79,8 +79,7 @@ def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
         result = env_manager.step(action)
         if record:
             columns[OBS].append(np.array(obs, copy=True))  # a manager may reuse its buffers
-            columns[ACTION].append(env_shaped(clip_action(np.asarray(action), env_manager.action_space),
-                                              env_manager.action_space))
+            columns[ACTION].append(env_actions(np.asarray(action), env_manager.action_space))
             columns[REWARD].append(result.reward)
         t += 1
         if max_episode_steps is not None:
