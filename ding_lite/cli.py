@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ding_lite.errors import ConfigError, DingLiteError
-from ding_lite.utils.cli_args import OneLineParser, positive_int, seed_arg
+from ding_lite.utils.cli_args import OneLineParser, budget_int, positive_int, seed_arg
 
 if TYPE_CHECKING:
     from ding_lite.runtime.train_loop import RunOptions
@@ -29,8 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-c", "--config", required=True, help="config file (.py holding main_config)")
     parser.add_argument("-s", "--seed", type=seed_arg, action="append",
                         help="seed; repeat for several runs (default 0)")
-    parser.add_argument("--max-env-step", type=positive_int, default=None, help="stop after this many env steps")
-    parser.add_argument("--max-train-iter", type=positive_int, default=None,
+    parser.add_argument("--max-env-step", type=budget_int, default=None, help="stop after this many env steps")
+    parser.add_argument("--max-train-iter", type=budget_int, default=None,
                         help="stop after this many train iterations")
     parser.add_argument("--exp-name", default=None, help="experiment folder (default: the config's exp_name)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",

@@ -9,7 +9,7 @@ from typing import Any
 
 from easydict import EasyDict
 
-from ding_lite.config.di_engine import resolve_di_engine_keys
+from ding_lite.config.di_engine import di_engine_buffer_type, resolve_di_engine_keys
 from ding_lite.config.ranges import check_ranges
 from ding_lite.config.reader import apply_overrides
 from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
@@ -210,8 +210,10 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
         node = sections[component.path]
         default = component.default_type
         types[component.path] = node.get("type") or (default(types) if callable(default) else str(default))
-        if component.path == BUFFER_SECTION and not node and tree["policy"].get("on_policy"):
-            continue  # an on-policy policy has no replay buffer unless the config asks for one
+        if component.path == BUFFER_SECTION:
+            if not node and tree["policy"].get("on_policy"):
+                continue  # an on-policy policy has no replay buffer unless the config asks for one
+            types[component.path] = _buffer_type(user, node, tree["policy"]) or types[component.path]
         defaults = component.defaults(component.registry.get(types[component.path]), types[component.path])
         parent, _, name = component.path.rpartition(".")
         into = tree
@@ -222,6 +224,19 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
     tree["policy"] = deep_merge(POLICY_PART_DEFAULTS, tree["policy"])
     top = {name: CONFIG_SECTION_REGISTRY.get(name) for name in CONFIG_SECTION_REGISTRY.names()}
     return deep_merge(TOP_LEVEL_DEFAULTS, {**top, **tree})
+
+
+def _buffer_type(user: Mapping[str, Any], node: Mapping[str, Any], policy_defaults: Mapping[str, Any]) -> str | None:
+    """The replay buffer type that DI-engine's buffer names and ``policy.priority`` ask for (None: as named), written
+    into the user's config so that it is what gets built and saved."""
+    priority = "priority" in policy_defaults and bool(user["policy"].get("priority", policy_defaults["priority"]))
+    mapped = di_engine_buffer_type(node.get("type"), priority)
+    if mapped is not None:
+        section: dict[str, Any] = user["policy"]  # type: ignore[assignment]
+        for part in BUFFER_SECTION.split(".")[1:]:
+            section = section.setdefault(part, {})
+        section["type"] = mapped
+    return mapped
 
 
 def section_at(cfg: Mapping[str, Any], path: str) -> Mapping[str, Any]:

@@ -22,6 +22,7 @@ ALIASES: tuple[tuple[str, str], ...] = (
     ("policy.collect.gae_lambda", "policy.learn.gae_lambda"),
     ("policy.learn.gae_lambda", "policy.collect.gae_lambda"),
     ("policy.random_collect_size", "policy.learning_starts"),  # SAC/TD3: env steps of random actions first
+    ("env.frame_stack", "env.stack_num"),  # Atari: frames stacked into one observation
 )
 
 # DI-engine's path -> why it configures nothing here
@@ -36,9 +37,29 @@ NO_EFFECT: dict[str, str] = {
     "env.manager.cfg_type": "DI-engine's config bookkeeping",
     "policy.learn.learner.train_iterations": "the budget is --max-train-iter",
     "policy.learn.multi_gpu": "ding_lite trains on one device",
-    "policy.priority": "prioritised replay is the buffer type 'prioritized' (policy.other.replay_buffer.type)",
+    "policy.priority": "this policy reports no priorities to a replay buffer",
+    "policy.learn.reparameterization": "the actor's gradient is always the reparameterised one here",
+    "policy.command": "DI-engine's commander section; exploration schedules are policy.other.eps here",
     "policy.priority_IS_weight": "the 'prioritized' buffer's importance weights are always applied",
 }
+
+
+def di_engine_buffer_type(name: str | None, priority: bool) -> str | None:
+    """ding_lite's replay buffer type for DI-engine's buffer type ``name`` (None: the config names none) under the
+    policy's ``policy.priority``; None where the config's own name (or the default 'uniform') stands.
+
+    DI-engine's 'naive' buffer samples uniformly. Its default buffer ('priority', also called 'advanced') samples by
+    the priorities the policy reports when ``policy.priority`` is on, and uniformly otherwise: so a config that turns
+    ``priority`` on and names no buffer gets prioritized replay, as it does in DI-engine."""
+    if name == "naive":
+        mapped = "uniform"
+    elif name in ("priority", "advanced") or (not name and priority):
+        mapped = "prioritized" if priority else "uniform"
+    else:
+        return None
+    setup_console_logging().info("note: replay buffer type '%s' (DI-engine's %s with policy.priority=%s)", mapped,
+                                 f"'{name}'" if name else "default", priority)
+    return mapped
 
 
 def resolve_di_engine_keys(user: dict[str, Any], defaults: Mapping[str, Any]) -> None:

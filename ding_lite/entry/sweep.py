@@ -41,7 +41,7 @@ from ding_lite.sweep.trials import (
     trial_dirname,
     trial_lines,
 )
-from ding_lite.utils.cli_args import OneLineParser, positive_float, positive_int, seed_arg
+from ding_lite.utils.cli_args import OneLineParser, budget_int, positive_float, positive_int, seed_arg
 
 
 def sweep_pipeline(spec: SweepSpec, *, address: str | None = None, num_cpus: int | None = None,
@@ -108,8 +108,8 @@ def build_sweep_parser() -> argparse.ArgumentParser:
                         "step (default asha for optuna search, none otherwise)")
     parser.add_argument("--prune-after", type=positive_int, default=None, metavar="ENV_STEPS",
                         help="env steps before the first pruning decision (default a quarter of --max-env-step)")
-    parser.add_argument("--max-env-step", type=positive_int, default=None, help="env-step budget of each run")
-    parser.add_argument("--max-train-iter", type=positive_int, default=None, help="train-iteration budget of each run")
+    parser.add_argument("--max-env-step", type=budget_int, default=None, help="env-step budget of each run")
+    parser.add_argument("--max-train-iter", type=budget_int, default=None, help="train-iteration budget of each run")
     parser.add_argument("--exp-name", default=None, help="sweep folder (default <config exp_name>_sweep)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="a config value of every trial (repeatable)")

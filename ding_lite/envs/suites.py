@@ -14,6 +14,7 @@ import numpy as np
 from ding_lite.envs.gym_env import check_env_id
 from ding_lite.errors import ConfigError
 from ding_lite.registry import ENV_REGISTRY
+from ding_lite.utils.log import setup_console_logging
 
 
 def require(module: str, extra: str, env_type: str) -> Any:
@@ -179,28 +180,94 @@ class AtariEnv:
 @ENV_REGISTRY.register("mujoco")
 class MujocoEnv:
     """A MuJoCo task through gymnasium[mujoco]: ``env=dict(type='mujoco', env_id='Hopper-v4')``; extra ``[mujoco]``.
-    Observations are float32 (gymnasium gives float64; envpool float64 too, but the models run in float32)."""
+    Observations are float32 (gymnasium gives float64; envpool float64 too, but the models run in float32).
+
+    DI-engine's MuJoCo env keys are read too: its ``-v2`` / ``-v3`` ids (mujoco-py, which gymnasium no longer builds)
+    run as ``-v4``, the same model and reward on the maintained ``mujoco`` bindings; ``use_act_scale`` and
+    ``delay_reward_step`` do what they do there."""
 
     config: dict[str, Any] = dict(
-        env_id=None,  # gymnasium id, e.g. 'Hopper-v4', 'HalfCheetah-v4'
+        env_id=None,  # gymnasium id, e.g. 'Hopper-v4', 'HalfCheetah-v4' (DI-engine's 'Hopper-v3' runs as 'Hopper-v4')
         kwargs={},  # extra keyword arguments for gymnasium.make
         max_episode_steps=None,  # override the id's time limit (None: keep 1000)
+        use_act_scale=False,  # take actions in [-1, 1], scaled to the env's bounds (DI-engine's key)
+        delay_reward_step=0,  # give the summed rewards every this many steps and at the end (0: each step; DI-engine's)
+        norm_obs=dict(use_norm=False),  # DI-engine's key; only False here (PPO: policy.model.obs_norm=True)
+        norm_reward=dict(use_norm=False),  # DI-engine's key; only False here (PPO: policy.collect.reward_scale=True)
     )
 
     def __new__(cls, cfg: Mapping[str, Any]) -> gym.Env:  # type: ignore[misc]
-        cls.check_config(cfg)
+        cls._check(cfg)
         cfg = {**cls.config, **cfg}  # an env section built outside compile_config lacks the defaults
         extra = {} if cfg.get("max_episode_steps") is None else {"max_episode_steps": int(cfg["max_episode_steps"])}
-        env = _make(str(cfg["env_id"]), cfg, **extra)
+        env = _make(mujoco_id(cfg["env_id"]), cfg, **extra)
+        if cfg["use_act_scale"]:
+            env = gym.wrappers.RescaleAction(env, np.float32(-1.0), np.float32(1.0))
+        if int(cfg["delay_reward_step"]) > 1:
+            env = DelayedReward(env, int(cfg["delay_reward_step"]))
         return gym.wrappers.TransformObservation(
             env, lambda obs: obs.astype(np.float32),
             gym.spaces.Box(-np.inf, np.inf, env.observation_space.shape, np.float32))
 
     @classmethod
     def check_config(cls, cfg: Mapping[str, Any]) -> None:
-        """Fail early on a missing mujoco package or an unknown id."""
+        """Fail early on a missing mujoco package, an unknown id or a DI-engine setting not offered here; say which
+        id runs where DI-engine's names another (once, before the envs are built)."""
+        cls._check(cfg)
+        env_id = cfg.get("env_id")
+        if mujoco_id(env_id) != env_id:
+            setup_console_logging().info("note: env.env_id='%s' runs as '%s' (the same task on the mujoco bindings; "
+                                         "gymnasium builds %s only with the retired mujoco-py)", env_id,
+                                         mujoco_id(env_id), env_id)
+
+    @classmethod
+    def _check(cls, cfg: Mapping[str, Any]) -> None:
         require("mujoco", "mujoco", "mujoco")
-        check_env_id(cfg.get("env_id"))
+        env_id = cfg.get("env_id")
+        check_env_id(mujoco_id(env_id) if env_id else env_id)
+        for key, instead in (("norm_obs", "policy.model.obs_norm=True"),
+                             ("norm_reward", "policy.collect.reward_scale=True")):
+            section = cfg.get(key)
+            if isinstance(section, Mapping) and section.get("use_norm"):
+                raise ConfigError(f"env.{key}.use_norm=True (DI-engine's normalising wrapper) is not offered by env "
+                                  f"type 'mujoco'; PPO normalises in the policy instead: {instead}")
+        delay = cfg.get("delay_reward_step", 0)
+        if isinstance(delay, bool) or not isinstance(delay, int) or delay < 0:
+            raise ConfigError(f"env.delay_reward_step must be an int >= 0, got {delay!r}")
+
+
+# DI-engine's MuJoCo ids run on mujoco-py, which gymnasium 1.x no longer builds; -v4 is the same model and reward
+def mujoco_id(env_id: Any) -> str:
+    """gymnasium's id for ``env_id``: DI-engine's ``Name-v2`` / ``Name-v3`` become ``Name-v4`` where that exists."""
+    name, _, version = str(env_id).rpartition("-v")
+    if version in ("2", "3") and f"{name}-v4" in gym.registry:
+        return f"{name}-v4"
+    return str(env_id)
+
+
+class DelayedReward(gym.Wrapper):
+    """Rewards held back and given as their sum every ``every`` steps and at the episode's end (terminated or
+    truncated); 0 at the steps between (DI-engine's ``delay_reward_step``)."""
+
+    def __init__(self, env: gym.Env, every: int) -> None:
+        super().__init__(env)
+        self._every = every
+        self._held = 0.0
+        self._steps = 0
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict]:
+        self._held, self._steps = 0.0, 0
+        return self.env.reset(**kwargs)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._held += float(reward)
+        self._steps += 1
+        if terminated or truncated or self._steps >= self._every:
+            reward, self._held, self._steps = self._held, 0.0, 0
+        else:
+            reward = 0.0
+        return obs, reward, terminated, truncated, info
 
 
 @ENV_REGISTRY.register("minigrid")

@@ -22,7 +22,15 @@ def seed_arg(text: str) -> int:
 
 
 def positive_int(text: str) -> int:
-    """A budget or a count (``--max-env-step``, ``--max-train-iter``, ``--n-episode``): an int of at least 1."""
+    """A count (``--n-episode``, ``--num-samples``): an int of at least 1."""
+    value = int_arg(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def budget_int(text: str) -> int:
+    """A budget (``--max-env-step``, ``--max-train-iter``): an int of at least 1; no flag means no limit."""
     value = int_arg(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1 (leave it out for no limit), got {value}")

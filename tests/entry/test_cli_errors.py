@@ -184,6 +184,8 @@ IN_PROCESS = {**{case: CASES[case] for case in CASES if case not in IN_SUBPROCES
     "negative train-iteration budget": (lambda d: ["-c", DQN, "--max-train-iter", "-1"],
                                         "argument --max-train-iter: must be at least 1 (leave it out for no limit), "
                                         "got -1"),
+    "no episodes to evaluate": (lambda d: ["-m", "eval", "-c", DQN, "--n-episode", "0"],
+                                "argument --n-episode: must be at least 1, got 0"),
     "config calls sys.exit": (lambda d: ["-c", _write(d, "cfg.py", "import sys\nsys.exit(3)\n")],
                               "config file cfg.py called sys.exit(3) while being read"),
     "checkpoint of another net": (lambda d: ["-c", DQN, "--load-ckpt", _narrow_dqn_checkpoint(d)],

@@ -1,0 +1,155 @@
+"""DI-engine's own MuJoCo and Atari configs (tests/di_engine_configs/, the package renamed) compile here without an
+unknown-key warning, their DI-engine keys and buffer types are honoured, and they train (docs/coming_from_di_engine.md).
+"""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from conftest import run_cli
+
+from ding_lite.build import build, build_env_managers, load_config
+from ding_lite.config.compile import compile_config, ignored_keys
+from ding_lite.envs.gym_env import build_env
+from ding_lite.envs.suites import DelayedReward, mujoco_id
+from ding_lite.errors import ConfigError
+
+pytestmark = pytest.mark.unittest
+
+CONFIGS = Path(__file__).resolve().parents[1] / "di_engine_configs"
+SUITE_CONFIGS = ["hopper_sac_config.py", "halfcheetah_td3_config.py", "pong_dqn_config.py"]
+
+
+@pytest.mark.parametrize("name", SUITE_CONFIGS)
+def test_di_engine_suite_config_compiles_without_unknown_keys(name: str, caplog) -> None:
+    with caplog.at_level(logging.INFO, logger="ding_lite"):
+        cfg = load_config(CONFIGS / name, strict=True)  # an unknown key would raise
+    assert ignored_keys(cfg) == []
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert cfg.policy.other.replay_buffer.type == "uniform"  # DI-engine's 'naive', and its default without priority
+
+
+def test_hopper_sac_config_keys_are_honoured(caplog) -> None:
+    with caplog.at_level(logging.INFO, logger="ding_lite"):
+        cfg = load_config(CONFIGS / "hopper_sac_config.py", seed=0)
+    assert cfg.env.env_id == "Hopper-v3" and cfg.env.use_act_scale
+    assert cfg.policy.learning_starts == 10000 and not cfg.policy.learn.auto_alpha
+    env = build_env(cfg.env)
+    try:
+        assert env.spec is not None and env.spec.id == "Hopper-v4"  # v3's task on the maintained bindings
+        assert env.observation_space.shape == (11,) and env.action_space.shape == (3,)
+    finally:
+        env.close()
+    collector_env, evaluator_env = build_env_managers(cfg, seed=0)
+    with collector_env, evaluator_env:
+        policy = build(cfg, "policy")
+    assert [m.out_features for m in policy._model.actor.modules() if hasattr(m, "out_features")][0] == 256
+    lrs = {name: [g["lr"] for g in opt.param_groups] for name, opt in policy._optimizers.items()}
+    assert lrs == {"critic": [0.001], "actor": [0.001]}  # learning_rate_q, _policy; no temperature step (auto_alpha)
+
+
+def test_halfcheetah_td3_config_keys_are_honoured() -> None:
+    cfg = load_config(CONFIGS / "halfcheetah_td3_config.py", seed=0)
+    assert cfg.policy.learning_starts == 25000 and cfg.policy.learn.ignore_done
+    assert cfg.policy.learn.actor_update_freq == 2 and cfg.policy.collect.noise_sigma == 0.1
+
+
+def test_pong_dqn_config_keys_are_honoured() -> None:
+    cfg = load_config(CONFIGS / "pong_dqn_config.py", seed=0)
+    assert cfg.env.type == "atari" and cfg.env.stack_num == 4  # DI-engine's frame_stack
+    assert cfg.policy.nstep == 3 and cfg.policy.other.eps.decay == 250000
+
+
+@pytest.mark.parametrize(("buffer", "priority", "expected"), [
+    (None, False, "uniform"), (None, True, "prioritized"),  # DI-engine's default buffer follows policy.priority
+    ("priority", False, "uniform"), ("advanced", True, "prioritized"),
+    ("naive", True, "uniform"),  # DI-engine's naive buffer never samples by priority
+    ("uniform", True, "uniform"), ("prioritized", False, "prioritized"),  # ding_lite's names stand
+])
+def test_di_engine_buffer_types(buffer: str | None, priority: bool, expected: str) -> None:
+    main = dict(env=dict(env_id="CartPole-v1"), policy=dict(type="dqn", priority=priority))
+    create = {} if buffer is None else dict(replay_buffer=dict(type=buffer))
+    cfg = compile_config(main, create)
+    assert cfg.policy.other.replay_buffer.type == expected
+    assert type(build(cfg, "policy.other.replay_buffer")).__name__ == \
+        {"uniform": "UniformBuffer", "prioritized": "PrioritizedBuffer"}[expected]
+
+
+def test_an_on_policy_policy_gets_no_buffer_from_priority() -> None:
+    cfg = compile_config(dict(env=dict(env_id="CartPole-v1"), policy=dict(type="ppo", priority=True)))
+    assert "replay_buffer" not in cfg.policy.get("other", {})
+
+
+def test_mujoco_ids_of_di_engine() -> None:
+    assert mujoco_id("Hopper-v3") == "Hopper-v4" and mujoco_id("HalfCheetah-v2") == "HalfCheetah-v4"
+    assert mujoco_id("Hopper-v4") == "Hopper-v4" and mujoco_id("Hopper-v5") == "Hopper-v5"
+    assert mujoco_id("CartPole-v1") == "CartPole-v1"
+
+
+def test_use_act_scale_maps_unit_actions_to_the_bounds() -> None:
+    # InvertedPendulum's force is in [-3, 3]: with use_act_scale the env takes [-1, 1] and scales it
+    env = build_env(dict(type="mujoco", env_id="InvertedPendulum-v4", use_act_scale=True))
+    plain = build_env(dict(type="mujoco", env_id="InvertedPendulum-v4"))
+    try:
+        assert env.action_space.low.tolist() == [-1.0] and env.action_space.high.tolist() == [1.0]
+        assert plain.action_space.high.tolist() == [3.0]
+        env.reset(seed=3)
+        plain.reset(seed=3)
+        for unit in (0.5, -1.0, 0.25):
+            scaled = env.step(np.array([unit], np.float32))[0]
+            direct = plain.step(np.array([3.0 * unit], np.float32))[0]
+            np.testing.assert_allclose(scaled, direct, rtol=1e-6)
+    finally:
+        env.close()
+        plain.close()
+
+
+class _Counting(gym.Env):
+    """Rewards 1, 2, 3, ...; the episode terminates at step ``length``."""
+
+    observation_space = gym.spaces.Box(-1, 1, (1,), np.float32)
+    action_space = gym.spaces.Box(-1, 1, (1,), np.float32)
+
+    def __init__(self, length: int) -> None:
+        self.length, self.t = length, 0
+
+    def reset(self, *, seed=None, options=None):
+        self.t = 0
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        return np.zeros(1, np.float32), float(self.t), self.t >= self.length, False, {}
+
+
+def test_delayed_reward_sums_every_n_steps_and_at_the_end() -> None:
+    env = DelayedReward(_Counting(length=5), every=2)
+    env.reset()
+    rewards = [env.step(np.zeros(1, np.float32))[1] for _ in range(5)]
+    assert rewards == [0.0, 3.0, 0.0, 7.0, 5.0]  # 1+2, 3+4, and the last step's 5 at the episode's end
+    env.reset()  # a new episode holds nothing back from the last
+    assert [env.step(np.zeros(1, np.float32))[1] for _ in range(2)] == [0.0, 3.0]
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("norm_obs", dict(use_norm=True), "env.norm_obs.use_norm=True (DI-engine's normalising wrapper) is not offered"),
+    ("norm_reward", dict(use_norm=True), "env.norm_reward.use_norm=True"),
+    ("delay_reward_step", -1, "env.delay_reward_step must be an int >= 0, got -1"),
+])
+def test_di_engine_mujoco_settings_not_offered_are_config_errors(key: str, value: object, message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        build_env(dict(type="mujoco", env_id="Hopper-v3", **{key: value}))
+
+
+def test_di_engine_hopper_sac_config_trains_unchanged(tmp_path: Path) -> None:
+    proc = run_cli("-m", "serial", "-c", str(CONFIGS / "hopper_sac_config.py"), "--max-env-step", "600",
+                   "--set", "policy.random_collect_size=300", "--exp-name", "exp", "--no-progress", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning" not in proc.stderr.lower(), proc.stderr
+    assert "env.env_id='Hopper-v3' runs as 'Hopper-v4'" in proc.stderr
+    result = json.loads((tmp_path / "exp" / "result.json").read_text())
+    assert result["train_iter"] > 0 and result["env_step"] >= 600
