@@ -40,6 +40,8 @@ NO_EFFECT: dict[str, str] = {
     "policy.priority": "this policy reports no priorities to a replay buffer",
     "policy.learn.reparameterization": "the actor's gradient is always the reparameterised one here",
     "policy.command": "DI-engine's commander section; exploration schedules are policy.other.eps here",
+    "policy.learn.update_per_collect": "each collect is learned in epoch_per_collect passes (DI-engine's on-policy "
+                                       "PPO does not read it either)",
     "policy.priority_IS_weight": "the 'prioritized' buffer's importance weights are always applied",
 }
 
@@ -73,10 +75,53 @@ def resolve_di_engine_keys(user: dict[str, Any], defaults: Mapping[str, Any]) ->
                 raise ConfigError(f"config keys '{alias}'={value!r} (DI-engine's) and '{target}'="
                                   f"{_get(user, target)!r} name the same setting with different values: keep one")
             _set(user, target, value)
+    _resolve_grad_clip_type(user, defaults)
+    _resolve_activation_module(user)
     for path, why in NO_EFFECT.items():
         if _has(user, path) and not _has(defaults, path):
             _pop(user, path)
             setup_console_logging().info("note: DI-engine config key '%s' has no effect here: %s", path, why)
+
+
+GRAD_CLIP_TYPE = "policy.learn.grad_clip_type"
+GRAD_CLIP_VALUE = "policy.learn.grad_clip_value"
+
+
+def _resolve_grad_clip_type(user: dict[str, Any], defaults: Mapping[str, Any]) -> None:
+    """DI-engine's ``learn.grad_clip_type``: 'clip_norm' is what ``grad_clip_value`` does here (the global gradient
+    norm); None clips nothing, so ``grad_clip_value`` becomes None; any other kind is a :class:`ConfigError`.
+    """
+    if not _has(user, GRAD_CLIP_TYPE) or _has(defaults, GRAD_CLIP_TYPE) or not _has(defaults, GRAD_CLIP_VALUE):
+        return
+    kind = _pop(user, GRAD_CLIP_TYPE)
+    if kind is None:
+        _set(user, GRAD_CLIP_VALUE, None)
+        why = "no gradient clip: policy.learn.grad_clip_value=None"
+    elif kind == "clip_norm":
+        why = "policy.learn.grad_clip_value clips the global gradient norm"
+    else:
+        raise ConfigError(f"policy.learn.grad_clip_type={kind!r} (DI-engine's) is not offered here: "
+                          f"policy.learn.grad_clip_value clips the global gradient norm, DI-engine's 'clip_norm' "
+                          f"(set grad_clip_type='clip_norm', or None for no clip)")
+    setup_console_logging().info("note: DI-engine config key '%s'=%r: %s", GRAD_CLIP_TYPE, kind, why)
+
+
+def _resolve_activation_module(user: dict[str, Any]) -> None:
+    """DI-engine's ``model.activation=nn.Tanh()`` (a module) is the activation's name here (``'tanh'``)."""
+    import torch.nn as nn
+
+    from ding_lite.model.common import ACTIVATIONS
+
+    path = "policy.model.activation"
+    module = _get(user, path) if _has(user, path) else None
+    if not isinstance(module, nn.Module):
+        return
+    names = [name for name, cls in ACTIVATIONS.items() if type(module) is cls]
+    if not names:
+        raise ConfigError(f"{path}={module!r} is not an activation offered here; known: "
+                          f"{', '.join(f'{cls.__name__}() or {name!r}' for name, cls in ACTIVATIONS.items())}")
+    _set(user, path, names[0])
+    setup_console_logging().info("note: %s=%r is the activation '%s'", path, module, names[0])
 
 
 def _has(tree: Mapping[str, Any], path: str) -> bool:

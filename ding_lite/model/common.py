@@ -140,13 +140,14 @@ def mlp(in_size: int, hidden_sizes: Sequence[int], act: str = "relu", out_size: 
 
 def head_trunk(in_size: int, hidden_size: int | None, layer_num: int, act: str, name: str) -> tuple[nn.Module, int]:
     """DI-engine's head layers: ``layer_num`` Linear+activation layers of ``hidden_size`` between an encoder and its
-    output layer (``hidden_size`` None: none, an identity). Returns the module and its output width."""
-    if hidden_size is None:
-        return nn.Identity(), in_size
-    if int(layer_num) < 1 or int(hidden_size) < 1:
-        prefix = f"model.{name}_" if name else "model."
-        raise ConfigError(f"{prefix}head_hidden_size and {prefix}head_layer_num must be at least 1, got "
+    output layer (``hidden_size`` None or ``layer_num`` 0: none, an identity, as DI-engine's heads with
+    ``layer_num=0``). Returns the module and its output width."""
+    prefix = f"model.{name}_" if name else "model."
+    if int(layer_num) < 0 or (hidden_size is not None and int(hidden_size) < 1):
+        raise ConfigError(f"{prefix}head_hidden_size must be at least 1 and {prefix}head_layer_num at least 0, got "
                           f"{hidden_size!r} and {layer_num!r}")
+    if hidden_size is None or int(layer_num) == 0:
+        return nn.Identity(), in_size
     layers: list[nn.Module] = []
     size = in_size
     for _ in range(int(layer_num)):
@@ -170,12 +171,14 @@ def last_size(in_size: int, hidden_sizes: Sequence[int]) -> int:
 # ---- actor heads shared by the actor-critic templates (VAC, the EPPO members) ----------------------------------
 def actor_settings(cfg: Mapping[str, Any]) -> tuple[bool, bool]:
     """``(continuous, fixed_sigma)`` of a model section, checked: ``action_space`` is 'discrete' or 'continuous',
-    ``sigma_type`` 'fixed' (state-independent log-std) or 'conditioned' (a log-std head)."""
+    ``sigma_type`` 'fixed' (a learned state-independent log-std; DI-engine calls it 'independent', also accepted) or
+    'conditioned' (a log-std head)."""
     if cfg["action_space"] not in ("discrete", "continuous"):
         raise ConfigError(f"model.action_space must be 'discrete' or 'continuous', got {cfg['action_space']!r}")
-    if cfg["sigma_type"] not in ("fixed", "conditioned"):
-        raise ConfigError(f"model.sigma_type must be 'fixed' or 'conditioned', got {cfg['sigma_type']!r}")
-    return cfg["action_space"] == "continuous", cfg["sigma_type"] == "fixed"
+    if cfg["sigma_type"] not in ("fixed", "independent", "conditioned"):
+        raise ConfigError(f"model.sigma_type must be 'fixed' (or DI-engine's name for it, 'independent') or "
+                          f"'conditioned', got {cfg['sigma_type']!r}")
+    return cfg["action_space"] == "continuous", cfg["sigma_type"] != "conditioned"
 
 
 def add_log_std(module: nn.Module, size: int, act_size: int, cfg: Mapping[str, Any]) -> None:

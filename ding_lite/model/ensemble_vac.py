@@ -70,7 +70,7 @@ class EnsembleVAC(nn.Module):
         image_scale=1.0 / 255.0,  # image observations are multiplied by this inside the model (uint8 frames)
         conv_layers=None,  # the conv stack, [[out_channels, kernel, stride(, padding)], ...]; None: from the frame size
         activation="tanh",  # hidden-layer activation: relu, tanh, elu, gelu or silu
-        sigma_type="fixed",  # continuous: 'fixed' (state-independent log-std parameter) or 'conditioned'
+        sigma_type="fixed",  # continuous: 'fixed' (learned log-std; DI-engine: 'independent') or 'conditioned'
         init_log_std=0.0,  # continuous: initial log standard deviation
     )
 

@@ -82,8 +82,9 @@ class VAC(nn.Module):
         critic_head_hidden_size=None,  # DI-engine's critic head: hidden layers of this width (None: none)
         critic_head_layer_num=1,  # number of those critic head layers
         activation="tanh",  # hidden-layer activation: relu, tanh, elu, gelu or silu
-        sigma_type="fixed",  # continuous: 'fixed' (state-independent log-std parameter) or 'conditioned'
+        sigma_type="fixed",  # continuous: 'fixed' (learned log-std; DI-engine: 'independent') or 'conditioned'
         init_log_std=0.0,  # continuous: initial log standard deviation
+        bound_type=None,  # continuous: 'tanh' bounds the Gaussian's mean to [-1, 1] (DI-engine's key); None: unbounded
         obs_norm=False,  # normalise observations by running statistics kept in the model (MuJoCo; not images)
         obs_norm_clip=10.0,  # bound of the normalised observations
         ortho_init=True,  # orthogonal init (sqrt 2 hidden, 0.01 actor head, 1 critic head); False: PyTorch's default
@@ -102,7 +103,12 @@ class VAC(nn.Module):
                                                   cfg["activation"], "actor")
         self.critic_trunk, critic_size = head_trunk(size, cfg["critic_head_hidden_size"],
                                                     cfg["critic_head_layer_num"], cfg["activation"], "critic")
-        self.actor_head = ortho_init(nn.Linear(actor_size, act_size), 0.01)
+        self.actor_head: nn.Module = ortho_init(nn.Linear(actor_size, act_size), 0.01)
+        bound = cfg.get("bound_type")
+        if bound not in (None, "tanh"):
+            raise ConfigError(f"model.bound_type must be None or 'tanh', got {bound!r}")
+        if bound == "tanh" and self.continuous:  # the mean through tanh, as DI-engine's bounded Gaussian head
+            self.actor_head = nn.Sequential(self.actor_head, nn.Tanh())
         self.critic_head = ortho_init(nn.Linear(critic_size, 1), 1.0)
         add_log_std(self, actor_size, act_size, cfg)
         # the collect mode updates the statistics as observations arrive; they travel with the weights as buffers

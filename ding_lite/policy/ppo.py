@@ -28,6 +28,7 @@ from ding_lite.data.keys import (
     VALUE,
 )
 from ding_lite.data.rollout import episode_ends, valid_transitions
+from ding_lite.errors import ConfigError
 from ding_lite.model.normalizer import obs_normalizers
 from ding_lite.policy.base_policy import resolve_discount_factor
 from ding_lite.policy.on_policy import Log, OnPolicyPolicy
@@ -37,7 +38,7 @@ from ding_lite.registry import POLICY_REGISTRY
 from ding_lite.rl_utils.distributions import CategoricalLogits, DiagGaussian
 from ding_lite.rl_utils.gae import gae
 from ding_lite.rl_utils.masks import apply_action_mask, split_action_mask
-from ding_lite.rl_utils.normalize import RewardScaler, linear_lr_decay
+from ding_lite.rl_utils.normalize import RewardScaler, linear_lr_decay, per_collect_lr_decay
 from ding_lite.rl_utils.ppo import normalize_advantage_per_minibatch, ppo_policy_loss, ppo_value_loss, ratio_stats
 from ding_lite.rl_utils.running_stats import RunningMeanStd
 
@@ -80,6 +81,7 @@ class PPOPolicy(OnPolicyPolicy):
             value_norm=False,  # learn values of returns normalised by running statistics
             grad_clip_value=0.5,  # global gradient-norm clip (None: off)
             lr_decay_iter=None,  # anneal the learning rate linearly to 0 over this many gradient steps (None: off)
+            lr_scheduler=None,  # DI-engine's dict(epoch_num=E, min_lr_lambda=m): lowered per collect to m x in E
             ignore_done=False,  # treat terminations as truncations
         ),
         collect=dict(
@@ -122,7 +124,14 @@ class PPOPolicy(OnPolicyPolicy):
     def _init_learn(self) -> None:
         self._optimizer = adam(self._model.parameters(), lr=self.cfg["learn"]["learning_rate"], eps=1e-5)
         self._learn_state["optimizer"] = self._optimizer
-        self._lr_schedule = linear_lr_decay(self._optimizer, self.cfg["learn"]["lr_decay_iter"])
+        learn = self.cfg["learn"]
+        if learn["lr_decay_iter"] is not None and learn["lr_scheduler"] is not None:
+            raise ConfigError("policy.learn.lr_decay_iter and policy.learn.lr_scheduler (DI-engine's) both set a "
+                              "learning-rate schedule: keep one")
+        # lr_decay_iter steps once per gradient step, DI-engine's lr_scheduler once per collect
+        self._lr_per_collect = learn["lr_scheduler"] is not None
+        self._lr_schedule = per_collect_lr_decay(self._optimizer, learn["lr_scheduler"]) if self._lr_per_collect \
+            else linear_lr_decay(self._optimizer, learn["lr_decay_iter"])
         if self._lr_schedule is not None:
             self._learn_state["lr_schedule"] = self._lr_schedule
         self._learn_state["value_stats"] = self._value_stats
@@ -162,9 +171,9 @@ class PPOPolicy(OnPolicyPolicy):
         return {**log, LOG_RATIO: log_ratio}
 
     def _end_update(self, logs: list[Log]) -> list[Log]:
-        """After learning on a collect: the learning rate anneals by its gradient steps."""
+        """After learning on a collect: the learning rate anneals by its gradient steps (or by one collect)."""
         if self._lr_schedule is not None:
-            for _ in logs:
+            for _ in logs[:1] if self._lr_per_collect else logs:
                 self._lr_schedule.step()
         return deferred_ratio_stats(logs, float(self.cfg["learn"]["clip_ratio"]))
 

@@ -4,8 +4,13 @@ of the discounted return, then clipped; applied to time-major (T, N) rollouts, s
 carries over from one rollout to the next) and learning-rate annealing (detail 4)."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import torch
+
+from ding_lite.errors import ConfigError
 
 
 class RewardScaler:
@@ -88,3 +93,22 @@ def linear_lr_decay(optimizer: torch.optim.Optimizer, n_iter: int | None) -> tor
         return None
     total = max(int(n_iter), 1)
     return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: max(1.0 - step / total, 0.0))
+
+
+def per_collect_lr_decay(optimizer: torch.optim.Optimizer,
+                         schedule: Mapping[str, Any] | None) -> torch.optim.lr_scheduler.LambdaLR | None:
+    """DI-engine's PPO ``learn.lr_scheduler=dict(epoch_num=E, min_lr_lambda=m)``: stepped once per collect, so that
+    after k collects the learning rate is its value times ``max(1 - k (1 - m) / E, m)``; None for ``schedule=None``.
+    """
+    if schedule is None:
+        return None
+    if not isinstance(schedule, Mapping) or set(schedule) != {"epoch_num", "min_lr_lambda"}:
+        raise ConfigError(f"policy.learn.lr_scheduler must be dict(epoch_num=E, min_lr_lambda=m) (DI-engine's keys), "
+                          f"got {schedule!r}")
+    epochs, floor = schedule["epoch_num"], schedule["min_lr_lambda"]
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ConfigError(f"policy.learn.lr_scheduler.epoch_num must be an int >= 1 (collects), got {epochs!r}")
+    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 <= floor <= 1:
+        raise ConfigError(f"policy.learn.lr_scheduler.min_lr_lambda must be a number from 0 to 1, got {floor!r}")
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda k: max(1.0 - k * (1.0 - float(floor)) / epochs, float(floor)))

@@ -10,6 +10,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+import torch
 from conftest import run_cli
 
 from ding_lite.build import build, build_env_managers, load_config
@@ -21,7 +22,7 @@ from ding_lite.errors import ConfigError
 pytestmark = pytest.mark.unittest
 
 CONFIGS = Path(__file__).resolve().parents[1] / "di_engine_configs"
-SUITE_CONFIGS = ["hopper_sac_config.py", "halfcheetah_td3_config.py", "pong_dqn_config.py"]
+SUITE_CONFIGS = ["hopper_sac_config.py", "halfcheetah_td3_config.py", "pong_dqn_config.py", "hopper_onppo_config.py"]
 
 
 @pytest.mark.parametrize("name", SUITE_CONFIGS)
@@ -30,7 +31,8 @@ def test_di_engine_suite_config_compiles_without_unknown_keys(name: str, caplog)
         cfg = load_config(CONFIGS / name, strict=True)  # an unknown key would raise
     assert ignored_keys(cfg) == []
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
-    assert cfg.policy.other.replay_buffer.type == "uniform"  # DI-engine's 'naive', and its default without priority
+    if not cfg.policy.on_policy:  # DI-engine's 'naive', and its default buffer without priority
+        assert cfg.policy.other.replay_buffer.type == "uniform"
 
 
 def test_hopper_sac_config_keys_are_honoured(caplog) -> None:
@@ -62,6 +64,98 @@ def test_pong_dqn_config_keys_are_honoured() -> None:
     cfg = load_config(CONFIGS / "pong_dqn_config.py", seed=0)
     assert cfg.env.type == "atari" and cfg.env.stack_num == 4  # DI-engine's frame_stack
     assert cfg.policy.nstep == 3 and cfg.policy.other.eps.decay == 250000
+
+
+def test_hopper_onppo_config_keys_are_honoured() -> None:
+    cfg = load_config(CONFIGS / "hopper_onppo_config.py", seed=0)
+    assert cfg.policy.model.activation == "tanh"  # nn.Tanh()
+    assert cfg.policy.learn.grad_clip_value == 0.5  # grad_clip_type='clip_norm'
+    collector_env, evaluator_env = build_env_managers(cfg, seed=0)
+    with collector_env, evaluator_env:
+        policy = build(cfg, "policy")
+        model = policy._model
+        assert isinstance(model.actor_trunk, torch.nn.Identity)  # actor_head_layer_num=0: no head layers
+        assert [m.out_features for m in model.critic_trunk.modules() if isinstance(m, torch.nn.Linear)] == [256, 256]
+        assert [type(m) for m in model.actor_encoder.modules() if isinstance(m, (torch.nn.Tanh, torch.nn.ReLU))] \
+            == [torch.nn.Tanh, torch.nn.Tanh]
+        with torch.no_grad():  # bound_type='tanh': the mean stays in [-1, 1] however large the head's output
+            model.actor_head[0].bias.fill_(50.0)
+            mu = model.compute_actor(torch.randn(16, 11))["mu"]
+        assert mu.shape == (16, 3) and (mu <= 1).all() and (mu > 0.99).all()
+
+
+def _ppo(**learn: object) -> object:
+    cfg = compile_config(dict(env=dict(env_id="CartPole-v1", collector_env_num=2, evaluator_env_num=1),
+                              policy=dict(type="ppo", learn=dict(epoch_per_collect=1, batch_size=32,
+                                                                 learning_rate=1e-3, **learn),
+                                          collect=dict(n_sample=64))))
+    collector_env, _ = build_env_managers(cfg, seed=0, evaluate=False)
+    return cfg, collector_env
+
+
+def test_di_engine_lr_scheduler_lowers_the_rate_once_per_collect() -> None:
+    # DI-engine: after k collects the rate is lr * max(1 - k (1 - m) / E, m); E = 4 collects, m = 0.5
+    cfg, collector_env = _ppo(lr_scheduler=dict(epoch_num=4, min_lr_lambda=0.5))
+    with collector_env:
+        policy = build(cfg, "policy")
+        collector = build(cfg, "policy.collect.collector", collector_env, policy.collect_mode)
+        rates = []
+        for _ in range(6):
+            logs = policy.learn_mode.forward(collector.collect(64)[0])
+            assert len(logs) == 2  # two gradient steps per collect, one step of the schedule
+            rates.append(policy._optimizer.param_groups[0]["lr"])
+    assert rates == pytest.approx([1e-3 * f for f in (0.875, 0.75, 0.625, 0.5, 0.5, 0.5)])
+
+
+@pytest.mark.parametrize(("schedule", "message"), [
+    (dict(epoch_num=0, min_lr_lambda=0), "lr_scheduler.epoch_num must be an int >= 1"),
+    (dict(epoch_num=10, min_lr_lambda=2), "lr_scheduler.min_lr_lambda must be a number from 0 to 1"),
+    (dict(epochs=10), "lr_scheduler must be dict\\(epoch_num=E, min_lr_lambda=m\\)"),
+])
+def test_bad_lr_scheduler_is_a_config_error(schedule: dict, message: str) -> None:
+    cfg, collector_env = _ppo(lr_scheduler=schedule)
+    with collector_env, pytest.raises(ConfigError, match=message):
+        build(cfg, "policy")
+
+
+def test_two_learning_rate_schedules_are_a_config_error() -> None:
+    cfg, collector_env = _ppo(lr_scheduler=dict(epoch_num=4, min_lr_lambda=0.0), lr_decay_iter=100)
+    with collector_env, pytest.raises(ConfigError, match="both set a learning-rate schedule"):
+        build(cfg, "policy")
+
+
+@pytest.mark.parametrize(("kind", "clip"), [("clip_norm", 0.5), (None, None)])
+def test_di_engine_grad_clip_type(kind: str | None, clip: float | None) -> None:
+    cfg = compile_config(dict(env=dict(env_id="CartPole-v1"),
+                              policy=dict(type="ppo", learn=dict(grad_clip_type=kind, grad_clip_value=0.5))))
+    assert cfg.policy.learn.grad_clip_value == clip and "grad_clip_type" not in cfg.policy.learn
+
+
+def test_a_grad_clip_type_not_offered_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="grad_clip_type='clip_value' \\(DI-engine's\\) is not offered"):
+        compile_config(dict(env=dict(env_id="CartPole-v1"),
+                            policy=dict(type="ppo", learn=dict(grad_clip_type="clip_value"))))
+
+
+@pytest.mark.parametrize(("module", "name"), [(torch.nn.ReLU(), "relu"), (torch.nn.Tanh(), "tanh")])
+def test_an_activation_module_is_its_name(module: torch.nn.Module, name: str) -> None:
+    cfg = compile_config(dict(env=dict(env_id="CartPole-v1"), policy=dict(type="ppo", model=dict(activation=module))))
+    assert cfg.policy.model.activation == name
+
+
+def test_an_activation_module_not_offered_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="policy.model.activation=Sigmoid\\(\\) is not an activation offered"):
+        compile_config(dict(env=dict(env_id="CartPole-v1"),
+                            policy=dict(type="ppo", model=dict(activation=torch.nn.Sigmoid()))))
+
+
+def test_di_engine_sigma_type_independent_is_the_learned_log_std() -> None:
+    cfg = compile_config(dict(env=dict(env_id="Pendulum-v1"),
+                              policy=dict(type="ppo", model=dict(sigma_type="independent"))))
+    collector_env, evaluator_env = build_env_managers(cfg, seed=0)
+    with collector_env, evaluator_env:
+        model = build(cfg, "policy")._model
+    assert model.fixed_sigma and model.log_std.requires_grad
 
 
 @pytest.mark.parametrize(("buffer", "priority", "expected"), [
