@@ -26,7 +26,7 @@ from ding_lite.utils.seed import SeedPlan
 
 logger = logging.getLogger("ding_lite")
 
-ConfigLike = Any  # a path, a (main, create) tuple, a raw main dict or a compiled EasyDict
+ConfigLike = Any  # a path, a (main, create) tuple or list, a raw main dict or a compiled EasyDict
 
 
 def load_config(config: ConfigLike, *, strict: bool = False, overrides: Iterable[str] = (),
@@ -45,12 +45,12 @@ def load_config(config: ConfigLike, *, strict: bool = False, overrides: Iterable
     if isinstance(config, (str, os.PathLike)):
         main, create = read_config(config)
         add_config_folder(Path(config).parent)  # its import_names may name modules next to it
-    elif isinstance(config, tuple):
+    elif isinstance(config, (tuple, list)) and len(config) == 2:  # DI-engine's __main__ blocks pass either
         main, create = config
     elif isinstance(config, Mapping):
         main, create = config, {}
     else:
-        raise ConfigError(f"a config must be a file path, a (main_config, create_config) tuple or a dict, got "
+        raise ConfigError(f"a config must be a file path, a (main_config, create_config) pair or a dict, got "
                           f"{type(config).__name__}")
     return compile_config(main, create, strict=strict, overrides=overrides, seed=seed)
 

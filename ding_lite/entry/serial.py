@@ -41,3 +41,7 @@ def serial_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None 
     options = RunOptions(seed, max_env_step, max_train_iter, exp_dir, resume, load_ckpt, strict, overrides, progress)
     with start_run(config, options) as run, RunParts.for_run(run, PlainEnv, LocalCollection) as parts:
         return run_training(run, parts)
+
+
+# DI-engine runs on-policy configs through serial_pipeline_onpolicy; here one serial pipeline runs both kinds
+serial_pipeline_onpolicy = serial_pipeline
