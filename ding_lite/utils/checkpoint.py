@@ -72,13 +72,20 @@ def checkpoint_iteration(path: Path, prefix: str) -> int | None:
 def latest_checkpoint(ckpt_dir: str | os.PathLike) -> Path | None:
     """The ``iteration_N.pth.tar`` or ``resume_N.pth.tar`` with the largest N in ``ckpt_dir`` (None if there is
     none; at equal N the ``iteration_`` one)."""
-    best: tuple[int, int, Path] | None = None
+    newest = resume_checkpoints(ckpt_dir)
+    return newest[0] if newest else None
+
+
+def resume_checkpoints(ckpt_dir: str | os.PathLike) -> list[Path]:
+    """Every ``iteration_N.pth.tar`` and ``resume_N.pth.tar`` in ``ckpt_dir``, newest (largest N) first; at equal N
+    the ``iteration_`` one first."""
+    found: list[tuple[int, int, Path]] = []
     for rank, prefix in enumerate(RESUME_PREFIXES):
         for p in Path(ckpt_dir).glob(f"{prefix}*{CKPT_SUFFIX}"):
             n = checkpoint_iteration(p, prefix)
-            if n is not None and (best is None or (n, -rank) > (best[0], best[1])):
-                best = (n, -rank, p)
-    return best[2] if best else None
+            if n is not None:
+                found.append((n, -rank, p))
+    return [p for _, _, p in sorted(found, key=lambda item: (item[0], item[1]), reverse=True)]
 
 
 def load_policy_weights(mode: Any, path: str | os.PathLike, state: dict[str, Any] | None = None, *,

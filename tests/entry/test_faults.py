@@ -191,3 +191,29 @@ def test_a_resumed_run_cuts_the_event_files_back_to_its_checkpoint(tmp_path: Pat
     assert drop_events_after(tmp_path, cut) == 1
     assert read_scalars(tmp_path).series["eval/return_mean"].steps == [10]
     assert drop_events_after(tmp_path, 0.0) == 2 and not list(tmp_path.iterdir())  # file opened after: removed
+
+
+def test_a_resume_skips_a_checkpoint_that_cannot_be_read(tmp_path: Path, monkeypatch, capsys) -> None:
+    """A newest checkpoint cut short (a copy of the folder that stopped, a disk error) is skipped with a warning
+    naming it, and the run goes on from the one before; with none readable, the newest one's error, in one line."""
+    from ding_lite.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    every = ["--set", "policy.learn.learner.hook.save_ckpt_after_iter=200"]
+    assert main(["-c", DQN, "--exp-name", "exp", "--max-train-iter", "450", *every, *QUICK]) == 0
+    ckpt = tmp_path / "exp" / "ckpt"
+    newest = latest_checkpoint(ckpt)
+    assert newest is not None and newest.name == "iteration_450.pth.tar"
+    newest.write_bytes(newest.read_bytes()[:1000])
+    capsys.readouterr()
+    assert main(["-c", DQN, "--exp-name", "exp", "--resume", "--max-train-iter", "500", *every, *QUICK]) == 0
+    err = capsys.readouterr().err
+    assert "warning: --resume skips exp/ckpt/iteration_450.pth.tar: cannot read checkpoint" in err, err
+    assert "loaded exp/ckpt/iteration_400.pth.tar (train_iter 400" in err, err
+    assert load_checkpoint(ckpt / "iteration_500.pth.tar")["train_iter"] == 500
+    for path in ckpt.glob("*.pth.tar"):
+        if path.name != "ckpt_best.pth.tar":
+            path.write_bytes(b"not a checkpoint")
+    code = main(["-c", DQN, "--exp-name", "exp", "--resume", "--max-train-iter", "600", *every, *QUICK])
+    _one_error_line(subprocess.CompletedProcess([], code, "", capsys.readouterr().err),
+                    "cannot read checkpoint exp/ckpt/iteration_500.pth.tar")
