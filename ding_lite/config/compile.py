@@ -9,7 +9,7 @@ from typing import Any
 
 from easydict import EasyDict
 
-from ding_lite.config.di_engine import di_engine_buffer_type, resolve_di_engine_keys
+from ding_lite.config.di_engine import BUFFER_SECTION, di_engine_type, resolve_di_engine_keys
 from ding_lite.config.ranges import check_ranges
 from ding_lite.config.reader import apply_overrides
 from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
@@ -172,7 +172,6 @@ def _policy_default_model(types: Mapping[str, str]) -> str:
     return POLICY_REGISTRY.get(types["policy"]).default_model()
 
 
-BUFFER_SECTION = "policy.other.replay_buffer"
 # Every component section, parents before their parts: where it sits, its registry, its default type, its defaults.
 COMPONENT_SECTIONS: tuple[ComponentSection, ...] = (
     ComponentSection("env", ENV_REGISTRY, ENV_SECTION_DEFAULTS["type"], _env_defaults),
@@ -193,9 +192,10 @@ POLICY_PART_DEFAULTS: dict[str, Any] = dict(
 )
 
 
-def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
+def component_defaults(user: dict[str, Any]) -> dict[str, Any]:
     """Defaults of every component the user's config names (importing its ``import_names`` first) and of every
-    registered top-level section (:data:`~ding_lite.registry.CONFIG_SECTION_REGISTRY`)."""
+    registered top-level section (:data:`~ding_lite.registry.CONFIG_SECTION_REGISTRY`). A type named by DI-engine's
+    name is renamed to ding_lite's in ``user`` (:func:`~ding_lite.config.di_engine.di_engine_type`)."""
     sections: dict[str, Mapping[str, Any]] = {}
     for component in COMPONENT_SECTIONS:  # every import first: a module may register a type another section names
         node = sections[component.path] = section_at(user, component.path)
@@ -209,11 +209,10 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
     for component in COMPONENT_SECTIONS:
         node = sections[component.path]
         default = component.default_type
-        types[component.path] = node.get("type") or (default(types) if callable(default) else str(default))
-        if component.path == BUFFER_SECTION:
-            if not node and tree["policy"].get("on_policy"):
-                continue  # an on-policy policy has no replay buffer unless the config asks for one
-            types[component.path] = _buffer_type(user, node, tree["policy"]) or types[component.path]
+        if component.path == BUFFER_SECTION and not node and tree["policy"].get("on_policy"):
+            continue  # an on-policy policy has no replay buffer unless the config asks for one
+        types[component.path] = _di_engine_type(user, component.path, node, tree.get("policy", {})) \
+            or node.get("type") or (default(types) if callable(default) else str(default))
         defaults = component.defaults(component.registry.get(types[component.path]), types[component.path])
         parent, _, name = component.path.rpartition(".")
         into = tree
@@ -226,14 +225,15 @@ def component_defaults(user: Mapping[str, Any]) -> dict[str, Any]:
     return deep_merge(TOP_LEVEL_DEFAULTS, {**top, **tree})
 
 
-def _buffer_type(user: Mapping[str, Any], node: Mapping[str, Any], policy_defaults: Mapping[str, Any]) -> str | None:
-    """The replay buffer type that DI-engine's buffer names and ``policy.priority`` ask for (None: as named), written
-    into the user's config so that it is what gets built and saved."""
+def _di_engine_type(user: dict[str, Any], path: str, node: Mapping[str, Any],
+                    policy_defaults: Mapping[str, Any]) -> str | None:
+    """The type that DI-engine's name for the section's component (and, for the replay buffer, ``policy.priority``)
+    asks for (None: as named), written into the user's config so that it is what gets built and saved."""
     priority = "priority" in policy_defaults and bool(user["policy"].get("priority", policy_defaults["priority"]))
-    mapped = di_engine_buffer_type(node.get("type"), priority)
+    mapped = di_engine_type(path, node.get("type"), priority)
     if mapped is not None:
-        section: dict[str, Any] = user["policy"]  # type: ignore[assignment]
-        for part in BUFFER_SECTION.split(".")[1:]:
+        section = user
+        for part in path.split("."):
             section = section.setdefault(part, {})
         section["type"] = mapped
     return mapped

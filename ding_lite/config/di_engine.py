@@ -46,21 +46,30 @@ NO_EFFECT: dict[str, str] = {
 }
 
 
-def di_engine_buffer_type(name: str | None, priority: bool) -> str | None:
-    """ding_lite's replay buffer type for DI-engine's buffer type ``name`` (None: the config names none) under the
-    policy's ``policy.priority``; None where the config's own name (or the default 'uniform') stands.
+BUFFER_SECTION = "policy.other.replay_buffer"
+# DI-engine's component type names that ding_lite spells otherwise: section -> {DI-engine's name: ding_lite's}
+TYPE_NAMES: dict[str, dict[str, str]] = {
+    "env.manager": {"env_pool": "envpool"},
+    BUFFER_SECTION: {"naive": "uniform", "deque": "uniform"},  # both sample uniformly, oldest out first
+}
 
-    DI-engine's 'naive' buffer samples uniformly. Its default buffer ('priority', also called 'advanced') samples by
-    the priorities the policy reports when ``policy.priority`` is on, and uniformly otherwise: so a config that turns
-    ``priority`` on and names no buffer gets prioritized replay, as it does in DI-engine."""
-    if name == "naive":
-        mapped = "uniform"
-    elif name in ("priority", "advanced") or (not name and priority):
+
+def di_engine_type(section: str, name: str | None, priority: bool) -> str | None:
+    """ding_lite's type for the component DI-engine names ``name`` in ``section`` (None: the config names none);
+    None where the config's own name (or the section's default) stands. ``priority``: the policy's
+    ``policy.priority``.
+
+    DI-engine's default replay buffer ('priority', also called 'advanced') samples by the priorities the policy
+    reports when ``policy.priority`` is on, and uniformly otherwise: so a config that turns ``priority`` on and names
+    no buffer gets prioritized replay, as it does in DI-engine."""
+    if section == BUFFER_SECTION and (name in ("priority", "advanced") or (not name and priority)):
         mapped = "prioritized" if priority else "uniform"
+        why = f"DI-engine's {f'{name!r}' if name else 'default'} buffer with policy.priority={priority}"
+    elif name in TYPE_NAMES.get(section, {}):
+        mapped, why = TYPE_NAMES[section][str(name)], f"DI-engine's {name!r}"
     else:
         return None
-    setup_console_logging().info("note: replay buffer type '%s' (DI-engine's %s with policy.priority=%s)", mapped,
-                                 f"'{name}'" if name else "default", priority)
+    setup_console_logging().info("note: %s.type is '%s' (%s)", section, mapped, why)
     return mapped
 
 
@@ -77,6 +86,8 @@ def resolve_di_engine_keys(user: dict[str, Any], defaults: Mapping[str, Any]) ->
             _set(user, target, value)
     _resolve_grad_clip_type(user, defaults)
     _resolve_activation_module(user)
+    _resolve_pretrained_kl(user, defaults)
+    _resolve_env_batch_sizes(user, defaults)
     for path, why in NO_EFFECT.items():
         if _has(user, path) and not _has(defaults, path):
             _pop(user, path)
@@ -104,6 +115,40 @@ def _resolve_grad_clip_type(user: dict[str, Any], defaults: Mapping[str, Any]) -
                           f"policy.learn.grad_clip_value clips the global gradient norm, DI-engine's 'clip_norm' "
                           f"(set grad_clip_type='clip_norm', or None for no clip)")
     setup_console_logging().info("note: DI-engine config key '%s'=%r: %s", GRAD_CLIP_TYPE, kind, why)
+
+
+KL_KEYS = ("policy.learn.kl_beta", "policy.learn.kl_type")
+PRETRAINED = "policy.learn.pretrained_model_path"
+
+
+def _resolve_pretrained_kl(user: dict[str, Any], defaults: Mapping[str, Any]) -> None:
+    """DI-engine's PPO KL term towards a pretrained policy (``kl_beta``, ``kl_type``) is off without
+    ``pretrained_model_path``: then the keys configure nothing; with a path it is a :class:`ConfigError`."""
+    if _has(defaults, PRETRAINED) or not any(_has(user, key) for key in (*KL_KEYS, PRETRAINED)):
+        return
+    path = _pop(user, PRETRAINED) if _has(user, PRETRAINED) else None
+    if path is not None:
+        raise ConfigError(f"{PRETRAINED}={path!r}: DI-engine's KL term towards a pretrained policy is not offered "
+                          f"here; PPO-DAPG (policy type 'ppo_dapg') learns from demonstrations instead")
+    for key in KL_KEYS:
+        if _has(user, key) and not _has(defaults, key):
+            _pop(user, key)
+    setup_console_logging().info("note: DI-engine config keys %s have no effect without %s (None here, as in "
+                                 "DI-engine)", ", ".join(KL_KEYS), PRETRAINED)
+
+
+def _resolve_env_batch_sizes(user: dict[str, Any], defaults: Mapping[str, Any]) -> None:
+    """DI-engine's envpool ``collector_batch_size`` / ``evaluator_batch_size``: equal to the env count it steps all
+    envs together, as ding_lite's managers always do; a smaller batch (DI-engine's asynchronous stepping) is noted."""
+    for role in ("collector", "evaluator"):
+        key, count = f"env.{role}_batch_size", f"env.{role}_env_num"
+        if not _has(user, key) or _has(defaults, key):
+            continue
+        batch = _pop(user, key)
+        envs = _get(user, count) if _has(user, count) else _get(defaults, count)
+        why = "all envs step together here" if batch == envs else \
+            f"all {envs} envs step together here (DI-engine steps the first {batch} ready ones asynchronously)"
+        setup_console_logging().info("note: DI-engine config key '%s'=%r: %s", key, batch, why)
 
 
 def _resolve_activation_module(user: dict[str, Any]) -> None:

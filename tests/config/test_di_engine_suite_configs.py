@@ -23,7 +23,7 @@ pytestmark = pytest.mark.unittest
 
 CONFIGS = Path(__file__).resolve().parents[1] / "di_engine_configs"
 SUITE_CONFIGS = ["hopper_sac_config.py", "halfcheetah_td3_config.py", "pong_dqn_config.py", "hopper_onppo_config.py",
-                 "pendulum_ppo_config.py"]
+                 "pendulum_ppo_config.py", "pong_ppo_config.py"]
 
 
 @pytest.mark.parametrize("name", SUITE_CONFIGS)
@@ -162,7 +162,7 @@ def test_di_engine_sigma_type_independent_is_the_learned_log_std() -> None:
 @pytest.mark.parametrize(("buffer", "priority", "expected"), [
     (None, False, "uniform"), (None, True, "prioritized"),  # DI-engine's default buffer follows policy.priority
     ("priority", False, "uniform"), ("advanced", True, "prioritized"),
-    ("naive", True, "uniform"),  # DI-engine's naive buffer never samples by priority
+    ("naive", True, "uniform"), ("deque", True, "uniform"),  # DI-engine's buffers that never sample by priority
     ("uniform", True, "uniform"), ("prioritized", False, "prioritized"),  # ding_lite's names stand
 ])
 def test_di_engine_buffer_types(buffer: str | None, priority: bool, expected: str) -> None:
@@ -273,3 +273,19 @@ def test_di_engine_main_block_form_runs(tmp_path: Path) -> None:
     result = serial_pipeline_onpolicy([config["main_config"], config["create_config"]], seed=0, max_env_step=100,
                                       exp_dir=tmp_path / "exp", progress=False)
     assert result["env_step"] >= 100 and (tmp_path / "exp" / "total_config.py").exists()
+
+
+def test_di_engine_envpool_manager_name() -> None:
+    main = dict(env=dict(type="envpool", env_id="CartPole-v1", collector_env_num=4, collector_batch_size=4),
+                policy=dict(type="dqn"))
+    cfg = compile_config(main, dict(env_manager=dict(type="env_pool")))
+    assert cfg.env.manager.type == "envpool" and "collector_batch_size" not in cfg.env
+
+
+def test_di_engine_pretrained_kl_keys() -> None:
+    learn = dict(kl_beta=0.01, kl_type="k1", pretrained_model_path=None)
+    cfg = compile_config(dict(env=dict(env_id="CartPole-v1"), policy=dict(type="ppo", learn=learn)), strict=True)
+    assert not {"kl_beta", "kl_type", "pretrained_model_path"} & set(cfg.policy.learn)
+    with pytest.raises(ConfigError, match="pretrained_model_path='p.pth': DI-engine's KL term .* is not offered"):
+        compile_config(dict(env=dict(env_id="CartPole-v1"),
+                            policy=dict(type="ppo", learn={**learn, "pretrained_model_path": "p.pth"})))
