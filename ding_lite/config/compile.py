@@ -9,7 +9,7 @@ from typing import Any
 
 from easydict import EasyDict
 
-from ding_lite.config.di_engine import BUFFER_SECTION, di_engine_type, resolve_di_engine_keys
+from ding_lite.config.di_engine import BUFFER_SECTION, di_engine_type, drop_built_in_imports, resolve_di_engine_keys
 from ding_lite.config.ranges import check_ranges
 from ding_lite.config.reader import apply_overrides
 from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
@@ -103,6 +103,7 @@ def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = N
     for section in ("env", "policy"):
         if not isinstance(user.get(section), Mapping):
             raise ConfigError(f"config has no '{section}' section: main_config needs {section}=dict(...)")
+    drop_built_in_imports(user)
     defaults = component_defaults(user)
     resolve_di_engine_keys(user, defaults)
     ignored = check_config(user, defaults, strict=strict)

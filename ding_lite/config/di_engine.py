@@ -23,6 +23,7 @@ ALIASES: tuple[tuple[str, str], ...] = (
     ("policy.learn.gae_lambda", "policy.collect.gae_lambda"),
     ("policy.random_collect_size", "policy.learning_starts"),  # SAC/TD3: env steps of random actions first
     ("env.frame_stack", "env.stack_num"),  # Atari: frames stacked into one observation
+    ("policy.unroll_len", "policy.collect.unroll_len"),  # ACER: DI-engine's latest configs set it at the top
 )
 
 # DI-engine's path -> why it configures nothing here
@@ -38,6 +39,11 @@ NO_EFFECT: dict[str, str] = {
     "policy.learn.learner.train_iterations": "the budget is --max-train-iter",
     "policy.learn.multi_gpu": "ding_lite trains on one device",
     "policy.priority": "this policy reports no priorities to a replay buffer",
+    "env.manager.reset_inplace": "envs are reset where they run (DI-engine's in-place reset is a shared-memory "
+                                 "detail)",
+    "policy.load_path": "-m eval and -m collect_demo take --load-ckpt (default: <exp_name>/ckpt/ckpt_best.pth.tar)",
+    "policy.learn.resume_training": "a checkpoint loaded by --load-ckpt or load_ckpt_before_run always continues its "
+                                    "env_step and train_iter here (DI-engine's resume_training=True)",
     "policy.learn.reparameterization": "the actor's gradient is always the reparameterised one here",
     "policy.command": "DI-engine's commander section; exploration schedules are policy.other.eps here",
     "policy.learn.update_per_collect": "each collect is learned in epoch_per_collect passes (DI-engine's on-policy "
@@ -52,6 +58,34 @@ TYPE_NAMES: dict[str, dict[str, str]] = {
     "env.manager": {"env_pool": "envpool"},
     BUFFER_SECTION: {"naive": "uniform", "deque": "uniform"},  # both sample uniformly, oldest out first
 }
+
+
+# DI-engine's modules (the package renamed) that hold a component ding_lite has built in: import_names entry -> why
+BUILT_IN_MODULES: dict[str, str] = {
+    "ding_lite.data.buffer.deque_buffer_wrapper": "DI-engine's 'deque' buffer is the built-in 'uniform'",
+}
+
+
+def drop_built_in_imports(user: dict[str, Any]) -> None:
+    """Remove from every ``import_names`` of ``user`` (in place) the DI-engine modules of :data:`BUILT_IN_MODULES`,
+    with a note: the package renamed, they name modules ding_lite does not have, for components it has."""
+    for node in _sections(user):
+        names = node.get("import_names")
+        if isinstance(names, (list, tuple)) and any(name in BUILT_IN_MODULES for name in names):
+            for name in names:
+                if name in BUILT_IN_MODULES:
+                    setup_console_logging().info("note: import_names entry '%s' is not needed: %s", name,
+                                                 BUILT_IN_MODULES[name])
+            node["import_names"] = [name for name in names if name not in BUILT_IN_MODULES]
+
+
+def _sections(tree: dict[str, Any]) -> list[dict[str, Any]]:
+    """``tree`` and every dict below it."""
+    found = [tree]
+    for value in tree.values():
+        if isinstance(value, dict):
+            found += _sections(value)
+    return found
 
 
 def di_engine_type(section: str, name: str | None, priority: bool) -> str | None:

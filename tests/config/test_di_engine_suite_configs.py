@@ -26,7 +26,10 @@ SUITE_CONFIGS = ["hopper_sac_config.py", "halfcheetah_td3_config.py", "pong_dqn_
                  "pendulum_ppo_config.py", "pong_ppo_config.py"]
 
 
-@pytest.mark.parametrize("name", SUITE_CONFIGS)
+LATEST = sorted(p.name for p in (CONFIGS / "latest").glob("*_config.py"))  # DI-engine's latest versions
+
+
+@pytest.mark.parametrize("name", SUITE_CONFIGS + [f"latest/{name}" for name in LATEST])
 def test_di_engine_suite_config_compiles_without_unknown_keys(name: str, caplog) -> None:
     with caplog.at_level(logging.INFO, logger="ding_lite"):
         cfg = load_config(CONFIGS / name, strict=True)  # an unknown key would raise
