@@ -38,6 +38,9 @@ NO_EFFECT: dict[str, str] = {
     "env.manager.cfg_type": "DI-engine's config bookkeeping",
     "policy.learn.learner.train_iterations": "the budget is --max-train-iter",
     "policy.learn.multi_gpu": "ding_lite trains on one device",
+    "policy.multi_gpu": "ding_lite trains on one device (-m parallel spreads the collection over Ray actors)",
+    "policy.collect.collector_env_num": "the collector's env count is env.collector_env_num (DI-engine's policies "
+                                        "do not read this key either)",
     "policy.priority": "this policy reports no priorities to a replay buffer",
     "env.manager.reset_inplace": "envs are reset where they run (DI-engine's in-place reset is a shared-memory "
                                  "detail)",

@@ -200,7 +200,7 @@ class MujocoEnv:
         cls._check(cfg)
         cfg = {**cls.config, **cfg}  # an env section built outside compile_config lacks the defaults
         extra = {} if cfg.get("max_episode_steps") is None else {"max_episode_steps": int(cfg["max_episode_steps"])}
-        env = _make(mujoco_id(cfg["env_id"]), cfg, **extra)
+        env = _make(mujoco_id(cfg["env_id"]), cfg, **{**retired_id_kwargs(cfg["env_id"]), **extra})
         if cfg["use_act_scale"]:
             env = gym.wrappers.RescaleAction(env, np.float32(-1.0), np.float32(1.0))
         if int(cfg["delay_reward_step"]) > 1:
@@ -216,9 +216,10 @@ class MujocoEnv:
         cls._check(cfg)
         env_id = cfg.get("env_id")
         if mujoco_id(env_id) != env_id:
-            setup_console_logging().info("note: env.env_id='%s' runs as '%s' (the same task on the mujoco bindings; "
+            kwargs = retired_id_kwargs(env_id)
+            setup_console_logging().info("note: env.env_id='%s' runs as '%s'%s (the same task on the mujoco bindings; "
                                          "gymnasium builds %s only with the retired mujoco-py)", env_id,
-                                         mujoco_id(env_id), env_id)
+                                         mujoco_id(env_id), f" with {kwargs}" if kwargs else "", env_id)
 
     @classmethod
     def _check(cls, cfg: Mapping[str, Any]) -> None:
@@ -243,6 +244,18 @@ def mujoco_id(env_id: Any) -> str:
     if version in ("2", "3") and f"{name}-v4" in gym.registry:
         return f"{name}-v4"
     return str(env_id)
+
+
+# What a -v4 id needs to be its -v2 / -v3 task: Ant-v4 leaves out the contact forces (observation 27, not 111) and
+# their cost in the reward unless asked
+RETIRED_ID_KWARGS: dict[str, dict[str, Any]] = {"Ant": {"use_contact_forces": True}}
+
+
+def retired_id_kwargs(env_id: Any) -> dict[str, Any]:
+    """The gymnasium.make arguments that make ``mujoco_id(env_id)`` the task of a DI-engine ``-v2`` / ``-v3`` id
+    ({} for any other id)."""
+    name = str(env_id).rpartition("-v")[0]
+    return dict(RETIRED_ID_KWARGS.get(name, {})) if mujoco_id(env_id) != str(env_id) else {}
 
 
 class DelayedReward(gym.Wrapper):

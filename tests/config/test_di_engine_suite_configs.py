@@ -16,7 +16,7 @@ from conftest import run_cli
 from ding_lite.build import build, build_env_managers, load_config
 from ding_lite.config.compile import compile_config, ignored_keys
 from ding_lite.envs.gym_env import build_env
-from ding_lite.envs.suites import DelayedReward, mujoco_id
+from ding_lite.envs.suites import DelayedReward, mujoco_id, retired_id_kwargs
 from ding_lite.errors import ConfigError
 
 pytestmark = pytest.mark.unittest
@@ -186,6 +186,18 @@ def test_mujoco_ids_of_di_engine() -> None:
     assert mujoco_id("Hopper-v3") == "Hopper-v4" and mujoco_id("HalfCheetah-v2") == "HalfCheetah-v4"
     assert mujoco_id("Hopper-v4") == "Hopper-v4" and mujoco_id("Hopper-v5") == "Hopper-v5"
     assert mujoco_id("CartPole-v1") == "CartPole-v1"
+
+
+def test_ant_v3_runs_as_ant_v4_with_its_contact_forces() -> None:
+    # Ant-v3 observes 111 numbers (with the contact forces) and charges their cost; Ant-v4 leaves both out unless asked
+    assert retired_id_kwargs("Ant-v3") == {"use_contact_forces": True} and retired_id_kwargs("Ant-v4") == {}
+    env = build_env(dict(type="mujoco", env_id="Ant-v3"))
+    plain = build_env(dict(type="mujoco", env_id="Ant-v3", kwargs=dict(use_contact_forces=False)))  # kwargs win
+    try:
+        assert env.observation_space.shape == (111,) and plain.observation_space.shape == (27,)
+    finally:
+        env.close()
+        plain.close()
 
 
 def test_use_act_scale_maps_unit_actions_to_the_bounds() -> None:
