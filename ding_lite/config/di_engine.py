@@ -1,9 +1,14 @@
-"""DI-engine's config keys that ding_lite spells or places differently, or that have no effect in either.
+"""DI-engine's config keys, values and names that ding_lite spells or places differently, or that have no effect in
+either.
 
-A DI-engine config runs here unchanged (docs/coming_from_di_engine.md). Keys that name a ding_lite setting by another
-path are moved onto it (:data:`ALIASES`); keys that configure nothing in either framework are accepted with a one-line
-note saying why (:data:`NO_EFFECT`). Both apply only where the key is not a setting of the configured components
-(PPO knows ``collect.gae_lambda``; ACER does not, and DI-engine's ACER ignores it too).
+A DI-engine config runs here with the package renamed (docs/coming_from_di_engine.md). Keys that name a ding_lite
+setting by another path are moved onto it (:data:`ALIASES`); keys that configure nothing in either framework are
+accepted with a one-line note saying why (:data:`NO_EFFECT`). Both apply only where the key is not a setting of the
+configured components (PPO knows ``collect.gae_lambda``; ACER does not, and DI-engine's ACER ignores it too). Component
+types DI-engine names otherwise are renamed (:func:`di_engine_type`), imports of DI-engine modules whose component is
+built in are dropped (:func:`drop_built_in_imports`), and a few values are translated (``grad_clip_type``, an
+activation given as a module, the KL keys of PPO, envpool's batch sizes), each with a note or a
+:class:`ConfigError` where ding_lite does not offer what the value asks for.
 """
 from __future__ import annotations
 
