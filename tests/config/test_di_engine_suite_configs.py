@@ -90,8 +90,8 @@ def test_hopper_onppo_config_keys_are_honoured() -> None:
 
 def _ppo(**learn: object) -> object:
     cfg = compile_config(dict(env=dict(env_id="CartPole-v1", collector_env_num=2, evaluator_env_num=1),
-                              policy=dict(type="ppo", learn=dict(epoch_per_collect=1, batch_size=32,
-                                                                 learning_rate=1e-3, **learn),
+                              policy=dict(type="ppo", numba=False,  # no JIT compile for a few small steps
+                                          learn=dict(epoch_per_collect=1, batch_size=32, learning_rate=1e-3, **learn),
                                           collect=dict(n_sample=64))))
     collector_env, _ = build_env_managers(cfg, seed=0, evaluate=False)
     return cfg, collector_env
