@@ -49,7 +49,6 @@ NO_EFFECT: dict[str, str] = {
     "policy.priority": "this policy reports no priorities to a replay buffer",
     "env.manager.reset_inplace": "envs are reset where they run (DI-engine's in-place reset is a shared-memory "
                                  "detail)",
-    "policy.load_path": "-m eval and -m collect_demo take --load-ckpt (default: <exp_name>/ckpt/ckpt_best.pth.tar)",
     "policy.learn.resume_training": "a checkpoint loaded by --load-ckpt or load_ckpt_before_run always continues its "
                                     "env_step and train_iter here (DI-engine's resume_training=True)",
     "policy.learn.reparameterization": "the actor's gradient is always the reparameterised one here",

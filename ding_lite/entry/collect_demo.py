@@ -12,8 +12,8 @@ from ding_lite.build import ConfigLike, build, build_env_managers, load_config
 from ding_lite.config.frozen import freeze
 from ding_lite.data.demo import episodes_to_dataset, success_rule, write_demo
 from ding_lite.data.keys import ACTION
-from ding_lite.errors import CheckpointError, ConfigError, DingLiteError
-from ding_lite.runtime.experiment import experiment_dir
+from ding_lite.errors import ConfigError, DingLiteError
+from ding_lite.runtime.experiment import checkpoint_to_run, experiment_dir
 from ding_lite.utils.atomic import check_writable
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.log import setup_console_logging
@@ -39,7 +39,7 @@ def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Pa
     Args:
         config: config file path, ``(main_config, create_config)``, dict or compiled config: the policy's config.
         seed: seed of the envs and torch.
-        load_ckpt: checkpoint to roll out (default: ``<exp_name>/ckpt/ckpt_best.pth.tar``).
+        load_ckpt: checkpoint to roll out (default: ``policy.load_path``, else ``<exp_name>/ckpt/ckpt_best.pth.tar``).
         exp_name: the experiment folder of those defaults (default: the config's ``exp_name``), as ``--exp-name``.
         n_episode: episodes to roll out (default ``demo.n_episode``).
         demo_path: output file (default ``demo.demo_path``, else ``<exp_name>/demo.npz``); with ``n_seeds > 1``,
@@ -58,7 +58,7 @@ def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Pa
     is_success, rule = success_rule(cfg.demo.return_threshold, cfg.env.stop_value, cfg.demo.success_key)
     out = _output_path(cfg, demo_path, seed, n_seeds, exp_name)
     check_writable(out)  # a read-only --demo-path fails now, not after the rollouts
-    ckpt = _checkpoint(cfg, load_ckpt, seed, exp_name)
+    ckpt = checkpoint_to_run(cfg, load_ckpt, exp_name, seed)
     state = load_checkpoint(ckpt)
     set_seed(seed)
     configure_torch()
@@ -90,16 +90,6 @@ def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Pa
             "n_episode_kept": len(kept), "n_step": len(dataset),
             "kept_returns": [float(r) for r in dataset.episode_return], "all_returns": [float(r) for r in returns],
             "seconds": round(time.perf_counter() - start, 3)}
-
-
-def _checkpoint(cfg: Any, load_ckpt: str | Path | None, seed: int, exp_name: str | None) -> Path:
-    """The checkpoint to roll out: ``load_ckpt``, else the run's ``ckpt/ckpt_best.pth.tar`` (which must exist)."""
-    if load_ckpt is not None:
-        return Path(load_ckpt)
-    ckpt = experiment_dir(cfg, exp_name, seed, 1) / "ckpt" / "ckpt_best.pth.tar"
-    if not ckpt.is_file():
-        raise CheckpointError(f"no checkpoint given (--load-ckpt) and none found at {ckpt}")
-    return ckpt
 
 
 def _demo_settings(demo: Mapping[str, Any], n_episode: int | None) -> tuple[str, int]:

@@ -6,8 +6,8 @@ from typing import Any
 
 from ding_lite.build import ConfigLike, build, build_env_managers, build_evaluator, load_config
 from ding_lite.config.frozen import freeze
-from ding_lite.errors import CheckpointError, ConfigError
-from ding_lite.runtime.experiment import experiment_dir
+from ding_lite.errors import ConfigError
+from ding_lite.runtime.experiment import checkpoint_to_run
 from ding_lite.utils.atomic import check_writable
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.log import setup_console_logging
@@ -28,8 +28,9 @@ def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | Non
                   video: str | Path | None = None, video_episodes: int = 1) -> dict[str, Any]:
     """Evaluate a checkpoint's policy (eval mode) over ``n_episode`` episodes (default ``env.n_evaluator_episode``).
 
-    Without ``load_ckpt`` the experiment's ``ckpt/ckpt_best.pth.tar`` is used: the folder a serial run with the same
-    ``exp_name`` (default: the config's) and number of seeds wrote. Returns mean, std and all returns.
+    Without ``load_ckpt`` the config's ``policy.load_path`` (DI-engine's key), else the experiment's
+    ``ckpt/ckpt_best.pth.tar`` is used: the folder a serial run with the same ``exp_name`` (default: the config's) and
+    number of seeds wrote. Returns mean, std and all returns.
 
     With ``video`` (a folder), the first ``video_episodes`` episodes of the evaluator's first env are also recorded
     as ``<video>/eval_ep<k>.mp4`` (see :mod:`ding_lite.worker.video`); the result lists them under ``videos``.
@@ -42,10 +43,7 @@ def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | Non
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
     if video is not None:
         render_section(cfg.env)  # an env type that cannot render fails first, whatever the checkpoint
-    if load_ckpt is None:
-        load_ckpt = experiment_dir(cfg, exp_name, seed, n_seeds) / "ckpt" / "ckpt_best.pth.tar"
-        if not Path(load_ckpt).is_file():
-            raise CheckpointError(f"no checkpoint given (--load-ckpt) and none found at {load_ckpt}")
+    load_ckpt = checkpoint_to_run(cfg, load_ckpt, exp_name, seed, n_seeds)
     state = load_checkpoint(load_ckpt)
     set_seed(seed)
     configure_torch()

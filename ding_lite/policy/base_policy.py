@@ -73,6 +73,7 @@ class Policy:
         type=None,  # registered policy type
         import_names=[],  # modules imported before the policy is built
         cuda=False,  # put models and batches on the GPU (falls back to CPU with a warning if there is none)
+        load_path=None,  # -m eval, -m collect_demo: the checkpoint when --load-ckpt is not given (DI-engine's key)
         on_policy=False,  # True: train on each fresh collect; False: through a replay buffer
         discount_factor=0.99,  # γ of every return target (the one home; see DISCOUNT_POSITIONS)
         model=dict(),  # model section: type (default: the policy's default_model) and the model's settings

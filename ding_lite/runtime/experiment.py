@@ -10,7 +10,7 @@ from typing import Any
 from easydict import EasyDict
 
 from ding_lite.config import save_config
-from ding_lite.errors import ConfigError
+from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.utils.atomic import atomic_write
 
 
@@ -25,6 +25,21 @@ def experiment_dir(cfg: EasyDict, exp_name: str | None, seed: int, n_seeds: int)
     if n_seeds > 1:
         name = re.sub(r"_seed\d+$", "", name) + f"_seed{seed}"
     return Path(name)
+
+
+def checkpoint_to_run(cfg: EasyDict, load_ckpt: str | Path | None, exp_name: str | None, seed: int,
+                      n_seeds: int = 1) -> Path:
+    """The checkpoint that ``-m eval`` and ``-m collect_demo`` roll out: ``load_ckpt`` (``--load-ckpt``), else the
+    config's ``policy.load_path`` (DI-engine's key), else the experiment's ``ckpt/ckpt_best.pth.tar``, which must
+    exist."""
+    if load_ckpt is not None:
+        return Path(load_ckpt)
+    if cfg.policy.get("load_path"):
+        return Path(cfg.policy.load_path)
+    best = experiment_dir(cfg, exp_name, seed, n_seeds) / "ckpt" / "ckpt_best.pth.tar"
+    if not best.is_file():
+        raise CheckpointError(f"no checkpoint given (--load-ckpt or policy.load_path) and none found at {best}")
+    return best
 
 
 def write_json(path: Path, data: Mapping[str, Any]) -> None:

@@ -304,3 +304,19 @@ def test_di_engine_pretrained_kl_keys() -> None:
     with pytest.raises(ConfigError, match="pretrained_model_path='p.pth': DI-engine's KL term .* is not offered"):
         compile_config(dict(env=dict(env_id="CartPole-v1"),
                             policy=dict(type="ppo", learn={**learn, "pretrained_model_path": "p.pth"})))
+
+
+def test_eval_rolls_out_the_configs_load_path(tmp_path: Path) -> None:
+    """DI-engine's ``policy.load_path`` names the checkpoint its eval entry loads: -m eval (and -m collect_demo) take
+    it when --load-ckpt is not given."""
+    from ding_lite.entry import serial_pipeline
+    from ding_lite.entry.eval import eval_pipeline
+
+    cartpole = Path(__file__).resolve().parents[2] / "dizoo" / "classic_control" / "cartpole" / "config"
+    config = str(cartpole / "cartpole_dqn_config.py")
+    serial_pipeline(config, seed=0, max_train_iter=20, exp_dir=tmp_path / "trained", progress=False,
+                    overrides=("policy.eval.final_episodes=0",))
+    ckpt = tmp_path / "trained" / "ckpt" / "ckpt_best.pth.tar"
+    result = eval_pipeline(config, seed=0, n_episode=2, exp_name=str(tmp_path / "elsewhere"),
+                           overrides=(f"policy.load_path={ckpt}",))
+    assert result["checkpoint"] == str(ckpt) and result["n_episode"] == 2

@@ -125,7 +125,7 @@ CASES = {
     "eval: corrupt checkpoint": (lambda d: ["-m", "eval", "-c", DQN, "--load-ckpt", _truncated_checkpoint(d)],
                                  "cannot read checkpoint truncated.pth.tar"),
     "eval: no checkpoint in the experiment": (lambda d: ["-m", "eval", "-c", DQN],
-                                              "no checkpoint given (--load-ckpt) and none found at "
+                                              "no checkpoint given (--load-ckpt or policy.load_path) and none found at "
                                               "exp/ckpt/ckpt_best.pth.tar"),
 }
 

@@ -124,7 +124,7 @@ def test_cli_collect_demo(tmp_path, checkpoint):
     missing = run_cli("-m", "collect_demo", "-c", str(cfg), "--n-episode", "4", cwd=tmp_path)
     assert missing.returncode == 2
     assert missing.stderr.strip().splitlines() == [
-        "ding_lite: error: no checkpoint given (--load-ckpt) and none found at "
+        "ding_lite: error: no checkpoint given (--load-ckpt or policy.load_path) and none found at "
         "cartpole_ppo_seed0/ckpt/ckpt_best.pth.tar"]
 
 
