@@ -15,7 +15,7 @@ from ding_lite.utils.cli_args import OneLineParser, budget_int, positive_int, se
 if TYPE_CHECKING:
     from ding_lite.runtime.train_loop import RunOptions
 
-MODES = ("serial", "parallel", "eval", "collect_demo", "plot", "selfplay", "gsl", "sweep")
+MODES = ("serial", "parallel", "eval", "collect_demo", "plot", "selfplay", "gsl", "sweep", "serial_onpolicy")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,15 +23,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = OneLineParser(prog="ding_lite", description="Run a ding_lite experiment from a config file.")
     parser.add_argument("--version", action="version", version=f"ding_lite {__version__}")
-    parser.add_argument("-m", "--mode", default="serial", choices=MODES, help="pipeline to run (default: serial); "
+    parser.add_argument("-m", "--mode", default="serial", choices=MODES, help="pipeline to run (default: serial; "
+                        "DI-engine's serial_onpolicy is serial, which trains on-policy and off-policy policies); "
                         "plot takes experiment folders instead of a config: ding_lite -m plot --help; sweep has "
                         "options of its own: ding_lite -m sweep --help")
     parser.add_argument("-c", "--config", required=True, help="config file (.py holding main_config)")
     parser.add_argument("-s", "--seed", type=seed_arg, action="append",
                         help="seed; repeat for several runs (default 0)")
-    parser.add_argument("--max-env-step", type=budget_int, default=None, help="stop after this many env steps")
-    parser.add_argument("--max-train-iter", type=budget_int, default=None,
-                        help="stop after this many train iterations")
+    parser.add_argument("--max-env-step", "--env-step", type=budget_int, default=None,
+                        help="stop after this many env steps (e.g. 300000 or 3e5; --env-step is DI-engine's name)")
+    parser.add_argument("--max-train-iter", "--train-iter", type=budget_int, default=None,
+                        help="stop after this many train iterations (--train-iter is DI-engine's name)")
     parser.add_argument("--exp-name", default=None, help="experiment folder (default: the config's exp_name)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config value, e.g. --set policy.learn.batch_size=128 (repeatable)")
@@ -115,7 +117,8 @@ def run_gsl(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
 RUNNERS: dict[str, Callable[[argparse.Namespace, int, int], Any]] = {"serial": run_serial, "eval": run_eval,
                                                                      "collect_demo": run_collect_demo,
                                                                      "parallel": run_parallel,
-                                                                     "selfplay": run_selfplay, "gsl": run_gsl}
+                                                                     "selfplay": run_selfplay, "gsl": run_gsl,
+                                                                     "serial_onpolicy": run_serial}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

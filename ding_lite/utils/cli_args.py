@@ -30,8 +30,15 @@ def positive_int(text: str) -> int:
 
 
 def budget_int(text: str) -> int:
-    """A budget (``--max-env-step``, ``--max-train-iter``): an int of at least 1; no flag means no limit."""
-    value = int_arg(text)
+    """A budget (``--max-env-step``, ``--max-train-iter``): an int of at least 1, also written as a whole number in
+    float notation (``1e6``, as DI-engine's command line takes it); no flag means no limit."""
+    try:
+        value = int_arg(text)
+    except argparse.ArgumentTypeError:
+        number = _float_or_none(text)
+        if number is None or not number.is_integer():
+            raise
+        value = int(number)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1 (leave it out for no limit), got {value}")
     return value
@@ -46,6 +53,13 @@ def positive_float(text: str) -> float:
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
     return value
+
+
+def _float_or_none(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def int_arg(text: str) -> int:

@@ -36,3 +36,35 @@ def test_the_cli_builds_the_options_from_its_flags(tmp_path) -> None:
     assert str(options.exp_dir).endswith("run_seed3")
     with pytest.raises(dataclasses.FrozenInstanceError):
         options.seed = 4  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("flags", "env_steps", "train_iters"), [
+    (["--max-env-step", "300000"], 300000, None),
+    (["--env-step", "1e7"], 10_000_000, None),  # DI-engine's flag, in its float notation
+    (["--train-iter", "2e3"], None, 2000),
+])
+def test_budgets_in_di_engine_spelling(flags: list[str], env_steps: int | None, train_iters: int | None) -> None:
+    args = build_parser().parse_args(["-c", "c.py", *flags])
+    assert (args.max_env_step, args.max_train_iter) == (env_steps, train_iters)
+
+
+@pytest.mark.parametrize("value", ["1.5", "inf", "nan", "1e", "-1e3"])
+def test_a_budget_that_is_not_a_whole_number_of_at_least_1_is_refused(value: str, capsys) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["-c", "c.py", "--env-step", value])
+    assert "argument --max-env-step/--env-step:" in capsys.readouterr().err
+
+
+def test_serial_onpolicy_is_the_serial_mode(tmp_path, monkeypatch) -> None:
+    """DI-engine's ``ding -m serial_onpolicy -c cfg.py -s 0`` (in its on-policy configs' comments) runs here too."""
+    from ding_lite.cli import RUNNERS, main
+
+    assert RUNNERS["serial_onpolicy"] is RUNNERS["serial"]
+    config = tmp_path / "c.py"
+    config.write_text("main_config = dict(env=dict(env_id='CartPole-v1', collector_env_num=2, evaluator_env_num=1,"
+                      " n_evaluator_episode=1), policy=dict(type='ppo', numba=False, collect=dict(n_sample=64),"
+                      " eval=dict(final_episodes=0)))\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["-m", "serial_onpolicy", "-c", str(config), "--env-step", "1e2", "--exp-name", "run",
+                 "--no-progress"]) == 0
+    assert (tmp_path / "run" / "result.json").is_file()
