@@ -38,14 +38,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config value, e.g. --set policy.learn.batch_size=128 (repeatable)")
     parser.add_argument("--resume", action="store_true", help="continue from the experiment's latest checkpoint")
-    parser.add_argument("--load-ckpt", default=None,
-                        help="checkpoint to start from (serial), evaluate (eval) or roll out (collect_demo)")
+    parser.add_argument("--load-ckpt", "--load-path", default=None,
+                        help="checkpoint to start from (serial), evaluate (eval) or roll out (collect_demo); "
+                        "--load-path is DI-engine's name")
     parser.add_argument("--strict", action="store_true", help="unknown config keys are errors, not warnings")
     parser.add_argument("--n-episode", type=positive_int, default=None, help="eval, collect_demo: number of episodes")
     parser.add_argument("--demo-path", default=None, help="collect_demo: output file (default <exp_name>/demo.npz)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    parser.add_argument("--video", default=None, metavar="DIR", help="eval: also record evaluation episodes as mp4 "
-                        "files in DIR (the evaluator's first env; training runs: policy.eval.evaluator.video_every)")
+    parser.add_argument("--video", "--replay-path", default=None, metavar="DIR", help="eval: also record evaluation "
+                        "episodes as mp4 files in DIR (the evaluator's first env; training runs: "
+                        "policy.eval.evaluator.video_every); --replay-path is DI-engine's name")
     parser.add_argument("--video-episodes", type=positive_int, default=1, metavar="N", help="eval: episodes to record "
                         "with --video (default 1)")
     parser.add_argument("--address", default=None, help="parallel, gsl: Ray cluster to join, 'auto' or HOST:PORT "

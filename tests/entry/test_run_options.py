@@ -48,6 +48,11 @@ def test_budgets_in_di_engine_spelling(flags: list[str], env_steps: int | None, 
     assert (args.max_env_step, args.max_train_iter) == (env_steps, train_iters)
 
 
+def test_di_engine_flag_names() -> None:
+    args = build_parser().parse_args(["-m", "eval", "-c", "c.py", "--load-path", "a.pth.tar", "--replay-path", "vids"])
+    assert (args.load_ckpt, args.video) == ("a.pth.tar", "vids")
+
+
 @pytest.mark.parametrize("value", ["1.5", "inf", "nan", "1e", "-1e3"])
 def test_a_budget_that_is_not_a_whole_number_of_at_least_1_is_refused(value: str, capsys) -> None:
     with pytest.raises(SystemExit):
