@@ -180,9 +180,11 @@ IN_PROCESS = {**{case: CASES[case] for case in CASES if case not in IN_SUBPROCES
     "negative seed": (lambda d: ["-c", DQN, "-s", "-1"],
                       "argument -s/--seed: a seed must be an int from 0 to 4294967295, got -1"),
     "negative env-step budget": (lambda d: ["-c", DQN, "--max-env-step", "-5"],
-                                 "argument --max-env-step: must be at least 1 (leave it out for no limit), got -5"),
+                                 "argument --max-env-step/--env-step: must be at least 1 (leave it out for no "
+                                 "limit), got -5"),
     "negative train-iteration budget": (lambda d: ["-c", DQN, "--max-train-iter", "-1"],
-                                        "argument --max-train-iter: must be at least 1 (leave it out for no limit), "
+                                        "argument --max-train-iter/--train-iter: must be at least 1 (leave it out "
+                                        "for no limit), "
                                         "got -1"),
     "no episodes to evaluate": (lambda d: ["-m", "eval", "-c", DQN, "--n-episode", "0"],
                                 "argument --n-episode: must be at least 1, got 0"),
@@ -225,7 +227,7 @@ IN_PROCESS = {**{case: CASES[case] for case in CASES if case not in IN_SUBPROCES
     "zero video episodes": (lambda d: ["-m", "eval", "-c", DQN, "--video", "v", "--video-episodes", "0"],
                             "argument --video-episodes: must be at least 1"),
     "zero train iterations": (lambda d: ["-c", DQN, "--max-train-iter", "0"],
-                              "argument --max-train-iter: must be at least 1"),
+                              "argument --max-train-iter/--train-iter: must be at least 1"),
     "empty experiment name": (lambda d: ["-c", DQN, "--exp-name", ""], "--exp-name '' names no folder of its own"),
     "current folder as experiment name": (lambda d: ["-c", DQN, "--exp-name", "."], "--exp-name '.' names no folder"),
     "sweep: negative seed": (lambda d: ["-m", "sweep", "-c", DQN, "-s", "-1"],
