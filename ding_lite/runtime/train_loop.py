@@ -22,10 +22,10 @@ from ding_lite.runtime.parts import TrainingParts
 from ding_lite.runtime.replay_ckpt import ENTRY as REPLAY_ENTRY
 from ding_lite.runtime.replay_ckpt import ReplayCheckpoints
 from ding_lite.utils.atomic import remove_stale_temps
-from ding_lite.utils.checkpoint import load_checkpoint, resume_checkpoints
+from ding_lite.utils.checkpoint import load_checkpoint, resume_checkpoint
 from ding_lite.utils.claim import FolderClaim, claim_existing, claim_new
 from ding_lite.utils.events import drop_events_after
-from ding_lite.utils.log import TEXT_LOG, ExperimentLogger, setup_console_logging
+from ding_lite.utils.log import TEXT_LOG, ExperimentLogger
 from ding_lite.utils.seed import SeedPlan, set_seed
 from ding_lite.utils.torch_setup import configure_torch
 from ding_lite.utils.trackers import check_backends
@@ -280,32 +280,16 @@ def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None
         load_checkpoint(load_ckpt)  # raises a clear CheckpointError if missing or unreadable
         return Path(load_ckpt)
     if resume:
-        candidates = resume_checkpoints(exp_dir / "ckpt")
-        if not candidates:
+        latest = resume_checkpoint(exp_dir / "ckpt")  # the newest that loads: an unreadable one is skipped, warned
+        if latest is None:
             raise CheckpointError(
                 f"--resume: no iteration_N.pth.tar or resume_N.pth.tar checkpoint in {exp_dir / 'ckpt'} (the run "
                 f"stopped before its first one): start from another checkpoint with --load-ckpt PATH (e.g. "
                 f"{exp_dir / 'ckpt' / 'ckpt_best.pth.tar'}), or write them more often with "
                 f"--set policy.learn.learner.hook.save_resume_ckpt.every_seconds=S or "
                 f"policy.learn.learner.hook.save_ckpt_after_iter=N")
-        return _newest_readable(candidates)
+        return latest
     return None
-
-
-def _newest_readable(candidates: list[Path]) -> Path:
-    """The newest checkpoint that loads; one that does not (a disk error, a copy cut short) is skipped with a
-    warning naming it, so that a resume goes on from the one before. None readable: the newest one's error."""
-    first_error: CheckpointError | None = None
-    for path in candidates:
-        try:
-            load_checkpoint(path)
-        except CheckpointError as exc:
-            first_error = first_error or exc
-            setup_console_logging().warning("warning: --resume skips %s: %s", path, exc)
-            continue
-        return path
-    assert first_error is not None
-    raise first_error
 
 
 def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: ExperimentLogger,

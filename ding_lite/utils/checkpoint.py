@@ -9,6 +9,7 @@ from typing import Any
 
 from ding_lite.errors import CheckpointError
 from ding_lite.utils.atomic import atomic_write
+from ding_lite.utils.log import setup_console_logging
 
 CKPT_SUFFIX = ".pth.tar"
 
@@ -72,11 +73,29 @@ def checkpoint_iteration(path: Path, prefix: str) -> int | None:
 def latest_checkpoint(ckpt_dir: str | os.PathLike) -> Path | None:
     """The ``iteration_N.pth.tar`` or ``resume_N.pth.tar`` with the largest N in ``ckpt_dir`` (None if there is
     none; at equal N the ``iteration_`` one)."""
-    newest = resume_checkpoints(ckpt_dir)
+    newest = _newest_first(ckpt_dir)
     return newest[0] if newest else None
 
 
-def resume_checkpoints(ckpt_dir: str | os.PathLike) -> list[Path]:
+def resume_checkpoint(ckpt_dir: str | os.PathLike) -> Path | None:
+    """The checkpoint ``--resume`` goes on from: the newest ``iteration_N`` / ``resume_N`` of ``ckpt_dir`` that
+    loads (None if there is none). One that does not (a disk error, a copy cut short) is skipped with a warning
+    naming it, so that the run goes on from the one before; none readable is the newest one's error."""
+    first_error: CheckpointError | None = None
+    for path in _newest_first(ckpt_dir):
+        try:
+            load_checkpoint(path)
+        except CheckpointError as exc:
+            first_error = first_error or exc
+            setup_console_logging().warning("warning: --resume skips %s: %s", path, exc)
+            continue
+        return path
+    if first_error is not None:
+        raise first_error
+    return None
+
+
+def _newest_first(ckpt_dir: str | os.PathLike) -> list[Path]:
     """Every ``iteration_N.pth.tar`` and ``resume_N.pth.tar`` in ``ckpt_dir``, newest (largest N) first; at equal N
     the ``iteration_`` one first."""
     found: list[tuple[int, int, Path]] = []
