@@ -22,6 +22,7 @@ median final return over SB3's (the speed ratio is printed by ``speed``).
     python benchmarks/offpolicy_mujoco.py [--algos sac td3] [--envs hopper halfcheetah] [--seeds 0 1 2]
                                           [--steps 300000] [--out /tmp/offpolicy_mujoco]
     python benchmarks/offpolicy_mujoco.py --part speed [--algos sac td3] [--speed-steps 2000] [--repeats 3]
+    python benchmarks/offpolicy_mujoco.py ... --set policy.learn.gradient_dtype=float32   # ding_lite's side overridden
     python benchmarks/offpolicy_mujoco.py --report [--out /tmp/offpolicy_mujoco]
     python benchmarks/offpolicy_mujoco.py --run sac hopper 0 sb3 [--steps ...]   # one side of one run (what learn
                                                                                  # starts twice)
@@ -30,7 +31,9 @@ Settings (rl-zoo's hyperparams/sac.yml and td3.yml, entries Hopper-v4 and HalfCh
 rest): SAC 256x256 networks, Adam 3e-4, batch 256, buffer 1e6, tau 0.005, gamma 0.99, one gradient step per env
 step, automatic temperature (target entropy -dim(A)), 10,000 uniform random steps first. TD3 400x300 networks, Adam
 1e-3, batch 256, buffer 1e6, tau 0.005, gamma 0.99, exploration N(0, 0.1), target smoothing N(0, 0.2) clipped at
-0.5, actor and targets every 2nd critic step, 10,000 random steps first. One torch thread on both sides.
+0.5, actor and targets every 2nd critic step, 10,000 random steps first. One torch thread on both sides. The
+dizoo configs run their gradient-only products in bfloat16 (``policy.learn.gradient_dtype``, docs/sac_td3.md); SB3 is
+float32 throughout.
 """
 from __future__ import annotations
 
@@ -141,9 +144,11 @@ def append_jsonl(path: Path, row: dict[str, Any]) -> None:
 
 
 # ---- ding_lite's side ----------------------------------------------------------------------------------------------
-def ding_lite_run(algo: str, env: str, seed: int, steps: int, every: int, episodes: int, run_dir: Path) -> None:
+def ding_lite_run(algo: str, env: str, seed: int, steps: int, every: int, episodes: int, run_dir: Path,
+                  overrides: list[str]) -> None:
     """Train the dizoo config with the serial pipeline (CLI) to ``steps`` env steps, evaluating every ``every``
-    gradient steps (one per env step after the random ones); continues an unfinished run with ``--resume``."""
+    gradient steps (one per env step after the random ones), with ``--set`` ``overrides``; continues an unfinished
+    run with ``--resume``."""
     exp = run_dir / "exp"
     if (exp / "result.json").is_file():
         (run_dir / "done").write_text("")
@@ -152,7 +157,8 @@ def ding_lite_run(algo: str, env: str, seed: int, steps: int, every: int, episod
     cmd = [sys.executable, "-m", "ding_lite", "-m", "serial", "-c", str(CONFIGS[(algo, env)]), "-s", str(seed),
            "--exp-name", str(exp), "--max-env-step", str(steps), "--no-progress",
            "--set", f"policy.eval.evaluator.eval_freq={every}", "--set", f"env.n_evaluator_episode={episodes}",
-           "--set", "policy.eval.final_episodes=0"] + (["--resume"] if resume else [])
+           "--set", "policy.eval.final_episodes=0"] + [arg for kv in overrides for arg in ("--set", kv)] + \
+        (["--resume"] if resume else [])
     run_dir.mkdir(parents=True, exist_ok=True)
     subprocess.run(cmd, check=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     (run_dir / "done").write_text("")
@@ -192,7 +198,7 @@ def ding_lite_curve(run_dir: Path) -> list[dict[str, Any]]:
 SPEED_WARMUP = 1000  # random env steps (learning_starts) before the timed ones, on both sides
 
 
-def ding_lite_rate(algo: str, env: str, steps: int) -> tuple[float, float]:
+def ding_lite_rate(algo: str, env: str, steps: int, overrides: list[str]) -> tuple[float, float]:
     """Training env steps per wall and per CPU second of the dizoo config after ``SPEED_WARMUP`` random steps: the
     serial train loop's work per collect (collect, then the replay schedule: push, sample, learn via the learner)."""
     from ding_lite.build import build, build_env_managers, load_config
@@ -200,7 +206,8 @@ def ding_lite_rate(algo: str, env: str, steps: int) -> tuple[float, float]:
     from ding_lite.worker.learner import BaseLearner
 
     configure_torch()  # what the pipelines do: DING_LITE_TORCH_THREADS threads (set by main), denormals flushed
-    cfg = load_config(str(CONFIGS[(algo, env)]), seed=0, overrides=[f"policy.learning_starts={SPEED_WARMUP}"])
+    cfg = load_config(str(CONFIGS[(algo, env)]), seed=0,
+                      overrides=[f"policy.learning_starts={SPEED_WARMUP}", *overrides])
     collector_env, _ = build_env_managers(cfg, seed=0, evaluate=False)
     with collector_env:
         policy = build(cfg, "policy")
@@ -236,7 +243,7 @@ def sb3_rate(algo: str, env: str, steps: int) -> tuple[float, float]:
     return done / (time.perf_counter() - start), done / (time.process_time() - cpu)
 
 
-def speed(algos: list[str], envs: list[str], steps: int, repeats: int) -> None:
+def speed(algos: list[str], envs: list[str], steps: int, repeats: int, overrides: list[str]) -> None:
     """``repeats`` rounds of SB3 then ding_lite per (algo, env); the ratio of each round (wall and CPU clocks), and
     their medians."""
     load = os.getloadavg()[0]
@@ -247,7 +254,7 @@ def speed(algos: list[str], envs: list[str], steps: int, repeats: int) -> None:
         for env in envs:
             wall, cpu = [], []
             for k in range(repeats):
-                sb3, ours = sb3_rate(algo, env, steps), ding_lite_rate(algo, env, steps)
+                sb3, ours = sb3_rate(algo, env, steps), ding_lite_rate(algo, env, steps, overrides)
                 wall.append(ours[0] / sb3[0])
                 cpu.append(ours[1] / sb3[1])
                 print(f"{algo:<6}{env:<13}{k + 1:>6}{sb3[0]:>10.1f}{ours[0]:>11.1f}{wall[-1]:>7.2f}{sb3[1]:>9.1f}"
@@ -279,7 +286,8 @@ def learn(args: argparse.Namespace) -> None:
                 procs = [subprocess.Popen([sys.executable, __file__, "--run", algo, env, str(seed), side,
                                            "--steps", str(args.steps), "--eval-every", str(args.eval_every),
                                            "--episodes", str(args.episodes), "--out", str(args.out),
-                                           "--threads", str(args.threads)]) for side in todo]
+                                           "--threads", str(args.threads)]
+                                          + [arg for kv in args.overrides for arg in ("--set", kv)]) for side in todo]
                 for proc in procs:
                     if proc.wait() != 0:
                         raise SystemExit(f"{algo} {env} seed {seed}: a side failed (exit {proc.returncode})")
@@ -344,19 +352,24 @@ def main() -> None:
     parser.add_argument("--report", action="store_true", help="print the table of the runs saved under --out")
     parser.add_argument("--run", nargs=4, metavar=("ALGO", "ENV", "SEED", "SIDE"), help="one side of one run")
     parser.add_argument("--threads", type=int, default=1, help="torch threads on every side")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="a config override for ding_lite's side (repeatable), e.g. "
+                             "policy.learn.gradient_dtype=float32; give such runs their own --out")
     args = parser.parse_args()
     import torch
 
     torch.set_num_threads(args.threads)
     os.environ["DING_LITE_TORCH_THREADS"] = str(args.threads)
     if args.part == "speed":
-        speed(args.algos, args.envs, args.speed_steps, args.repeats)
+        speed(args.algos, args.envs, args.speed_steps, args.repeats, args.overrides)
         return
     if args.run:
         algo, env, seed, side = args.run
-        side_run = sb3_run if side == "sb3" else ding_lite_run
-        side_run(algo, env, int(seed), args.steps, args.eval_every, args.episodes,
-                 run_dir(args.out, algo, env, int(seed), side))
+        folder = run_dir(args.out, algo, env, int(seed), side)
+        if side == "sb3":
+            sb3_run(algo, env, int(seed), args.steps, args.eval_every, args.episodes, folder)
+        else:
+            ding_lite_run(algo, env, int(seed), args.steps, args.eval_every, args.episodes, folder, args.overrides)
     elif args.report:
         report(args)
     else:

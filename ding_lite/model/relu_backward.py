@@ -5,6 +5,11 @@ and engine (SAC and TD3 on MuJoCo: their updates build no autograd graph). Every
 values and gradients (tests/model/test_qac.py)."""
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
 from typing import Any, cast
 
 import torch
@@ -13,6 +18,48 @@ from torch import nn
 from ding_lite.model.common import MLP, set_gradients
 
 Layers = list[tuple[torch.Tensor, torch.Tensor]]  # one ReLU MLP's (weight, bias) per Linear, input to output
+
+# The dtype of the products that only serve gradients (policy.learn.gradient_dtype), set around an update
+_GRADIENT_DTYPE: ContextVar[torch.dtype | None] = ContextVar("gradient_dtype", default=None)
+LOW_PRECISION_MIN_WIDTH = 64  # layers narrower than this on either side stay float32 (no gain, more rounding)
+
+
+@contextmanager
+def gradient_products(dtype: torch.dtype | None) -> Iterator[None]:
+    """Within it, the matrix products that only serve a gradient run on inputs rounded to ``dtype`` (float32
+    accumulation, float32 result): the written-out backward passes and the forward passes marked ``gradient_only``
+    (an actor stage's), for layers at least :data:`LOW_PRECISION_MIN_WIDTH` wide on both sides. A value that is
+    regressed or used as a target (the critic stage's forward, the target networks) is never among them. None:
+    float32 throughout."""
+    token = _GRADIENT_DTYPE.set(dtype)
+    try:
+        yield
+    finally:
+        _GRADIENT_DTYPE.reset(token)
+
+
+def _low_dtype(rows: int, cols: int) -> torch.dtype | None:
+    """The dtype a gradient product through a (rows, cols) weight runs in here, None for float32."""
+    dtype = _GRADIENT_DTYPE.get()
+    return dtype if dtype is not None and min(rows, cols) >= LOW_PRECISION_MIN_WIDTH else None
+
+
+def _gradient_product(a: torch.Tensor, b: torch.Tensor, weight_shape: torch.Size) -> torch.Tensor:
+    """``a @ b`` for a gradient through a weight of ``weight_shape``: in :func:`gradient_products`'s dtype where it
+    applies (result back in float32), else float32."""
+    dtype = _low_dtype(*weight_shape)
+    return a.mm(b) if dtype is None else a.to(dtype).mm(b.to(dtype)).float()
+
+
+@functools.cache
+def native_bfloat16() -> bool | None:
+    """Does this CPU multiply bfloat16 natively (AVX512-BF16 or AMX)? None where it cannot be told (no
+    /proc/cpuinfo). Elsewhere bfloat16 products are emulated and slower than float32 ones."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
 def action_only_min(nets: list[nn.Module], obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
@@ -52,17 +99,22 @@ def net_forward_keeping_inputs(net: MLP, x: torch.Tensor) -> tuple[Layers, torch
     if layers is None or not writable(x, list(net.parameters())):
         return None
     with torch.no_grad():
-        out, inputs = forward_keeping_inputs(layers[0], x)
+        out, inputs = forward_keeping_inputs(layers[0], x, gradient_only=True)
     return layers[0], out, inputs
 
 
-def forward_keeping_inputs(net: Layers, x: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+def forward_keeping_inputs(net: Layers, x: torch.Tensor,
+                           gradient_only: bool = False) -> tuple[torch.Tensor, list[torch.Tensor]]:
     """A ReLU MLP's output on ``x`` (B, D) and each layer's input (``x``, then the hidden activations): what its
-    written-out backward needs (call under ``no_grad``)."""
+    written-out backward needs (call under ``no_grad``). ``gradient_only``: the pass serves a gradient alone (an
+    actor stage's), so its products may run in :func:`gradient_products`'s dtype."""
     inputs = [x]
     h = x
     for k, (w, b) in enumerate(net):
-        h = torch.addmm(b, h, w.t())
+        if gradient_only and _low_dtype(*w.shape) is not None:
+            h = _gradient_product(h, w.t(), w.shape).add_(b)
+        else:
+            h = torch.addmm(b, h, w.t())
         if k < len(net) - 1:
             h = h.relu_()
             inputs.append(h)
@@ -77,7 +129,7 @@ def set_weight_gradients(net: Layers, inputs: list[torch.Tensor], g: torch.Tenso
         w, b = net[k]
         set_gradients((w, b), (weight_gradient(g, inputs[k]), g.sum(0)))
         if k > 0:  # back to the output of layer k - 1 (a ReLU)
-            g = g * w if w.shape[0] == 1 else g.mm(w)  # (B, 1) x (1, H): a broadcast, not a product
+            g = g * w if w.shape[0] == 1 else _gradient_product(g, w, w.shape)  # (B, 1) x (1, H): a broadcast
             g = torch.ops.aten.threshold_backward(g, inputs[k], 0)
 
 
@@ -91,7 +143,7 @@ def weight_gradient(g: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     plain product is as fast or faster (one thread, this machine's MKL)."""
     if x.shape[1] < _THIN_INPUT:
         return x.t().mm(g).t().contiguous()
-    return g.t().mm(x)
+    return _gradient_product(g.t(), x, torch.Size((g.shape[1], x.shape[1])))
 
 
 def regression_backward(layers: list[Layers], x: torch.Tensor, target: torch.Tensor,
@@ -114,10 +166,11 @@ def regression_backward(layers: list[Layers], x: torch.Tensor, target: torch.Ten
 
 def min_forward(layers: list[Layers], x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, list[list[torch.Tensor]]]:
     """min_j Q_j(x) over K ReLU MLP critics: ``(q (B,), which (B,) the argmin critic, each critic's hidden
-    activations)`` (call without autograd)."""
+    activations)`` (call without autograd). It serves an actor stage's gradient: its products may run in
+    :func:`gradient_products`'s dtype."""
     values, hidden = [], []
     for net in layers:
-        h, inputs = forward_keeping_inputs(net, x)
+        h, inputs = forward_keeping_inputs(net, x, gradient_only=True)
         values.append(h.squeeze(-1))
         hidden.append(inputs[1:])
     q, which = torch.stack(values).min(dim=0)
@@ -137,7 +190,7 @@ def min_action_grad(layers: list[Layers], which: torch.Tensor, hidden: list[list
         g = (grad if rows is None else grad.index_select(0, rows)).unsqueeze(-1)
         for k in range(len(net) - 1, 0, -1):  # back through layer k to the output of layer k - 1 (a ReLU)
             weight = net[k][0]
-            g = g * weight if weight.shape[0] == 1 else g @ weight  # (n, 1) x (1, H): a broadcast, not a product
+            g = g * weight if weight.shape[0] == 1 else _gradient_product(g, weight, weight.shape)  # or a broadcast
             h = hidden[j][k - 1]
             g = torch.ops.aten.threshold_backward(g, h if rows is None else h.index_select(0, rows), 0)
         g = g @ net[0][0][:, obs_size:]

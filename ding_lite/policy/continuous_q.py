@@ -3,11 +3,13 @@ first ``learning_starts`` env steps, one-step transitions as samples, and the cr
 the clipped double-Q target of the next action that the algorithm chooses (:meth:`_next_action`)."""
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
 import torch
 
+import ding_lite.model.relu_backward as rb
 from ding_lite.data.keys import ACTION, NEXT_OBS, OBS, PRIORITY, REWARD, TERMINATED, WEIGHT
 from ding_lite.data.rollout import valid_transitions
 from ding_lite.errors import ConfigError
@@ -15,6 +17,8 @@ from ding_lite.policy.off_policy import Log, OffPolicyPolicy
 from ding_lite.rl_utils.qac import clipped_double_q_target
 
 _SAMPLE_KEYS = (OBS, ACTION, REWARD, NEXT_OBS, TERMINATED)
+GRADIENT_DTYPES = {"float32": None, "bfloat16": torch.bfloat16}  # learn.gradient_dtype -> the products' dtype
+logger = logging.getLogger(__name__)
 
 
 class ContinuousQPolicy(OffPolicyPolicy):
@@ -44,6 +48,8 @@ class ContinuousQPolicy(OffPolicyPolicy):
             batch_size=256,  # samples per gradient step
             update_per_collect=1,  # gradient steps after each collect
             target_theta=0.005,  # Polyak τ of the target networks
+            # values, targets, weights and Adam stay float32 whatever this is (docs/sac_td3.md)
+            gradient_dtype="float32",  # 'bfloat16': gradient-only products between layers >= 64 wide in bfloat16
         ),
         collect=dict(
             n_sample=1,  # env steps per collect (rounded up to a multiple of collector_env_num)
@@ -66,6 +72,24 @@ class ContinuousQPolicy(OffPolicyPolicy):
         self._check_action_space()
         super()._init_learn()
         self._target_critic = self._add_target("target_critic", self._model.critic)
+        self._gradient_dtype = self._check_gradient_dtype(self.cfg["learn"]["gradient_dtype"])
+
+    def _check_gradient_dtype(self, name: Any) -> torch.dtype | None:
+        if name not in GRADIENT_DTYPES:
+            raise ConfigError(f"policy.learn.gradient_dtype must be one of {sorted(GRADIENT_DTYPES)}, got {name!r}")
+        if name == "float32":
+            return None
+        if self.device.type != "cpu":
+            logger.warning("policy.learn.gradient_dtype=%r applies to the CPU's written-out backward passes only: "
+                           "on %s every product stays float32", name, self.device.type)
+        elif rb.native_bfloat16() is False:
+            logger.warning("policy.learn.gradient_dtype=%r: this CPU has no native bfloat16 products (AVX512-BF16 "
+                           "or AMX), so they are emulated and likely slower than float32; set it to 'float32'", name)
+        return GRADIENT_DTYPES[name]
+
+    def _forward_learn(self, batch: dict) -> Log:
+        with rb.gradient_products(self._gradient_dtype):
+            return super()._forward_learn(batch)
 
     def _critic_loss(self, data: dict[str, torch.Tensor], context: dict[str, Any]) -> tuple[torch.Tensor | None,
                                                                                              Log]:

@@ -22,6 +22,7 @@ halfcheetah_sac_config = dict(
         learn=dict(
             update_per_collect=1,
             batch_size=256,
+            gradient_dtype="bfloat16",  # gradient-only products in bfloat16 (docs/sac_td3.md); 'float32' to turn off
             learning_rate_q=3e-4,
             learning_rate_policy=3e-4,
             learning_rate_alpha=3e-4,

@@ -22,6 +22,7 @@ halfcheetah_td3_config = dict(
         learn=dict(
             update_per_collect=1,
             batch_size=256,
+            gradient_dtype="bfloat16",  # gradient-only products in bfloat16 (docs/sac_td3.md); 'float32' to turn off
             learning_rate_actor=1e-3,
             learning_rate_critic=1e-3,
             target_theta=0.005,
