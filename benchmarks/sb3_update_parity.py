@@ -22,6 +22,11 @@ critic optimiser gets eps / 2 here); SB3's squash correction is log(1 - tanh(u)^
 (2 (log 2 - u - softplus(-2u))): SB3's epsilon is set to 0 here.
 
     python benchmarks/sb3_update_parity.py [--algos td3 sac] [--updates 200] [--at 1 2 10 50] [--as-shipped]
+                                           [--gradient-dtype bfloat16]
+
+ding_lite's side runs its gradient-only products in float32 unless ``--gradient-dtype bfloat16`` (the MuJoCo
+configs' setting, which rounds them: the gradients of updates 1 and 2 then differ from SB3's by 7e-5 to 6e-3 of
+their largest entry, not 1e-7).
 """
 from __future__ import annotations
 
@@ -41,12 +46,13 @@ ENV_ID = "Hopper-v4"
 BATCH = 256
 
 
-def ding_policy(algo: str, obs_size: int, act_size: int) -> Any:
+def ding_policy(algo: str, obs_size: int, act_size: int, gradient_dtype: str) -> Any:
     from ding_lite.build import build, load_config
 
     cfg = load_config(str(ROOT / "dizoo" / "mujoco" / "hopper" / "config" / f"hopper_{algo}_config.py"), seed=0,
                       overrides=[f"policy.model.obs_shape={obs_size}", f"policy.model.action_shape={act_size}",
-                                 "policy.model.action_low=-1.0", "policy.model.action_high=1.0"])
+                                 "policy.model.action_low=-1.0", "policy.model.action_high=1.0",
+                                 f"policy.learn.gradient_dtype={gradient_dtype}"])
     return build(cfg, "policy")
 
 
@@ -91,7 +97,7 @@ def batches(obs_size: int, act_size: int, seed: int) -> Iterator[dict[str, Any]]
                    terminated=rng.random(BATCH) < 0.05)
 
 
-def parity(algo: str, updates: int, at: list[int], as_shipped: bool) -> float:
+def parity(algo: str, updates: int, at: list[int], as_shipped: bool, gradient_dtype: str) -> float:
     """Run the three sides side by side (ding_lite, ding_lite through autograd, SB3); print the relative
     differences at the updates in ``at``; return ding_lite's largest difference from SB3 at the last update."""
     import gymnasium as gym
@@ -103,7 +109,7 @@ def parity(algo: str, updates: int, at: list[int], as_shipped: bool) -> float:
 
     env = gym.make(ENV_ID)
     obs_size, act_size = env.observation_space.shape[0], env.action_space.shape[0]
-    policy, reference = ding_policy(algo, obs_size, act_size), ding_policy(algo, obs_size, act_size)
+    policy, reference = (ding_policy(algo, obs_size, act_size, gradient_dtype) for _ in range(2))
     state = policy.learn_mode.state_dict()
     model = sb3_model(algo, ENV_ID, seed=0)
     model.set_logger(configure(None, []))
@@ -251,6 +257,9 @@ def main() -> None:
     parser.add_argument("--as-shipped", action="store_true",
                         help="keep the two differences by design (the critic loss's factor, SB3's 1e-6)")
     parser.add_argument("--at", type=int, nargs="+", default=[1, 2, 10, 50])
+    parser.add_argument("--gradient-dtype", default="float32", choices=["float32", "bfloat16"],
+                        help="ding_lite's policy.learn.gradient_dtype (the MuJoCo configs ship bfloat16; float32 "
+                             "checks the maths to float32 rounding)")
     args = parser.parse_args()
     import torch
 
@@ -259,7 +268,7 @@ def main() -> None:
     configure_torch()
     torch.set_flush_denormal(False)  # both sides with torch's default arithmetic
     for algo in args.algos:
-        worst = parity(algo, args.updates, args.at, args.as_shipped)
+        worst = parity(algo, args.updates, args.at, args.as_shipped, args.gradient_dtype)
         print(f"{algo}: largest relative difference after {args.updates} updates {worst:.1e}", flush=True)
 
 
