@@ -82,9 +82,11 @@ class ContinuousQPolicy(OffPolicyPolicy):
         if self.device.type != "cpu":
             logger.warning("policy.learn.gradient_dtype=%r applies to the CPU's written-out backward passes only: "
                            "on %s every product stays float32", name, self.device.type)
-        elif rb.native_bfloat16() is False:
+            return None
+        if rb.native_bfloat16() is False:  # emulated products are slower than float32 ones: no reason to round
             logger.warning("policy.learn.gradient_dtype=%r: this CPU has no native bfloat16 products (AVX512-BF16 "
-                           "or AMX), so they are emulated and likely slower than float32; set it to 'float32'", name)
+                           "or AMX), where they are slower than float32 ones: running them in float32", name)
+            return None
         return GRADIENT_DTYPES[name]
 
     def _forward_learn(self, batch: dict) -> Log:

@@ -97,3 +97,11 @@ def test_a_bad_gradient_dtype_names_its_key() -> None:
     with pytest.raises(ConfigError, match=r"policy.learn.gradient_dtype must be one of \['bfloat16', 'float32'\], "
                                           r"got 'float16'"):
         continuous_policy("td3", "policy.learn.gradient_dtype=float16")
+
+
+@pytest.mark.parametrize("native,expected", [(True, torch.bfloat16), (None, torch.bfloat16), (False, None)])
+def test_bfloat16_falls_back_to_float32_where_the_cpu_would_emulate_it(monkeypatch, caplog, native, expected) -> None:
+    monkeypatch.setattr(rb, "native_bfloat16", lambda: native)
+    policy = continuous_policy("sac", "policy.learn.gradient_dtype=bfloat16")
+    assert policy._gradient_dtype == expected
+    assert ("no native bfloat16 products" in caplog.text) == (native is False)
