@@ -6,12 +6,13 @@ Two measurements:
 - ``learn`` (default): each (algo, env, seed) trains ``--steps`` env steps on both sides, the two sides at the same
   time in two processes (so both see the same machine load). Every ``--eval-every`` env steps each side plays
   ``--episodes`` deterministic episodes (the mean action) on fresh envs (gymnasium's Hopper-v4 / HalfCheetah-v4 on
-  both sides, 1,000-step episodes). The final return of a run is the mean of its last 3 evaluations. SB3's run
-  appends its evaluations to ``<out>/<algo>_<env>_s<seed>_sb3/curve.jsonl`` the moment they are measured, with the
-  training-only seconds so far; ding_lite's are read from its run's event file (seconds there include its
-  evaluations). A finished run leaves a ``done`` file and is skipped when the command is run again; an
-  unfinished one continues from its last checkpoint (SB3: model and replay buffer, saved at every evaluation;
-  ding_lite: ``--resume`` from the run's resume checkpoint, with its replay buffer, see docs/sac_td3.md).
+  both sides, 1,000-step episodes). The final return of a run is the mean of its last 3 evaluations (ding_lite's
+  closing evaluation, one update after a periodic one, counts once). SB3's run appends its evaluations to
+  ``<out>/<algo>_<env>_s<seed>_sb3/curve.jsonl`` the moment they are measured, with the training-only seconds so
+  far; ding_lite's are read from its run's event file (seconds there include its evaluations). A finished run leaves
+  a ``done`` file and is skipped when the command is run again; an unfinished one continues from its last checkpoint
+  (SB3: model and replay buffer, saved at every evaluation; ding_lite: ``--resume`` from the run's resume
+  checkpoint, with its replay buffer, see docs/sac_td3.md).
 - ``speed``: training env steps per wall second (collect + learn, after the random-action warm-up) in one process,
   the sides taking turns for ``--repeats`` rounds of ``--speed-steps`` steps each; the ratio per round, median.
 
@@ -54,6 +55,7 @@ ENV_IDS = {"hopper": "Hopper-v4", "halfcheetah": "HalfCheetah-v4"}
 CONFIGS = {(algo, env): ROOT / "dizoo" / "mujoco" / env / "config" / f"{env}_{algo}_config.py"
            for algo in ("sac", "td3") for env in ENV_IDS}
 FINAL_EVALS = 3  # the final return: the mean of the last evaluations of a run
+REPEATED_EVAL_STEPS = 10  # ding_lite evaluations this close are one policy evaluated twice: the later one counts
 EVAL_SEED_OFFSET = 1000  # evaluation envs' seeds, apart from the training env's (as ding_lite's pipelines)
 
 
@@ -187,9 +189,11 @@ def ding_lite_curve(run_dir: Path) -> list[dict[str, Any]]:
             total += (step - last) / rate
         last = step
         seconds_at.append((step, total))
-    points = []
+    points: list[dict[str, Any]] = []
     for step, ret in zip(returns.steps, returns.values, strict=True):
         before = [s for k, s in seconds_at if k <= step]
+        if points and step - points[-1]["env_step"] <= REPEATED_EVAL_STEPS:
+            points.pop()  # the run's closing evaluation right after a periodic one: one evaluation, not two
         points.append(dict(env_step=step, ret=ret, train_s=round(before[-1], 2) if before else 0.0))
     return points
 

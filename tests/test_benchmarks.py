@@ -23,3 +23,22 @@ def test_benchmark_script_imports(script) -> None:
     finally:
         del sys.modules[spec.name]
     assert module.__doc__, f"{script.name} needs a docstring saying what it measures and how to run it"
+
+
+def test_offpolicy_mujoco_counts_a_closing_evaluation_once(tmp_path) -> None:
+    """The serial pipeline evaluates at 19,999 env steps and again at 20,000 when its budget ends: one evaluation of
+    one policy, which the final return (the mean of the last 3) must not count twice (SB3's side has one there)."""
+    from tensorboardX import SummaryWriter
+
+    spec = importlib.util.spec_from_file_location("benchmark_offpolicy_mujoco", REPO_ROOT / "benchmarks" /
+                                                  "offpolicy_mujoco.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    writer = SummaryWriter(str(tmp_path / "exp" / "log"))
+    for step, ret in ((9_999, 100.0), (19_999, 200.0), (20_000, 210.0)):
+        writer.add_scalar("eval/return_mean", ret, step)
+        writer.add_scalar("speed/env_steps_per_second", 100.0, step)
+    writer.close()
+    curve = bench.ding_lite_curve(tmp_path)
+    assert [(p["env_step"], p["ret"]) for p in curve] == [(9_999, 100.0), (20_000, 210.0)]
