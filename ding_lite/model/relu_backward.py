@@ -2,7 +2,8 @@
 actors and critics use instead of autograd where it applies: each layer's input kept by the forward pass, the weight
 and bias gradients and the ReLU derivative written by hand, the same matrix products as autograd's without its graph
 and engine (SAC and TD3 on MuJoCo: their updates build no autograd graph). Every function here gives autograd's
-values and gradients (tests/model/test_qac.py)."""
+values and gradients (tests/model/test_qac.py), except inside :func:`gradient_products`, where the products that only
+serve gradients take bfloat16-rounded inputs (tests/model/test_gradient_dtype.py)."""
 from __future__ import annotations
 
 import functools
