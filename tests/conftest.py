@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import signal
 import subprocess
@@ -73,3 +74,14 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def warnings_log(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch):
+    """Warning records of the ``ding_lite`` logger, caught on the logger itself (its console handler turns
+    propagation off once a run has set it up in this process)."""
+    logger = logging.getLogger("ding_lite")
+    monkeypatch.setattr(logger, "propagate", False)  # each record once, whatever earlier tests did
+    logger.addHandler(caplog.handler)
+    yield caplog
+    logger.removeHandler(caplog.handler)

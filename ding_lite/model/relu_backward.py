@@ -45,11 +45,15 @@ def _low_dtype(rows: int, cols: int) -> torch.dtype | None:
     return dtype if dtype is not None and min(rows, cols) >= LOW_PRECISION_MIN_WIDTH else None
 
 
+def _product_in(a: torch.Tensor, b: torch.Tensor, dtype: torch.dtype | None) -> torch.Tensor:
+    """``a @ b`` on inputs rounded to ``dtype`` (result back in float32); None: float32."""
+    return a.mm(b) if dtype is None else a.to(dtype).mm(b.to(dtype)).float()
+
+
 def _gradient_product(a: torch.Tensor, b: torch.Tensor, weight_shape: torch.Size) -> torch.Tensor:
     """``a @ b`` for a gradient through a weight of ``weight_shape``: in :func:`gradient_products`'s dtype where it
-    applies (result back in float32), else float32."""
-    dtype = _low_dtype(*weight_shape)
-    return a.mm(b) if dtype is None else a.to(dtype).mm(b.to(dtype)).float()
+    applies, else float32."""
+    return _product_in(a, b, _low_dtype(*weight_shape))
 
 
 @functools.cache
@@ -112,10 +116,8 @@ def forward_keeping_inputs(net: Layers, x: torch.Tensor,
     inputs = [x]
     h = x
     for k, (w, b) in enumerate(net):
-        if gradient_only and _low_dtype(*w.shape) is not None:
-            h = _gradient_product(h, w.t(), w.shape).add_(b)
-        else:
-            h = torch.addmm(b, h, w.t())
+        low = _low_dtype(*w.shape) if gradient_only else None
+        h = torch.addmm(b, h, w.t()) if low is None else _product_in(h, w.t(), low).add_(b)
         if k < len(net) - 1:
             h = h.relu_()
             inputs.append(h)

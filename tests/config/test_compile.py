@@ -15,17 +15,6 @@ pytestmark = pytest.mark.unittest
 ENV = dict(type="gymnasium", env_id="CartPole-v1")
 
 
-@pytest.fixture
-def warnings_log(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch):
-    """Warning records of the ``ding_lite`` logger, caught on the logger itself (its console handler turns
-    propagation off once a run has set it up in this process)."""
-    logger = logging.getLogger("ding_lite")
-    monkeypatch.setattr(logger, "propagate", False)  # each record once, whatever earlier tests did
-    logger.addHandler(caplog.handler)
-    yield caplog
-    logger.removeHandler(caplog.handler)
-
-
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
 
