@@ -35,8 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-train-iter", "--train-iter", type=budget_int, default=None,
                         help="stop after this many train iterations (--train-iter is DI-engine's name)")
     parser.add_argument("--exp-name", default=None, help="experiment folder (default: the config's exp_name)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a config value, e.g. --set policy.learn.batch_size=128 (repeatable)")
+    parser.add_argument("--set", dest="overrides", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="override config values, e.g. --set policy.learn.batch_size=128 env.collector_env_num=4 "
+                             "(one or more after each --set; repeatable)")
     parser.add_argument("--resume", action="store_true", help="continue from the experiment's latest checkpoint")
     parser.add_argument("--load-ckpt", "--load-path", default=None,
                         help="checkpoint to start from (serial), evaluate (eval) or roll out (collect_demo); "

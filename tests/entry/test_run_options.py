@@ -48,6 +48,12 @@ def test_budgets_in_di_engine_spelling(flags: list[str], env_steps: int | None, 
     assert (args.max_env_step, args.max_train_iter) == (env_steps, train_iters)
 
 
+def test_set_takes_one_or_more_overrides_each_time_in_order() -> None:
+    args = build_parser().parse_args(["-c", "c.py", "--set", "a=1", "b=2", "--max-env-step", "9", "--set", "a=3"])
+    assert args.overrides == ["a=1", "b=2", "a=3"] and args.max_env_step == 9
+    assert build_parser().parse_args(["-c", "c.py"]).overrides == []
+
+
 def test_di_engine_flag_names() -> None:
     args = build_parser().parse_args(["-m", "eval", "-c", "c.py", "--load-path", "a.pth.tar", "--replay-path", "vids"])
     assert (args.load_ckpt, args.video) == ("a.pth.tar", "vids")
