@@ -4,7 +4,8 @@ The self-play bar for the snake arena (docs/selfplay.md) is 0.4 wins for 1 learn
 snakes. This script takes the self-play machinery out of the comparison: the arena with careful snakes in the other
 seats is a single-agent gymnasium env (``SnakeVsCareful-v0``, dizoo/board_games/snake/envs/versus_scripted.py), and
 the same learners train on it in ding_lite's serial pipeline and in Stable-Baselines3, with the settings of the dizoo
-snake configs (``snake_arena_dqn_config.py``, ``snake_arena_ppo_config.py``) on both sides. Each run is then measured
+snake configs (``snake_arena_dqn_config.py``, ``snake_arena_ppo_config.py``) on both sides where SB3 has them (its DQN
+has no dueling head and lowers epsilon linearly, ding_lite's exponentially). Each run is then measured
 the same way: its final policy, greedy, in 200 games with seeds 10,000-10,199 (the agent's win as the arena books
 it: its score beats every other snake's). A careful snake in the agent's seat is the reference (the ``careful``
 side, no training).
