@@ -18,7 +18,6 @@ A run whose ``result.json`` is in ``DIR`` is not run again; the table is printed
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 import time
@@ -32,6 +31,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from ding_lite.build import build, load_config  # noqa: E402
+from ding_lite.config.reader import read_config  # noqa: E402
 from ding_lite.entry.serial import serial_pipeline  # noqa: E402
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint  # noqa: E402
 from dizoo.board_games.snake.envs.heuristic import SnakeCareful  # noqa: E402
@@ -58,12 +58,8 @@ def measure(act: Act) -> dict[str, float]:
 
 def policy_section(algo: str) -> dict[str, Any]:
     """The policy settings of the dizoo snake config of ``algo`` (its league and arena left out)."""
-    path = CONFIG_DIR / f"snake_arena_{algo}_config.py"
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return dict(module.main_config["policy"])
+    main_config, _ = read_config(CONFIG_DIR / f"snake_arena_{algo}_config.py")
+    return dict(main_config["policy"])
 
 
 def ding_lite_config(algo: str) -> dict[str, Any]:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gymnasium as gym
 import pytest
+from conftest import REPO_ROOT
 from gymnasium.utils.env_checker import check_env
 
-from dizoo.board_games.snake.envs.versus_scripted import SnakeVersusScripted
+from ding_lite.config.reader import read_config
+from dizoo.board_games.snake.envs.versus_scripted import ARENA_KWARGS, SnakeVersusScripted
 
 pytestmark = pytest.mark.unittest
 
@@ -22,6 +24,12 @@ def test_it_is_a_gymnasium_env_under_its_id() -> None:
     check_env(SnakeVersusScripted(), skip_render_check=True)
     env = gym.make("SnakeVsCareful-v0", opponent="snake_heuristic", max_steps=5)
     assert isinstance(env.unwrapped, SnakeVersusScripted) and env.unwrapped.game.max_steps == 5
+
+
+def test_its_default_arena_is_the_self_play_configs() -> None:
+    for algo in ("dqn", "ppo"):
+        main_config, _ = read_config(REPO_ROOT / f"dizoo/board_games/snake/config/snake_arena_{algo}_config.py")
+        assert main_config["env"]["kwargs"] == ARENA_KWARGS
 
 
 def test_the_agent_that_dies_first_ends_its_episode_and_loses_while_the_game_is_played_out() -> None:
@@ -49,3 +57,14 @@ def test_the_agent_alone_at_the_end_wins_and_a_tie_at_the_time_limit_is_a_draw()
     _, reward, terminated, truncated, info = env.step(0)
     # equal lengths at the time limit: no winner, truncated as the arena says
     assert (reward, terminated, truncated, info) == (0.0, False, True, {"win": 0.0, "draw": 1.0})
+
+
+def test_every_game_of_the_four_snake_arena_ends_booked() -> None:
+    env = SnakeVersusScripted()  # snakes that died before the agent count too: their scores stay as they died
+    for seed in range(5):
+        env.reset(seed=seed)
+        done, steps, info = False, 0, {}
+        while not done:
+            _, _, terminated, truncated, info = env.step(int(steps % 3 == 0))  # left every third step
+            done, steps = terminated or truncated, steps + 1
+        assert set(info) == {"win", "draw"} and info["win"] + info["draw"] in (0.0, 1.0)

@@ -17,11 +17,13 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ding_lite.league.arena import game_score
+from ding_lite.league.payoff import DRAW, WIN
 from ding_lite.registry import OPPONENT_REGISTRY
 from dizoo.board_games.snake.envs import heuristic  # noqa: F401  (registers the scripted snakes)
 from dizoo.board_games.snake.envs.snake_arena import SnakeArenaEnv
 
-# the arena of snake_arena_dqn_config.py
+# the arena of snake_arena_dqn_config.py (tests/dizoo_envs/test_snake_versus_scripted.py holds them equal)
 ARENA_KWARGS: dict[str, Any] = dict(n_snakes=4, size=11, n_food=3, max_steps=100, food_reward=0.3)
 
 
@@ -38,12 +40,14 @@ class SnakeVersusScripted(gym.Env):
         self._opponent_type = OPPONENT_REGISTRY.get(opponent)
         self._opponent = self._opponent_type(seed=0)
         self._obs: dict[str, np.ndarray] = {}
+        self._scores: dict[str, float] = {}  # each snake's last score: a dead snake's stays as it died
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         if seed is not None:  # the scripted snakes break ties with their own generator: seed it too
             self._opponent = self._opponent_type(seed=seed)
         self._obs, _ = self.game.reset(seed=int(self.np_random.integers(2 ** 31)))
+        self._scores = {}
         return self._obs[self.agent], {}
 
     def _opponent_actions(self) -> dict[str, int]:
@@ -58,15 +62,16 @@ class SnakeVersusScripted(gym.Env):
         actions[self.agent] = int(action)
         self._obs, rewards, terminations, truncations, infos = self.game.step(actions)
         obs = self._obs[self.agent]
-        scores = {a: i["score"] for a, i in infos.items()}
+        self._scores.update({a: i["score"] for a, i in infos.items()})
         terminated, truncated = bool(terminations[self.agent]), bool(truncations[self.agent])
         info: dict[str, Any] = {}
         if terminated or truncated:
             while self.game.agents:  # the others play on: the agent's result needs their scores
                 self._obs, _, _, _, later = self.game.step(self._opponent_actions())
-                scores.update({a: i["score"] for a, i in later.items()})
-            mine, best = scores[self.agent], max(s for a, s in scores.items() if a != self.agent)
-            info.update(win=float(mine > best), draw=float(mine == best))
+                self._scores.update({a: i["score"] for a, i in later.items()})
+            seats = [self._scores[a] for a in self.game.possible_agents]  # the agent is seat 0
+            result = game_score(seats, 0, range(1, len(seats)))
+            info.update(win=float(result == WIN), draw=float(result == DRAW))
         return obs, float(rewards[self.agent]), terminated, truncated, info
 
 
