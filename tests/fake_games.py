@@ -7,6 +7,11 @@ while the game goes on; the game ends (all terminate) at ``episode_len``, or by 
 ``scores`` gives every seat's score. An action for an agent that is not in the game raises. ``crash_at`` (with
 ``token_dir``) raises once, at the instance's ``crash_at``-th step over all its episodes. ``obs_sizes`` gives seats
 unequal observation sizes.
+
+``TurnGame`` is the turn-based (AEC) counterpart, written to PettingZoo's AEC protocol: the agents move in turn, the
+mover gets reward ``s + 1`` and observes ``[s, turn, 1]``; an agent in ``leave_at`` terminates after the turn of that
+number while the others play on, and stays selected until it is stepped with ``None`` (its dead step). With
+``info_mask`` the action masks come in the infos (action 1 illegal on odd turns), and an illegal action raises.
 """
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from pettingzoo.utils.env import ParallelEnv
+from pettingzoo.utils.env import AECEnv, ParallelEnv
 
 
 class TagGame(ParallelEnv):
@@ -84,6 +89,67 @@ class TagGame(ParallelEnv):
 
 def tag_game(**kwargs: Any) -> TagGame:
     return TagGame(**kwargs)
+
+
+class TurnGame(AECEnv):
+    metadata = {"name": "turn_game_v0", "render_modes": []}
+
+    def __init__(self, n_seats: int = 3, episode_len: int = 9, leave_at: dict | None = None,
+                 info_mask: bool = False) -> None:
+        super().__init__()
+        self.possible_agents = [f"p{s}" for s in range(n_seats)]
+        self.episode_len, self.info_mask = episode_len, info_mask
+        self.leave_at = {f"p{k}": int(v) for k, v in (leave_at or {}).items()}
+        self.turn = 0
+        self._obs_space, self._act_space = spaces.Box(-np.inf, np.inf, (3,), np.float32), spaces.Discrete(2)
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._obs_space
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._act_space
+
+    def observe(self, agent: str) -> np.ndarray:
+        done = self.terminations[agent] or self.truncations[agent]
+        return np.array([self.possible_agents.index(agent), self.turn, float(not done)], dtype=np.float32)
+
+    def _info(self) -> dict:
+        return {"action_mask": np.array([1, self.turn % 2 == 0], dtype=np.int8)} if self.info_mask else {}
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        self.agents = list(self.possible_agents)
+        self.turn = 0
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: self._info() for a in self.agents}
+        self.agent_selection = self.agents[0]
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if action is None or (self.info_mask and action == 1 and self.turn % 2 == 1):
+            raise RuntimeError(f"turn game: illegal action {action} of {agent} at turn {self.turn}")
+        self._cumulative_rewards[agent] = 0.0
+        self.turn += 1
+        self.rewards = {a: float(a == agent) * (self.possible_agents.index(a) + 1) for a in self.agents}
+        over = self.turn >= self.episode_len
+        for a in self.agents:
+            self.terminations[a] = over or self.terminations[a] or self.leave_at.get(a) == self.turn
+            self.infos[a] = self._info()
+        live = [a for a in self.agents if not self.terminations[a]]
+        if live:  # the next live agent after the mover, in seat order
+            order = self.agents[self.agents.index(agent) + 1:] + self.agents[:self.agents.index(agent) + 1]
+            self.agent_selection = next(a for a in order if a in live)
+        self._accumulate_rewards()
+        self._deads_step_first()
+
+
+def turn_game(**kwargs: Any) -> TurnGame:
+    return TurnGame(**kwargs)
 
 
 def negated_samples(samples: dict) -> dict:

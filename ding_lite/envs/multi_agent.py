@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import gymnasium as gym
@@ -50,7 +50,10 @@ class SeatLayout:
     obs_shape: tuple[int, ...]
     n_actions: int
     agents: tuple[str, ...]
-    has_mask: bool = False  # the game gives action masks (PettingZoo's {'observation', 'action_mask'} spaces)
+    # the game gives action masks: PettingZoo's {'observation', 'action_mask'} spaces, or info['action_mask'] (seen
+    # by the layout once a game has been reset)
+    has_mask: bool = False
+    turn_based: bool = False  # an AECEnv: one agent acts at a time
 
     @property
     def obs_size(self) -> int:
@@ -104,6 +107,7 @@ class _SeatedBase(gym.Env):
     """What the parallel and the turn-based adapters share: seat order, spaces, packing, scores."""
 
     metadata: dict[str, Any] = {"render_modes": []}
+    turn_based = False  # one agent acts at a time (the AEC adapter)
 
     def __init__(self, game: Any, end_when_out: Sequence[int] = (), name: str = "game",
                  max_moves: int | None = None) -> None:
@@ -128,7 +132,7 @@ class _SeatedBase(gym.Env):
         shape = tuple(shapes[0] or ())
         raw = game.observation_space(agents[0])
         has_mask = isinstance(raw, gym.spaces.Dict) and "action_mask" in raw.spaces
-        self.layout = SeatLayout(len(agents), shape, int(act_spaces[0].n), agents, has_mask)
+        self.layout = SeatLayout(len(agents), shape, int(act_spaces[0].n), agents, has_mask, self.turn_based)
         self.end_when_out = [int(s) for s in end_when_out]
         if any(not 0 <= s < len(agents) for s in self.end_when_out):
             raise ConfigError(f"env.end_when_out={self.end_when_out} names a seat outside 0..{len(agents) - 1}")
@@ -147,6 +151,8 @@ class _SeatedBase(gym.Env):
         for s, agent in enumerate(lay.agents):
             if agent in observations:
                 obs, mask = _split_observation(observations[agent], infos.get(agent), a)
+                if not lay.has_mask and "action_mask" in (infos.get(agent) or {}):  # masks come in the infos
+                    self.layout = lay = replace(lay, has_mask=True)
                 packed[s, :d] = (encode(self._obs_space, obs) if self._encode else np.asarray(obs)).reshape(-1)
                 packed[s, d:d + a] = mask
             packed[s, flags + _ALIVE] = alive[s]
@@ -240,6 +246,8 @@ class SeatedAECEnv(_SeatedBase):
     """A turn-based PettingZoo ``AECEnv`` (classic board games) with its seats packed: only the agent to move is
     ``acting``; a step applies its action (or nothing, for :data:`PASS`)."""
 
+    turn_based = True
+
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         self._start()
@@ -247,14 +255,29 @@ class SeatedAECEnv(_SeatedBase):
         return self._observe({}), {}
 
     def _observe(self, rewards: Mapping[str, float]) -> np.ndarray:
+        """Pack the game after a step: the agents that left in it with their final observations, infos and flags;
+        then, while the game goes on, their dead steps taken (:meth:`_step_out_the_dead`), so that the agent to
+        act is one still in the game."""
         game = self.game
         agents = self.layout.agents
         done = {a: game.terminations.get(a, False) or game.truncations.get(a, False) for a in game.agents}
         alive = [a in game.agents and not done[a] for a in agents]
-        acting = [alive[s] and a == game.agent_selection for s, a in enumerate(agents)]
         observations = {a: game.observe(a) for a in game.agents}
-        cut = _cut(game.terminations, game.truncations, agents)
-        return self._pack(observations, game.infos, alive, acting, cut, rewards)
+        infos, cut = dict(game.infos), _cut(game.terminations, game.truncations, agents)
+        if any(alive):
+            self._step_out_the_dead()
+        acting = [alive[s] and a == game.agent_selection for s, a in enumerate(agents)]
+        return self._pack(observations, infos, alive, acting, cut, rewards)
+
+    def _step_out_the_dead(self) -> None:
+        """PettingZoo's AEC protocol: an agent that left stays selected until it is stepped with ``None`` (its dead
+        step removes it). No seat acts for it (it is not alive), so the adapter takes those steps."""
+        game = self.game
+        for _ in range(len(self.layout.agents)):
+            agent = game.agent_selection
+            if agent not in game.agents or not (game.terminations.get(agent) or game.truncations.get(agent)):
+                return
+            game.step(None)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         action = np.asarray(action).reshape(-1)
@@ -319,9 +342,15 @@ class PettingZooEnv:
 
     @classmethod
     def seat_layout(cls, cfg: Mapping[str, Any]) -> SeatLayout:
-        """The seat layout of the section's game, from one game built and closed."""
+        """The seat layout of the section's game, from one game built, reset (a game may give its action masks in
+        the infos) and closed."""
         game: Any = cls(cfg)  # a packed game (seat_game's adapter)
         try:
+            try:
+                game.reset(seed=0)
+            except Exception as exc:
+                raise EnvError(f"env.import_path '{cfg.get('import_path')}': the game's reset failed: "
+                               f"{type(exc).__name__}: {first_line(exc)}") from exc
             return game.layout
         finally:
             game.close()

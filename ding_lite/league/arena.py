@@ -69,10 +69,20 @@ def check_seat_count(seats: Sequence[str], layout: SeatLayout) -> None:
                           f"{layout.n_seats} seats ({', '.join(layout.agents)}): give one entry per seat")
 
 
-def check_learner_seat(seats: Sequence[str]) -> None:
-    """``league.seats`` must give the learner at least one seat."""
-    if LEARNER not in seats:
+def check_learner_seat(seats: Sequence[str], layout: SeatLayout) -> None:
+    """``league.seats`` must give the learner a seat and leave one to an opponent (a game's result is the learner's
+    score against its opponents'). In a turn-based game it plays one seat: each learner row is one of its own turns,
+    and a second learner seat's row would be a move that did nothing while the first one moved."""
+    n_learner = sum(s == LEARNER for s in seats)
+    if n_learner == 0:
         raise ConfigError(f"league.seats={list(seats)} has no 'learner' seat")
+    if n_learner == len(seats):
+        raise ConfigError(f"league.seats={list(seats)} has no opponent seat: give at least one seat to 'pool' (its "
+                          f"snapshots) or a scripted opponent")
+    if n_learner > 1 and layout.turn_based:
+        raise ConfigError(f"league.seats={list(seats)} gives the learner {n_learner} seats of a turn-based game "
+                          f"({', '.join(layout.agents)}), where it can train on one: give it one seat, and "
+                          f"league.swap_seats=True to play every seat in turn")
 
 
 class SelfPlayEnvManager:
@@ -98,7 +108,7 @@ class SelfPlayEnvManager:
                  on_result: Callable[[dict[str, float]], None] | None = None, swap_seats: bool = False,
                  seed: int = 0, opening_plies: int = 0) -> None:
         check_seat_count(seats, layout)
-        check_learner_seat(seats)
+        check_learner_seat(seats, layout)
         self.n_learner = sum(s == LEARNER for s in seats)
         if "pool" in seats and draw_pool is None:
             raise ConfigError("league.seats names 'pool' but no opponent pool is set up")

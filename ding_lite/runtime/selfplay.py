@@ -60,7 +60,7 @@ def check_league(league: Mapping[str, Any], layout: Any) -> None:
         if name not in OPPONENT_REGISTRY:
             raise ConfigError(f"league.baselines: unknown scripted opponent '{name}'{_did_you_mean(name)} "
                               f"(registered: {', '.join(OPPONENT_REGISTRY.names())})")
-    check_learner_seat(seats)
+    check_learner_seat(seats, layout)
 
 
 def _did_you_mean(name: str, also: list[str] | None = None) -> str:

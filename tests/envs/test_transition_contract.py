@@ -57,6 +57,11 @@ GAMES: dict[str, tuple[dict[str, Any], list[str]]] = {
                         ["learner", "random"]),
     "turn-based game with a time limit": (dict(type="pettingzoo", import_path="pettingzoo.classic.rps_v2:raw_env",
                                                kwargs=dict(max_cycles=5)), ["learner", "random"]),
+    # an AEC game whose agent p1 leaves at turn 2 (PettingZoo's dead step) while the others play on to turn 9: the
+    # learner (p0) moves at turns 1, 4, 6, 8
+    "turn-based game whose agents leave": (dict(type="pettingzoo", import_path="fake_games:turn_game",
+                                                kwargs=dict(n_seats=3, episode_len=9, leave_at={1: 2})),
+                                           ["learner", "random", "random"]),
     # ding_lite's own move cap (env.max_episode_steps): 4 moves of tic-tac-toe, no line possible, 2 learner turns
     "turn-based game cut by the move cap": (dict(type="pettingzoo", max_episode_steps=4,
                                                  import_path="pettingzoo.classic.tictactoe_v3:raw_env"),
@@ -191,6 +196,9 @@ def test_the_selfplay_arena_hands_over_the_learner_seats_true_transitions(manage
         assert lengths <= {8} and rollout["terminated"].any()
     elif game == "turn-based game":
         assert not rollout["truncated"].any()
+    elif game == "turn-based game whose agents leave":
+        assert not rollout["truncated"].any() and {e.episode_length for e in episodes} == {4}
+        assert (rollout["reward"] == 1.0).all()  # one move of p0 per row, nobody else's reward
     elif game == "turn-based game cut by the move cap":
         assert not rollout["terminated"].any() and {e.episode_length for e in episodes} == {2}
     else:
