@@ -25,6 +25,7 @@ from ding_lite.utils.seed import SeedPlan
 from ding_lite.worker.evaluator import EvalResult, eval_step_cap
 
 LEAGUE_KEY = "league"  # the league's entry in a learner checkpoint of a self-play run
+BASELINES_KEY = "baselines"  # the baselines' payoff table in the league's entry (beside the pool's state)
 
 
 def league_state(checkpoint: Path) -> Mapping[str, Any]:
@@ -103,9 +104,12 @@ class SelfPlayGame:
         self.layout = game_layout(cfg.env)
         self.pool = OpponentPool(exp_dir / "league", self.league, seed)
         self.resumed = resume_from is not None
-        if resume_from is not None:
-            self.pool.load_state_dict(league_state(resume_from), str(resume_from))
         self.baselines = PayoffTable()  # training games against scripted seats
+        if resume_from is not None:
+            state = league_state(resume_from)
+            self.pool.load_state_dict(state, str(resume_from))
+            if BASELINES_KEY in state:  # (a checkpoint of an earlier version has none: the table starts anew)
+                self.baselines.load_state_dict(dict(state[BASELINES_KEY]))
         masked, act = self.layout.has_mask, str(self.league.snapshot_act)
         self.players = PlayerSet(self._frozen_policy, self._snapshot, seed, masked, act)
         self.eval_players = PlayerSet(self._frozen_policy, self._snapshot, SeedPlan(seed).eval_players, masked, act)
@@ -163,7 +167,7 @@ class SelfPlayGame:
         """The initial snapshot (unless a resumed pool has snapshots) once the experiment folder exists; the pool's
         state goes into every learner checkpoint from now on."""
         self.learner, self.logger = learner, logger
-        learner.save_with_checkpoints(LEAGUE_KEY, self.pool.checkpoint_state)
+        learner.save_with_checkpoints(LEAGUE_KEY, self._checkpoint_state)
         if self.resumed:
             strays = self.pool.remove_strays()
             if strays and logger is not None:
@@ -171,6 +175,11 @@ class SelfPlayGame:
                             f"({', '.join(sorted(strays))})")
         if not self.pool.snapshots:
             self.pool.add(self.policy.learn_mode.state_dict()["model"], learner.env_step)
+
+    def _checkpoint_state(self, checkpoint_name: str) -> dict[str, Any]:
+        """The league's state for the learner checkpoint ``checkpoint_name``: the pool's, and the payoff of the
+        training games against the scripted baselines."""
+        return {**self.pool.checkpoint_state(checkpoint_name), BASELINES_KEY: self.baselines.state_dict()}
 
     def after_collect(self, env_step: int) -> None:
         """Add a snapshot every ``league.snapshot_freq`` env steps; log the league's state."""
