@@ -117,6 +117,11 @@ def import_object(path: str, key: str = "env.import_path", what: str = "returnin
     try:
         return getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError, ValueError) as exc:
+        missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+        if missing and not (module_name == missing or module_name.startswith(f"{missing}.")):
+            # the module exists but needs a package that is not installed (PettingZoo's chess needs 'chess')
+            raise ConfigError(f"{key}='{path}' cannot be imported: it needs module '{missing}', which is not "
+                              f"installed (install the package that provides it)") from exc
         raise ConfigError(f"{key}='{path}' cannot be imported ({type(exc).__name__}: {exc}); give "
                           f"'package.module:callable' {what}") from exc
 

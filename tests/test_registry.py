@@ -11,8 +11,8 @@ import pytest
 
 from ding_lite import registry
 from ding_lite.config import compile_config
-from ding_lite.errors import DuplicateRegistrationError, PluginImportError, UnknownTypeError
-from ding_lite.registry import POLICY_REGISTRY, Registry, closest_match, import_modules
+from ding_lite.errors import ConfigError, DuplicateRegistrationError, PluginImportError, UnknownTypeError
+from ding_lite.registry import POLICY_REGISTRY, Registry, closest_match, import_modules, import_object
 
 pytestmark = pytest.mark.unittest
 
@@ -221,3 +221,12 @@ def test_code_and_docs_use_one_name_per_registry() -> None:
     files += list((root / "docs").rglob("*.md")) + [root / "README.md"]
     offenders = [f"{p.relative_to(root)}: {m.group(0)}" for p in files for m in short.finditer(p.read_text())]
     assert not offenders, "short registry names in use:\n" + "\n".join(offenders)
+
+
+def test_an_import_path_whose_module_needs_a_missing_package_names_that_package(tmp_path, monkeypatch):
+    (tmp_path / "game_needing_a_package.py").write_text("import no_such_package_xyz\n\ndef env():\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigError, match="needs module 'no_such_package_xyz', which is not installed"):
+        import_object("game_needing_a_package:env")
+    with pytest.raises(ConfigError, match="give 'package.module:callable'"):  # a wrong path is still told so
+        import_object("no_such_game_module_xyz:env")
