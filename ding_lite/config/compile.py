@@ -170,7 +170,9 @@ def _policy_defaults(cls: Any, type_name: str) -> dict[str, Any]:
 
 
 def _policy_default_model(types: Mapping[str, str]) -> str:
-    return POLICY_REGISTRY.get(types["policy"]).default_model()
+    from ding_lite.policy.base_policy import default_model_name  # the policy package imports every policy
+
+    return default_model_name(POLICY_REGISTRY.get(types["policy"]))
 
 
 # Every component section, parents before their parts: where it sits, its registry, its default type, its defaults.

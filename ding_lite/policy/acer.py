@@ -10,9 +10,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ding_lite.data.keys import ACTION, LOGIT, MASK, OBS_PLUS_1, REWARD, TERMINATED
+from ding_lite.data.keys import ACTION, LOGIT, MASK, OBS_PLUS_1, Q_VALUE, REWARD, TERMINATED
 from ding_lite.data.sequence import SequenceCutter
 from ding_lite.errors import ConfigError
+from ding_lite.model.contract import ACTIONS, BATCH, ModelProbe
 from ding_lite.policy.base_policy import Policy
 from ding_lite.policy.optim import adam, optimizer_step
 from ding_lite.registry import POLICY_REGISTRY
@@ -169,6 +170,11 @@ class ACERPolicy(Policy):
         """Run an MLP over (T, B, ...) observations (its first layer flattens everything after dim 0)."""
         lead = obs.shape[:2]
         return net(obs.reshape((-1,) + obs.shape[2:])).reshape(lead + (-1,))
+
+    def _check_model(self, probe: ModelProbe) -> None:
+        probe.require("actor", "critic", hint="separate actor and critic networks, each obs -> (..., A)")
+        probe.expect("compute_actor", {LOGIT: (BATCH, ACTIONS)})
+        probe.expect("compute_critic", {Q_VALUE: (BATCH, ACTIONS)})
 
     def _monitor_vars_learn(self) -> list[str]:
         names = ["actor_loss", "bc_loss", "entropy", "critic_loss", "q_retrace_mean"]

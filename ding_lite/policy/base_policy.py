@@ -1,6 +1,7 @@
 """Policy base class: one object, three modes (learn, collect, eval), as in DI-engine."""
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
@@ -12,6 +13,7 @@ from torch import nn
 
 from ding_lite.errors import CheckpointError, ConfigError, first_line
 from ding_lite.model.common import build_model, rollout_weights, wide_layers
+from ding_lite.model.contract import ModelProbe, probe_n_actions, probe_obs_shape
 from ding_lite.policy.replay import ReplaySchedule
 from ding_lite.utils.checkpoint import state_mismatch
 from ding_lite.utils.dicts import deep_merge
@@ -19,6 +21,17 @@ from ding_lite.utils.dicts import deep_merge
 logger = logging.getLogger("ding_lite")
 
 FIELDS = ("learn", "collect", "eval")
+
+# How the workers call a policy's methods: method -> (the call as written in messages, positional args, keywords).
+# A port that keeps DI-engine's signatures (``_process_transition(obs, policy_output, timestep)``,
+# ``_forward_collect(data, eps)``) is refused when the policy is built, not by a TypeError in the middle of a run.
+HOOK_CALLS: dict[str, tuple[str, tuple[Any, ...], dict[str, Any]]] = {
+    "_forward_learn": ("_forward_learn(batch)", (None,), {}),
+    "_forward_collect": ("_forward_collect(obs, env_step=...)", (None,), {"env_step": 0}),
+    "_process_transition": ("_process_transition(policy_output)", (None,), {}),
+    "_get_train_sample": ("_get_train_sample(rollout)", (None,), {}),
+    "_forward_eval": ("_forward_eval(obs)", (None,), {}),
+}
 
 
 class LearnMode(NamedTuple):
@@ -104,8 +117,10 @@ class Policy:
 
     @classmethod
     def default_model(cls) -> str:
-        """Registered name of the model template this policy builds when ``cfg.model.type`` is not set."""
-        raise NotImplementedError(f"{cls.__name__} must name its model template in default_model()")
+        """Registered name of the model template this policy builds when ``cfg.model.type`` is not set (DI-engine's
+        form, an instance method returning ``(name, import_names)``, is read too: :func:`default_model_name`)."""
+        raise ConfigError(f"policy class {cls.__name__} names no model: set policy.model.type, or return the "
+                          f"registered model's name from {cls.__name__}.default_model()")
 
     def __init__(self, cfg: Mapping[str, Any], model: nn.Module | None = None,
                  enable_field: Iterable[str] | None = None) -> None:
@@ -116,14 +131,20 @@ class Policy:
                 self.device = torch.device("cuda")
             else:
                 logger.warning("policy.cuda=True but CUDA is not available: running on the CPU")
+        model_cfg = cfg.get("model") or {}
         if model is None:
-            model_cfg = cfg.get("model") or {}
-            model = build_model(model_cfg, self.default_model())
+            model = build_model(model_cfg, model_cfg.get("type") or default_model_name(self))
         self.discount_factor = resolve_discount_factor(cfg)
         self._model: Any = model.to(self.device)  # templates add compute_* methods beyond nn.Module
+        obs_shape = probe_obs_shape(model_cfg)
+        if obs_shape is not None:  # what the modes will read from the model, checked once before they run
+            self._check_model(ModelProbe(self._model, str(cfg.get("type")), str(model_cfg.get("type") or
+                                         type(self._model).__name__), obs_shape, probe_n_actions(model_cfg),
+                                         self.device))
         self._wide_layers = wide_layers(self._model)  # found once, not at every rollout (a walk over the modules)
         self._learn_state: dict[str, Any] = {"model": self._model}
         self._enabled = tuple(enable_field or FIELDS)
+        self._check_signatures()
         for field in self._enabled:
             if field not in FIELDS:
                 raise ValueError(f"unknown policy field '{field}', expected some of {FIELDS}")
@@ -196,6 +217,27 @@ class Policy:
     def _monitor_vars_learn(self) -> list[str]:
         return []
 
+    def _check_signatures(self) -> None:
+        """A :class:`ConfigError` if a method the workers call cannot take the arguments they pass
+        (:data:`HOOK_CALLS`): e.g. DI-engine's ``_process_transition(obs, policy_output, timestep)``."""
+        for name, (call, args, kwargs) in HOOK_CALLS.items():
+            method = getattr(self, name)
+            try:
+                signature = inspect.signature(method)
+            except (TypeError, ValueError):  # a builtin or C-implemented callable: nothing to check
+                continue
+            try:
+                signature.bind(*args, **kwargs)
+            except TypeError as exc:
+                raise ConfigError(f"policy '{self.cfg.get('type')}': {type(self).__qualname__}.{name}{signature} "
+                                  f"does not fit how ding_lite calls it, {call}; see 'What differs' in "
+                                  f"docs/coming_from_di_engine.md") from exc
+
+    def _check_model(self, probe: ModelProbe) -> None:
+        """Check, once, that the model gives what the modes read (``probe.expect('forward', {'q_value': ('B',
+        'A')})``); a mismatch is a :class:`ConfigError` naming the model, the method, the key and the shape. Runs
+        where ``policy.model.obs_shape`` is known; by default nothing is checked."""
+
     def _replay_schedule(self) -> ReplaySchedule:
         """An off-policy policy's replay schedule (built once, with the learn mode): by default from the config's
         ``learning_starts``, ``learn.batch_size``, ``learn.update_per_collect`` and ``learn.replay_ratio``."""
@@ -244,6 +286,35 @@ class Policy:
             else:
                 out[k] = v
         return out
+
+
+def default_model_name(policy: Any) -> str:
+    """The registered model a policy (class or instance) builds when ``policy.model.type`` is not set: what its
+    ``default_model()`` returns. DI-engine's form is read as well: an instance method (called here on the class,
+    before any policy exists) returning ``(name, import_names)``, whose modules are imported when ``name`` is not
+    registered yet (a built-in name such as ``'dqn'`` needs none of DI-engine's modules)."""
+    from ding_lite.registry import MODEL_REGISTRY, import_modules
+
+    cls = policy if isinstance(policy, type) else type(policy)
+    method = inspect.getattr_static(cls, "default_model", None)
+    try:
+        if isinstance(policy, type) and inspect.isfunction(method):
+            result = method(policy)  # DI-engine's instance method; it names a constant
+        else:
+            result = policy.default_model()
+    except (AttributeError, TypeError) as exc:
+        raise ConfigError(f"{cls.__name__}.default_model() cannot name the model before the policy is built "
+                          f"({first_line(exc)}): make it a classmethod that returns the registered model's name, or "
+                          f"set policy.model.type") from exc
+    if isinstance(result, (tuple, list)) and len(result) == 2 and isinstance(result[0], str):
+        name, import_names = result
+        if name not in MODEL_REGISTRY:
+            import_modules(import_names, "policy.default_model()")
+        return name
+    if not isinstance(result, str):
+        raise ConfigError(f"{cls.__name__}.default_model() must return a registered model's name (or DI-engine's "
+                          f"(name, import_names)), got {result!r}")
+    return result
 
 
 # Where a config may give γ: the home, then DI-engine's positions (policy.learn for ACER, policy.collect for PPO).

@@ -13,6 +13,7 @@ import ding_lite.model.relu_backward as rb
 from ding_lite.data.keys import ACTION, NEXT_OBS, OBS, PRIORITY, REWARD, TERMINATED, WEIGHT
 from ding_lite.data.rollout import valid_transitions
 from ding_lite.errors import ConfigError
+from ding_lite.model.contract import ModelProbe
 from ding_lite.policy.off_policy import Log, OffPolicyPolicy
 from ding_lite.rl_utils.qac import clipped_double_q_target
 
@@ -66,6 +67,10 @@ class ContinuousQPolicy(OffPolicyPolicy):
     @classmethod
     def default_model(cls) -> str:
         return "qac"
+
+    def _check_model(self, probe: ModelProbe) -> None:
+        probe.require("actor", "critic", "bounds", hint="the policy calls the parts of the 'qac' model directly; "
+                      "build a custom model on it (a subclass of ding_lite.model.qac.QAC), see docs/sac_td3.md")
 
     # ---- learn: the critic stage -------------------------------------------------------------------------------
     def _init_learn(self) -> None:

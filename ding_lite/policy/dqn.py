@@ -10,6 +10,7 @@ import torch
 from ding_lite.data.keys import (
     ACTION,
     DISCOUNT_N,
+    LOGIT,
     NEXT_ACTION_MASK,
     NEXT_OBS,
     NEXT_OBS_N,
@@ -24,6 +25,7 @@ from ding_lite.data.keys import (
     WEIGHT,
 )
 from ding_lite.data.rollout import cut_before_invalid, episode_ends
+from ding_lite.model.contract import ACTIONS, BATCH, ModelProbe
 from ding_lite.policy.off_policy import OffPolicyPolicy
 from ding_lite.policy.optim import adam
 from ding_lite.registry import POLICY_REGISTRY, import_object
@@ -88,13 +90,13 @@ class DQNPolicy(OffPolicyPolicy):
         learn = self.cfg["learn"]
         n = len(data[OBS])
         if learn["double"]:  # one online forward for s and s' (the s' half is only read, never differentiated)
-            q_both = self._model(torch.cat([data[OBS], data[NEXT_OBS_N]]))[Q_VALUE]
+            q_both = q_values(self._model(torch.cat([data[OBS], data[NEXT_OBS_N]])))
             q, q_next_online = q_both[:n], q_both[n:].detach()
         else:
-            q = self._model(data[OBS])[Q_VALUE]
+            q = q_values(self._model(data[OBS]))
         q_taken = q.gather(1, data[ACTION].long().unsqueeze(1)).squeeze(1)
         with torch.no_grad():
-            q_next_target = self._target_model(data[NEXT_OBS_N])[Q_VALUE]
+            q_next_target = q_values(self._target_model(data[NEXT_OBS_N]))
             if not learn["double"]:
                 q_next_online = q_next_target
             # the target's max (or the online argmax) ranges over the legal next actions only
@@ -105,6 +107,9 @@ class DQNPolicy(OffPolicyPolicy):
 
     def _monitor_vars_learn(self) -> list[str]:
         return ["loss", "q_mean"]
+
+    def _check_model(self, probe: ModelProbe) -> None:
+        probe.expect("forward", {Q_VALUE: (BATCH, ACTIONS)}, {LOGIT: (BATCH, ACTIONS)})
 
     # ---- collect -----------------------------------------------------------------------------------------------
     def _init_collect(self) -> None:
@@ -118,7 +123,7 @@ class DQNPolicy(OffPolicyPolicy):
     @torch.inference_mode()
     def _forward_collect(self, obs: Any, env_step: int = 0) -> dict:
         obs, mask = split_action_mask(obs)
-        q = self._model(self.obs_tensor(obs))[Q_VALUE]
+        q = q_values(self._model(self.obs_tensor(obs)))
         action = masked_argmax(q, None if mask is None else torch.from_numpy(mask)).cpu().numpy()
         explore = self._rng.random(len(action)) < self._eps(env_step)
         if explore.any():  # ε-greedy explores among the legal actions only
@@ -184,5 +189,11 @@ class DQNPolicy(OffPolicyPolicy):
     @torch.inference_mode()
     def _forward_eval(self, obs: Any) -> dict:
         obs, mask = split_action_mask(obs)
-        q = self._model(self.obs_tensor(obs))[Q_VALUE]
+        q = q_values(self._model(self.obs_tensor(obs)))
         return {ACTION: masked_argmax(q, None if mask is None else torch.from_numpy(mask)).cpu().numpy()}
+
+
+def q_values(out: dict) -> torch.Tensor:
+    """The Q-values ``(B, A)`` of a Q-network's output: ``'q_value'``, or ``'logit'`` where a model (DI-engine's
+    style) gives only that."""
+    return out[Q_VALUE] if Q_VALUE in out else out[LOGIT]

@@ -29,6 +29,7 @@ from ding_lite.data.keys import (
 )
 from ding_lite.data.rollout import episode_ends, valid_transitions
 from ding_lite.errors import ConfigError
+from ding_lite.model.contract import ACTIONS, BATCH, ModelProbe
 from ding_lite.model.normalizer import obs_normalizers
 from ding_lite.policy.base_policy import resolve_discount_factor
 from ding_lite.policy.on_policy import Log, OnPolicyPolicy
@@ -233,6 +234,12 @@ class PPOPolicy(OnPolicyPolicy):
         adv, ret = gae(reward, value, next_value, terminated, truncated, self.discount_factor,
                        float(collect["gae_lambda"]))
         return torch.from_numpy(adv.reshape(-1)).to(self.device), torch.from_numpy(ret.reshape(-1)).to(self.device)
+
+    def _check_model(self, probe: ModelProbe) -> None:
+        actor = ({LOGIT: (BATCH, ACTIONS)}, {MU: (BATCH, ACTIONS), SIGMA: (BATCH, ACTIONS)})
+        probe.expect("compute_actor", *actor)
+        probe.expect("compute_critic", {VALUE: (BATCH,)})
+        probe.expect("compute_actor_critic", *({**keys, VALUE: (BATCH,)} for keys in actor))
 
     def _monitor_vars_learn(self) -> list[str]:
         return ["total_loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac"]

@@ -7,7 +7,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from ding_lite.errors import CheckpointError
+from ding_lite.errors import CheckpointError, first_line
 from ding_lite.utils.atomic import atomic_write
 from ding_lite.utils.log import setup_console_logging
 
@@ -116,12 +116,30 @@ def load_policy_weights(mode: Any, path: str | os.PathLike, state: dict[str, Any
     A checkpoint that does not fit is a :class:`CheckpointError` naming the file, the policy that wrote it and what
     does not fit (entries missing, or tensors whose shapes differ, with both shapes)."""
     state = load_checkpoint(path) if state is None else state
+    given = {"model": state["policy"]["model"]} if model_only else state["policy"]
     try:
-        mode.load_state_dict({"model": state["policy"]["model"]} if model_only else state["policy"])
-    except CheckpointError as exc:
+        mode.load_state_dict(given)
+    except (CheckpointError, RuntimeError, KeyError) as exc:
+        # CheckpointError: the base Policy's loaders; torch's RuntimeError / a KeyError: a policy's own
+        # _load_state_dict_learn (DI-engine's style, load_state_dict on each entry), whose message is torch's
+        why = str(exc) if isinstance(exc, CheckpointError) else _entries_mismatch(mode.state_dict(), given) or \
+            f"it does not fit this policy: {type(exc).__name__}: {first_line(exc)}"
         writer = state.get("policy_type")
-        raise CheckpointError(f"{path}{f' (a {writer!r} checkpoint)' if writer else ''}: {exc}") from exc
+        raise CheckpointError(f"{path}{f' (a {writer!r} checkpoint)' if writer else ''}: {why}") from exc
     return state
+
+
+def _entries_mismatch(expected: dict[str, Any], given: dict[str, Any]) -> str:
+    """What keeps the entries of ``given`` (a checkpoint's ``policy`` part) from loading where ``expected`` (the
+    mode's own ``state_dict()``) is, in one line; empty if nothing is found."""
+    missing = sorted(name for name in expected if name not in given)
+    if missing:
+        return f"the checkpoint lacks {missing} needed by this policy"
+    for name, entry in expected.items():
+        why = state_mismatch(entry, given[name])
+        if why:
+            return f"checkpoint entry '{name}' does not fit this policy: {why}"
+    return ""
 
 
 def state_mismatch(expected: Any, given: Any, shown: int = 3) -> str:
