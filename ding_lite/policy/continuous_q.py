@@ -123,9 +123,17 @@ class ContinuousQPolicy(OffPolicyPolicy):
 
     # ---- collect -----------------------------------------------------------------------------------------------
     def _check_action_space(self) -> None:
+        """``policy.action_space`` must be 'continuous', and ``policy.model.action_space`` the actor this policy
+        drives (SAC: DI-engine's 'reparameterization', the squashed Gaussian; TD3: 'regression', the deterministic
+        tanh actor): the other one fails deep inside the first forward pass."""
         if self.cfg["action_space"] != "continuous":
             raise ConfigError(f"policy.action_space={self.cfg['action_space']!r}: policy '{self.cfg['type']}' acts in "
                               f"continuous (Box) action spaces only; set it to 'continuous' or leave it out")
+        actor = (self.cfg.get("model") or {}).get("action_space")
+        wanted = self.default_config()["model"]["action_space"]
+        if actor is not None and actor != wanted:
+            raise ConfigError(f"policy.model.action_space={actor!r}: policy '{self.cfg['type']}' drives the qac "
+                              f"model's {wanted!r} actor; set it to {wanted!r} or leave it out")
 
     def _init_collect(self) -> None:
         self._check_action_space()
@@ -156,7 +164,7 @@ class ContinuousQPolicy(OffPolicyPolicy):
 
     # ---- eval --------------------------------------------------------------------------------------------------
     def _init_eval(self) -> None:
-        pass
+        self._check_action_space()
 
     @torch.inference_mode()
     def _forward_eval(self, obs: np.ndarray) -> dict:

@@ -88,6 +88,8 @@ def test_samples_are_the_valid_one_step_transitions() -> None:
     ("policy.learn.target_theta=0.0", r"policy.learn.target_theta must be in \(0, 1\] or None"),
     ("policy.model.action_space='discrete'", r"model.action_space must be one of \('reparameterization', "
                                              r"'regression'\) for model type 'qac'"),
+    ("policy.model.action_space='regression'", r"policy.model.action_space='regression': policy 'sac' drives the "
+                                               r"qac model's 'reparameterization' actor"),  # TD3's actor
 ])
 def test_bad_settings_name_their_key(override: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
