@@ -121,11 +121,11 @@ def one_flag(value: Any, what: str) -> bool:
 
 def reward_column(rewards: Sequence[Any]) -> np.ndarray:
     """(N,) float32 rewards of N envs' steps (:func:`one_reward` each); an :class:`EnvError` names the env whose
-    reward is not one number."""
+    reward is not one number (None or a string too: numpy would turn them into NaN or parse them)."""
     try:
-        column = np.array(rewards, dtype=np.float32)
-        if column.shape == (len(rewards),):
-            return column
+        column = np.array(rewards)
+        if column.shape == (len(rewards),) and column.dtype.kind in "biuf":
+            return column.astype(np.float32, copy=False)
     except (TypeError, ValueError):
         pass
     numbers = []

@@ -165,11 +165,15 @@ def test_an_info_that_is_no_dict_is_named(kind: str) -> None:
 
 
 @pytest.mark.parametrize("kind", ["base", "subprocess"])
-def test_a_reward_of_two_numbers_is_an_env_error(kind: str) -> None:
-    manager = _manager(kind, 1, "array_reward", [1.0, 2.0], 0, max_retry=0)
+@pytest.mark.parametrize("where, value, shown", [
+    ("array_reward", [1.0, 2.0], r"array\(\[1\., 2\.\]"),
+    # numpy made None a NaN (reported as a NaN reward) and parsed a string, under base only
+    ("reward", None, "None"), ("reward", "1.0", "'1.0'")])
+def test_a_reward_that_is_not_one_number_is_an_env_error(kind: str, where: str, value: Any, shown: str) -> None:
+    manager = _manager(kind, 1, where, value, 1, max_retry=0)
     manager.reset()
     with pytest.raises(EnvError, match=r"env 1.*a reward must be one number \(gymnasium's step returns a float\), "
-                                       r"got array\(\[1\., 2\.\]"):
+                                       rf"got {shown}"):
         manager.step(np.zeros(3, dtype=np.int64))
     manager.close()
 
