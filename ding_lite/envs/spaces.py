@@ -7,9 +7,10 @@ networks as it is; uint8 stays uint8, a quarter of the bytes (Atari frames); a s
 vector of one. The other common spaces are turned into a float32 vector by the env, as Stable-Baselines3 and
 DI-engine users expect: ``Discrete(n)`` one-hot (n,), ``MultiDiscrete(nvec)`` the concatenated one-hots
 (sum(nvec),), ``MultiBinary`` flattened to 0/1 floats, and ``Tuple`` / ``Dict`` of those the concatenation of their
-parts (gymnasium's ``flatten_space``; a ``Dict`` holding an ``action_mask`` is PettingZoo's masked observation and is
-left to the self-play adapters). A space that no array can hold (``Text``, ``Graph``, ``Sequence``) is a
-:class:`~ding_lite.errors.ConfigError` when the env is built, before anything is written.
+parts (gymnasium's ``flatten_space``). A space that no array can hold (``Text``, ``Graph``, ``Sequence``) is a
+:class:`~ding_lite.errors.ConfigError` when the env is built, before anything is written, and so is PettingZoo's
+masked observation ``Dict(observation=..., action_mask=...)`` in a single-agent env: the env managers stack arrays,
+and only the self-play adapters (:mod:`ding_lite.envs.multi_agent`) take the mask apart for the policies.
 """
 from __future__ import annotations
 
@@ -41,18 +42,25 @@ def _encodable(space: gym.Space) -> bool:
 
 
 def is_masked(space: gym.Space) -> bool:
-    """PettingZoo's ``Dict(observation=..., action_mask=...)``: an observation with its legal actions."""
-    return isinstance(space, gym.spaces.Dict) and set(space.spaces) == {"observation", "action_mask"}
+    """A ``Dict`` with an ``action_mask`` (PettingZoo's ``Dict(observation=..., action_mask=...)``): an observation
+    with its legal actions."""
+    return isinstance(space, gym.spaces.Dict) and "action_mask" in space.spaces
 
 
 def needs_encoding(space: gym.Space, where: str = "env") -> bool:
     """Whether observations of ``space`` must be turned into a float32 array (anything but a float32 or uint8
-    ``Box``); a space that cannot be encoded raises a :class:`ConfigError` naming ``where``."""
+    ``Box``); a space that cannot be encoded (or PettingZoo's masked observation, which the self-play adapters
+    split before they ask) raises a :class:`ConfigError` naming ``where``."""
+    if is_masked(space):
+        raise ConfigError(f"{where} observes {space}, an observation with an action mask: masks reach the policies "
+                          f"from self-play games only (env type 'pettingzoo', docs/selfplay.md), a single-agent env "
+                          f"must observe an array; wrap it to observe obs['observation'] (e.g. gymnasium.wrappers."
+                          f"TransformObservation) and let the env refuse or ignore illegal actions")
     if not _encodable(space):
         raise ConfigError(f"{where} observes {space}, which no array can hold: ding_lite's models take Box, "
                           f"Discrete, MultiDiscrete, MultiBinary observations and Tuple / Dict of them; wrap the env "
                           f"so that it observes one of those")
-    return not _kept_box(space) and not is_masked(space)
+    return not _kept_box(space)
 
 
 def encoded_space(space: gym.Space) -> gym.spaces.Box:
@@ -91,6 +99,6 @@ class EncodedObservation(gym.ObservationWrapper):
 
 
 def with_encoded_observations(env: gym.Env, where: str) -> gym.Env:
-    """``env`` itself if it observes a float32 or uint8 ``Box`` (or PettingZoo's packed seats), else wrapped in
+    """``env`` itself if it observes a float32 or uint8 ``Box`` (as PettingZoo's packed seats do), else wrapped in
     :class:`EncodedObservation`; an observation space that cannot be encoded is a :class:`ConfigError`."""
     return EncodedObservation(env) if needs_encoding(env.observation_space, where) else env

@@ -88,11 +88,19 @@ def test_pettingzoo_games_with_discrete_and_small_board_observations():
     rps.close()
 
 
-def test_an_observation_space_no_array_holds_is_one_line_before_anything_is_written(tmp_path):
+@pytest.mark.parametrize("kind, shown, says", [
+    ("text", "Text(", "no array can hold"),
+    # a single-agent env observing PettingZoo's masked dict crashed inside torch (DQN) or numba (PPO) on an object
+    # array of dicts, with a traceback; the subprocess manager's message sent the user to the base manager
+    ("masked", "Dict('observation': Discrete(4), 'action_mask'", "masks reach the policies from self-play games only"),
+])
+@pytest.mark.parametrize("manager", ["base", "subprocess"])
+def test_an_observation_space_no_array_holds_is_one_line_before_anything_is_written(tmp_path, kind, shown, says,
+                                                                                    manager):
     proc = run_cli("-c", str(DIZOO_CARTPOLE / "cartpole_dqn_config.py"), "--set", "env.type=space_env", "--set",
-                   "env.import_names=['fake_spaces']", "--set", "env.kind=text", "--exp-name", "exp", cwd=tmp_path,
-                   extra_pythonpath=[TESTS])
+                   "env.import_names=['fake_spaces']", "--set", f"env.kind={kind}", f"env.manager.type={manager}",
+                   "--exp-name", "exp", cwd=tmp_path, extra_pythonpath=[TESTS])
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr
-    assert lines[0].startswith("ding_lite: error: env 'space_env' observes Text(") and "no array can hold" in lines[0]
+    assert lines[0].startswith(f"ding_lite: error: env 'space_env' observes {shown}") and says in lines[0]
     assert list(tmp_path.iterdir()) == []
