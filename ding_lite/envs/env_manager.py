@@ -17,10 +17,11 @@ from ding_lite.envs.env_outputs import (
     checked_step,
     flag_column,
     non_finite_rows,
+    raised,
     reward_column,
     stacked_obs,
 )
-from ding_lite.errors import ConfigError, EnvError
+from ding_lite.errors import ConfigError, DingLiteError, EnvError
 from ding_lite.registry import ENV_MANAGER_REGISTRY
 
 
@@ -317,15 +318,23 @@ class BaseEnvManager(EnvManager):
         for i, (env, seed) in enumerate(zip(self._envs, self._take_seeds(), strict=True)):
             if seed is not None:
                 env.action_space.seed(seed)
-            first.append(checked_reset(env.reset(seed=seed), i))
+            try:
+                result = env.reset(seed=seed)
+            except Exception as exc:
+                raise _env_failed(i, "reset", exc) from exc
+            first.append(checked_reset(result, i))
         return self._start_episodes(stacked_obs(first, self.observation_space, "reset"))
 
     def step(self, actions: np.ndarray) -> StepResult:
         """Step every env with its action; finished envs are reset. Returns a :class:`StepResult`."""
         if self._obs is None:
             self.reset()
-        results = [env_step(a) for env_step, a in zip(self._env_steps, action_to_env(actions, self.action_space),
-                                                      strict=True)]
+        results: list[Any] = []
+        try:
+            for env_step, a in zip(self._env_steps, action_to_env(actions, self.action_space), strict=True):
+                results.append(env_step(a))
+        except Exception as exc:
+            raise _env_failed(len(results), "step", exc) from exc
         # one C-level conversion per column (np.array of a tuple is cheaper than np.stack, and than N row writes)
         try:
             obs_list, reward_list, term_list, trunc_list, _ = zip(*results, strict=True)
@@ -343,7 +352,11 @@ class BaseEnvManager(EnvManager):
         return self._finish_step(next_obs, reward, terminated, truncated, finished)
 
     def _reset_one(self, i: int) -> np.ndarray:
-        obs = checked_reset(self._envs[i].reset(), i)
+        try:
+            result = self._envs[i].reset()
+        except Exception as exc:
+            raise _env_failed(i, "reset", exc) from exc
+        obs = checked_reset(result, i)
         if getattr(obs, "shape", None) != self._obs_shape:  # the common case costs an attribute read
             check_obs_shape(obs, self._obs_shape, i, "reset")
         return obs
@@ -351,3 +364,13 @@ class BaseEnvManager(EnvManager):
     def _close(self) -> None:
         for env in self._envs:
             env.close()
+
+
+def _env_failed(i: int, what: str, exc: Exception) -> Exception:
+    """What env ``i``'s ``what`` ('step' or 'reset') raising ``exc`` becomes in an in-process manager: ding_lite's own
+    errors as they are, anything else an :class:`EnvError` naming the env, the exception and where it was raised
+    (``raise ... from exc`` keeps the traceback for a debugger)."""
+    if isinstance(exc, DingLiteError):
+        return exc
+    return EnvError(f"env {i}'s {raised(what, exc)}; the base env manager stops there (env.manager.type="
+                    f"'subprocess' restarts a failing env, see docs/env_managers.md)")

@@ -5,13 +5,14 @@ its value, observations of the space's shape in any dtype as the space's dtype. 
 collect (:func:`non_finite_rows`, used by the collectors) and once per episode (the managers), not per step."""
 from __future__ import annotations
 
+import traceback
 from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from ding_lite.errors import EnvError
+from ding_lite.errors import DingLiteError, EnvError
 
 GYMNASIUM_API = ("gymnasium's API has reset return (observation, info) and step return (observation, reward, "
                  "terminated, truncated, info): update the env, or wrap an old gym env in a compatibility wrapper "
@@ -25,6 +26,15 @@ def _described(value: Any) -> str:
         return f"an array of shape {value.shape}"
     name = type(value).__name__
     return ("an " if name[0] in "aeiou" else "a ") + name
+
+
+def raised(what: str, exc: BaseException) -> str:
+    """``"<what> raised <type>: <message> (at <file>:<line>, in <function>)"``: what an env call (``what``: 'step',
+    'reset', ...) raised, and where it raised it (the innermost frame), for one-line errors that name the culprit;
+    ding_lite's own errors (the checks of this module) say enough without the place."""
+    frames = [] if isinstance(exc, DingLiteError) else traceback.extract_tb(exc.__traceback__)
+    where = f" (at {frames[-1].filename}:{frames[-1].lineno}, in {frames[-1].name})" if frames else ""
+    return f"{what} raised {type(exc).__name__}: {exc}{where}"
 
 
 def checked_reset(result: Any, i: int) -> Any:

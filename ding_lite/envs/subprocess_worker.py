@@ -17,7 +17,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory
 
-from ding_lite.envs.env_outputs import check_obs_shape, checked_reset, checked_step, one_flag, one_reward
+from ding_lite.envs.env_outputs import check_obs_shape, checked_reset, checked_step, one_flag, one_reward, raised
 
 STEP, RESET, CLOSE = 0, 1, 2  # commands
 DONE, ERROR = "done", "error"  # replies besides the empty "ok"
@@ -63,7 +63,7 @@ def worker_main(index: int, env_fn: Callable[[], gym.Env], conn: Any, shared: Sh
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the main process closed our pipe: nobody is listening
     except BaseException as exc:  # noqa: BLE001 (whatever the env raises is reported, then the worker ends)
-        reply = (ERROR, f"{doing[0]} raised {type(exc).__name__}: {exc}", traceback.format_exc())
+        reply = (ERROR, raised(doing[0], exc), traceback.format_exc())
         with contextlib.suppress(OSError, pickle.PicklingError):
             conn.send_bytes(pickle.dumps(reply, pickle.HIGHEST_PROTOCOL))
     finally:

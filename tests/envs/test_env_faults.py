@@ -145,7 +145,8 @@ def test_env_failing_every_reset_stops_with_clear_error(no_orphans) -> None:
 def test_max_retry_bounds_restarts_of_a_step_that_always_fails(no_orphans) -> None:
     env = build_env_manager(faulty_env_cfg("raise", manager=dict(max_retry=2)), 1, seed=0)
     with pytest.raises(EnvError, match=r"env 0 failed after 2 restart\(s\) in a row: step raised RuntimeError: "
-                                       r"faulty env: step blew up\. .*env.manager.max_retry \(now 2\)"):
+                                       r"faulty env: step blew up \(at .*faulty_env\.py:\d+, in step\)\. "
+                                       r".*env.manager.max_retry \(now 2\)"):
         for _ in range(100):
             env.step(np.zeros(1, dtype=np.int64))
     assert env.restart_count == 2

@@ -9,7 +9,7 @@ from fake_envs import CountingEnv, RecordActions, counting_env_fns
 from ding_lite.build import build_env_manager
 from ding_lite.envs import BaseEnvManager, build_env
 from ding_lite.envs.env_manager import action_to_env
-from ding_lite.errors import ConfigError
+from ding_lite.errors import ConfigError, EnvError
 
 pytestmark = pytest.mark.unittest
 
@@ -128,3 +128,24 @@ def test_gymnasium_env_id_typo_suggests_the_id() -> None:
 def test_gymnasium_env_builds_with_kwargs_and_time_limit() -> None:
     env = build_env(dict(type="gymnasium", env_id="Pendulum-v1", kwargs=dict(g=9.0), max_episode_steps=7))
     assert env.spec.max_episode_steps == 7 and env.unwrapped.g == 9.0
+
+
+@pytest.mark.parametrize("mode, message", [
+    ("raise", r"env 1's step raised RuntimeError: faulty env: step blew up \(at .*faulty_env\.py:\d+, in step\); "
+              r"the base env manager stops there \(env\.manager\.type='subprocess' restarts a failing env"),
+    ("reset", r"env 1's reset raised RuntimeError: faulty env: reset always fails \(at .*faulty_env\.py:\d+, in "
+              r"reset\)"),
+])
+def test_an_env_that_raises_is_an_env_error_naming_it_and_where(mode: str, message: str) -> None:
+    """An env's own exception in step or reset went up as a bare traceback from inside the manager (exit code 1 at
+    the CLI); it is an EnvError (one line, exit code 2) naming the env, the exception and the line that raised it,
+    as the subprocess manager's message does once its restarts are spent. ding_lite's own errors pass as they are."""
+    from faulty_env import FaultyEnv
+
+    fns = [FaultyEnv, lambda: FaultyEnv(dict(mode=mode, fail_at=2))]
+    with BaseEnvManager(fns) as manager:
+        with pytest.raises(EnvError, match=message) as caught:
+            manager.reset()
+            for _ in range(3):
+                manager.step(np.zeros(2, dtype=np.int64))
+        assert isinstance(caught.value.__cause__, RuntimeError)  # the env's traceback, for a debugger
