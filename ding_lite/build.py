@@ -17,6 +17,7 @@ from easydict import EasyDict
 from ding_lite.config import compile_config, read_config
 from ding_lite.config.compile import SECTIONS_BY_PATH, CompiledConfig, section_at
 from ding_lite.config.frozen import thawed
+from ding_lite.envs.env_outputs import close_env
 from ding_lite.envs.gym_env import build_env, env_fn
 from ding_lite.envs.hooks import BuildsOwnEnvs, ChecksConfig
 from ding_lite.envs.variations import variation_env_fns, variation_ids
@@ -223,7 +224,10 @@ def fill_model_shapes_from_env(cfg: EasyDict) -> None:
         fill_model_shapes(cfg, probe.observation_space, probe.action_space)
         check_model_shapes(cfg, probe.observation_space, probe.action_space)
     finally:
-        probe.close()
+        if isinstance(probe, gym.Env):
+            close_env(probe, f"env '{cfg.env.get('env_id') or cfg.env.type}' (a probe of its spaces)")
+        else:
+            probe.close()
 
 
 def import_plugins(cfg: Mapping[str, Any], where: str = "") -> None:

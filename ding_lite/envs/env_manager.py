@@ -15,6 +15,7 @@ from ding_lite.envs.env_outputs import (
     check_obs_shape,
     checked_reset,
     checked_step,
+    close_env,
     flag_column,
     non_finite_rows,
     raised,
@@ -362,8 +363,8 @@ class BaseEnvManager(EnvManager):
         return obs
 
     def _close(self) -> None:
-        for env in self._envs:
-            env.close()
+        for i, env in enumerate(self._envs):
+            close_env(env, f"env {i}")
 
 
 def _env_failed(i: int, what: str, exc: Exception) -> Exception:

@@ -5,6 +5,7 @@ its value, observations of the space's shape in any dtype as the space's dtype. 
 collect (:func:`non_finite_rows`, used by the collectors) and once per episode (the managers), not per step."""
 from __future__ import annotations
 
+import logging
 import traceback
 from collections.abc import Sequence
 from typing import Any
@@ -13,6 +14,8 @@ import gymnasium as gym
 import numpy as np
 
 from ding_lite.errors import DingLiteError, EnvError
+
+logger = logging.getLogger("ding_lite")
 
 GYMNASIUM_API = ("gymnasium's API has reset return (observation, info) and step return (observation, reward, "
                  "terminated, truncated, info): update the env, or wrap an old gym env in a compatibility wrapper "
@@ -35,6 +38,15 @@ def raised(what: str, exc: BaseException) -> str:
     frames = [] if isinstance(exc, DingLiteError) else traceback.extract_tb(exc.__traceback__)
     where = f" (at {frames[-1].filename}:{frames[-1].lineno}, in {frames[-1].name})" if frames else ""
     return f"{what} raised {type(exc).__name__}: {exc}{where}"
+
+
+def close_env(env: gym.Env, name: str) -> None:
+    """Close ``env`` (``name``: 'env 3', "env 'my_env'"); an exception of its ``close`` is logged as a warning naming
+    the env, not raised: closing is clean-up after the work is done, and the envs after it must close too."""
+    try:
+        env.close()
+    except Exception as exc:  # noqa: BLE001 (whatever a user's close raises)
+        logger.warning("warning: %s's %s; ignored, the env is dropped", name, raised("close", exc))
 
 
 def checked_reset(result: Any, i: int) -> Any:

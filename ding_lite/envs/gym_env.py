@@ -7,6 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from ding_lite.envs.env_outputs import close_env
 from ding_lite.envs.spaces import with_encoded_observations
 from ding_lite.errors import ConfigError, EnvError
 from ding_lite.registry import ENV_REGISTRY, closest_match, import_modules
@@ -82,7 +83,7 @@ def build_env(env_cfg: Mapping[str, Any]) -> gym.Env:
         except AttributeError:
             space = None
         if not isinstance(space, gym.Space):
-            env.close()
+            close_env(env, f"env '{name}'")
             what = f"no {attribute}" if space is None else \
                 f"an {attribute} of type {type(space).__module__}.{type(space).__name__}, not a gymnasium space"
             raise EnvError(f"env '{name}' has {what}: a gymnasium env sets self.observation_space and "
@@ -92,5 +93,5 @@ def build_env(env_cfg: Mapping[str, Any]) -> gym.Env:
     try:
         return with_encoded_observations(env, f"env '{name}'")
     except ConfigError:
-        env.close()
+        close_env(env, f"env '{name}'")
         raise

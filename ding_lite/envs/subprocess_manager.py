@@ -23,6 +23,7 @@ import gymnasium as gym
 import numpy as np
 
 from ding_lite.envs.env_manager import EnvManager, StepResult, action_to_env
+from ding_lite.envs.env_outputs import close_env
 from ding_lite.envs.subprocess_worker import (
     ERROR,
     RESET,
@@ -84,7 +85,7 @@ class SubprocessEnvManager(EnvManager):
         try:
             observation_space, action_space = probe.observation_space, probe.action_space
         finally:
-            probe.close()
+            close_env(probe, "the probe env (read for its spaces)")
         if not isinstance(observation_space, SHAREABLE):
             raise EnvError(f"env manager 'subprocess' shares observations as fixed-shape arrays; the env's observation "
                            f"space {observation_space} is not one (use env.manager.type='base')")

@@ -17,7 +17,15 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory
 
-from ding_lite.envs.env_outputs import check_obs_shape, checked_reset, checked_step, one_flag, one_reward, raised
+from ding_lite.envs.env_outputs import (
+    check_obs_shape,
+    checked_reset,
+    checked_step,
+    close_env,
+    one_flag,
+    one_reward,
+    raised,
+)
 
 STEP, RESET, CLOSE = 0, 1, 2  # commands
 DONE, ERROR = "done", "error"  # replies besides the empty "ok"
@@ -67,9 +75,8 @@ def worker_main(index: int, env_fn: Callable[[], gym.Env], conn: Any, shared: Sh
         with contextlib.suppress(OSError, pickle.PicklingError):
             conn.send_bytes(pickle.dumps(reply, pickle.HIGHEST_PROTOCOL))
     finally:
-        if env is not None:
-            with contextlib.suppress(Exception):  # a failing close must not hide the real failure
-                env.close()
+        if env is not None:  # a failing close is a warning: it must not hide a real failure
+            close_env(env, f"env {index}")
 
 
 def _serve(index: int, env: gym.Env, conn: Any, views: tuple[np.ndarray, ...], parent_pid: int,
