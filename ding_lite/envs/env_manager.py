@@ -67,9 +67,12 @@ def episode_quota(n_episode: int, n_env: int) -> np.ndarray:
 
 def env_actions(actions: np.ndarray, space: gym.Space) -> np.ndarray:
     """A batch of a policy's actions as the envs take them: for a Box, in its dtype and shape, ``(B,
-    *space.shape)`` (a policy's actions are flat, ``(B, prod(space.shape))``), clipped to its bounds; others
-    unchanged."""
+    *space.shape)`` (a policy's actions are flat, ``(B, prod(space.shape))``), clipped to its bounds (rounded to the
+    nearest integer first for an integer Box: a cast alone truncates toward 0, so its bounds were never reached);
+    others unchanged."""
     if isinstance(space, gym.spaces.Box):
+        if np.issubdtype(space.dtype, np.integer) and np.asarray(actions).dtype.kind == "f":
+            actions = np.rint(actions)
         actions = np.asarray(actions, dtype=space.dtype)
         return np.clip(actions.reshape((len(actions),) + space.shape), space.low, space.high)
     return actions

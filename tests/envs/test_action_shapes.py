@@ -13,7 +13,7 @@ from ding_lite.data.demo import read_demos
 from ding_lite.entry.collect_demo import collect_demo_pipeline
 from ding_lite.entry.eval import eval_pipeline
 from ding_lite.entry.serial import serial_pipeline
-from ding_lite.envs.env_manager import action_to_env, clip_action
+from ding_lite.envs.env_manager import action_to_env, clip_action, env_actions
 
 pytestmark = pytest.mark.unittest
 
@@ -82,3 +82,11 @@ def test_other_action_spaces_are_one_line_before_anything_is_written(tmp_path):
         "Discrete or Box action spaces; wrap the env so that it takes one of those (e.g. one Discrete action per "
         "combination of a MultiDiscrete's)"]
     assert not (tmp_path / "exp").exists()
+
+
+def test_an_integer_box_gets_the_policy_actions_rounded():
+    """A float action cast to an integer Box truncated toward 0: 2.9 became 2, and -0.9 to 0.9 all became 0, so a
+    continuous policy's actions reached the bounds only exactly there."""
+    space = gym.spaces.Box(-3, 3, (2,), np.int64)
+    actions = env_actions(np.array([[2.9, -2.9], [0.6, -0.6], [7.0, -0.4]], dtype=np.float32), space)
+    assert actions.dtype == np.int64 and actions.tolist() == [[3, -3], [1, -1], [3, 0]]
