@@ -5,11 +5,12 @@ within the episode, so every stored transition tells which episode it came from 
 really follows it (``t + 1``, same id). Reward 1 per step; the episode terminates at ``t == episode_len``.
 
 Misbehaviour (``mode``) at the instance's ``fail_at``-th step (counted over its episodes): 'raise' raises, 'kill'
-SIGKILLs its own process, 'hang' sleeps ``hang_s`` seconds; 'hang_reset' sleeps in a reset instead; 'reset' makes
-every reset raise. With ``token_dir`` set, only ``n_faults`` misbehaviours happen over all processes (each claims a
-token file); without it, every time the condition holds: each new instance (a restarted worker's, a new actor's)
-misbehaves again at its own ``fail_at``-th step, a fault every ``fail_at`` steps. With ``only_in_actor`` set, only
-instances inside a Ray actor whose name contains that text misbehave (e.g. 'collector': the evaluator's envs are sound).
+SIGKILLs its own process, 'hang' sleeps ``hang_s`` seconds, 'old_api' returns gym's old 4-tuple (a fault of the
+env's code, not of its run); 'hang_reset' sleeps in a reset instead; 'reset' makes every reset raise. With
+``token_dir`` set, only ``n_faults`` misbehaviours happen over all processes (each claims a token file); without it,
+every time the condition holds: each new instance (a restarted worker's, a new actor's) misbehaves again at its own
+``fail_at``-th step, a fault every ``fail_at`` steps. With ``only_in_actor`` set, only instances inside a Ray actor
+whose name contains that text misbehave (e.g. 'collector': the evaluator's envs are sound).
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ class FaultyEnv(gym.Env):
     """See the module docstring; ``cfg`` is the env section."""
 
     config: dict[str, Any] = dict(
-        mode=None,  # None, 'raise', 'kill', 'hang', 'hang_reset' or 'reset'
+        mode=None,  # None, 'raise', 'kill', 'hang', 'old_api', 'hang_reset' or 'reset'
         fail_at=5,  # the instance's step (over all its episodes) at which step misbehaves
         episode_len=12,  # the episode terminates at this t
         token_dir=None,  # folder of token files bounding the misbehaviours over all processes (None: no bound)
@@ -60,8 +61,10 @@ class FaultyEnv(gym.Env):
         self._t = 0
         return self._obs(), {}
 
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+    def step(self, action: Any) -> tuple:
         self._life_steps += 1
+        if self._life_steps == self.cfg["fail_at"] and self.cfg["mode"] == "old_api":
+            return self._obs(), 1.0, False, {}
         if self._life_steps == self.cfg["fail_at"] and self.cfg["mode"] in ("raise", "kill", "hang") and self._claim():
             mode = self.cfg["mode"]
             if mode == "raise":

@@ -25,6 +25,7 @@ import numpy as np
 from ding_lite.envs.env_manager import EnvManager, StepResult, action_to_env
 from ding_lite.envs.env_outputs import close_env
 from ding_lite.envs.subprocess_worker import (
+    BROKEN,
     ERROR,
     RESET,
     SHAREABLE,
@@ -270,6 +271,10 @@ class SubprocessEnvManager(EnvManager):
         if not msg:
             return msg
         reply = pickle.loads(msg)
+        if reply[0] == BROKEN:  # deterministic: a new worker would fail the same way, so no restart
+            self.close()
+            raise EnvError(f"{reply[1]} (the subprocess env manager restarts a crashed or hung env, not one whose "
+                           f"outputs break gymnasium's API)")
         if reply[0] == ERROR:
             logger.debug("env %d worker traceback:\n%s", i, reply[2])
             raise WorkerFailure(reply[1])

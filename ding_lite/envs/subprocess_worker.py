@@ -26,9 +26,12 @@ from ding_lite.envs.env_outputs import (
     one_reward,
     raised,
 )
+from ding_lite.errors import EnvError
 
 STEP, RESET, CLOSE = 0, 1, 2  # commands
-DONE, ERROR = "done", "error"  # replies besides the empty "ok"
+# replies besides the empty "ok"; BROKEN: the env broke gymnasium's API (a deterministic fault: a new worker would
+# break it again, so the manager stops instead of restarting)
+DONE, ERROR, BROKEN = "done", "error", "broken"
 _PARENT_CHECK_S = 0.5  # an idle worker checks this often whether the main process still exists
 _CLOSE_WAIT_S = 2.0  # close(): how long workers get to exit on their own before they are killed
 SHAREABLE = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
@@ -70,6 +73,9 @@ def worker_main(index: int, env_fn: Callable[[], gym.Env], conn: Any, shared: Sh
         _serve(index, env, conn, shared.views(), parent_pid, doing)
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the main process closed our pipe: nobody is listening
+    except EnvError as exc:  # the env's outputs broke the API (the checks below): no restart would mend that
+        with contextlib.suppress(OSError, pickle.PicklingError):
+            conn.send_bytes(pickle.dumps((BROKEN, str(exc), traceback.format_exc()), pickle.HIGHEST_PROTOCOL))
     except BaseException as exc:  # noqa: BLE001 (whatever the env raises is reported, then the worker ends)
         reply = (ERROR, raised(doing[0], exc), traceback.format_exc())
         with contextlib.suppress(OSError, pickle.PicklingError):
@@ -92,10 +98,8 @@ def _serve(index: int, env: gym.Env, conn: Any, views: tuple[np.ndarray, ...], p
         cmd, arg = conn.recv()
         if cmd == STEP:
             doing[0] = "step"
-            o, r, te, tr, info = checked_step(env.step(arg), index)
-            check_obs_shape(o, shape, index, "step")
-            te, tr = one_flag(te, "terminated"), one_flag(tr, "truncated")
-            next_obs[index], reward[index], terminated[index], truncated[index] = o, one_reward(r), te, tr
+            o, r, te, tr, info = _checked_outputs(env.step(arg), index, shape)
+            next_obs[index], reward[index], terminated[index], truncated[index] = o, r, te, tr
             if te or tr:
                 conn.send_bytes(pickle.dumps((DONE, info), pickle.HIGHEST_PROTOCOL))
                 doing[0] = "reset"
@@ -109,6 +113,17 @@ def _serve(index: int, env: gym.Env, conn: Any, views: tuple[np.ndarray, ...], p
             conn.send_bytes(b"")
         else:
             return
+
+
+def _checked_outputs(result: Any, index: int, shape: tuple[int, ...]) -> tuple[Any, Any, bool, bool, Any]:
+    """A step's ``(obs, reward, terminated, truncated, info)`` once each fits gymnasium's API; an :class:`EnvError`
+    naming env ``index`` where one does not (raised here, not by the env, so the worker reports it as BROKEN)."""
+    o, r, te, tr, info = checked_step(result, index)
+    check_obs_shape(o, shape, index, "step")
+    try:
+        return o, one_reward(r), one_flag(te, "terminated"), one_flag(tr, "truncated"), info
+    except ValueError as exc:
+        raise EnvError(f"env {index}: {exc}") from None
 
 
 def _first_obs(result: Any, index: int, shape: tuple[int, ...]) -> Any:

@@ -152,6 +152,15 @@ def test_max_retry_bounds_restarts_of_a_step_that_always_fails(no_orphans) -> No
     assert env.restart_count == 2
 
 
+def test_an_env_that_breaks_the_api_is_not_restarted(no_orphans) -> None:
+    """A step that returns gym's old 4-tuple would do so again in a new worker: one EnvError at once, no restart."""
+    env = build_env_manager(faulty_env_cfg("old_api", manager=dict(max_retry=3), fail_at=2), 2, seed=0)
+    with pytest.raises(EnvError, match=r"^env [01]'s step returned a tuple of 4 .*not .* gymnasium's API\)$"):
+        for _ in range(5):
+            env.step(np.zeros(2, dtype=np.int64))
+    assert env.restart_count == 0 and env.closed
+
+
 def test_max_retry_zero_fails_at_once(no_orphans) -> None:
     env = build_env_manager(faulty_env_cfg("raise", manager=dict(max_retry=0), fail_at=1), 1, seed=0)
     with pytest.raises(EnvError, match=r"env 0 failed after 0 restart\(s\) in a row"):
