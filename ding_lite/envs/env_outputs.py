@@ -113,13 +113,14 @@ def one_reward(value: Any) -> Any:
 
 
 def flag_column(flags: Sequence[Any], what: str) -> np.ndarray:
-    """(N,) bool ``terminated`` or ``truncated`` (``what``) flags of N envs' steps; a flag given as a 1-element array
-    counts as its value, anything else of another size is an :class:`EnvError` naming the env."""
+    """(N,) bool ``terminated`` or ``truncated`` (``what``) flags of N envs' steps (:func:`one_flag` each); an
+    :class:`EnvError` names the env whose flag is not one bool (None or a string too: numpy would call None False and
+    the string 'False' True)."""
     try:
-        column = np.array(flags, dtype=bool)
-        if column.shape == (len(flags),):
-            return column
-    except ValueError:  # ragged: some flags are arrays
+        column = np.array(flags)
+        if column.shape == (len(flags),) and column.dtype.kind in "biu":
+            return column.astype(bool, copy=False)
+    except (TypeError, ValueError):  # ragged: some flags are arrays
         pass
     values = []
     for i, flag in enumerate(flags):
@@ -131,12 +132,12 @@ def flag_column(flags: Sequence[Any], what: str) -> np.ndarray:
 
 
 def one_flag(value: Any, what: str) -> bool:
-    """An env's ``terminated`` or ``truncated`` (``what``) as one bool (a 1-element array counts as its value);
-    anything else is a ValueError that says so."""
+    """An env's ``terminated`` or ``truncated`` (``what``) as one bool (a 1-element bool or integer array counts as
+    its value); anything else (None, a string, a float, several values) is a ValueError that says so."""
     if isinstance(value, bool):
         return value
     array = np.asarray(value)
-    if array.size != 1:
+    if array.size != 1 or array.dtype.kind not in "biu":
         raise ValueError(f"its step gave {what}={value!r}: it must be one bool (gymnasium's API)")
     return bool(array.reshape(()))
 

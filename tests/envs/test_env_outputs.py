@@ -59,6 +59,8 @@ class BadValueEnv(gym.Env):
             reward = self.value
         if self.where == "array_reward":
             reward = np.array(self.value, np.float32)
+        if self.t == self.at and self.where == "terminated":
+            return obs, reward, self.value, False, {}
         if self.where == "wrong_shape" and self.t == self.at:
             obs = np.zeros(5, np.float32)
         if self.where == "old_step":
@@ -174,6 +176,17 @@ def test_a_reward_that_is_not_one_number_is_an_env_error(kind: str, where: str, 
     manager.reset()
     with pytest.raises(EnvError, match=r"env 1.*a reward must be one number \(gymnasium's step returns a float\), "
                                        rf"got {shown}"):
+        manager.step(np.zeros(3, dtype=np.int64))
+    manager.close()
+
+
+@pytest.mark.parametrize("kind", ["base", "subprocess"])
+@pytest.mark.parametrize("value, shown", [(None, "None"), ("False", "'False'"), (1.0, "1.0"), ([True, False], "")])
+def test_a_flag_that_is_not_one_bool_is_an_env_error(kind: str, value: Any, shown: str) -> None:
+    """numpy would read None as False and the string 'False' as True: an episode cut or run on unnoticed."""
+    manager = _manager(kind, 1, "terminated", value, 1, max_retry=0)
+    manager.reset()
+    with pytest.raises(EnvError, match=rf"env 1: its step gave terminated={re.escape(shown)}.*: it must be one bool"):
         manager.step(np.zeros(3, dtype=np.int64))
     manager.close()
 
