@@ -6,8 +6,9 @@ comments are read from the source of the same dict literals with ``ast`` and ``t
     python docs/gen_config_reference.py          # rewrite docs/config_reference.md
     python docs/gen_config_reference.py --check  # exit 1 if docs/config_reference.md is out of date
 
-Covered: the top level, the env section, every env type (built-in and dizoo), and every registered env manager,
-policy, model, replay buffer, collector and evaluator, plus the learner.
+Covered: the top level, the env section, the pipelines' sections (parallel, log, league, gsl, demo), the policy's
+parts no component declares, every env type (built-in and dizoo), and every registered env manager, policy, model,
+replay buffer, collector and evaluator, plus the learner.
 """
 from __future__ import annotations
 
@@ -108,11 +109,13 @@ def _rows(values: Mapping[str, Any], comments: Mapping[str, str], prefix: str = 
             yield path, value, comments.get(path, "")
 
 
-def table(values: Mapping[str, Any], comments: Mapping[str, str], where: str, skip: tuple[str, ...] = ()) -> str:
-    """A markdown table of every leaf key of ``values``, shown under the dotted prefix ``where``."""
+def table(values: Mapping[str, Any], comments: Mapping[str, str], where: str, skip: tuple[str, ...] = (),
+          skip_prefix: str | None = None) -> str:
+    """A markdown table of every leaf key of ``values``, shown under the dotted prefix ``where`` (less the keys in
+    ``skip`` and those starting with ``skip_prefix``)."""
     lines = ["| key | default | meaning |", "| --- | --- | --- |"]
     for path, value, comment in _rows(values, comments):
-        if path in skip:
+        if path in skip or (skip_prefix and path.startswith(skip_prefix)):
             continue
         meaning = comment.replace("|", "\\|")
         lines.append(f"| `{where}{path}` | `{value!r}` | {meaning} |")
@@ -191,6 +194,19 @@ def render() -> str:
     parts.append("## GSL section\n\nSettings of generalist-specialist learning (`-m gsl`, see [gsl.md](gsl.md)); the "
                  f"other pipelines ignore them (`GSL_CONFIG` in {_source_link(gsl_parts)}):\n\n"
                  + table(gsl_parts.GSL_CONFIG, source_comments(gsl_parts, "GSL_CONFIG"), "gsl.") + "\n")
+    from ding_lite.data import demo
+
+    parts.append("## Demo section\n\nSettings of demonstration collection (`-m collect_demo`, see [ppo_dapg.md]"
+                 "(ppo_dapg.md); `-m gsl` keeps its specialists' demos by the same success rule) "
+                 f"(`DEMO_SECTION_DEFAULTS` in {_source_link(demo)}):"
+                 "\n\n" + table(demo.DEMO_SECTION_DEFAULTS, source_comments(demo, "DEMO_SECTION_DEFAULTS"), "demo.")
+                 + "\n")
+    parts.append("## Policy parts\n\nKeys of every policy's sections that no registered component declares "
+                 f"(`POLICY_PART_DEFAULTS` in {_source_link(compile_module)}; the learner's are under "
+                 "[Learner](#learner)):\n\n"
+                 + table(compile_module.POLICY_PART_DEFAULTS,
+                         source_comments(compile_module, "POLICY_PART_DEFAULTS"), "policy.", skip_prefix="learn.")
+                 + "\n")
     parts.append("## Env types\n\nKeys an env type adds to the `env` section (`env.type`).\n")
     for name in ENV_REGISTRY.names():
         cls = ENV_REGISTRY.get(name)
@@ -214,8 +230,11 @@ def render() -> str:
             cls = registry.get(name)
             if kind == "policy":
                 values, comments = cls.default_config(), class_chain_comments(cls)
-            else:
-                values, comments = getattr(cls, "config", {}), source_comments(cls)
+            else:  # every such section also takes import_names (compile_config adds it to the defaults)
+                config = getattr(cls, "config", {})
+                values, comments = {**config, "import_names": config.get("import_names", [])}, source_comments(cls)
+                comments = {"import_names": "modules imported before this section is built (they register custom "
+                                            "types)", **comments}
             comments = {"type": f"registered {kind} type", **comments}
             parts.append(_component(f"{kind} `{name}`", cls, where, comments, values))
     parts.append("## Learner\n\nThe learner is not chosen by type; each key of `hook` configures the learner hook "

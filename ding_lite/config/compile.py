@@ -190,8 +190,9 @@ SECTIONS_BY_PATH = {section.path: section for section in COMPONENT_SECTIONS}
 # Defaults of the policy's parts that no registered component declares.
 POLICY_PART_DEFAULTS: dict[str, Any] = dict(
     learn=dict(learner=BaseLearner.config),
-    # after the run: episodes (fresh seeds) that evaluate the best checkpoint (0: none)
-    eval=dict(final_episodes=20),
+    eval=dict(
+        final_episodes=20,  # after the run: episodes (fresh seeds) that evaluate the best checkpoint (0: none)
+    ),
 )
 
 
