@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, cli_env
 
 from ding_lite.build import load_config
 from ding_lite.cli import build_parser
@@ -105,3 +107,17 @@ def test_commands_parse_and_dizoo_configs_compile(page: str, argv: list[str], ex
         assert expected == f"ding_lite: error: {exc}", f"{page}: {' '.join(argv)} fails: {exc}"
     else:
         assert not expected, f"{page}: {' '.join(argv)} was expected to fail with {expected!r}"
+
+
+def test_scripted_opponent_snippet_runs() -> None:
+    # selfplay.md's scripted opponent, as shown: it registers and plays legal moves (a subprocess: the registry stays
+    # as the other tests left it).
+    block = next(code for lang, code in FENCE.findall((DOCS / "selfplay.md").read_text())
+                 if lang == "python" and "OPPONENT_REGISTRY.register" in code)
+    check = ("\nfrom ding_lite.registry import OPPONENT_REGISTRY as R\n"
+             "mask = np.array([[True, False, True], [False, True, False]])\n"
+             "actions = R.get('my_player')(seed=0).act(np.zeros((2, 3), np.float32), mask)\n"
+             "assert mask[np.arange(2), actions].all(), actions\n")
+    proc = subprocess.run([sys.executable, "-c", block + check], env=cli_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
