@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-s", "--seed", type=seed_arg, action="append",
                         help="seed; repeat for several runs (default 0)")
     parser.add_argument("--max-env-step", "--env-step", type=budget_int, default=None,
-                        help="stop after this many env steps (e.g. 300000 or 3e5; --env-step is DI-engine's name)")
+                        help="stop after this many env steps (e.g. 300000 or 3e5; --env-step is DI-engine's name; "
+                             "-m gsl: gsl.*_max_env_step instead)")
     parser.add_argument("--max-train-iter", "--train-iter", type=budget_int, default=None,
                         help="stop after this many train iterations (--train-iter is DI-engine's name)")
     parser.add_argument("--exp-name", default=None, help="experiment folder (default: the config's exp_name)")
@@ -167,9 +168,7 @@ def _run(argv: Sequence[str] | None) -> int:
             args = build_parser().parse_args(argv)
         except SystemExit as exc:  # --help, --version, or a usage error (its line printed): main() returns the code
             return exc.code if isinstance(exc.code, int) else 2
-        if args.video is not None and args.mode != "eval":
-            raise ConfigError(f"--video records evaluation episodes of -m eval, not of -m {args.mode}: for a "
-                              f"training run set policy.eval.evaluator.video_every=N (a video every N evaluations)")
+        _check_mode_options(args)
         seeds = args.seed or [0]
         for seed in seeds:
             RUNNERS[args.mode](args, seed, len(seeds))
@@ -183,6 +182,24 @@ def _run(argv: Sequence[str] | None) -> int:
         print("ding_lite: interrupted", file=sys.stderr)
         return 130
     return 0
+
+
+def _check_mode_options(args: argparse.Namespace) -> None:
+    """Refuse an option the chosen mode would ignore, naming what the mode reads instead."""
+    if args.video is not None and args.mode != "eval":
+        raise ConfigError(f"--video records evaluation episodes of -m eval, not of -m {args.mode}: for a "
+                          f"training run set policy.eval.evaluator.video_every=N (a video every N evaluations)")
+    if args.address is not None and args.mode not in ("parallel", "gsl"):
+        raise ConfigError(f"--address joins a Ray cluster for -m parallel and -m gsl; -m {args.mode} runs in this "
+                          f"process: leave --address out")
+    if args.mode == "gsl":
+        given = [name for name, value in (("--max-env-step", args.max_env_step),
+                                          ("--max-train-iter", args.max_train_iter),
+                                          ("--load-ckpt", args.load_ckpt)) if value is not None]
+        if given:
+            raise ConfigError(f"-m gsl does not read {', '.join(given)}: its phases have budgets of their own "
+                              f"(--set gsl.phase1_max_env_step=N gsl.specialist_max_env_step=N "
+                              f"gsl.phase2_max_env_step=N) and start from the generalist's weights")
 
 
 # What the system answers when a folder or disk the user named cannot take a write (or read): said in one line, as

@@ -236,6 +236,10 @@ IN_PROCESS = {**{case: CASES[case] for case in CASES if case not in IN_SUBPROCES
                                         "argument --max-env-step: must be at least 1"),
     "sweep: no CPU per trial": (lambda d: ["-m", "sweep", "-c", DQN, "--cpus-per-trial", "0"],
                                 "argument --cpus-per-trial: must be a finite number above 0, got 0"),
+    "gsl: a budget it would ignore": (lambda d: ["-m", "gsl", "-c", DQN, "--max-env-step", "2000"],
+                                      "-m gsl does not read --max-env-step: its phases have budgets of their own"),
+    "serial: a Ray address it would ignore": (lambda d: ["-c", DQN, "--address", "auto"],
+                                              "--address joins a Ray cluster for -m parallel and -m gsl; -m serial"),
     "plot: no bootstrap resample": (lambda d: ["-m", "plot", "runs", "--aggregate", "--reps", "0"],
                                     "--reps 0: give 1 or more bootstrap resamples"),
 }
