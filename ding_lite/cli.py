@@ -50,8 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--video", "--replay-path", default=None, metavar="DIR", help="eval: also record evaluation "
                         "episodes as mp4 files in DIR (the evaluator's first env; training runs: "
                         "policy.eval.evaluator.video_every); --replay-path is DI-engine's name")
-    parser.add_argument("--video-episodes", type=positive_int, default=1, metavar="N", help="eval: episodes to record "
-                        "with --video (default 1)")
+    parser.add_argument("--video-episodes", type=positive_int, default=None, metavar="N", help="eval: episodes to "
+                        "record with --video (default 1)")
     parser.add_argument("--address", default=None, help="parallel, gsl: Ray cluster to join, 'auto' or HOST:PORT "
                         "(default: start a local Ray instance)")
     return parser
@@ -99,7 +99,7 @@ def run_eval(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
 
     return eval_pipeline(args.config, seed, args.load_ckpt, args.n_episode, strict=args.strict,
                          overrides=tuple(args.overrides), exp_name=args.exp_name, n_seeds=n_seeds,
-                         video=args.video, video_episodes=args.video_episodes)
+                         video=args.video, video_episodes=args.video_episodes or 1)
 
 
 def run_collect_demo(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
@@ -184,11 +184,28 @@ def _run(argv: Sequence[str] | None) -> int:
     return 0
 
 
+TRAINING_MODES = ("serial", "serial_onpolicy", "parallel", "selfplay", "gsl")
+# The options only some modes read: (option, its args attribute, the modes that read it, what the others read instead)
+MODE_OPTIONS = (
+    ("--n-episode", "n_episode", ("eval", "collect_demo"),
+     "a training run's evaluations take env.n_evaluator_episode episodes"),
+    ("--demo-path", "demo_path", ("collect_demo",), "only -m collect_demo writes a demo file"),
+    ("--video-episodes", "video_episodes", ("eval",), "it counts the episodes -m eval records with --video"),
+    ("--resume", "resume", TRAINING_MODES, "evaluation and demo collection start from --load-ckpt"),
+    ("--max-env-step", "max_env_step", ("serial", "serial_onpolicy", "parallel", "selfplay"),
+     "-m eval and -m collect_demo run --n-episode episodes"),
+    ("--max-train-iter", "max_train_iter", ("serial", "serial_onpolicy", "parallel", "selfplay"),
+     "-m eval and -m collect_demo do not train"),
+)
+
+
 def _check_mode_options(args: argparse.Namespace) -> None:
     """Refuse an option the chosen mode would ignore, naming what the mode reads instead."""
     if args.video is not None and args.mode != "eval":
         raise ConfigError(f"--video records evaluation episodes of -m eval, not of -m {args.mode}: for a "
                           f"training run set policy.eval.evaluator.video_every=N (a video every N evaluations)")
+    if args.video_episodes is not None and args.video is None and args.mode == "eval":
+        raise ConfigError("--video-episodes counts the episodes recorded with --video DIR: give --video too")
     if args.address is not None and args.mode not in ("parallel", "gsl"):
         raise ConfigError(f"--address joins a Ray cluster for -m parallel and -m gsl; -m {args.mode} runs in this "
                           f"process: leave --address out")
@@ -200,6 +217,12 @@ def _check_mode_options(args: argparse.Namespace) -> None:
             raise ConfigError(f"-m gsl does not read {', '.join(given)}: its phases have budgets of their own "
                               f"(--set gsl.phase1_max_env_step=N gsl.specialist_max_env_step=N "
                               f"gsl.phase2_max_env_step=N) and start from the generalist's weights")
+    for option, attribute, readers, instead in MODE_OPTIONS:
+        value = getattr(args, attribute)
+        if value not in (None, False) and args.mode not in readers:
+            modes = [f"-m {mode}" for mode in readers if mode != "serial_onpolicy"]
+            modes = modes[0] if len(modes) == 1 else f"{', '.join(modes[:-1])} and {modes[-1]}"
+            raise ConfigError(f"{option} is read by {modes}, not by -m {args.mode} ({instead}): leave it out")
 
 
 # What the system answers when a folder or disk the user named cannot take a write (or read): said in one line, as

@@ -240,6 +240,21 @@ IN_PROCESS = {**{case: CASES[case] for case in CASES if case not in IN_SUBPROCES
                                       "-m gsl does not read --max-env-step: its phases have budgets of their own"),
     "serial: a Ray address it would ignore": (lambda d: ["-c", DQN, "--address", "auto"],
                                               "--address joins a Ray cluster for -m parallel and -m gsl; -m serial"),
+    "serial: an episode count it would ignore": (lambda d: ["-c", DQN, "--n-episode", "5"],
+                                                 "--n-episode is read by -m eval and -m collect_demo, not by -m "
+                                                 "serial (a training run's evaluations take env.n_evaluator_episode"),
+    "eval: a budget it would ignore": (lambda d: ["-m", "eval", "-c", DQN, "--max-env-step", "100"],
+                                       "--max-env-step is read by -m serial, -m parallel and -m selfplay, not by -m "
+                                       "eval"),
+    "eval: --resume": (lambda d: ["-m", "eval", "-c", DQN, "--resume"],
+                       "--resume is read by -m serial, -m parallel, -m selfplay and -m gsl, not by -m eval "
+                       "(evaluation and demo collection start from --load-ckpt)"),
+    "eval: a demo path": (lambda d: ["-m", "eval", "-c", DQN, "--demo-path", "d.npz"],
+                          "--demo-path is read by -m collect_demo, not by -m eval"),
+    "eval: video episodes without --video": (lambda d: ["-m", "eval", "-c", DQN, "--video-episodes", "3"],
+                                             "--video-episodes counts the episodes recorded with --video DIR"),
+    "selfplay: video episodes": (lambda d: ["-m", "selfplay", "-c", DQN, "--video-episodes", "3"],
+                                 "--video-episodes is read by -m eval, not by -m selfplay"),
     "plot: no bootstrap resample": (lambda d: ["-m", "plot", "runs", "--aggregate", "--reps", "0"],
                                     "--reps 0: give 1 or more bootstrap resamples"),
 }
