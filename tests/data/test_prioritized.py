@@ -137,6 +137,17 @@ def test_beta_anneals_linearly_to_one() -> None:
     np.testing.assert_allclose(betas, [0.4, 0.46, 0.52, 0.58, 0.64, 0.7, 0.76, 0.82, 0.88, 0.94, 1.0, 1.0])
 
 
+def test_weights_use_the_beta_of_their_sample_call() -> None:
+    # α = 1, β0 = 0.5, anneal_step = 2: β = 0.5, 0.75, 1 at the 1st, 2nd and 3rd sample call (then 1).
+    # priorities 1 and 4: w = (p / p_min)^-β = 1 for the first; for the second 4^-0.5 = 0.5, 4^-0.75 = 0.35355339,
+    # 4^-1 = 0.25
+    buf = buffer(alpha=1.0, beta=0.5, anneal_step=2)
+    ids = push(buf, [0, 1], priority=[1.0, 4.0])
+    for expected in (0.5, 0.35355339, 0.25, 0.25):
+        batch = buf.sample(64)
+        np.testing.assert_allclose(batch[WEIGHT], np.where(batch[INDEX] == ids[1], expected, 1.0), rtol=1e-6)
+
+
 def test_new_samples_get_the_highest_priority_so_far() -> None:
     buf = buffer(alpha=1.0)
     ids = push(buf, [0, 1])

@@ -154,3 +154,17 @@ def test_smoothing_noise_is_clipped_scaled_and_the_action_kept_in_bounds() -> No
     expected = torch.tensor([[0.2, 0.5], [1.0, -1.7], [-1.0, 1.0]])  # row 1's 1.5 clipped to the bound 1
     assert torch.allclose(out, expected)
     assert (out <= high).all() and (out >= low).all()
+
+
+def test_smoothing_at_asymmetric_bounds_clips_to_low_and_high_not_to_the_half_range() -> None:
+    # dim 0 in [-1, 3] (scale 2), dim 1 in [0, 0.5] (scale 0.25); σ = 0.2, c = 0.5
+    low, high = torch.tensor([-1.0, 0.0]), torch.tensor([3.0, 0.5])
+    scale = (high - low) / 2
+    action = torch.tensor([[2.9, 0.1], [-0.9, 0.4]])
+    noise = torch.tensor([[1.0, -10.0], [-10.0, 1.0]])
+    out = smoothed_target_action(action, 0.2, 0.5, scale, low, high, noise)
+    # σε = (0.2, -2 | -2, 0.2), clipped to ±0.5: (0.2, -0.5 | -0.5, 0.2),
+    # times scale (2, 0.25): (0.4, -0.125 | -1, 0.05)
+    # a + noise = (3.3, -0.025 | -1.9, 0.45), clipped to [low, high]: (3, 0 | -1, 0.45)
+    # (clipping to ±scale instead would give (2, -0.025 | -1.9, 0.25))
+    torch.testing.assert_close(out, torch.tensor([[3.0, 0.0], [-1.0, 0.45]]))

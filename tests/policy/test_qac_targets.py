@@ -1,0 +1,84 @@
+"""The critic targets of SAC and TD3 through the policies (ding_lite/policy/sac.py, td3.py, continuous_q.py), on
+hand-computed cases: networks whose weights are zero give constant values, so the clipped double-Q target, the
+entropy term with the squash correction at asymmetric bounds, and the terminated flag can be worked out by hand."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from qac_helpers import continuous_policy
+from torch import nn
+
+from ding_lite.data.keys import ACTION, NEXT_OBS, OBS, REWARD, TERMINATED
+
+pytestmark = pytest.mark.unittest
+
+# two action dimensions with asymmetric bounds: dim 0 in [-1, 3] (scale 2, bias 1), dim 1 in [0, 0.5] (scale 0.25,
+# bias 0.25), so the squash correction's log(scale) terms do not cancel
+BOUNDS = ("policy.model.action_shape=2", "policy.model.action_low=[-1.0, 0.0]", "policy.model.action_high=[3.0, 0.5]",
+          "policy.discount_factor=0.9")
+
+
+def _constant(net: nn.Module, last_bias: list[float]) -> None:
+    """Every weight and bias of ``net`` zero except the output layer's bias: the net outputs ``last_bias``."""
+    with torch.no_grad():
+        for p in net.parameters():
+            p.zero_()
+        last = [m for m in net.modules() if isinstance(m, nn.Linear)][-1]
+        last.bias.copy_(torch.tensor(last_bias))
+
+
+def _critics(policy, online: tuple[float, float], target: tuple[float, float]) -> None:
+    for net, c in zip(policy._model.critic.nets, online, strict=True):
+        _constant(net, [c])
+    for net, c in zip(policy._target_critic.nets, target, strict=True):
+        _constant(net, [c])
+
+
+def _batch() -> dict:
+    # two transitions: the first bootstraps, the second terminated (no bootstrap)
+    return {OBS: np.ones((2, 3), np.float32), ACTION: np.array([[0.0, 0.1], [2.0, 0.4]], np.float32),
+            REWARD: np.array([1.0, -1.0], np.float32), NEXT_OBS: np.ones((2, 3), np.float32),
+            TERMINATED: np.array([False, True])}
+
+
+def test_sac_critic_target_has_the_entropy_term_with_the_rescaling_jacobian(monkeypatch) -> None:
+    policy = continuous_policy("sac", *BOUNDS, "policy.learn.alpha=0.2")
+    _constant(policy._model.actor.net, [0.0] * 4)  # mu = (0, 0), log_std = (0, 0)
+    _critics(policy, online=(1.0, 3.0), target=(2.0, 5.0))
+    monkeypatch.setattr(torch, "randn_like", torch.zeros_like)  # the reparameterised noise: 0, so u = mu = 0
+    log = policy.learn_mode.forward(_batch())
+    # a' = tanh(0)·scale + bias = (1, 0.25). Per dim, log N(u; 0, 1) at u = 0 is -log(2π)/2 and
+    # log|da/du| = log(scale·(1 − tanh²0)) = log(scale): log π(a'|s') = -log(2π) - log(2·0.25) = -log(π) = -1.1447299.
+    # -α log π = 0.2·1.1447299 = 0.2289460; min of the *target* critics = min(2, 5) = 2.
+    # y_0 = 1 + 0.9·(2 + 0.2289460) = 1 + 2.0060514 = 3.0060514;  y_1 = -1 (terminated).
+    assert log["target_q_mean"].item() == pytest.approx((3.0060514 - 1.0) / 2, abs=1e-6)
+    # online critics Q_1 = 1, Q_2 = 3: ½ Σ_j mean_b (Q_j − y_b)²
+    #   = ½·[((1 − 3.0060514)² + (1 + 1)²)/2 + ((3 − 3.0060514)² + (3 + 1)²)/2]
+    #   = ½·[(4.0242421 + 4)/2 + (0.0000366 + 16)/2] = ½·(4.0121211 + 8.0000183) = 6.0060697
+    assert log["critic_loss"].item() == pytest.approx(6.0060697, abs=1e-5)
+    # without the log(scale) terms the bonus would be 0.2·log(2π) = 0.3675754 and y_0 = 3.1108179
+
+
+def test_td3_critic_target_is_the_min_of_the_target_critics_and_stops_at_termination() -> None:
+    policy = continuous_policy("td3", *BOUNDS)
+    _critics(policy, online=(1.0, 3.0), target=(2.0, 5.0))
+    log = policy.learn_mode.forward(_batch())  # update 0: the critic stage only (policy delay 2)
+    # constant target critics: the smoothed target action does not matter. y_0 = 1 + 0.9·min(2, 5) = 2.8, y_1 = -1.
+    assert log["target_q_mean"].item() == pytest.approx((2.8 - 1.0) / 2, abs=1e-6)
+    # ½·[((1 − 2.8)² + (1 + 1)²)/2 + ((3 − 2.8)² + (3 + 1)²)/2] = ½·[(3.24 + 4)/2 + (0.04 + 16)/2]
+    #   = ½·(3.62 + 8.02) = 5.82
+    assert log["critic_loss"].item() == pytest.approx(5.82, abs=1e-5)
+    assert "actor_loss" not in log
+
+
+def test_log_pi_of_the_hand_case_is_minus_log_pi() -> None:
+    """The number used above, from the library's own squashed Gaussian at the same point."""
+    from ding_lite.rl_utils.qac import squashed_gaussian
+
+    zero = torch.zeros(1, 2)
+    action, log_prob = squashed_gaussian(zero, zero, torch.tensor([2.0, 0.25]), torch.tensor([1.0, 0.25]), zero)
+    assert action.tolist() == [[1.0, 0.25]]
+    assert log_prob.item() == pytest.approx(-math.log(math.pi), abs=1e-6)
