@@ -138,8 +138,10 @@ class DQNPolicy(OffPolicyPolicy):
         self._pending = None
 
     def _get_train_sample(self, rollout: dict) -> dict:
-        """n-step samples of a (T, N) rollout. Steps whose window reaches past the rollout while their episode goes
-        on are kept back and emitted with the next rollout, so every sample gets its full n steps."""
+        """n-step samples of a (T, N) rollout. The steps of the last n - 1 rows (of the rows kept from the last
+        rollout followed by this one's) are kept back and emitted with the next rollout, so every sample gets its
+        full n steps or ends on its episode's last step; a kept-back step whose window already ends at an episode
+        end comes out one collect later, with the same values."""
         nstep = int(self.cfg["nstep"])
         steps = {k: rollout[k] for k in _STEP_KEYS if k in rollout}
         if VALID not in steps:  # a hand-built rollout: every row real
