@@ -95,9 +95,9 @@ class PrioritizedBuffer(UniformBuffer):
     """Replay with P(i) = p_i^α / Σ_k p_k^α and importance-sampling weights w_i = (N·P(i))^−β / max_k w_k
     (Schaul et al. 2016, Alg. 1), β annealed linearly to 1 over ``anneal_step`` sample calls.
 
-    Storage and FIFO eviction are :class:`UniformBuffer`'s; the tree holds p^α per slot and follows every
-    overwrite. New samples get the largest priority seen so far (so each is drawn at least about once), or the
-    ``priority`` column of the pushed batch when it has one. ``sample`` returns the batch with ``index`` and
+    Storage and FIFO eviction are :class:`UniformBuffer`'s; the tree holds p^α per slot and follows every overwrite.
+    New samples get the largest priority seen so far, pushed or updated (so each is drawn at least about once), or
+    the ``priority`` column of the pushed batch when it has one. ``sample`` returns the batch with ``index`` and
     ``weight`` (the IS weights). An index is the sample's number (the k-th sample ever pushed has index k, and sits
     in slot k % capacity), so :meth:`update_priority` skips samples overwritten since they were drawn without any
     per-slot bookkeeping. With ``max_use``, a sample is evicted (priority 0, skipped by updates) once it has been
@@ -161,6 +161,8 @@ class PrioritizedBuffer(UniformBuffer):
         self._pushed += n
         p = np.full(len(slots), self._max_priority) if priority is None else \
             _check_priorities(np.asarray(priority, dtype=np.float64)[n - len(slots):], len(slots))
+        if priority is not None and len(p):  # the max is over every priority so far, given ones too (Schaul et al.)
+            self._max_priority = max(self._max_priority, float(p.max()))
         if self._uses is not None:
             overwritten = slots[slots < old_size]  # the ring fills slots 0, 1, ... first
             self._evicted -= int(np.count_nonzero(self._uses[overwritten] >= self.max_use))

@@ -157,6 +157,13 @@ def test_new_samples_get_the_highest_priority_so_far() -> None:
     np.testing.assert_array_equal(buf._tree.leaves[:3], [5.0, 0.5, 5.0])
 
 
+def test_a_pushed_priority_column_raises_the_highest_priority_so_far() -> None:
+    buf = buffer(alpha=1.0)
+    push(buf, [0, 1], priority=[3.0, 8.0])  # above the initial max of 1
+    push(buf, [2])
+    np.testing.assert_array_equal(buf._tree.leaves[:3], [3.0, 8.0, 8.0])
+
+
 # ---- FIFO eviction, stale ids, max_use ---------------------------------------------------------------------------
 def test_fifo_eviction_keeps_the_tree_consistent() -> None:
     buf = buffer(capacity=5, alpha=1.0)
