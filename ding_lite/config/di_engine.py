@@ -29,6 +29,7 @@ ALIASES: tuple[tuple[str, str], ...] = (
     ("policy.random_collect_size", "policy.learning_starts"),  # SAC/TD3: env steps of random actions first
     ("env.frame_stack", "env.stack_num"),  # Atari: frames stacked into one observation
     ("policy.unroll_len", "policy.collect.unroll_len"),  # ACER: DI-engine's latest configs set it at the top
+    ("policy.collect.n_episode", "policy.collect.collector.n_episode"),  # episodes per collect ('episode' collector)
 )
 
 # DI-engine's path -> why it configures nothing here
@@ -56,6 +57,9 @@ NO_EFFECT: dict[str, str] = {
     "policy.learn.update_per_collect": "each collect is learned in epoch_per_collect passes (DI-engine's on-policy "
                                        "PPO does not read it either)",
     "policy.priority_IS_weight": "the 'prioritized' buffer's importance weights are always applied",
+    "policy.collect.n_episode": "the 'sample' collector collects policy.collect.n_sample env steps per collect; "
+                                "whole episodes per collect are policy.collect.collector.n_episode with "
+                                "policy.collect.collector.type='episode'",
 }
 
 

@@ -99,3 +99,21 @@ def test_max_use_retires_a_sample_after_that_many_draws() -> None:
     assert len(buf) == 1 and buf.sample(1)["x"].tolist() == [7]
     with pytest.raises(ConfigError, match="max_use must be >= 1"):
         UniformBuffer(EasyDict(replay_buffer_size=8, max_use=0))
+
+
+def test_di_engine_collect_n_episode() -> None:
+    """DI-engine's policy.collect.n_episode: episodes per collect of the 'episode' collector; noted as having no
+    effect with the 'sample' collector (before: an unknown-key warning asking 'did you mean demo.n_episode?')."""
+    episodes = compile_config(_cartpole(dict(type="dqn", collect=dict(n_episode=4, collector=dict(type="episode")))))
+    assert episodes.policy.collect.collector.n_episode == 4 and "n_episode" not in episodes.policy.collect
+    notes: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: notes.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("ding_lite").addHandler(handler)
+    try:
+        samples = compile_config(_cartpole(dict(type="dqn", collect=dict(n_episode=4))), strict=True)
+    finally:
+        logging.getLogger("ding_lite").removeHandler(handler)
+    assert "n_episode" not in samples.policy.collect and ignored_keys(samples) == []
+    assert any("'policy.collect.n_episode' has no effect here: the 'sample' collector collects policy.collect.n_sample"
+               in note for note in notes)
