@@ -23,7 +23,14 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from ding_lite.errors import ConfigError, DuplicateRegistrationError, PluginImportError, UnknownTypeError
+from ding_lite.errors import (
+    ConfigError,
+    DingLiteError,
+    DuplicateRegistrationError,
+    PluginImportError,
+    UnknownTypeError,
+    first_line,
+)
 
 T = TypeVar("T")
 
@@ -177,19 +184,26 @@ def import_modules(names: Iterable[str] | str | None, section: str = "") -> None
         return
     if isinstance(names, str):
         names = [names]
+    where = f" listed in {section}.import_names" if section else ""
+    if not isinstance(names, (list, tuple)) or not all(isinstance(name, str) for name in names):
+        raise ConfigError(f"{section + '.' if section else ''}import_names must be a list of module names (strings, "
+                          f"e.g. ['my_package.my_env']), got {type(names).__name__} {names!r}")
     for name in names:
         try:
             importlib.import_module(name)
         except ModuleNotFoundError as exc:
-            where = f" listed in {section}.import_names" if section else ""
             missing = f" (module '{exc.name}' not found)" if exc.name and exc.name != name else ""
             raise PluginImportError(
                 f"cannot import module '{name}'{where}{missing}; searched {_searched()}: check the module path and "
                 f"that its package is installed or on PYTHONPATH"
             ) from exc
         except ImportError as exc:
-            where = f" listed in {section}.import_names" if section else ""
             raise PluginImportError(f"cannot import module '{name}'{where}: {exc}") from exc
+        except DingLiteError:
+            raise  # a clash of names or a config error the module found: its own message says it
+        except Exception as exc:  # the module's own code failed: name the module, as a config file that fails does
+            raise PluginImportError(f"module '{name}'{where} failed while being imported: "
+                                    f"{type(exc).__name__}: {first_line(exc)}") from exc
 
 
 _CONFIG_FOLDERS: list[str] = []  # folders of the config files read so far, searched for their import_names

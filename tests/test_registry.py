@@ -230,3 +230,17 @@ def test_an_import_path_whose_module_needs_a_missing_package_names_that_package(
         import_object("game_needing_a_package:env")
     with pytest.raises(ConfigError, match="give 'package.module:callable'"):  # a wrong path is still told so
         import_object("no_such_game_module_xyz:env")
+
+
+@pytest.mark.parametrize("names", [5, [5], ["ok_module", None], {"a": 1}])
+def test_import_names_that_are_not_module_names_are_a_config_error(names) -> None:
+    with pytest.raises(ConfigError, match=r"policy.import_names must be a list of module names \(strings"):
+        import_modules(names, "policy")
+
+
+def test_a_module_that_fails_while_imported_is_named(plugin_dir: Path) -> None:
+    """Its own error (not an ImportError) becomes one PluginImportError naming the module and the section."""
+    (plugin_dir / "broken_plugin_raises.py").write_text("raise ValueError('bad constant')\n")
+    with pytest.raises(PluginImportError, match=r"module 'broken_plugin_raises' listed in env.import_names failed "
+                                                 r"while being imported: ValueError: bad constant"):
+        import_modules(["broken_plugin_raises"], "env")

@@ -10,7 +10,7 @@ from typing import Any
 from easydict import EasyDict
 
 from ding_lite.config.di_engine import BUFFER_SECTION, di_engine_type, drop_built_in_imports, resolve_di_engine_keys
-from ding_lite.config.ranges import check_ranges
+from ding_lite.config.ranges import check_ranges, whole_counts
 from ding_lite.config.reader import apply_overrides
 from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
 from ding_lite.errors import ConfigError
@@ -70,8 +70,21 @@ def unify(main: Mapping[str, Any], create: Mapping[str, Any] | None = None) -> d
         node = cfg
         for part in CREATE_SECTIONS[name]:
             node = node.setdefault(part, {})
+        _check_one_type(name, node, section)
         node.update(deep_merge(node, section))
     return cfg
+
+
+def _check_one_type(name: str, main_section: Any, create_section: Mapping[str, Any]) -> None:
+    """A component named twice, differently, in main_config and in create_config is a :class:`ConfigError` (one would
+    be dropped without a word)."""
+    if not isinstance(main_section, Mapping):
+        return  # a section that is no dict: the type check names it
+    ours, theirs = main_section.get("type"), create_section.get("type")
+    if ours is not None and theirs is not None and ours != theirs:
+        path = ".".join(CREATE_SECTIONS[name])
+        raise ConfigError(f"{path}.type is {ours!r} in main_config but create_config.{name}.type is {theirs!r}: name "
+                          f"the {name} once (in create_config, or in main_config's {path} section)")
 
 
 class CompiledConfig(EasyDict):
@@ -108,6 +121,7 @@ def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = N
     resolve_di_engine_keys(user, defaults)
     ignored = check_config(user, defaults, strict=strict)
     cfg = CompiledConfig(deep_merge(defaults, user))
+    whole_counts(cfg)
     check_config_values(cfg)
     _set_ignored_keys(cfg, ignored)
     return cfg
@@ -204,7 +218,11 @@ def component_defaults(user: dict[str, Any]) -> dict[str, Any]:
     for component in COMPONENT_SECTIONS:  # every import first: a module may register a type another section names
         node = sections[component.path] = section_at(user, component.path)
         _import_section(node, component.path)
-        if component.default_type is None and not node.get("type"):
+        named = node.get("type")
+        if named is not None and not isinstance(named, str):
+            raise ConfigError(f"{component.path}.type must be a string naming a registered {component.registry.kind}, "
+                              f"got {type(named).__name__} {named!r}")
+        if component.default_type is None and not named:
             registry = component.registry
             raise ConfigError(f"{component.path}.type is not set: name a registered {registry.kind} (known: "
                               f"{', '.join(registry.names())})")

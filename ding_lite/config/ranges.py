@@ -29,6 +29,7 @@ class Bound:
     high_inclusive: bool = True
     allow_inf: bool = False
     words: str = ""
+    whole: bool = False  # a count or a size: a whole number (an integral float such as 1e4 is taken as the int)
 
     def accepts(self, x: float) -> bool:
         if math.isinf(x) and not self.allow_inf:
@@ -38,7 +39,7 @@ class Bound:
         return above and below
 
 
-COUNT = Bound(1, True, words="at least 1")
+COUNT = Bound(1, True, words="at least 1", whole=True)
 POSITIVE = Bound(0, False, words="> 0")
 POSITIVE_OR_INF = Bound(0, False, allow_inf=True, words="> 0 (inf: never)")
 NON_NEGATIVE = Bound(0, True, words="≥ 0")
@@ -108,6 +109,30 @@ def check_ranges(cfg: Mapping[str, Any]) -> None:
             _check_value(path, value, x, bound)
 
 
+def whole_counts(tree: dict[str, Any], prefix: str = "") -> None:
+    """Integral floats (``4.0``, ``1e4``) at keys whose rule asks for a whole number, lists' elements included, as
+    the ints that code reading them expects (``nn.Linear(4, 128.0)`` fails); in place. A key whose default is an int
+    is converted when its type is checked; this covers those without one (``obs_shape``, hidden sizes)."""
+    for key, value in tree.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):  # a section (a compiled config's are EasyDicts, dicts)
+            whole_counts(value, path + ".")
+            continue
+        bound = bound_for(path)
+        if bound is None or not bound.whole:
+            continue
+        if isinstance(value, list):
+            tree[key] = [_as_int(x) for x in value]
+        elif isinstance(value, tuple):
+            tree[key] = tuple(_as_int(x) for x in value)
+        else:
+            tree[key] = _as_int(value)
+
+
+def _as_int(x: Any) -> Any:
+    return int(x) if isinstance(x, float) and x.is_integer() else x
+
+
 def _check_value(path: str, value: Any, x: Any, bound: Bound | None) -> None:
     number = isinstance(x, (int, float)) and not isinstance(x, bool)
     if number and math.isnan(x):
@@ -119,6 +144,8 @@ def _check_value(path: str, value: Any, x: Any, bound: Bound | None) -> None:
                           f"{value!r}")
     if math.isinf(x) and not bound.allow_inf:
         raise ConfigError(f"{path} must be a finite number ({bound.words}), got {value!r}")
+    if bound.whole and not float(x).is_integer():
+        raise ConfigError(f"{path} must be a whole number ({bound.words}), got {value!r}")
     if not bound.accepts(float(x)):
         raise ConfigError(f"{path} must be {bound.words}, got {value!r}")
 

@@ -25,7 +25,11 @@ def read_config(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any]
     try:
         namespace = runpy.run_path(str(path), run_name="__ding_lite_config__")
     except SyntaxError as exc:
-        raise ConfigError(f"config file {path} has a syntax error at line {exc.lineno}: {exc.msg}") from exc
+        where = f" at line {exc.lineno}" if exc.lineno else ""
+        if path.suffix != ".py":  # a YAML or JSON file, a script: say what a config file is
+            raise ConfigError(f"config file {path} is not Python (syntax error{where}: {exc.msg}): a ding_lite config "
+                              f"is a .py file that defines main_config = dict(...)") from exc
+        raise ConfigError(f"config file {path} has a syntax error{where}: {exc.msg}") from exc
     except SystemExit as exc:  # a config is read for its dicts; one that ends the process must say so
         raise ConfigError(f"config file {path} called sys.exit({exc.code!r}) while being read: a config file only "
                           f"defines main_config (move run code under `if __name__ == '__main__':`)") from exc

@@ -1,17 +1,30 @@
 """Replay buffers: columnar, preallocated on the first push, FIFO eviction."""
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ding_lite.data.batch import Batch, batch_len, map_batch
 from ding_lite.data.keys import INDEX
-from ding_lite.errors import ConfigError
+from ding_lite.errors import ConfigError, first_line
 from ding_lite.registry import BUFFER_REGISTRY
 
 CKPT_MAX_MB = 1024.0  # default bound (MB) on the samples saved for --resume (ding_lite/runtime/replay_ckpt.py)
+
+
+T = TypeVar("T")
+
+
+def preallocated(capacity: int, allocate: Callable[[], T]) -> T:
+    """``allocate()``, the arrays of a buffer of ``capacity`` samples; a capacity that does not fit in memory is a
+    :class:`ConfigError` naming ``replay_buffer_size`` (numpy's message says how much it asked for)."""
+    try:
+        return allocate()
+    except MemoryError as exc:
+        raise ConfigError(f"policy.other.replay_buffer.replay_buffer_size={capacity} does not fit in memory "
+                          f"({first_line(exc)}): lower it") from exc
 
 
 @BUFFER_REGISTRY.register("uniform")
@@ -51,7 +64,8 @@ class UniformBuffer:
         self._draw_limit = None if draw_limit is None else int(draw_limit)
         # draws per slot; a slot drawn max_use times is spent until a push overwrites it (only with max_use). Own
         # names: a subclass (the prioritized buffer) keeps its own max_use bookkeeping.
-        self._draws = np.zeros(self.capacity, np.int64) if self._draw_limit is not None else None
+        self._draws = preallocated(self.capacity, lambda: np.zeros(self.capacity, np.int64)) \
+            if self._draw_limit is not None else None
 
     def __len__(self) -> int:
         if self._draws is not None and self._draw_limit is not None:
@@ -64,7 +78,8 @@ class UniformBuffer:
         if n == 0:
             return np.empty(0, dtype=np.int64)
         if self._data is None:
-            self._data = map_batch(lambda a: np.empty((self.capacity,) + np.shape(a)[1:], np.asarray(a).dtype), samples)
+            self._data = preallocated(self.capacity, lambda: map_batch(
+                lambda a: np.empty((self.capacity,) + np.shape(a)[1:], np.asarray(a).dtype), samples))
         first = 0
         if n > self.capacity:  # only the newest capacity samples can survive
             first = n - self.capacity

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ding_lite.data.batch import Batch, batch_len
-from ding_lite.data.buffer import CKPT_MAX_MB, UniformBuffer
+from ding_lite.data.buffer import CKPT_MAX_MB, UniformBuffer, preallocated
 from ding_lite.data.keys import INDEX, PRIORITY, WEIGHT
 from ding_lite.errors import ConfigError
 from ding_lite.registry import BUFFER_REGISTRY
@@ -128,8 +128,9 @@ class PrioritizedBuffer(UniformBuffer):
         self.beta0 = _number(settings, "beta", low=0.0, high=1.0)
         self.anneal_step = int(_number(settings, "anneal_step", low=0.0))
         self.max_use = None if settings.get("max_use") is None else int(_number(settings, "max_use", low=1.0))
-        self._tree = SumTree(self.capacity)
-        self._uses = np.zeros(self.capacity, dtype=np.int32) if self.max_use is not None else None
+        self._tree = preallocated(self.capacity, lambda: SumTree(self.capacity))
+        self._uses = preallocated(self.capacity, lambda: np.zeros(self.capacity, dtype=np.int32)) \
+            if self.max_use is not None else None
         self._pushed = 0  # samples pushed so far (the next sample's index)
         self._evicted = 0  # stored samples evicted by max_use (not yet overwritten)
         self._max_priority = 1.0

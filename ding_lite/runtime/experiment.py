@@ -17,6 +17,9 @@ from ding_lite.utils.atomic import atomic_write
 def experiment_dir(cfg: EasyDict, exp_name: str | None, seed: int, n_seeds: int) -> Path:
     """``<exp_name>`` for a single seed; with several seeds from one command, one folder per seed: a trailing
     ``_seed<K>`` of the name (DI-engine's habit) becomes ``_seed<seed>``, otherwise ``_seed<seed>`` is appended."""
+    if exp_name is None and cfg.get("exp_name") is None:  # str(None) would name a folder 'None'
+        raise ConfigError("exp_name is None: give the experiment a name (exp_name='cartpole_dqn' in the config, or "
+                          "--exp-name cartpole_dqn)")
     name = str(exp_name if exp_name is not None else cfg.exp_name)
     if Path(name).name in ("", ".", ".."):
         where = "--exp-name" if exp_name is not None else "exp_name"

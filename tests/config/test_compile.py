@@ -234,3 +234,23 @@ def test_counts_below_one_and_a_buffer_smaller_than_a_batch_are_config_errors(ov
 def test_on_policy_counts_are_checked_too() -> None:
     with pytest.raises(ConfigError, match=re.escape("policy.learn.epoch_per_collect must be at least 1, got 0")):
         compile_config(dict(env=ENV, policy=dict(type="ppo")), overrides=["policy.learn.epoch_per_collect=0"])
+
+
+@pytest.mark.parametrize("section,value", [("policy", ["dqn"]), ("policy", 5), ("env", {"id": "CartPole-v1"}),
+                                           ("policy.model", ("dqn",))])
+def test_a_type_that_is_not_a_name_is_a_config_error(section: str, value) -> None:
+    main = dict(env=dict(ENV), policy=dict(type="dqn", model=dict()))
+    node = main
+    for part in section.split("."):
+        node = node[part]
+    node["type"] = value
+    with pytest.raises(ConfigError, match=re.escape(f"{section}.type must be a string naming a registered")):
+        compile_config(main)
+
+
+def test_a_component_named_differently_in_main_and_create_config_is_a_config_error() -> None:
+    main = dict(env=dict(ENV), policy=dict(type="ppo"))
+    with pytest.raises(ConfigError, match=re.escape("policy.type is 'ppo' in main_config but "
+                                                    "create_config.policy.type is 'dqn'")):
+        compile_config(main, dict(policy=dict(type="dqn")))
+    assert compile_config(main, dict(policy=dict(type="ppo"))).policy.type == "ppo"  # the same name twice is fine

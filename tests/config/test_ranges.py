@@ -51,3 +51,23 @@ def test_an_infinite_timeout_is_accepted_and_the_seed_is_checked_too() -> None:
     assert cfg.env.manager.step_timeout == math.inf
     with pytest.raises(ConfigError, match=re.escape("seed must be in [0, 4294967295]")):
         compile_config(dict(env=ENV, policy=dict(type="ppo")), seed=-1)
+
+
+@pytest.mark.parametrize("override,message", [
+    ("policy.model.encoder_hidden_size_list=[128.5]", "policy.model.encoder_hidden_size_list must be a whole number "
+                                                      "(at least 1), got [128.5]"),
+    ("policy.model.obs_shape=4.5", "policy.model.obs_shape must be a whole number (at least 1), got 4.5"),
+])
+def test_a_count_or_size_must_be_a_whole_number(override: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        compile_config(dict(env=ENV, policy=dict(type="dqn")), overrides=[override])
+
+
+def test_integral_floats_of_counts_and_sizes_become_ints() -> None:
+    """As ``1e4`` for an int setting does: ``nn.Linear(4, 128.0)`` and ``range(2.0)`` would fail later."""
+    cfg = compile_config(dict(env=ENV, policy=dict(type="dqn")), overrides=[
+        "policy.model.encoder_hidden_size_list=[128.0, 64]", "policy.model.obs_shape=4.0",
+        "policy.model.action_shape=2.0"])
+    model = cfg.policy.model
+    assert model.encoder_hidden_size_list == [128, 64] and model.obs_shape == 4 and model.action_shape == 2
+    assert all(type(x) is int for x in [*model.encoder_hidden_size_list, model.obs_shape, model.action_shape])

@@ -62,3 +62,11 @@ def test_bad_files(tmp_path: Path, source: str, match: str) -> None:
 ])
 def test_parse_override(text: str, expected) -> None:
     assert parse_override(text) == expected
+
+
+def test_a_file_that_is_not_python_says_what_a_config_is(tmp_path: Path) -> None:
+    path = tmp_path / "cfg.yaml"
+    path.write_text("env:\n  type: cartpole\npolicy:\n  type: dqn\n")
+    with pytest.raises(ConfigError, match=r"cfg.yaml is not Python \(syntax error at line 1: .*\): a ding_lite config "
+                                          r"is a .py file that defines main_config"):
+        read_config(path)

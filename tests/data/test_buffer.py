@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from easydict import EasyDict
 
 from ding_lite.data import UniformBuffer
 from ding_lite.data.keys import INDEX
 from ding_lite.errors import ConfigError
+from ding_lite.registry import BUFFER_REGISTRY
 
 pytestmark = pytest.mark.unittest
 
@@ -86,3 +88,12 @@ def test_clear_and_empty_push() -> None:
     buf.clear()
     assert len(buf) == 0
     np.testing.assert_array_equal(buf.push(_samples([7])), [0])
+
+
+@pytest.mark.parametrize("buffer_type", ["uniform", "prioritized"])
+def test_a_capacity_beyond_memory_is_a_config_error_naming_the_key(buffer_type: str) -> None:
+    """numpy refuses a petabyte at once: one line naming replay_buffer_size, not a MemoryError's traceback."""
+    cfg = EasyDict(BUFFER_REGISTRY.get(buffer_type).config, replay_buffer_size=10**15)
+    with pytest.raises(ConfigError, match=r"replay_buffer_size=1000000000000000 does not fit in memory \(Unable to "):
+        buf = BUFFER_REGISTRY.build(buffer_type, cfg)  # the prioritized buffer's sum tree: allocated here
+        buf.push({"obs": np.zeros((2, 4), np.float32)})  # the uniform buffer's arrays: at the first push
