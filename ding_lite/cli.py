@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "options of its own: ding_lite -m sweep --help")
     parser.add_argument("-c", "--config", required=True, help="config file (.py holding main_config)")
     parser.add_argument("-s", "--seed", type=seed_arg, action="append",
-                        help="seed; repeat for several runs (default 0)")
+                        help="seed; repeat for several runs (default: the config's seed, 0 unless it sets one)")
     parser.add_argument("--max-env-step", "--env-step", type=budget_int, default=None,
                         help="stop after this many env steps (e.g. 300000 or 3e5; --env-step is DI-engine's name; "
                              "-m gsl: gsl.*_max_env_step instead)")
@@ -57,27 +57,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def training_run(args: argparse.Namespace, seed: int, n_seeds: int) -> tuple[Any, RunOptions]:
+def training_run(args: argparse.Namespace, seed: int | None, n_seeds: int) -> tuple[Any, RunOptions]:
     """The compiled config and the :class:`~ding_lite.runtime.train_loop.RunOptions` of a training mode's run of
-    ``seed`` (one of ``n_seeds``): the config is compiled here (``--strict``, ``--set``), so the options carry none."""
+    ``seed`` (one of ``n_seeds``; None: the config's ``seed``): the config is compiled here (``--strict``, ``--set``),
+    so the options carry none."""
     from ding_lite.build import load_config
     from ding_lite.runtime.experiment import experiment_dir
     from ding_lite.runtime.train_loop import RunOptions
 
     cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
+    seed = int(cfg.seed)
     return cfg, RunOptions(seed, args.max_env_step, args.max_train_iter,
                            exp_dir=experiment_dir(cfg, args.exp_name, seed, n_seeds), resume=args.resume,
                            load_ckpt=args.load_ckpt, progress=not args.no_progress)
 
 
-def run_serial(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
+def run_serial(args: argparse.Namespace, seed: int | None, n_seeds: int) -> Any:
     from ding_lite.entry.serial import serial_pipeline
 
     cfg, options = training_run(args, seed, n_seeds)
     return serial_pipeline(cfg, **options.keywords())
 
 
-def run_parallel(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
+def run_parallel(args: argparse.Namespace, seed: int | None, n_seeds: int) -> Any:
     from ding_lite.entry.parallel import parallel_pipeline
     from ding_lite.entry.parallel_selfplay import parallel_selfplay_pipeline
     from ding_lite.league.arena import is_selfplay_config
@@ -87,14 +89,14 @@ def run_parallel(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
     return pipeline(cfg, address=args.address, **options.keywords())
 
 
-def run_selfplay(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
+def run_selfplay(args: argparse.Namespace, seed: int | None, n_seeds: int) -> Any:
     from ding_lite.entry.selfplay import selfplay_pipeline
 
     cfg, options = training_run(args, seed, n_seeds)
     return selfplay_pipeline(cfg, **options.keywords())
 
 
-def run_eval(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
+def run_eval(args: argparse.Namespace, seed: int | None, n_seeds: int) -> Any:
     from ding_lite.entry.eval import eval_pipeline
 
     return eval_pipeline(args.config, seed, args.load_ckpt, args.n_episode, strict=args.strict,
@@ -102,7 +104,7 @@ def run_eval(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
                          video=args.video, video_episodes=args.video_episodes or 1)
 
 
-def run_collect_demo(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
+def run_collect_demo(args: argparse.Namespace, seed: int | None, n_seeds: int) -> Any:
     from ding_lite.entry.collect_demo import collect_demo_pipeline
 
     return collect_demo_pipeline(args.config, seed, args.load_ckpt, args.n_episode, args.demo_path,
@@ -110,15 +112,15 @@ def run_collect_demo(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
                                  exp_name=args.exp_name)
 
 
-def run_gsl(args: argparse.Namespace, seed: int, n_seeds: int) -> Any:
+def run_gsl(args: argparse.Namespace, seed: int | None, n_seeds: int) -> Any:
     from ding_lite.entry.gsl import gsl_pipeline
 
     cfg, options = training_run(args, seed, n_seeds)  # GSL's phases have budgets of their own
-    return gsl_pipeline(cfg, seed, exp_dir=options.exp_dir, resume=options.resume, address=args.address,
+    return gsl_pipeline(cfg, options.seed, exp_dir=options.exp_dir, resume=options.resume, address=args.address,
                         progress=options.progress)
 
 
-RUNNERS: dict[str, Callable[[argparse.Namespace, int, int], Any]] = {"serial": run_serial, "eval": run_eval,
+RUNNERS: dict[str, Callable[[argparse.Namespace, int | None, int], Any]] = {"serial": run_serial, "eval": run_eval,
                                                                      "collect_demo": run_collect_demo,
                                                                      "parallel": run_parallel,
                                                                      "selfplay": run_selfplay, "gsl": run_gsl,
@@ -141,14 +143,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+# How argparse lets ``--mode`` be written: in full or shortened to an unambiguous prefix (``--m`` could also be
+# ``--max-env-step``), with the value as the next word or after ``=``; ``-m`` also takes it attached (``-mplot``).
+_MODE_FLAGS = ("--mo", "--mod", "--mode")
+
+
 def _requested_mode(argv: Sequence[str]) -> str | None:
-    """The ``-m``/``--mode`` value of ``argv`` (plot takes folders, not a config, so it has its own parser)."""
+    """The ``-m``/``--mode`` value of ``argv`` as the main parser would read it: the last one given wins (plot and
+    sweep take command lines of their own, so they are told apart before that parser runs)."""
+    mode = None
     for i, word in enumerate(argv):
-        if word in ("-m", "--mode") and i + 1 < len(argv):
-            return argv[i + 1]
-        if word.startswith(("--mode=", "-m")) and word not in ("-m", "--mode"):
-            return word.removeprefix("--mode=").removeprefix("-m")
-    return None
+        flag, eq, value = word.partition("=")
+        if word == "-m" or word in _MODE_FLAGS:
+            mode = argv[i + 1] if i + 1 < len(argv) else mode
+        elif eq and flag in _MODE_FLAGS:
+            mode = value
+        elif word.startswith("-m") and not word.startswith("--"):
+            mode = word[2:].removeprefix("=")
+    return mode
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -168,8 +180,11 @@ def _run(argv: Sequence[str] | None) -> int:
             args = build_parser().parse_args(argv)
         except SystemExit as exc:  # --help, --version, or a usage error (its line printed): main() returns the code
             return exc.code if isinstance(exc.code, int) else 2
+        if args.mode not in RUNNERS:  # plot or sweep, spelt in a way the look-ahead above did not read
+            raise ConfigError(f"-m {args.mode} takes a command line of its own: write it as ding_lite -m {args.mode} "
+                              f"... (see ding_lite -m {args.mode} --help)")
         _check_mode_options(args)
-        seeds = args.seed or [0]
+        seeds: list[int | None] = args.seed or [None]  # None: the config's seed (a total_config.py's is its run's)
         for seed in seeds:
             RUNNERS[args.mode](args, seed, len(seeds))
     except DingLiteError as exc:

@@ -24,7 +24,7 @@ from ding_lite.worker.episodes import Episode, run_episodes
 POLICY_MODES = ("eval", "collect")
 
 
-def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | None = None,
+def collect_demo_pipeline(config: ConfigLike, seed: int | None = 0, load_ckpt: str | Path | None = None,
                           n_episode: int | None = None, demo_path: str | Path | None = None, *,
                           strict: bool = False, overrides: tuple[str, ...] = (), n_seeds: int = 1,
                           exp_name: str | None = None) -> dict[str, Any]:
@@ -38,7 +38,7 @@ def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Pa
 
     Args:
         config: config file path, ``(main_config, create_config)``, dict or compiled config: the policy's config.
-        seed: seed of the envs and torch.
+        seed: seed of the envs and torch (None: the config's ``seed``).
         load_ckpt: checkpoint to roll out (default: ``policy.load_path``, else ``<exp_name>/ckpt/ckpt_best.pth.tar``).
         exp_name: the experiment folder of those defaults (default: the config's ``exp_name``), as ``--exp-name``.
         n_episode: episodes to roll out (default ``demo.n_episode``).
@@ -54,6 +54,7 @@ def collect_demo_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Pa
                               n_episode=20, demo_path='expert/demo.npz')
     """
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
+    seed = int(cfg.seed)  # None given: the config's
     mode, n_episode = _demo_settings(cfg.demo, n_episode)
     is_success, rule = success_rule(cfg.demo.return_threshold, cfg.env.stop_value, cfg.demo.success_key)
     out = _output_path(cfg, demo_path, seed, n_seeds, exp_name)

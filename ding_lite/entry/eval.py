@@ -22,7 +22,7 @@ from ding_lite.worker.video import (
 )
 
 
-def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | None = None,
+def eval_pipeline(config: ConfigLike, seed: int | None = 0, load_ckpt: str | Path | None = None,
                   n_episode: int | None = None, *, strict: bool = False,
                   overrides: tuple[str, ...] = (), exp_name: str | None = None, n_seeds: int = 1,
                   video: str | Path | None = None, video_episodes: int = 1) -> dict[str, Any]:
@@ -30,7 +30,7 @@ def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | Non
 
     Without ``load_ckpt`` the config's ``policy.load_path`` (DI-engine's key), else the experiment's
     ``ckpt/ckpt_best.pth.tar`` is used: the folder a serial run with the same ``exp_name`` (default: the config's) and
-    number of seeds wrote. Returns mean, std and all returns.
+    number of seeds wrote. ``seed`` None: the config's ``seed``. Returns mean, std and all returns.
 
     With ``video`` (a folder), the first ``video_episodes`` episodes of the evaluator's first env are also recorded
     as ``<video>/eval_ep<k>.mp4`` (see :mod:`ding_lite.worker.video`); the result lists them under ``videos``.
@@ -41,6 +41,7 @@ def eval_pipeline(config: ConfigLike, seed: int = 0, load_ckpt: str | Path | Non
             raise ConfigError(f"--video-episodes must be at least 1, got {video_episodes}")
         check_writable(Path(video) / "eval_ep0.mp4")  # a read-only --video folder fails now, not after the episodes
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
+    seed = int(cfg.seed)  # None given: the config's
     if video is not None:
         render_section(cfg.env)  # an env type that cannot render fails first, whatever the checkpoint
     load_ckpt = checkpoint_to_run(cfg, load_ckpt, exp_name, seed, n_seeds)

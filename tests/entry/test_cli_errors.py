@@ -58,6 +58,15 @@ def _truncated_checkpoint(folder: Path) -> str:
     return "truncated.pth.tar"
 
 
+def _raising_plugin_config(folder: Path) -> str:
+    """A config whose policy's import_names module raises (not an ImportError) while it is imported."""
+    _write(folder, "raising_plugin_xyz.py", "raise RuntimeError('no licence')\n")
+    return _write(folder, "cfg.py", """
+        main_config = dict(env=dict(type='gymnasium', env_id='CartPole-v1'),
+                           policy=dict(type='dqn', import_names=['raising_plugin_xyz']))
+        """)
+
+
 def _custom_class_checkpoint(folder: Path) -> str:
     torch.save({"policy": {"model": NotAllowed()}}, folder / "custom.pth.tar")
     return "custom.pth.tar"
@@ -255,6 +264,20 @@ IN_PROCESS = {**{case: CASES[case] for case in CASES if case not in IN_SUBPROCES
                                              "--video-episodes counts the episodes recorded with --video DIR"),
     "selfplay: video episodes": (lambda d: ["-m", "selfplay", "-c", DQN, "--video-episodes", "3"],
                                  "--video-episodes is read by -m eval, not by -m selfplay"),
+    "a second -m, plot": (lambda d: ["-m", "serial", "-c", DQN, "-m", "plot"],
+                          "argument -m/--mode: invalid choice: 'serial' (choose from 'plot')"),
+    "--mode shortened, plot": (lambda d: ["-c", DQN, "--mo", "plot"], "unrecognized arguments: -c"),
+    "a module in import_names that raises": (lambda d: ["-c", _raising_plugin_config(d)],
+                                              "module 'raising_plugin_xyz' listed in policy.import_names failed while "
+                                              "being imported: RuntimeError: no licence"),
+    "import_names not a list of names": (lambda d: ["-c", DQN, "--set", "policy.import_names=[5]"],
+                                         "policy.import_names must be a list of module names"),
+    "a type that is not a name": (lambda d: ["-c", DQN, "--set", "policy.type=['dqn']"],
+                                  "policy.type must be a string naming a registered policy, got list ['dqn']"),
+    "a hidden size that is not whole": (lambda d: ["-c", DQN, "--set", "policy.model.encoder_hidden_size_list=[64.5]"],
+                                        "policy.model.encoder_hidden_size_list must be a whole number"),
+    "a YAML config": (lambda d: ["-c", _write(d, "cfg.yaml", "env:\n  type: cartpole\n")],
+                      "config file cfg.yaml is not Python"),
     "plot: no bootstrap resample": (lambda d: ["-m", "plot", "runs", "--aggregate", "--reps", "0"],
                                     "--reps 0: give 1 or more bootstrap resamples"),
 }
@@ -276,3 +299,17 @@ def test_more_bad_input_one_line_exit_2_nothing_written(case: str, tmp_path: Pat
     assert len(lines) == 1 and re.match(r"ding_lite( -m \w+)?: error: ", lines[0]), out.err
     assert expected in lines[0], lines[0]
     assert out.out == "" and sorted(p.name for p in tmp_path.iterdir()) == before, "something was written"
+
+
+def test_an_exp_name_of_none_is_refused_not_a_folder_named_none(tmp_path: Path, monkeypatch, capsys) -> None:
+    from ding_lite.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    config = _write(tmp_path, "cfg.py", """
+        main_config = dict(exp_name=None, env=dict(type='gymnasium', env_id='CartPole-v1'), policy=dict(type='dqn'))
+        """)
+    assert main(["-c", config, "--max-env-step", "100"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("ding_lite: error: exp_name is None: give the experiment a name (exp_name='cartpole_dqn' in the "
+                   "config, or --exp-name cartpole_dqn)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cfg.py"]

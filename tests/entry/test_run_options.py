@@ -79,3 +79,17 @@ def test_serial_onpolicy_is_the_serial_mode(tmp_path, monkeypatch) -> None:
     assert main(["-m", "serial_onpolicy", "-c", str(config), "--env-step", "1e2", "--exp-name", "run",
                  "--no-progress"]) == 0
     assert (tmp_path / "run" / "result.json").is_file()
+
+
+def test_without_s_a_run_takes_the_configs_seed(tmp_path) -> None:
+    """The config's ``seed`` is the default of ``-s``: a saved ``total_config.py`` (which holds its run's seed) runs,
+    resumes and evaluates that seed again without ``-s``; ``-s`` still wins."""
+    config = tmp_path / "c.py"
+    config.write_text("main_config = dict(exp_name='exp', seed=7, env=dict(env_id='CartPole-v1'), "
+                      "policy=dict(type='dqn'))\n")
+    args = build_parser().parse_args(["-c", str(config)])
+    assert args.seed is None
+    cfg, options = training_run(args, seed=None, n_seeds=1)
+    assert cfg.seed == 7 and options.seed == 7
+    cfg, options = training_run(build_parser().parse_args(["-c", str(config), "-s", "2"]), seed=2, n_seeds=1)
+    assert cfg.seed == 2 and options.seed == 2
