@@ -235,8 +235,8 @@ def _check_mode_options(args: argparse.Namespace) -> None:
     for option, attribute, readers, instead in MODE_OPTIONS:
         value = getattr(args, attribute)
         if value not in (None, False) and args.mode not in readers:
-            modes = [f"-m {mode}" for mode in readers if mode != "serial_onpolicy"]
-            modes = modes[0] if len(modes) == 1 else f"{', '.join(modes[:-1])} and {modes[-1]}"
+            names = [f"-m {mode}" for mode in readers if mode != "serial_onpolicy"]
+            modes = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
             raise ConfigError(f"{option} is read by {modes}, not by -m {args.mode} ({instead}): leave it out")
 
 
