@@ -20,6 +20,7 @@ from ding_lite.config.frozen import thawed
 from ding_lite.envs.env_outputs import close_env
 from ding_lite.envs.gym_env import build_env, env_fn
 from ding_lite.envs.hooks import BuildsOwnEnvs, ChecksConfig
+from ding_lite.envs.spaces import is_masked, observation_part
 from ding_lite.envs.variations import variation_env_fns, variation_ids
 from ding_lite.errors import ConfigError
 from ding_lite.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY, add_config_folder, import_modules
@@ -68,9 +69,10 @@ def fill_model_shapes(cfg: EasyDict, observation_space: gym.Space, action_space:
     """Set ``policy.model.obs_shape`` / ``action_shape`` / ``action_space`` from the env where the config left
     them unset (None)."""
     check_action_space_kind(cfg, action_space)
+    check_action_masks(cfg, observation_space)
     model = cfg.policy.model
     if "obs_shape" in model and model.obs_shape is None:
-        shape = list(observation_space.shape or ())
+        shape = list(observation_part(observation_space).shape or ())
         model.obs_shape = shape[0] if len(shape) == 1 else shape
     if "action_space" in model and model.action_space is None:
         model.action_space = "discrete" if isinstance(action_space, gym.spaces.Discrete) else "continuous"
@@ -106,6 +108,21 @@ def check_action_space_kind(cfg: EasyDict, action_space: gym.Space) -> None:
                       f"use a policy for {other} actions (e.g. {examples})")
 
 
+def check_action_masks(cfg: EasyDict, observation_space: gym.Space) -> None:
+    """A :class:`ConfigError` when the env observes an action mask (:mod:`ding_lite.envs.spaces`) and the policy
+    does not declare ``supports_action_mask``: it would take illegal actions, or fail on the observation dict."""
+    policy_type = cfg.policy.get("type")
+    if not is_masked(observation_space) or policy_type not in POLICY_REGISTRY or \
+            getattr(POLICY_REGISTRY.get(policy_type), "supports_action_mask", False):
+        return
+    users = ", ".join(name for name in POLICY_REGISTRY.names()
+                      if getattr(POLICY_REGISTRY.get(name), "supports_action_mask", False))
+    env_id = cfg.env.get("env_id") or cfg.env.get("type")
+    raise ConfigError(f"env '{env_id}' observes an action mask, which policy '{policy_type}' does not use (it would "
+                      f"take illegal actions): use a policy that acts among the legal actions ({users}), or wrap the "
+                      f"env to observe obs['observation'] alone and handle illegal actions itself")
+
+
 def fill_action_bounds(cfg: EasyDict, action_space: gym.Space) -> None:
     """Set ``policy.model.action_low`` / ``action_high`` from the env's ``Box`` where the config left them unset; a
     discrete action space, or a Box without finite bounds where the config gives none, is a :class:`ConfigError`."""
@@ -133,7 +150,7 @@ def check_model_shapes(cfg: EasyDict, observation_space: gym.Space, action_space
     model = cfg.policy.model
     env_id = cfg.env.get("env_id") or cfg.env.get("type")
     obs = model.get("obs_shape")
-    env_obs = tuple(observation_space.shape or ())
+    env_obs = tuple(observation_part(observation_space).shape or ())
     if obs is not None and env_obs:
         given = tuple(obs) if isinstance(obs, (list, tuple)) else (int(obs),)
         if math.prod(given) != math.prod(env_obs):

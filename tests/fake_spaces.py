@@ -21,8 +21,10 @@ SPACES = {
     "multi_discrete": gym.spaces.MultiDiscrete([4, 2]),
     "tuple": gym.spaces.Tuple((gym.spaces.Discrete(4), gym.spaces.Box(0.0, 1.0, (1,), np.float32))),
     "text": gym.spaces.Text(8),
-    # PettingZoo's masked observation, in a single-agent env (an object array inside the base manager before)
+    # PettingZoo's masked observation, in a single-agent env (envs/spaces.py); with a mask of 3 actions for the 2 of
+    # the action space
     "masked": gym.spaces.Dict(observation=gym.spaces.Discrete(4), action_mask=gym.spaces.MultiBinary(2)),
+    "masked_3": gym.spaces.Dict(observation=gym.spaces.Discrete(4), action_mask=gym.spaces.MultiBinary(3)),
     # Box observations in dtypes other than float32 / uint8 (hand-written envs often observe float64)
     "box_float64": gym.spaces.Box(0.0, 3.0, (1,), np.float64),
     "box_int64": gym.spaces.Box(0, 3, (1,), np.int64),
@@ -57,8 +59,9 @@ class Corridor(gym.Env):
             space = self.observation_space
             value = np.arange(4) == self.pos if self.kind == "box_bool" else np.full(space.shape or (), self.pos)
             return value.astype(space.dtype)
-        if self.kind == "masked":
-            return {"observation": self.pos, "action_mask": np.ones(2, dtype=np.int8)}
+        if self.kind.startswith("masked"):
+            n = self.observation_space["action_mask"].n
+            return {"observation": self.pos, "action_mask": np.ones(n, dtype=np.int8)}
         return "abc"
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:

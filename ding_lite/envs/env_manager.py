@@ -16,8 +16,11 @@ from ding_lite.envs.env_outputs import (
     checked_reset,
     checked_step,
     close_env,
+    copied_obs,
     flag_column,
     non_finite_rows,
+    observation_array,
+    put_obs,
     raised,
     reward_column,
     stacked_obs,
@@ -47,6 +50,9 @@ class StepResult(NamedTuple):
     observation (the one the action was chosen on), reward 0, ``terminated`` False, ``truncated`` True, and ``obs``
     the first observation of the env's next episode. The cut episode is not in ``episodes``. Consumers drop the row
     and treat the env's previous step as the (truncated) end of its episode; see docs/env_managers.md.
+
+    An env that observes an action mask (:mod:`ding_lite.envs.spaces`) gives ``obs`` and ``next_obs`` as dicts
+    ``{'observation': (N, *obs_shape), 'action_mask': (N, A) bool}``, as the self-play arena does.
     """
 
     obs: np.ndarray  # (N, *obs_shape) next observation to act on (reset obs where an episode ended)
@@ -245,7 +251,7 @@ class EnvManager:
         obs = next_obs
         episodes: list[EpisodeEnd] = []
         if finished or interrupted is not None:
-            obs = next_obs.copy()
+            obs = copied_obs(next_obs)  # (a masked observation's dict of arrays: envs/spaces.py)
             for i, info in finished:
                 if not isinstance(info, dict):
                     self.close()
@@ -261,7 +267,7 @@ class EnvManager:
             if interrupted is not None:  # the cut episode is dropped from the stats, not reported as ended
                 restarted += (np.flatnonzero(interrupted) + rows.start).tolist()
             for i in restarted:
-                obs[i - rows.start] = self._reset_one(i)
+                put_obs(obs, i - rows.start, self._reset_one(i))
                 self._ep_return[i] = 0.0
                 self._ep_length[i] = 0
         return StepResult(obs, next_obs, reward, terminated, truncated, episodes, interrupted)
@@ -269,12 +275,13 @@ class EnvManager:
     def _check_first_obs(self, obs: np.ndarray) -> None:
         """An :class:`EnvError` naming the first env whose first observation of a full reset holds NaN or inf (those
         of later episodes, as every step's values, are checked by the collector, once per collect)."""
-        bad = non_finite_rows(obs)
+        array = observation_array(obs)
+        bad = non_finite_rows(array)
         if bad is None:
             return
         i = int(np.flatnonzero(bad)[0])
         self.close()
-        raise EnvError(f"env {i}'s first observation holds {'NaN' if np.isnan(obs[i]).any() else 'inf'} at its "
+        raise EnvError(f"env {i}'s first observation holds {'NaN' if np.isnan(array[i]).any() else 'inf'} at its "
                        f"reset: {NON_FINITE_ADVICE}")
 
     def close(self) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ding_lite.data.keys import OBSERVATION
 from ding_lite.errors import DingLiteError, EnvError
 
 logger = logging.getLogger("ding_lite")
@@ -72,10 +73,13 @@ def check_obs_shape(obs: Any, shape: tuple[int, ...] | None, i: int, what: str) 
                        f"says {shape}: make the env's observations fit its observation_space")
 
 
-def stacked_obs(observations: Sequence[Any], space: gym.Space, what: str) -> np.ndarray:
+def stacked_obs(observations: Sequence[Any], space: gym.Space, what: str) -> Any:
     """(N, *shape) array of N envs' observations in the observation space's dtype (an env that says float32 and gives
     float64 arrays or lists is common); an :class:`EnvError` names the first env whose observation does not have the
-    space's shape. Spaces other than Box: stacked as they come, unchecked."""
+    space's shape. A ``Dict`` space (an observation with an action mask, envs/spaces.py): a dict of such arrays, one
+    per key. Other spaces: stacked as they come, unchecked."""
+    if isinstance(space, gym.spaces.Dict):
+        return {key: stacked_obs([o[key] for o in observations], part, what) for key, part in space.spaces.items()}
     shape = space.shape if isinstance(space, gym.spaces.Box) else None
     try:
         batch = np.array(observations, dtype=space.dtype if shape is not None else None)
@@ -87,6 +91,32 @@ def stacked_obs(observations: Sequence[Any], space: gym.Space, what: str) -> np.
         check_obs_shape(obs, shape, i, what)
     raise EnvError(f"the envs' {what} observations cannot be stacked into one array (shapes "
                    f"{sorted({np.shape(o) for o in observations})})")
+
+
+def copied_obs(batch: Any) -> Any:
+    """A copy of a batch of observations: an (N, ...) array, or a masked observation's dict of them."""
+    if isinstance(batch, dict):
+        return {key: value.copy() for key, value in batch.items()}
+    return batch.copy()
+
+
+def put_obs(batch: Any, i: int, obs: Any) -> None:
+    """Write one env's observation ``obs`` into row ``i`` of ``batch`` (an array, or a dict of arrays)."""
+    if isinstance(batch, dict):
+        for key, value in batch.items():
+            value[i] = obs[key]
+    else:
+        batch[i] = obs
+
+
+def obs_row(batch: Any, i: int) -> Any:
+    """Row ``i`` of a batch of observations (an array, or a dict of arrays)."""
+    return {key: value[i] for key, value in batch.items()} if isinstance(batch, dict) else batch[i]
+
+
+def observation_array(batch: Any) -> np.ndarray:
+    """The array a model reads of a batch of observations: a masked observation's ``observation`` part."""
+    return batch[OBSERVATION] if isinstance(batch, dict) else batch
 
 
 NON_FINITE_ADVICE = ("a learner cannot use it (one NaN in a batch spreads to every weight). Fix the env, or wrap it "

@@ -32,6 +32,7 @@ import gymnasium as gym
 import numpy as np
 
 from ding_lite.envs.env_manager import EnvManager, StepResult, env_actions
+from ding_lite.envs.spaces import is_masked
 from ding_lite.errors import ConfigError
 from ding_lite.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, closest_match
 
@@ -74,10 +75,14 @@ def make_pool(env_cfg: Mapping[str, Any], num_envs: int, seed: int, num_threads:
             pool = envpool.make_gymnasium(str(env_cfg["env_id"]), num_envs=num_envs, batch_size=num_envs, seed=seed,
                                           num_threads=num_threads, **kwargs)
             pool.spaces = (float32_space(pool.observation_space), pool.action_space)  # lazy in envpool: warns here
-            return pool
     except (TypeError, ValueError, RuntimeError) as exc:  # envpool names the bad keyword in its message
         raise ConfigError(f"envpool could not build env.env_id='{env_cfg['env_id']}' with env.kwargs={kwargs}: "
                           f"{exc}") from exc
+    if is_masked(pool.spaces[0]):
+        pool.close()
+        raise ConfigError(f"env.env_id='{env_cfg['env_id']}' observes an action mask, which the envpool manager does "
+                          f"not hand over: use env.manager.type='base' or 'subprocess' (docs/tutorial_custom_env.md)")
+    return pool
 
 
 def float32_space(space: gym.Space) -> gym.Space:

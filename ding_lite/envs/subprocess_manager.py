@@ -23,16 +23,16 @@ import gymnasium as gym
 import numpy as np
 
 from ding_lite.envs.env_manager import EnvManager, StepResult, action_to_env
-from ding_lite.envs.env_outputs import close_env
+from ding_lite.envs.env_outputs import close_env, copied_obs, obs_row, put_obs
 from ding_lite.envs.subprocess_worker import (
     BROKEN,
     ERROR,
     RESET,
-    SHAREABLE,
     STEP,
     SharedArrays,
     Worker,
     WorkerFailure,
+    shareable,
     shutdown,
     worker_main,
 )
@@ -87,7 +87,7 @@ class SubprocessEnvManager(EnvManager):
             observation_space, action_space = probe.observation_space, probe.action_space
         finally:
             close_env(probe, "the probe env (read for its spaces)")
-        if not isinstance(observation_space, SHAREABLE):
+        if not shareable(observation_space):
             raise EnvError(f"env manager 'subprocess' shares observations as fixed-shape arrays; the env's observation "
                            f"space {observation_space} is not one (use env.manager.type='base')")
         super().__init__(len(env_fns), observation_space, action_space, cfg)
@@ -137,7 +137,7 @@ class SubprocessEnvManager(EnvManager):
                     failed[i] = str(exc)
         for i, cause in failed.items():
             self._restart(i, cause)
-        return self._start_episodes(self._obs_view.copy())
+        return self._start_episodes(copied_obs(self._obs_view))
 
     def step(self, actions: np.ndarray) -> StepResult:
         """Step every env (in parallel) with its action; finished envs are reset by their workers.
@@ -153,7 +153,7 @@ class SubprocessEnvManager(EnvManager):
             self._send(i, STEP, action, failed)
         ended = self._gather_steps(failed)
         finished = self._gather_resets(ended, failed)
-        next_obs = self._next_obs_view.copy()
+        next_obs = copied_obs(self._next_obs_view)  # (a masked observation's dict of arrays: envs/spaces.py)
         reward = self._reward_view.copy()
         terminated = self._term_view.copy()
         truncated = self._trunc_view.copy()
@@ -165,7 +165,8 @@ class SubprocessEnvManager(EnvManager):
             for i, cause in failed.items():
                 if i not in ended_ok:  # the step itself failed: a placeholder row, episode cut
                     interrupted[i] = True
-                    next_obs[i], reward[i], terminated[i], truncated[i] = last_obs[i], 0.0, False, True
+                    put_obs(next_obs, i, obs_row(last_obs, i))
+                    reward[i], terminated[i], truncated[i] = 0.0, False, True
                 self._restart(i, cause)
             if not interrupted.any():
                 interrupted = None
@@ -281,7 +282,7 @@ class SubprocessEnvManager(EnvManager):
         return reply
 
     def _reset_one(self, i: int) -> np.ndarray:
-        return self._obs_view[i]  # the worker (or its replacement) already reset the env and wrote this row
+        return obs_row(self._obs_view, i)  # the worker (or its replacement) already reset the env and wrote this row
 
     def _check_open(self) -> None:
         if self.closed:

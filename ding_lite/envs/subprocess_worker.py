@@ -24,6 +24,7 @@ from ding_lite.envs.env_outputs import (
     close_env,
     one_flag,
     one_reward,
+    put_obs,
     raised,
 )
 from ding_lite.errors import EnvError
@@ -35,6 +36,14 @@ DONE, ERROR, BROKEN = "done", "error", "broken"
 _PARENT_CHECK_S = 0.5  # an idle worker checks this often whether the main process still exists
 _CLOSE_WAIT_S = 2.0  # close(): how long workers get to exit on their own before they are killed
 SHAREABLE = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
+
+
+def shareable(space: gym.Space) -> bool:
+    """Whether observations of ``space`` fit fixed-shape shared arrays: one of :data:`SHAREABLE`, or a masked
+    observation's ``Dict`` of them (one array per key)."""
+    if isinstance(space, gym.spaces.Dict):
+        return all(isinstance(part, SHAREABLE) for part in space.spaces.values())
+    return isinstance(space, SHAREABLE)
 
 
 class WorkerFailure(Exception):
@@ -52,8 +61,9 @@ class SharedArrays:
         self.terminated = ctx.RawArray(ctypes.c_bool, n)
         self.truncated = ctx.RawArray(ctypes.c_bool, n)
 
-    def views(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Numpy views (no copies) of the five arrays, each (N, ...)."""
+    def views(self) -> tuple[Any, Any, np.ndarray, np.ndarray, np.ndarray]:
+        """Numpy views (no copies) of the five arrays, each (N, ...); the observations of a ``Dict`` space are a dict
+        of such views."""
         return (read_from_shared_memory(self.space, self.obs, self.n),  # type: ignore[return-value]
                 read_from_shared_memory(self.space, self.next_obs, self.n),
                 np.frombuffer(self.reward, dtype=np.float32), np.frombuffer(self.terminated, dtype=bool),
@@ -89,7 +99,9 @@ def _serve(index: int, env: gym.Env, conn: Any, views: tuple[np.ndarray, ...], p
            doing: list[str]) -> None:
     """The command loop of a worker: results go to row ``index`` of the shared arrays, a short reply to the pipe."""
     obs, next_obs, reward, terminated, truncated = views
-    shape = obs.shape[1:]  # the observation space's: a row of the shared arrays
+    # the observation space's shape (a row of the shared arrays; a masked observation's dict: the wrapper that
+    # encodes it checks its mask, and a row write its observation)
+    shape = obs.shape[1:] if isinstance(obs, np.ndarray) else None
     while True:
         if not conn.poll(_PARENT_CHECK_S):
             if os.getppid() != parent_pid:  # orphaned (the main process was killed): leave
@@ -99,17 +111,18 @@ def _serve(index: int, env: gym.Env, conn: Any, views: tuple[np.ndarray, ...], p
         if cmd == STEP:
             doing[0] = "step"
             o, r, te, tr, info = _checked_outputs(env.step(arg), index, shape)
-            next_obs[index], reward[index], terminated[index], truncated[index] = o, r, te, tr
+            put_obs(next_obs, index, o)
+            reward[index], terminated[index], truncated[index] = r, te, tr
             if te or tr:
                 conn.send_bytes(pickle.dumps((DONE, info), pickle.HIGHEST_PROTOCOL))
                 doing[0] = "reset"
-                obs[index] = _first_obs(env.reset(), index, shape)
+                put_obs(obs, index, _first_obs(env.reset(), index, shape))
             conn.send_bytes(b"")
         elif cmd == RESET:
             doing[0] = "reset"
             if arg is not None:
                 env.action_space.seed(arg)
-            obs[index] = _first_obs(env.reset(seed=arg), index, shape)
+            put_obs(obs, index, _first_obs(env.reset(seed=arg), index, shape))
             conn.send_bytes(b"")
         else:
             return

@@ -82,6 +82,10 @@ class Policy:
         enable_field: which modes to initialise.
     """
 
+    # acts and learns among the legal actions of an observation with an action mask ({'observation', 'action_mask'},
+    # envs/spaces.py); a policy that does not is refused such an env with a ConfigError before anything is written
+    supports_action_mask = False
+
     config: dict[str, Any] = dict(
         type=None,  # registered policy type
         import_names=[],  # modules imported before the policy is built

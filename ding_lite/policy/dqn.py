@@ -45,6 +45,7 @@ class DQNPolicy(OffPolicyPolicy):
     with ``target_theta``)."""
 
     supports_continuous = False  # one Q-value per discrete action: a Box action space is a config error
+    supports_action_mask = True  # masked argmax, ε among legal actions, the target's max over legal next actions
 
     config: dict[str, Any] = dict(
         type="dqn",

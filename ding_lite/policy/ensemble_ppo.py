@@ -45,6 +45,7 @@ class EnsemblePPOPolicy(PPOPolicy):
     """
 
     supports_continuous = True
+    supports_action_mask = False  # the members' mixture does not mask its logits (PPO's masking is not inherited)
 
     config: dict[str, Any] = dict(
         type="ensemble_ppo",

@@ -62,6 +62,7 @@ class PPOPolicy(OnPolicyPolicy):
     of :class:`OnPolicyPolicy`) and returns one log per gradient step."""
 
     supports_continuous = True  # the contract test also runs it on a Box action space
+    supports_action_mask = True  # masked logits in collect, eval and the loss
 
     config: dict[str, Any] = dict(
         type="ppo",

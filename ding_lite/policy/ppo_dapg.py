@@ -34,6 +34,8 @@ class PPODAPGPolicy(PPOPolicy):
     is no demo term and the policy trains exactly as PPO.
     """
 
+    supports_action_mask = False  # demo files hold no masks: the demo term would push illegal actions up
+
     config: dict[str, Any] = dict(
         type="ppo_dapg",
         learn=dict(

@@ -8,8 +8,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ding_lite.data.keys import ACTION, OBS, REWARD
+from ding_lite.data.keys import ACTION, ACTION_MASK, OBS, REWARD
 from ding_lite.envs.env_manager import EpisodeEnd, env_actions, episode_quota
+from ding_lite.envs.env_outputs import observation_array
 
 logger = logging.getLogger("ding_lite")
 LONG_EPISODE = 100_000  # steps of one episode after which a run without a step cap says it may never end
@@ -32,7 +33,8 @@ class Episodes(NamedTuple):
     capped: int  # episodes stopped at max_episode_steps
     env_steps: int  # env steps taken, all envs together (those of episodes not counted too)
     spans: list[tuple[int, int, int]]  # (env, first step, end step) of each episode in ``columns``
-    columns: dict[str, np.ndarray] | None  # with ``record``: obs, action (as executed), reward, each (T, N, ...)
+    columns: dict[str, np.ndarray] | None  # with ``record``: obs, action (as executed), reward (and action_mask),
+    # each (T, N, ...)
 
     def steps(self, k: int) -> dict[str, np.ndarray]:
         """The step columns of episode ``k`` (needs ``record``): obs (T, *obs_shape), action (T, ...), reward (T,)."""
@@ -78,7 +80,10 @@ def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
         action = act(obs)
         result = env_manager.step(action)
         if record:
-            columns[OBS].append(np.array(obs, copy=True))  # a manager may reuse its buffers
+            seen = observation_array(obs)  # an action mask (envs/spaces.py) is a column of its own
+            columns[OBS].append(np.array(seen, copy=True))  # a manager may reuse its buffers
+            if seen is not obs:
+                columns.setdefault(ACTION_MASK, []).append(np.array(obs[ACTION_MASK], copy=True))
             columns[ACTION].append(env_actions(np.asarray(action), env_manager.action_space))
             columns[REWARD].append(result.reward)
         t += 1

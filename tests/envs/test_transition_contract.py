@@ -6,7 +6,10 @@
   reference copy of each env, stepped alone with the same seed and actions); in the arena, the flags are those of the
   learner's seat (a time limit truncates, even where it ends the game);
 - an n-step sample bootstraps from the observation n steps later, or from the final one where its episode ended
-  first.
+  first;
+- with action masks (an env observing ``Dict(observation, action_mask)``, the arena's games), the same holds for
+  the masks: ``next_action_mask[t]`` is ``action_mask[t + 1]`` where the episode goes on, both are what the env
+  said, and an n-step sample's next mask is that of its bootstrap observation.
 
 Every registered env manager (``ENV_MANAGER_REGISTRY``) runs every env section of ``SECTIONS`` that it accepts (one that
 refuses a section with a ConfigError, as envpool's refuses gymnasium ids, skips it; each manager must accept one),
@@ -18,6 +21,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
@@ -46,6 +50,8 @@ SECTIONS: dict[str, dict[str, Any]] = {
                        min_distance=3, wall_prob=0.3, shaping=0.1, max_episode_steps=6, variations=[2, 5, 7]),
     # a Discrete observation, one-hot encoded by the env wrapper of envs/spaces.py
     "encoded observations": dict(type="space_env", kind="discrete", import_names=["fake_spaces"]),
+    # a single-agent env with action masks (a new mask every step), episodes cut by its time limit (truncated)
+    "action masks": dict(type="masked_env", import_names=["fake_masked"], length=5, truncate=True),
 }
 
 GAMES: dict[str, tuple[dict[str, Any], list[str]]] = {
@@ -105,6 +111,10 @@ def _check_consecutive(rollout: dict[str, np.ndarray], obs_after: Any) -> None:
                                                           else obs_after)[None]])
     bad = np.argwhere(going_on & ~np.all(rollout["next_obs"] == later, axis=tuple(range(2, later.ndim))))
     assert len(bad) == 0, f"next_obs differs from the next obs at (t, env) {bad[:5].tolist()}"
+    if isinstance(obs_after, dict):
+        later_mask = np.concatenate([rollout[ACTION_MASK][1:], obs_after[ACTION_MASK][None]])
+        bad = np.argwhere(going_on & ~np.all(rollout["next_action_mask"] == later_mask, axis=2))
+        assert len(bad) == 0, f"next_action_mask differs from the next mask at (t, env) {bad[:5].tolist()}"
     assert going_on.any() and (~going_on).any()  # the rollout had episodes going on and ending
 
 
@@ -116,12 +126,16 @@ def _check_nstep(section: dict[str, Any], rollout: dict[str, np.ndarray], obs_sh
     policy = build(cfg, "policy", enable_field=("collect",))
     samples = policy.collect_mode.get_train_sample(settle({k: v.copy() for k, v in rollout.items()}))
     done = rollout["terminated"] | rollout["truncated"]
-    expected = []
+    expected, expected_mask = [], []
     for t in range(T - NSTEP + 1):  # the rows whose window the rollout holds (the rest waits for the next one)
         for i in range(N):
             k = next((k for k in range(NSTEP) if done[t + k, i]), NSTEP - 1)
             expected.append(rollout["next_obs"][t + k, i])
+            if "next_action_mask" in rollout:
+                expected_mask.append(rollout["next_action_mask"][t + k, i])
     assert np.array_equal(samples["next_obs_n"], np.stack(expected))
+    if expected_mask:
+        assert np.array_equal(samples["next_action_mask"], np.stack(expected_mask))
 
 
 @pytest.mark.parametrize("section_name", list(SECTIONS))
@@ -142,16 +156,26 @@ def test_env_managers_hand_over_the_true_transitions(manager: str, section_name:
         ref = make()
         obs, _ = ref.reset(seed=SEED + i)
         for t in range(T):
-            assert np.array_equal(rollout["obs"][t, i], obs), (t, i)
+            _check_said(rollout, "", t, i, obs)
             obs, reward, terminated, truncated, _ = ref.step(int(rollout["action"][t, i]))
-            assert np.array_equal(rollout["next_obs"][t, i], obs), (t, i)
+            _check_said(rollout, "next_", t, i, obs)
             said = (rollout["reward"][t, i], rollout["terminated"][t, i], rollout["truncated"][t, i])
             assert said == (np.float32(reward), terminated, truncated), (t, i)
             if terminated or truncated:
                 obs, _ = ref.reset()
         ref.close()
     space = env.observation_space
-    _check_nstep(section, rollout, list(space.shape), int(env.action_space.n))
+    shape = space[OBSERVATION].shape if isinstance(space, gym.spaces.Dict) else space.shape
+    _check_nstep(section, rollout, list(shape), int(env.action_space.n))
+
+
+def _check_said(rollout: dict[str, np.ndarray], prefix: str, t: int, i: int, obs: Any) -> None:
+    """Row (t, i) of the ``obs`` (``prefix='next_'``: ``next_obs``) column, and of its action mask where the env
+    gives one, is the env's own observation ``obs``."""
+    if isinstance(obs, dict):
+        assert np.array_equal(rollout[f"{prefix}action_mask"][t, i], obs[ACTION_MASK]), (prefix, t, i)
+        obs = obs[OBSERVATION]
+    assert np.array_equal(rollout[f"{prefix}obs"][t, i], obs), (prefix, t, i)
 
 
 @pytest.mark.parametrize("manager", ENV_MANAGER_REGISTRY.names())
