@@ -19,7 +19,7 @@ ENV_SECTION_DEFAULTS: dict[str, Any] = dict(
     collector_env_num=8,  # envs stepped by the collector
     evaluator_env_num=5,  # envs stepped by the evaluator
     n_evaluator_episode=5,  # episodes per evaluation, spread over the evaluator envs
-    stop_value=None,  # stop training once the mean eval return reaches this (None: never)
+    stop_value=None,  # stop training once a trained policy's mean eval return reaches this (None: never)
     manager=dict(),  # env manager section (type and its settings)
     variations=None,  # env family: a count n (ids 0..n-1) or a list of variation ids (None: no variations)
 )

@@ -45,7 +45,8 @@ class BestReturnTracker:
 
     Args:
         eval_freq: train iterations between evaluations (the first call of :meth:`should_evaluate` always says yes).
-        stop_value: mean return at which the run stops (None: never).
+        stop_value: mean return at which the run stops (None: never), from the first evaluation after a train
+            iteration on (an evaluation at train iteration 0 only records the return).
         best_return: the best mean return before this tracker's first evaluation (a resumed run's, so that its
             ``ckpt_best`` is replaced only by a better policy).
         plateau: also stop once this detector sees a plateau of the mean return (GSL's phase I); None: no such rule.
@@ -71,7 +72,9 @@ class BestReturnTracker:
         self.last_eval_iter = train_iter
         improved = mean > self.best_return
         self.best_return = max(self.best_return, mean)
-        self.reached = self.stop_value is not None and mean >= self.stop_value
+        # the untrained policy (train iteration 0) never stops a run: a lucky initialisation (PPO's CartPole seed 4
+        # scores 196 on its 5 evaluation episodes before any update) is not a solved task
+        self.reached = self.stop_value is not None and mean >= self.stop_value and train_iter > 0
         if self.plateau is not None:
             self.plateaued = self.plateaued or self.plateau.update(mean)
         return improved

@@ -68,6 +68,7 @@ def test_tracker_best_improved_stop_and_frequency() -> None:
     assert tracker.update(3.0, 20) is False  # equal is no improvement
     assert tracker.update(5.0, 30) and tracker.should_stop and tracker.stop_reason == "stop value reached"
     assert tracker.state_dict() == {"best_return": 5.0, "last_eval_iter": 30}
+    assert tracker.update(6.0, 0) and not tracker.should_stop  # train iteration 0: the untrained policy
     assert BestReturnTracker(1).best_return == -math.inf
 
 

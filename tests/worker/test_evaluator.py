@@ -76,7 +76,8 @@ def test_evaluations_repeat_the_same_episodes_and_track_the_best() -> None:
 def test_stop_decision(stop_value, stop: bool) -> None:
     evaluator, _ = _evaluator(stop_value=stop_value)
     try:
-        assert evaluator.eval().stop is stop
+        assert evaluator.eval(train_iter=0).stop is False  # the untrained policy never stops a run
+        assert evaluator.eval(train_iter=1).stop is stop
     finally:
         evaluator.close()
 
