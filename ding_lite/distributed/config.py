@@ -22,7 +22,12 @@ CONFIG_SECTION_REGISTRY.register("parallel")(PARALLEL_CONFIG)
 
 
 def check_parallel_config(par: Mapping[str, Any]) -> None:
-    """Raise a :class:`ConfigError` naming the key for values no run can use."""
+    """Raise a :class:`ConfigError` naming the key for values no run can use (the range checks of every config let
+    None through, a setting switched off: here only ``num_cpus`` and the rate guard's two keys may be None)."""
+    for key in ("n_collectors", "broadcast_interval", "max_actor_restarts", "collector_num_cpus",
+                "evaluator_num_cpus"):
+        if par[key] is None:
+            raise ConfigError(f"parallel.{key} cannot be None: give a number (default: {PARALLEL_CONFIG[key]!r})")
     for key, low in (("n_collectors", 1), ("broadcast_interval", 1), ("max_actor_restarts", 0)):
         if int(par[key]) < low:
             raise ConfigError(f"parallel.{key} must be at least {low}, got {par[key]!r}")
