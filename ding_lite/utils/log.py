@@ -170,6 +170,18 @@ class ExperimentLogger:
             shown["samples/s"] = rate_text(self._bar_rates.train_samples_per_second)
         self._bar.set_postfix(shown, refresh=False)
 
+    def flush_events(self) -> None:
+        """Write out the buffered tensorboard events now (the learner calls it before each checkpoint): a resume
+        cuts the event files back to its checkpoint's time (:func:`~ding_lite.utils.events.drop_events_after`), so
+        what was logged before a checkpoint must be on disk with it, or a run killed within ``flush_secs`` of its
+        checkpoint loses those events for good. Other trackers are not cut back on resume and keep their own
+        rhythm."""
+        from ding_lite.utils.trackers import TensorboardTracker
+
+        for tracker in self._trackers:
+            if isinstance(tracker, TensorboardTracker):
+                tracker.flush()
+
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()

@@ -136,6 +136,10 @@ class TensorboardTracker:
     def scalar(self, tag: str, value: float, step: int) -> None:
         self._writer.add_scalar(tag, value, step)
 
+    def flush(self) -> None:
+        """Write out the buffered events now."""
+        self._writer.flush()
+
     def close(self) -> None:
         self._writer.close()
 

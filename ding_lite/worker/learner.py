@@ -129,6 +129,8 @@ class BaseLearner:
         """Write ``<exp_dir>/ckpt/<name>.pth.tar`` atomically (nothing without an experiment folder)."""
         if self.ckpt_dir is None:
             return None
+        if self.logger is not None:  # the events logged so far go with the checkpoint (a resume cuts back to it)
+            self.logger.flush_events()
         return save_checkpoint(self.ckpt_dir / f"{name}.pth.tar", self.checkpoint_state(name))
 
     def load_checkpoint(self, path: str | Path) -> None:

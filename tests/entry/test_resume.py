@@ -98,8 +98,13 @@ def test_resume_after_sigkill_continues_the_run(tmp_path: Path) -> None:
     for kind in ("eval", "learn"):  # each iteration logged once, in order, across the kill
         its = _iterations(text, kind)
         assert its == sorted(set(its)), (kind, its)
-    for tag, series in read_scalars(exp / "log").series.items():  # the same in tensorboard, on every axis
+    scalars = read_scalars(exp / "log").series
+    for tag, series in scalars.items():  # the same in tensorboard, on every axis
         assert series.steps == sorted(set(series.steps)), (tag, series.steps)
+    # and none missing: the events logged before the checkpoint were on disk with it, though the kill came within
+    # the writer's flush interval (10 s)
+    assert scalars["eval/return_mean_iter"].steps == _iterations(text, "eval")
+    assert scalars["eval/return_mean_iter"].steps[:3] == [0, 40, 80]
     left = set((exp / "ckpt").glob("resume_*.pth.tar"))
     assert len(left) <= 2 and not left & killed_resume_ckpts  # rotated out like the resumed run's own
     assert len(list((exp / "ckpt").glob(f"*{BUFFER_SUFFIX}"))) == 2  # and the buffer files too
