@@ -21,6 +21,8 @@ from ding_lite.runtime.experiment import experiment_dir, prepare_exp_dir, write_
 from ding_lite.runtime.parts import TrainingParts
 from ding_lite.runtime.replay_ckpt import ENTRY as REPLAY_ENTRY
 from ding_lite.runtime.replay_ckpt import ReplayCheckpoints
+from ding_lite.runtime.restarts import ENTRY as RESTARTS_ENTRY
+from ding_lite.runtime.restarts import RunRestarts, per_1k
 from ding_lite.utils.atomic import remove_stale_temps
 from ding_lite.utils.checkpoint import load_checkpoint, resume_checkpoint
 from ding_lite.utils.claim import FolderClaim, claim_existing, claim_new
@@ -195,6 +197,8 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     check_backends(cfg.log)  # a tracker whose package is missing fails here, before anything is written
     record = RunRecord(exp_dir, run.start)
     learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type, record.state)
+    restarts = RunRestarts(parts.env_restarts)  # the run's, across resumes
+    learner.save_with_checkpoints(RESTARTS_ENTRY, restarts.state)
     replay = parts.policy.learn_mode.replay
     if replay is not None:  # a budget that ends before learning starts fails here, before anything is written
         replay.check_budget(run.max_env_step)
@@ -206,6 +210,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         learner.load_checkpoint(run.ckpt_path)
         if run.resume:
             record.resume_from(learner.loaded_run, run.ckpt_path, learner)
+            restarts.continue_from(learner.loaded_with[RESTARTS_ENTRY])
             if replay_ckpts is not None:
                 buffer_note = replay_ckpts.restore(learner.loaded_with[REPLAY_ENTRY], run.ckpt_path)
     # videos every video_every evaluations (None: off); an env that cannot render fails here, before any write
@@ -224,10 +229,10 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
             logger.info(f"loaded {run.ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})"
                         + (f"; {buffer_note}" if buffer_note else ""))
         parts.attach(learner, logger)
-        result = _train_loop(cfg, parts, learner, logger, run.max_env_step, run.max_train_iter, videos)
+        result = _train_loop(cfg, parts, learner, logger, run.max_env_step, run.max_train_iter, restarts, videos)
         result.update(parts.stats())
         result.update(_final_eval(cfg, parts, learner, run.seed))
-        result.update(_restarts(parts, result["env_step"]))  # the final evaluation's restarts count too
+        result.update(restarts.result(result["env_step"]))  # the final evaluation's restarts count too
         ignored = ignored_keys(cfg)
         result.update(seed=run.seed, wall_seconds=round(record.wall_seconds(), 3), segments=len(record.resumes) + 1,
                       resumed_from=record.resumes, exp_dir=str(exp_dir), ignored_keys=ignored)
@@ -293,14 +298,14 @@ def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None
 
 
 def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: ExperimentLogger,
-                max_env_step: int | None, max_train_iter: int | None,
+                max_env_step: int | None, max_train_iter: int | None, restarts: RunRestarts,
                 videos: PeriodicVideos | None = None) -> dict[str, Any]:
     collector, evaluator, buffer = parts.collector, parts.evaluator, parts.buffer
     collector.continue_from(learner.env_step)
     n_sample = cfg.policy.collect.n_sample or cfg.env.collector_env_num
     learner.call_hooks("before_run")
     last_eval = None
-    restarts_logged = 0
+    restarts_logged = restarts.total()  # a resumed run's count so far is in tensorboard already
     while True:
         if evaluator.should_eval(learner.train_iter):
             last_eval = _evaluate(evaluator, learner, logger, collector.env_step, videos)
@@ -311,10 +316,10 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
                 last_eval = _evaluate(evaluator, learner, logger, collector.env_step, videos)
             break
         samples, episodes = collector.collect(n_sample, learner.train_iter)
-        if sum(parts.env_restarts().values()) != restarts_logged:
-            restarts_logged = sum(parts.env_restarts().values())
+        if restarts.total() != restarts_logged:
+            restarts_logged = restarts.total()
             logger.scalar("env/restarts", restarts_logged, collector.env_step)
-            logger.scalar("env/restart_rate", _per_1k(restarts_logged, collector.env_step), collector.env_step)
+            logger.scalar("env/restart_rate", per_1k(restarts_logged, collector.env_step), collector.env_step)
         if episodes:
             logger.scalar("collect/episode_return", sum(e.episode_return for e in episodes) / len(episodes),
                           collector.env_step)
@@ -325,11 +330,10 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
         logger.progress(collector.env_step, learner.train_iter, learner.samples_trained,
                         None if last_eval is None else last_eval.mean)
     learner.call_hooks("after_run")
-    per_manager = parts.env_restarts()
-    restarts = sum(per_manager.values())
-    if restarts:
-        logger.info("env worker restarts: " + f"{restarts} (" + ", ".join(f"{k} {v}" for k, v in per_manager.items())
-                    + ")")
+    per_manager = restarts.per_manager()
+    if restarts.total():
+        logger.info("env worker restarts: " + f"{restarts.total()} (" +
+                    ", ".join(f"{k} {v}" for k, v in per_manager.items()) + ")")
     return {
         "stop": bool(last_eval.stop),
         "stop_reason": last_eval.stop_reason if last_eval.stop else None,  # the log's words for why it stopped
@@ -339,21 +343,9 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
         "eval_return_std": last_eval.std,
         "best_eval_return": float(evaluator.best_return),
         "stop_value": cfg.env.stop_value,
-        "env_restarts": restarts,
-        "env_restart_rate": _per_1k(restarts, collector.env_step),
+        **restarts.result(collector.env_step),
         **({"eval_per_variation": table} if (table := last_eval.per_variation()) else {}),  # env variations only
     }
-
-
-def _restarts(parts: TrainingParts, env_step: int) -> dict[str, Any]:
-    restarts = sum(parts.env_restarts().values())
-    return {"env_restarts": restarts, "env_restart_rate": _per_1k(restarts, env_step)}
-
-
-def _per_1k(count: int, env_step: int) -> float:
-    """``count`` per 1000 collected env steps (the failure rate of env workers that tensorboard and result.json
-    report next to the count)."""
-    return round(1000 * count / max(env_step, 1), 4)
 
 
 def _final_eval(cfg: Any, parts: TrainingParts, learner: BaseLearner, seed: int) -> dict[str, Any]:
