@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ding_lite.errors import ConfigError, DingLiteError
+from ding_lite.errors import ConfigError, DingLiteError, Terminated
 from ding_lite.utils.cli_args import OneLineParser, budget_int, positive_int, seed_arg
 
 if TYPE_CHECKING:
@@ -193,6 +193,9 @@ def _run(argv: Sequence[str] | None) -> int:
         if exc.errno not in SYSTEM_REFUSALS:
             raise  # not the user's disk or folder: a bug, with its traceback
         return _error(f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror or str(exc))
+    except Terminated:
+        print("ding_lite: terminated (SIGTERM)", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("ding_lite: interrupted", file=sys.stderr)
         return 130

@@ -73,5 +73,10 @@ def output_error(exc: OSError, path: object) -> OutputError:
     return OutputError(exc.errno, f"cannot write {path}: {exc.strerror or first_line(exc)}")
 
 
+class Terminated(KeyboardInterrupt):
+    """A SIGTERM (a scheduler's stop, ``kill``) that ends a parallel run as Ctrl-C does: the actors closed, the
+    embedded Ray instance stopped; the CLI exits with code 143 (128 + SIGTERM)."""
+
+
 class PlotInputError(DingLiteError, ValueError):
     """``-m plot`` input is wrong: a folder that is no experiment, a metric no run logged, an empty group."""

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from ding_lite.errors import ConfigError, PluginImportError, first_line
+from ding_lite.errors import ConfigError, PluginImportError, Terminated, first_line
 
 # Ray 2.59 is the first whose local instances (ray.init() without an address) use token authentication by default
 # (ray-project/ray#64755, in the 2.59.0 release); with an older Ray anyone who reaches the ports runs code.
@@ -63,9 +65,30 @@ def ray_session(ray: Any, address: str | None, num_cpus: int | None) -> Iterator
         with _loopback_only(ray):
             ray.init(address="local", num_cpus=int(num_cpus or os.cpu_count() or 1), include_dashboard=False, **quiet)
     try:
-        yield
+        with _sigterm_as_interrupt():
+            yield
     finally:
         ray.shutdown()
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While the session lasts, SIGTERM raises :class:`~ding_lite.errors.Terminated` (a ``KeyboardInterrupt``), so
+    that it ends the run as Ctrl-C does. ``ray.init`` installs a handler of its own that prints a C++ stack dump
+    and ends the process at once, without closing the actors or stopping the embedded instance; this one replaces
+    it (signal handlers can only be set from the main thread: elsewhere nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise Terminated("SIGTERM")
+
+    before = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before if before is not None else signal.SIG_DFL)
 
 
 @contextmanager

@@ -438,7 +438,10 @@ def _listening_hosts(pids: set[int]) -> set[str]:
 
 @pytest.mark.unittest
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find the Ray processes")
-def test_ctrl_c_stops_an_embedded_run_and_its_ray_instance(tmp_path):
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_or_sigterm_stops_an_embedded_run_and_its_ray_instance(tmp_path, sig, code):
+    # SIGTERM (a scheduler's stop) as Ctrl-C; before, Ray's own handler printed a C++ stack dump and ended the
+    # process at once (killed by the signal), without closing the actors
     pytest.importorskip("ray")
     cmd = [sys.executable, "-m", "ding_lite", "-m", "parallel", "-c", str(DQN_CONFIG), "--set", "env.stop_value=1e9",
            "--exp-name", "run", "--no-progress"]
@@ -452,8 +455,8 @@ def test_ctrl_c_stops_an_embedded_run_and_its_ray_instance(tmp_path):
         assert ray_processes  # the embedded Ray's own processes and the actors
         listening = _listening_hosts({proc.pid, *ray_processes})
         assert listening and listening <= LOOPBACK, f"the embedded Ray listens beyond 127.0.0.1: {listening}"
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=60) == 130
+        proc.send_signal(sig)
+        assert proc.wait(timeout=60) == code, proc.stderr.read()[-2000:]
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -461,7 +464,7 @@ def test_ctrl_c_stops_an_embedded_run_and_its_ray_instance(tmp_path):
     while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in ray_processes):
         time.sleep(0.2)
     alive = [pid for pid in ray_processes if Path(f"/proc/{pid}").exists()]
-    assert not alive, f"Ray processes left running after Ctrl-C: {alive}"
+    assert not alive, f"Ray processes left running after {sig.name}: {alive}"
     assert (tmp_path / "run" / "log" / "train.log").exists()
 
 
