@@ -40,7 +40,8 @@ CARTPOLE_VARIANTS: dict[str, tuple[Path, tuple[str, ...]]] = {
                             ("policy.collect.ensemble_action=value_weighted",)),
 }
 PENDULUM_VARIANTS: dict[str, tuple[Path, tuple[str, ...]]] = {
-    "PPO": (PENDULUM / "pendulum_ppo_config.py", ()),
+    # PPO at EPPO's collect size (its own config collects 4,096 steps): the two differ only in the ensemble
+    "PPO": (PENDULUM / "pendulum_ppo_config.py", ("policy.collect.n_sample=2048",)),
     "EPPO": (PENDULUM / "pendulum_eppo_config.py", ()),
 }
 
