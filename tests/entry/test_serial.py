@@ -117,15 +117,15 @@ def test_console_is_one_line_per_eval_and_no_warnings(run: str, request) -> None
 
 
 def test_pendulum_config_runs_clean(tmp_path: Path) -> None:
-    proc = run_cli("-m", "serial", "-c", PENDULUM, "--max-env-step", "2048", "--exp-name", "pend", cwd=tmp_path)
+    proc = run_cli("-m", "serial", "-c", PENDULUM, "--max-env-step", "4096", "--exp-name", "pend", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     # [log] throughput lines come every log.print_every_seconds (a slow machine may print one)
     *lines, done = [line for line in proc.stderr.strip().splitlines() if not line.startswith("[log] ")]
     assert len(lines) == 2 and all(EVAL_LINE.match(line) for line in lines), proc.stderr  # before and after
     assert done.startswith("[done] budget spent: "), done
     result = json.loads((tmp_path / "pend" / "result.json").read_text())
-    # one collect: 2048 samples / 64 per minibatch x 10 epochs = 320 gradient steps
-    assert result["env_step"] == 2048 and result["train_iter"] == 320 and result["stop"] is False
+    # one collect: 4096 samples / 64 per minibatch x 10 epochs = 640 gradient steps
+    assert result["env_step"] == 4096 and result["train_iter"] == 640 and result["stop"] is False
 
 
 def test_eval_mode_reports_mean_and_std_over_n_episodes(dqn_run) -> None:
