@@ -7,8 +7,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,6 +60,25 @@ def run_cli(*args: str, cwd: str | Path, extra_pythonpath: list[str] | None = No
     """Run ``python -m ding_lite ARGS`` in ``cwd``; returns the completed process (text stdout/stderr)."""
     return subprocess.run([sys.executable, "-m", "ding_lite", *args], cwd=str(cwd), env=cli_env(extra_pythonpath),
                           capture_output=True, text=True, timeout=timeout, preexec_fn=preexec_fn)
+
+
+def wait_for_line(stream: Any, text: str, timeout: float) -> list[str]:
+    """Read a child process's output ``stream`` until a line holds ``text`` (a thread reads on after it); returns the
+    lines read so far; an AssertionError with the output's tail if none does within ``timeout`` seconds."""
+    lines: list[str] = []
+    done = threading.Event()
+
+    def read() -> None:
+        for line in stream:
+            lines.append(line)
+            if text in line:
+                done.set()
+        done.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    if not done.wait(timeout) or not any(text in line for line in lines):
+        raise AssertionError(f"no line with {text!r} within {timeout}s: {''.join(lines)[-3000:]}")
+    return lines
 
 
 @pytest.fixture

@@ -11,16 +11,14 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from ding_lite.errors import ConfigError, PluginImportError
 
-from conftest import DIZOO_CARTPOLE, cli_env, run_cli  # isort: skip (tests/ helpers)
+from conftest import DIZOO_CARTPOLE, cli_env, run_cli, wait_for_line  # isort: skip (tests/ helpers)
 
 DQN_CONFIG = DIZOO_CARTPOLE / "cartpole_dqn_config.py"
 
@@ -47,7 +45,7 @@ def test_parallel_run_joins_a_separate_ray_head_via_address(tmp_path):
                              "--include-dashboard", "false", "--disable-usage-stats"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        _wait_for_line(head.stdout, "Ray runtime started", timeout=120)
+        wait_for_line(head.stdout, "Ray runtime started", timeout=120)
         proc = subprocess.run([sys.executable, "-m", "ding_lite", "-m", "parallel", "-c", str(DQN_CONFIG),
                                "--address", f"127.0.0.1:{port}", "--max-env-step", "200", "--set",
                                "env.stop_value=1e9", "--exp-name", "run", "--no-progress"],
@@ -63,24 +61,6 @@ def test_parallel_run_joins_a_separate_ray_head_via_address(tmp_path):
         except subprocess.TimeoutExpired:
             head.kill()
             head.wait()
-
-
-def _wait_for_line(stream: Any, text: str, timeout: float) -> list[str]:
-    """Read a child's output ``stream`` until a line holds ``text`` (it is read on after); returns the lines read."""
-    lines: list[str] = []
-    done = threading.Event()
-
-    def read() -> None:
-        for line in stream:
-            lines.append(line)
-            if text in line:
-                done.set()
-        done.set()
-
-    threading.Thread(target=read, daemon=True).start()
-    if not done.wait(timeout) or not any(text in line for line in lines):
-        raise AssertionError(f"no line with {text!r} within {timeout}s: {''.join(lines)[-3000:]}")
-    return lines
 
 
 def _descendants(pid: int) -> set[int]:
@@ -133,7 +113,7 @@ def test_ctrl_c_or_sigterm_stops_an_embedded_run_and_its_ray_instance(tmp_path, 
                             text=True, stdin=subprocess.DEVNULL,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        _wait_for_line(proc.stderr, "[eval] iter      0", timeout=180)
+        wait_for_line(proc.stderr, "[eval] iter      0", timeout=180)
         ray_processes = _descendants(proc.pid)
         assert ray_processes  # the embedded Ray's own processes and the actors
         listening = _listening_hosts({proc.pid, *ray_processes})

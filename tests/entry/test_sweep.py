@@ -11,12 +11,11 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
-from conftest import DIZOO_CARTPOLE, cli_env, run_cli
+from conftest import DIZOO_CARTPOLE, cli_env, run_cli, wait_for_line
 
 import ding_lite.entry.sweep  # noqa: F401 (registers the 'ray_tune' tracker)
 from ding_lite.cli import main
@@ -115,7 +114,7 @@ def ray_head(tmp_path_factory):
                             cwd=tmp_path_factory.mktemp("head"), env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     try:
-        _wait_for(head.stdout, "Ray runtime started", timeout=180)
+        wait_for_line(head.stdout, "Ray runtime started", timeout=180)
         yield f"127.0.0.1:{port}", env
     finally:
         head.send_signal(signal.SIGTERM)  # `ray start --block` stops the processes it started, no one else's
@@ -124,22 +123,6 @@ def ray_head(tmp_path_factory):
         except subprocess.TimeoutExpired:
             head.kill()
             head.wait()
-
-
-def _wait_for(stream, text: str, timeout: float) -> None:
-    seen: list[str] = []
-    found = threading.Event()
-
-    def read() -> None:
-        for line in stream:
-            seen.append(line)
-            if text in line:
-                found.set()
-        found.set()
-
-    threading.Thread(target=read, daemon=True).start()
-    if not found.wait(timeout) or not any(text in line for line in seen):
-        raise AssertionError(f"no line with {text!r} within {timeout}s: {''.join(seen)[-3000:]}")
 
 
 def test_optuna_sweep_with_pruning_via_address_killed_and_resumed(ray_head, tmp_path: Path) -> None:
