@@ -224,6 +224,9 @@ def _check_mode_options(args: argparse.Namespace) -> None:
                           f"training run set policy.eval.evaluator.video_every=N (a video every N evaluations)")
     if args.video_episodes is not None and args.video is None and args.mode == "eval":
         raise ConfigError("--video-episodes counts the episodes recorded with --video DIR: give --video too")
+    if args.address is not None and not args.address.strip():
+        raise ConfigError(f"--address {args.address!r} names no Ray cluster: give 'auto' or HOST:PORT, or leave "
+                          f"--address out for a local Ray instance")
     if args.address is not None and args.mode not in ("parallel", "gsl"):
         raise ConfigError(f"--address joins a Ray cluster for -m parallel and -m gsl; -m {args.mode} runs in this "
                           f"process: leave --address out")

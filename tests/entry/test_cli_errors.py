@@ -247,6 +247,8 @@ IN_PROCESS = {**{case: CASES[case] for case in CASES if case not in IN_SUBPROCES
                                 "argument --cpus-per-trial: must be a finite number above 0, got 0"),
     "gsl: a budget it would ignore": (lambda d: ["-m", "gsl", "-c", DQN, "--max-env-step", "2000"],
                                       "-m gsl does not read --max-env-step: its phases have budgets of their own"),
+    "parallel: an empty address": (lambda d: ["-m", "parallel", "-c", DQN, "--address", ""],
+                                   "--address '' names no Ray cluster: give 'auto' or HOST:PORT"),
     "serial: a Ray address it would ignore": (lambda d: ["-c", DQN, "--address", "auto"],
                                               "--address joins a Ray cluster for -m parallel and -m gsl; -m serial"),
     "serial: an episode count it would ignore": (lambda d: ["-c", DQN, "--n-episode", "5"],
