@@ -54,7 +54,7 @@ class ContinuousQPolicy(OffPolicyPolicy):
         ),
         collect=dict(
             n_sample=1,  # env steps per collect (rounded up to a multiple of collector_env_num)
-            unroll_len=1,  # DI-engine key, not read: samples are single transitions
+            unroll_len=1,  # DI-engine key; must be 1: samples are single transitions
         ),
         eval=dict(),
         other=dict(
@@ -137,6 +137,7 @@ class ContinuousQPolicy(OffPolicyPolicy):
 
     def _init_collect(self) -> None:
         self._check_action_space()
+        self._check_single_transitions(f"{type(self).__name__.removesuffix('Policy')} learns from single transitions")
         self._rng = np.random.default_rng(torch.initial_seed())  # seeded by set_seed: runs repeat exactly
         self._low = self._model.bounds.low.cpu().numpy()
         self._high = self._model.bounds.high.cpu().numpy()

@@ -61,7 +61,7 @@ class DQNPolicy(OffPolicyPolicy):
         ),
         collect=dict(
             n_sample=8,  # env steps per collect (rounded up to a multiple of collector_env_num)
-            unroll_len=1,  # DI-engine key, not read: samples are single (n-step) transitions
+            unroll_len=1,  # DI-engine key; must be 1: samples are single (n-step) transitions
             augment=None,  # 'package.module:function' giving extra samples from samples (a game's symmetry)
         ),
         eval=dict(),
@@ -114,6 +114,8 @@ class DQNPolicy(OffPolicyPolicy):
 
     # ---- collect -----------------------------------------------------------------------------------------------
     def _init_collect(self) -> None:
+        self._check_single_transitions("DQN learns from single n-step transitions (for longer returns set "
+                                       "policy.nstep)")
         self._eps = epsilon_schedule(self.cfg["other"]["eps"])
         path = self.cfg["collect"].get("augment")
         self._augment = None if not path else import_object(str(path), "policy.collect.augment",

@@ -57,6 +57,13 @@ class OffPolicyPolicy(Policy):
     )
 
     # ---- set-up ------------------------------------------------------------------------------------------------
+    def _check_single_transitions(self, why: str) -> None:
+        """A :class:`ConfigError` unless ``policy.collect.unroll_len`` (DI-engine's sequence length) is 1: a policy
+        that samples single transitions would silently ignore any other value (``why`` says what it learns from)."""
+        unroll_len = self.cfg["collect"].get("unroll_len", 1)
+        if unroll_len != 1:
+            raise ConfigError(f"policy.collect.unroll_len={unroll_len!r} must be 1: {why}")
+
     def _init_learn(self) -> None:
         learn = self.cfg["learn"]
         theta = learn["target_theta"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import DIZOO_CARTPOLE, REPO_ROOT, run_cli
+from conftest import DIZOO_CARTPOLE, DIZOO_PENDULUM, REPO_ROOT, run_cli
 
 from ding_lite.build import build
 from ding_lite.config import compile_config
@@ -17,6 +17,7 @@ from ding_lite.utils.checkpoint import save_checkpoint
 pytestmark = pytest.mark.unittest
 
 DQN = str(DIZOO_CARTPOLE / "cartpole_dqn_config.py")
+SAC = str(DIZOO_PENDULUM / "pendulum_sac_config.py")
 
 
 class NotAllowed:
@@ -247,6 +248,11 @@ IN_PROCESS = {**{case: CASES[case] for case in CASES if case not in IN_SUBPROCES
                                 "argument --cpus-per-trial: must be a finite number above 0, got 0"),
     "gsl: a budget it would ignore": (lambda d: ["-m", "gsl", "-c", DQN, "--max-env-step", "2000"],
                                       "-m gsl does not read --max-env-step: its phases have budgets of their own"),
+    "DQN with a sequence length": (lambda d: ["-c", DQN, "--set", "policy.collect.unroll_len=5"],
+                                   "policy.collect.unroll_len=5 must be 1: DQN learns from single n-step "
+                                   "transitions (for longer returns set policy.nstep)"),
+    "SAC with a sequence length": (lambda d: ["-c", SAC, "--set", "policy.collect.unroll_len=8"],
+                                   "policy.collect.unroll_len=8 must be 1: SAC learns from single transitions"),
     "parallel: an empty address": (lambda d: ["-m", "parallel", "-c", DQN, "--address", ""],
                                    "--address '' names no Ray cluster: give 'auto' or HOST:PORT"),
     "serial: a Ray address it would ignore": (lambda d: ["-c", DQN, "--address", "auto"],
