@@ -76,9 +76,21 @@ class Tracker(Protocol):
 def _require(module: str, extra: str, backend: str) -> Any:
     try:
         return importlib.import_module(module)
-    except ImportError:
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and exc.name != module:  # installed, but one of its own imports is missing
+            raise _broken(backend, module, exc) from None
         raise ConfigError(f"log.backends lists '{backend}', which needs the {module} package (not installed): "
                           f"pip install 'ding_lite[{extra}]'") from None
+    except Exception as exc:  # any error while importing a third-party package is the user's to see, in one line
+        raise _broken(backend, module, exc) from None
+
+
+def _broken(backend: str, module: str, exc: BaseException) -> ConfigError:
+    """The package is installed but does not import (a missing shared library, a clash of versions)."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return ConfigError(f"log.backends lists '{backend}', but importing the {module} package failed: "
+                       f"{type(exc).__name__}: {first}; check that package (python -c 'import {module}'), or "
+                       f"leave '{backend}' out of log.backends")
 
 
 def check_backends(log_cfg: Mapping[str, Any]) -> list[Any]:

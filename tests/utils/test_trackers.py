@@ -152,6 +152,24 @@ def test_a_tracker_whose_package_is_missing_names_its_extra(backend, extra, caps
            f"pip install 'ding_lite[{extra}]'" in line
 
 
+@pytest.mark.parametrize("error", [ImportError("libfoo.so: cannot open shared object file"),
+                                   RuntimeError("protobuf versions clash")])
+def test_a_tracker_whose_package_fails_to_import_quotes_the_error(error, capsys, tmp_path, monkeypatch) -> None:
+    import importlib
+
+    real_import = importlib.import_module
+
+    def failing(name: str, *args, **kwargs):
+        if name == "wandb":
+            raise error
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(importlib, "import_module", failing)
+    line = _bad(["--set", "log.backends=['tensorboard', 'wandb']"], capsys, tmp_path, monkeypatch)
+    assert f"log.backends lists 'wandb', but importing the wandb package failed: {type(error).__name__}: " \
+           f"{error}" in line and "not installed" not in line
+
+
 def test_unknown_tracker_did_you_mean(capsys, tmp_path, monkeypatch) -> None:
     line = _bad(["--set", "log.backends=['tensorbord']"], capsys, tmp_path, monkeypatch)
     assert "log.backends: unknown tracker type 'tensorbord' (did you mean 'tensorboard'?)" in line
