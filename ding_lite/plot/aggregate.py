@@ -19,6 +19,7 @@ each task, percentile intervals, as ``rliable.library.StratifiedBootstrap``) is 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,8 +78,9 @@ def parse_norms(specs: Sequence[str]) -> dict[str, tuple[float, float]]:
             low, high = (float(p) for p in parts) if len(parts) == 2 else (None, None)
         except ValueError:
             low = high = None
-        if not sep or not task or low is None or high is None or low == high:
-            raise PlotInputError(f"--norm expects TASK=LOW,HIGH with two different numbers, got {spec!r}")
+        if not sep or not task or low is None or high is None or low == high \
+                or not (math.isfinite(low) and math.isfinite(high)):
+            raise PlotInputError(f"--norm expects TASK=LOW,HIGH with two different finite numbers, got {spec!r}")
         out[task] = (low, high)
     return out
 
@@ -177,6 +179,9 @@ def collect_scores(groups: Sequence[Group], score: str = "last",
             if value is None:
                 why = "no result.json yet (still running?)" if not r.result else f"no {SCORES[score]!r} in it"
                 raise PlotInputError(f"{r.path}: {why}; --aggregate needs each run's score (--score {score})")
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise PlotInputError(f"{r.path}: {SCORES[score]} in result.json is {value!r}, not a finite number; "
+                                     f"--aggregate needs each run's score (--score {score}): leave the run out")
             env_cfg = run_env_section(r)
             task = task_of(env_cfg)[0]
             envs.setdefault(task, env_cfg)

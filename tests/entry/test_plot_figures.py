@@ -225,3 +225,21 @@ def test_aggregate_bad_input(task_runs: Path, tmp_path: Path) -> None:
     with pytest.raises(PlotInputError, match=r"--norm expects TASK=LOW,HIGH"):
         plot_pipeline([], tmp_path / "a.png", groups=[dqn], aggregate=True, norms=["CartPole-v1=0"])
     assert not list(tmp_path.iterdir())
+
+
+def test_aggregate_refuses_non_finite_scores_and_norms(task_runs: Path, tmp_path: Path) -> None:
+    import shutil
+
+    runs = tmp_path / "dqn"
+    shutil.copytree(task_runs / "dqn", runs)
+    result = runs / "CartPole-v1_seed1" / "result.json"
+    result.write_text(json.dumps({**json.loads(result.read_text()), "eval_return": float("nan")}))
+    out = tmp_path / "figs"
+    with pytest.raises(PlotInputError, match=r"CartPole-v1_seed1: eval_return in result.json is nan, not a finite "
+                                             r"number"):
+        plot_pipeline([], out / "a.png", groups=[f"DQN={runs}"], aggregate=True)
+    with pytest.raises(PlotInputError, match=r"--norm expects TASK=LOW,HIGH with two different finite numbers, got "
+                                             r"'CartPole-v1=nan,475'"):
+        plot_pipeline([], out / "a.png", groups=[f"DQN={task_runs}/dqn"], aggregate=True,
+                      norms=["CartPole-v1=nan,475"])
+    assert not out.exists()
