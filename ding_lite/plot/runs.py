@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import glob
 import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -106,15 +107,29 @@ def collect_groups(exp_dirs: Sequence[str], group_specs: Sequence[str]) -> list[
 
 
 def check_metric(groups: Sequence[Group], metric: str) -> None:
-    """Every group needs at least one run that logged ``metric``; the error lists the tags that were logged."""
+    """Every group needs at least one run that logged ``metric``, and every logged value finite (a diverged run's NaN
+    would drop out of the mean unseen); the error lists the tags that were logged, or names the run."""
     logged = sorted({tag for g in groups for r in g.runs for tag in r.scalars.series})
     if not any(metric in r.scalars.series for g in groups for r in g.runs):
         shown = ", ".join(logged) if logged else "none: the runs have not evaluated yet"
         raise PlotInputError(f"no run logged the metric {metric!r}; logged tags: {shown}")
     for g in groups:
+        for r in g.runs:
+            _check_finite(r, metric)
         if not any(metric in r.scalars.series for r in g.runs):
             raise PlotInputError(f"group {g.label!r} is empty: none of its {len(g.runs)} runs logged {metric!r} "
                                  f"({', '.join(str(r.path) for r in g.runs)})")
+
+
+def _check_finite(run: Run, metric: str) -> None:
+    series = run.scalars.series.get(metric)
+    if series is None:
+        return
+    bad = [(step, v) for step, v in zip(series.steps, series.values, strict=True) if not math.isfinite(v)]
+    if bad:
+        raise PlotInputError(f"{run.path}: {metric} is not finite at {len(bad)} of {len(series.values)} logged "
+                             f"points (first {bad[0][1]} at step {bad[0][0]:,}); a mean over seeds cannot include "
+                             "it: leave the run out (--group LABEL=DIR,...)")
 
 
 def _fmt(x: float) -> str:

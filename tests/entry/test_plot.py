@@ -168,7 +168,20 @@ BAD = {
                                             f"b={_empty_run(d)}"], "group 'b' is empty: none of its 1 runs logged"),
     "bad suffix": (lambda d: ["RUNS", "-o", "fig.jpg"], "-o fig.jpg: the figure file must end in one of .png, .svg"),
     "nothing given": (lambda d: [], "nothing to plot: give experiment folders"),
+    "non-finite return": (lambda d: ["RUNS/dqn_seed0", _diverged_run(d)], "diverged_seed0: eval/return_mean is not "
+                          "finite at 2 of 3 logged points (first nan at step 200); a mean over seeds cannot"),
 }
+
+
+def _diverged_run(d: Path) -> str:
+    from ding_lite.utils.events import ScalarWriter
+
+    (d / "diverged_seed0" / "log").mkdir(parents=True)
+    writer = ScalarWriter(d / "diverged_seed0" / "log")
+    for step, value in ((100, 9.0), (200, float("nan")), (300, float("inf"))):
+        writer.add_scalar("eval/return_mean", value, step)
+    writer.close()
+    return "diverged_seed0"
 
 
 def _empty_run(d: Path) -> str:
