@@ -4,6 +4,7 @@ the same experiment as envpool's env of the same id (docs/envs_real.md)."""
 from __future__ import annotations
 
 import importlib
+import os
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -24,6 +25,18 @@ def require(module: str, extra: str, env_type: str) -> Any:
     except ImportError as exc:
         raise ConfigError(f"env.type='{env_type}' needs the {module} package, which is not installed: "
                           f"pip install 'ding_lite[{extra}]'") from exc
+    except Exception as exc:  # installed, but its import fails (a bad MUJOCO_GL, a missing GL library): one line
+        raise _broken(module, env_type, exc) from None
+
+
+def _broken(module: str, env_type: str, exc: BaseException) -> ConfigError:
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else ""
+    gl = os.environ.get("MUJOCO_GL")
+    hint = f"; MUJOCO_GL={gl!r} is set: that rendering back-end does not load here; try another (egl, osmesa, " \
+        "glfw) or unset it" if gl is not None else ""
+    return ConfigError(f"env.type='{env_type}': importing the {module} package failed: {type(exc).__name__}: "
+                       f"{first}{hint}")
 
 
 def _make(env_id: str, cfg: Mapping[str, Any], **kwargs: Any) -> gym.Env:

@@ -54,3 +54,15 @@ def test_one_line_exit_2_nothing_written(case: str, outcomes) -> None:
     assert len(lines) == 1, f"expected one line on stderr, got:\n{proc.stderr}"
     assert CASES[case][2] in lines[0], lines[0]
     assert list(folder.iterdir()) == []
+
+
+def test_a_package_that_fails_to_import_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mujoco is installed, but a MUJOCO_GL it cannot load makes its import raise (not an ImportError)."""
+    monkeypatch.setenv("MUJOCO_GL", "no_such_backend")
+    proc = run_cli("-m", "serial", "-c", HOPPER_PPO, "--set", "env.type=mujoco", "--set", "env.manager.type=base",
+                   "--exp-name", "exp", cwd=tmp_path)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert "env.type='mujoco': importing the mujoco package failed: RuntimeError: invalid value for environment " \
+           "variable MUJOCO_GL: no_such_backend; MUJOCO_GL='no_such_backend' is set" in lines[0]
+    assert list(tmp_path.iterdir()) == []
