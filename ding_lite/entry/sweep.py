@@ -145,7 +145,10 @@ def sweep_command(argv: Sequence[str]) -> None:
                              resume=args.resume)
     print(results_table(spec, summary["trials"]))
     if summary["best"] is None:
-        raise SweepError(f"no trial finished: see {folder / 'trials'} (each run's log/train.log)")
+        failed = next((t for t in summary["trials"] if t.get("error")), None)
+        why = f"trial {failed['label']} failed: {failed['error']}; " if failed else ""
+        raise SweepError(f"no trial finished: {why}see {folder / 'trials'} (each trial's trial.json and its runs' "
+                         f"log/train.log)")
     print(f"best: {summary['best']['label']}; config {summary['best_config']}; rerun: {summary['command']}",
           file=sys.stderr)
 

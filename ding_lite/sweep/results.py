@@ -52,8 +52,9 @@ def write_results(spec: SweepSpec, tune_status: Mapping[str, Mapping[str, Any]],
             continue
         status = tune_status.get(data["trial_id"], {})
         if data["status"] != "done":
-            data["status"] = "failed" if status.get("error") else ("pruned" if status else "unfinished")
-            data["error"] = status.get("error")
+            failed = status.get("error") or data.get("error")  # Ray Tune's record, or the trial's own
+            data["status"] = "failed" if failed else ("pruned" if status else "unfinished")
+            data["error"] = data.get("error") or status.get("error")
             data["objective"] = (status.get("last") or {}).get(OBJECTIVE) if status.get("last") else None
         trials.append(data)
     sign = -1.0 if spec.mode == "max" else 1.0

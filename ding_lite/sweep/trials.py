@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ding_lite.errors import ConfigError, PluginImportError
+from ding_lite.errors import ConfigError, PluginImportError, first_line
 from ding_lite.runtime.replay_ckpt import remove_buffer_files
 from ding_lite.sweep.space import (
     SweepError,
@@ -98,7 +98,11 @@ def run_trial(params: dict[str, Any], spec: SweepSpec, train: Callable[..., dict
     record = _TrialRecord(trial_dir, trial_id, params, spec)
     # the runs' console lines go to the trial's console.log, not interleaved on the sweep's console
     with open(trial_dir / "console.log", "a", buffering=1) as console, contextlib.redirect_stderr(console):
-        results = _run_seeds(params, spec, trial_dir, record, train)
+        try:
+            results = _run_seeds(params, spec, trial_dir, record, train)
+        except Exception as exc:  # trial.json says why, not 'running' forever (Ray Tune records the error too)
+            record.fail(exc)
+            raise
     values = [float(r[spec.metric]) for r in results]
     record.save(results, "done")
     tune.report({OBJECTIVE: statistics.fmean(values), "env_step": int(results[0]["env_step"]),
@@ -180,6 +184,14 @@ class _TrialRecord:
         per_seed = [float(r[metric]) for r in results]
         self.data.update(status=status, per_seed=per_seed, updated=time.time(),
                          objective=statistics.fmean(per_seed) if status == "done" else None)
+        write_json(self.path, self.data)
+
+    def fail(self, exc: BaseException) -> None:
+        """Mark the trial failed with the error's first line (its traceback is in Ray Tune's trial logs)."""
+        from ding_lite.runtime.experiment import write_json
+
+        self.data.update(status="failed", error=f"{type(exc).__name__}: {first_line(exc)}", updated=time.time(),
+                         objective=None)
         write_json(self.path, self.data)
 
 

@@ -186,6 +186,25 @@ def test_a_trial_the_restored_search_does_not_know_is_left_out_of_the_results(tm
     assert "t_orphan" in capsys.readouterr().err and (tmp_path / "trials" / "t_orphan").is_dir()
 
 
+def test_a_trial_that_raises_is_recorded_failed_with_its_error(tmp_path: Path) -> None:
+    """trial.json of a trial whose run raised says 'failed' and why (it said 'running' for good before), and the
+    results take that error where Ray Tune's record has none."""
+    from ding_lite.errors import ConfigError
+    from ding_lite.sweep.results import write_results
+    from ding_lite.sweep.trials import SweepSpec, _TrialRecord
+
+    spec = SweepSpec(config=PPO, sweep_dir=str(tmp_path), space=["policy.learn.learning_rate=[0.001,0.01]"],
+                     search="optuna", seeds=[0], metric="eval_return", mode="max", num_samples=1)
+    (tmp_path / "trials" / "t_fail").mkdir(parents=True)
+    record = _TrialRecord(tmp_path / "trials" / "t_fail", "t_fail", {"policy.learn.learning_rate": 0.001}, spec)
+    record.fail(ConfigError("model.sigma_type must be 'fixed' or 'conditioned', got 'bogus'"))
+    saved = json.loads((tmp_path / "trials" / "t_fail" / "trial.json").read_text())
+    assert saved["status"] == "failed" and saved["error"].startswith("ConfigError: model.sigma_type must be")
+    summary = write_results(spec, {"t_fail": {"error": None, "last": None}})
+    assert summary["best"] is None
+    assert [(t["status"], t["error"]) for t in summary["trials"]] == [("failed", saved["error"])]
+
+
 # ---- bad input -------------------------------------------------------------------------------------------------
 def test_space_parsing_and_tune_spaces() -> None:
     assert parse_dimension("a.b=[1, 2.5, 'x']").args == (1, 2.5, "x")
