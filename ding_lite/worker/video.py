@@ -96,7 +96,8 @@ class FrameEnv:
             if not (isinstance(space, gym.spaces.Box) and space.dtype == np.uint8 and len(space.shape) == 3):
                 raise ConfigError(f"env '{self.name}' (env.type='envpool') cannot render: envpool gives no frames, "
                                   f"and its observations {space} are no images; record the same task through "
-                                  f"gymnasium (e.g. env.type='mujoco' or 'gymnasium' with this env_id)")
+                                  f"gymnasium: --set env.type=mujoco env.manager.type=subprocess (or env.type="
+                                  f"gymnasium with this env_id; envpool's manager runs envpool envs only)")
         elif self.env.render_mode != "rgb_array":
             raise ConfigError(f"env '{self.name}' cannot render: it ignored kwargs.render_mode='rgb_array' (its "
                               f"render_mode is {self.env.render_mode!r})")
