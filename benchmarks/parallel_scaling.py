@@ -27,6 +27,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(HERE)] + [p for p in 
 from ding_lite.build import build, build_env_managers, fill_model_shapes_from_env, load_config  # noqa: E402
 from ding_lite.distributed.remote import ActorFactory, RemoteCollectors, Weights  # noqa: E402
 from ding_lite.distributed.session import import_ray, ray_session  # noqa: E402
+from ding_lite.utils.seed import SeedPlan  # noqa: E402
 from ding_lite.utils.torch_setup import configure_torch  # noqa: E402
 
 CONFIG = ROOT / "dizoo" / "classic_control" / "cartpole" / "config" / "cartpole_dqn_config.py"
@@ -70,7 +71,7 @@ class ActorCollectors:
     def __init__(self, ray, cfg) -> None:
         self.ray = ray
         self.cfg = cfg
-        self.factory = ActorFactory(ray, cfg, seed=0)
+        self.factory = ActorFactory(ray, cfg, SeedPlan(0))
         self.weights = Weights(ray, build(cfg, "policy", enable_field=["learn"]))
         self.remote = RemoteCollectors(ray, cfg, self.factory, self.weights)
         self.factory.wait_ready()

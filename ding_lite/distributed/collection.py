@@ -11,6 +11,7 @@ from typing import Any
 from ding_lite.distributed.remote import ActorFactory, RemoteCollectors, RemoteEvaluator, Weights, to_cpu
 from ding_lite.distributed.session import check_resources
 from ding_lite.utils.checkpoint import load_checkpoint
+from ding_lite.utils.seed import SeedPlan
 from ding_lite.worker.evaluator import EvalResult
 
 
@@ -24,20 +25,20 @@ class RayCollection:
     Args:
         ray: the ``ray`` module, connected (bind it with ``functools.partial`` to make the choice).
         cfg: the resolved config (it travels to the actors).
-        seed: the run's seed (the actors' seeds derive from it).
+        seeds: the segment's seeds (the actors' derive from them).
         policy: the learner's policy (its collect mode's weights are broadcast).
         game: what is played.
     """
 
     env = None  # actors step their own env managers
 
-    def __init__(self, ray: Any, cfg: Any, seed: int, policy: Any, game: Any) -> None:
+    def __init__(self, ray: Any, cfg: Any, seeds: SeedPlan, policy: Any, game: Any) -> None:
         check_resources(ray, cfg.parallel)
         self.ray, self.cfg = ray, cfg
         self.n_collectors = int(cfg.parallel.n_collectors)
         games, link = game.actor_games(ray)
         self.weights = Weights(ray, policy)
-        self.factory = ActorFactory(ray, cfg, seed, games)
+        self.factory = ActorFactory(ray, cfg, seeds, games)
         self.evaluator_actor = False  # whether a plain env's evaluation runs on an actor of this factory
         try:
             self.collector = RemoteCollectors(ray, cfg, self.factory, self.weights, link)

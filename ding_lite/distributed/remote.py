@@ -74,11 +74,11 @@ class ActorFactory:
     episodes), and an actor ended by ``ray.kill`` is not restarted at all. A new actor does the same job with fresh
     seeds, placed by Ray on any node with room."""
 
-    def __init__(self, ray: Any, cfg: Any, seed: int, games: Any = None) -> None:
+    def __init__(self, ray: Any, cfg: Any, seeds: SeedPlan, games: Any = None) -> None:
         par = cfg.parallel
         self.ray = ray
         self.cfg = to_plain(cfg)  # what travels to each actor: the compiled config, shapes filled
-        self.seed = seed
+        self.seeds = seeds  # the segment's (a resumed one's collector actors start on seeds of their own)
         self.env_num = int(cfg.env.collector_env_num)
         self.max_restarts = int(par.max_actor_restarts)
         window, per_window = par.actor_restart_window, par.max_actor_restarts_per_window
@@ -88,7 +88,7 @@ class ActorFactory:
         self.restarts = 0
         self.clock = time.monotonic  # the clock of the restart window (seconds)
         self.born = self.clock()
-        self.created = 0  # collectors created so far; the k-th gets seed + k * env_num, so no two share env seeds
+        self.created = 0  # collectors created so far; the k-th gets seeds.collector_actor(k): no two share env seeds
         self.started = 0  # actors started so far (numbers their names)
         self.tag = f"ding_lite-{os.getpid()}-{id(self):x}"  # names: <tag>/collector<slot>-<k>, <tag>/evaluator-<k>
         self.games = games  # each collector actor gets a copy: how it wraps its env manager (None: it does not)
@@ -103,15 +103,15 @@ class ActorFactory:
         self.logger = logger
 
     def collector(self, slot: int) -> Any:
-        """Start the collector actor of ``slot`` (the k-th collector started gets seed + k * collector_env_num)."""
-        seed = SeedPlan(self.seed).collector_actor(self.created, self.env_num)
+        """Start the collector actor of ``slot`` (the k-th collector started gets ``seeds.collector_actor(k)``)."""
+        seed = self.seeds.collector_actor(self.created, self.env_num)
         self.created += 1
         args = (seed,) if self.games is None else (seed, self.games)  # a plain env's actor needs no games
         return self._start(f"collector{slot}", self.collector_cls, args, lambda: self.collector(slot))
 
     def evaluator(self) -> Any:
         """Start the evaluator actor (the serial pipeline's eval seeds)."""
-        return self._start("evaluator", self.evaluator_cls, (self.seed,), self.evaluator)
+        return self._start("evaluator", self.evaluator_cls, (self.seeds.seed,), self.evaluator)
 
     def _start(self, role: str, cls: Any, args: tuple, again: Callable[[], Any]) -> Any:
         handle = cls.options(name=f"{self.tag}/{role}-{self.started}").remote(self.cfg, *args)

@@ -17,9 +17,9 @@ class LocalCollection:
     """Collection in this process: the configured collector (``policy.collect.collector``) with the policy's collect
     mode over the game's env manager (``game.collector_env``: the config's env, or the self-play arena over it)."""
 
-    def __init__(self, cfg: Any, seed: int, policy: Any, game: Any) -> None:
-        self.cfg, self.seed = cfg, seed
-        self.env = game.collector_env(int(cfg.env.collector_env_num), SeedPlan(seed).collector)
+    def __init__(self, cfg: Any, seeds: SeedPlan, policy: Any, game: Any) -> None:
+        self.cfg, self.seeds = cfg, seeds
+        self.env = game.collector_env(int(cfg.env.collector_env_num), seeds.collector)
         try:
             self.collector = build(cfg, "policy.collect.collector", self.env, policy.collect_mode)
         except BaseException:
@@ -28,7 +28,7 @@ class LocalCollection:
 
     def evaluation(self, policy: Any, best_return: float = -math.inf) -> LocalEvaluation:
         """A plain env's evaluation, here too."""
-        return LocalEvaluation(self.cfg, self.seed, policy, best_return)
+        return LocalEvaluation(self.cfg, self.seeds.evaluator, policy, best_return)
 
     def wait_ready(self) -> None:
         """Built in the constructor: nothing to wait for."""
@@ -48,13 +48,13 @@ class LocalCollection:
 
 class LocalEvaluation:
     """The configured evaluator (``policy.eval.evaluator``) with the policy's eval mode over its own env manager
-    (``env.evaluator_env_num`` envs on the evaluation seeds)."""
+    (``env.evaluator_env_num`` envs seeded from ``seed``: the run's evaluation seed, ``SeedPlan.evaluator``)."""
 
     def __init__(self, cfg: Any, seed: int, policy: Any, best_return: float = -math.inf) -> None:
         self.cfg, self.policy = cfg, policy
-        self.env = build_env_manager(cfg.env, int(cfg.env.evaluator_env_num), SeedPlan(seed).evaluator)
+        self.env = build_env_manager(cfg.env, int(cfg.env.evaluator_env_num), seed)
         try:
-            self.evaluator = build_evaluator(cfg, self.env, policy, SeedPlan(seed).evaluator, best_return=best_return)
+            self.evaluator = build_evaluator(cfg, self.env, policy, seed, best_return=best_return)
         except BaseException:
             self.env.close()
             raise

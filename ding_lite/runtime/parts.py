@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from ding_lite.build import build, build_env_manager
 from ding_lite.data.batch import Batch
 from ding_lite.envs.env_manager import EpisodeEnd
+from ding_lite.utils.seed import SeedPlan
 from ding_lite.worker.evaluator import EvalResult
 
 
@@ -122,7 +123,7 @@ class Evaluation(Protocol):
 
 class Collection(Protocol):
     """Where a run collects: its collector, and the evaluation of a plain env next to it. Built by a choice's
-    constructor ``(cfg, seed, policy, game)``."""
+    constructor ``(cfg, seeds, policy, game)`` (``seeds``: the segment's :class:`~ding_lite.utils.seed.SeedPlan`)."""
 
     @property
     def collector(self) -> CollectorPart: ...
@@ -151,7 +152,8 @@ class Collection(Protocol):
 
 class Game(Protocol):
     """What a run plays (the config's env, or the self-play arena), as the parts need it. Built by a choice's
-    constructor ``(cfg, seed, policy, exp_dir, resume_from)``."""
+    constructor ``(cfg, seeds, policy, exp_dir, resume_from)`` (``seeds``: the segment's
+    :class:`~ding_lite.utils.seed.SeedPlan`)."""
 
     def collector_env(self, env_num: int, seed: int) -> Any:
         """The env manager a collector in this process steps (an env manager, or the arena over one)."""
@@ -179,8 +181,8 @@ class Game(Protocol):
     def stats(self) -> dict[str, Any]: ...
 
 
-GameChoice = Callable[[Any, int, Any, Path | None, Path | None], Game]
-CollectionChoice = Callable[[Any, int, Any, Game], Collection]
+GameChoice = Callable[[Any, SeedPlan, Any, Path | None, Path | None], Game]
+CollectionChoice = Callable[[Any, SeedPlan, Any, Game], Collection]
 
 
 class PlainEnv:
@@ -188,7 +190,7 @@ class PlainEnv:
     evaluated where the collection runs. The other choice is the self-play arena
     (:class:`~ding_lite.runtime.selfplay.SelfPlayGame`)."""
 
-    def __init__(self, cfg: Any, seed: int, policy: Any, exp_dir: Path | None = None,
+    def __init__(self, cfg: Any, seeds: SeedPlan, policy: Any, exp_dir: Path | None = None,
                  resume_from: Path | None = None) -> None:
         self.cfg, self.policy = cfg, policy
 
@@ -218,7 +220,8 @@ class RunParts:
 
     Args:
         cfg: the run's resolved config (model shapes filled).
-        seed: the run's seed (every other seed derives from it: :class:`~ding_lite.utils.seed.SeedPlan`).
+        seed: the run's seed (every other seed derives from it), or the segment's
+            :class:`~ding_lite.utils.seed.SeedPlan` (a resumed segment's collects on seeds of its own).
         game: what is played: :class:`PlainEnv` or :class:`~ding_lite.runtime.selfplay.SelfPlayGame`.
         collection: where: :class:`~ding_lite.runtime.collection.LocalCollection`, or
             :class:`~ding_lite.distributed.collection.RayCollection` with its ``ray`` bound (``functools.partial``).
@@ -233,13 +236,14 @@ class RunParts:
             samples, episodes = parts.collector.collect(64)
     """
 
-    def __init__(self, cfg: Any, seed: int, game: GameChoice, collection: CollectionChoice, *,
+    def __init__(self, cfg: Any, seed: int | SeedPlan, game: GameChoice, collection: CollectionChoice, *,
                  exp_dir: Path | None = None, resume_from: Path | None = None,
                  best_return: float = -math.inf) -> None:
         self.cfg = cfg
+        seeds = seed if isinstance(seed, SeedPlan) else SeedPlan(seed)
         self.policy = build(cfg, "policy")
-        self.game = game(cfg, seed, self.policy, exp_dir, resume_from)
-        self.collection = collection(cfg, seed, self.policy, self.game)
+        self.game = game(cfg, seeds, self.policy, exp_dir, resume_from)
+        self.collection = collection(cfg, seeds, self.policy, self.game)
         try:
             self.evaluation = self.game.evaluation(self.collection, best_return)
         except BaseException:
@@ -247,7 +251,8 @@ class RunParts:
             raise
         try:
             self.collection.wait_ready()
-            self.buffer = None if cfg.policy.on_policy else build(cfg, "policy.other.replay_buffer", seed=seed)
+            self.buffer = None if cfg.policy.on_policy else build(cfg, "policy.other.replay_buffer",
+                                                                  seed=seeds.collector)
         except BaseException:
             self.close()
             raise
@@ -257,7 +262,7 @@ class RunParts:
     @classmethod
     def for_run(cls, run: Any, game: GameChoice, collection: CollectionChoice) -> RunParts:
         """The parts of a started run (:func:`~ding_lite.runtime.train_loop.start_run`'s result)."""
-        return cls(run.cfg, run.seed, game, collection, exp_dir=run.exp_dir, resume_from=run.resume_from,
+        return cls(run.cfg, run.seeds, game, collection, exp_dir=run.exp_dir, resume_from=run.resume_from,
                    best_return=run.best_return)
 
     @property

@@ -89,18 +89,20 @@ class SelfPlayGame:
 
     Args:
         cfg: the resolved config (:func:`resolve_selfplay_config`).
-        seed: the run's seed.
+        seeds: the segment's seeds (the training opponents and the pool's draws: ``seeds.collector``; the eval
+            games and their opponents: the run's evaluation seeds).
         policy: the learner's policy.
         exp_dir: the experiment folder; the pool's snapshots go to ``<exp_dir>/league``.
         resume_from: the learner checkpoint a resumed run continues: the league as it was when that checkpoint was
             written (None: a new pool).
     """
 
-    def __init__(self, cfg: Any, seed: int, policy: Any, exp_dir: Path | None = None,
+    def __init__(self, cfg: Any, seeds: SeedPlan, policy: Any, exp_dir: Path | None = None,
                  resume_from: Path | None = None) -> None:
         if exp_dir is None:
             raise ValueError("a self-play game keeps its opponent pool in the experiment folder: give exp_dir")
-        self.cfg, self.league, self.seed, self.policy = cfg, cfg.league, seed, policy
+        self.cfg, self.league, self.seeds, self.policy = cfg, cfg.league, seeds, policy
+        seed = seeds.collector
         self.layout = game_layout(cfg.env)
         self.pool = OpponentPool(exp_dir / "league", self.league, seed)
         self.resumed = resume_from is not None
@@ -112,7 +114,7 @@ class SelfPlayGame:
                 self.baselines.load_state_dict(dict(state[BASELINES_KEY]))
         masked, act = self.layout.has_mask, str(self.league.snapshot_act)
         self.players = PlayerSet(self._frozen_policy, self._snapshot, seed, masked, act)
-        self.eval_players = PlayerSet(self._frozen_policy, self._snapshot, SeedPlan(seed).eval_players, masked, act)
+        self.eval_players = PlayerSet(self._frozen_policy, self._snapshot, seeds.eval_players, masked, act)
         for name in self.pool.snapshots:  # a resumed pool whose snapshots do not fit the network fails here
             self.eval_players.get(name)
         self.eval_players.keep_only(set())
@@ -220,7 +222,7 @@ class SelfPlayEvaluation:
 
     def __init__(self, game: SelfPlayGame, best_return: float = -math.inf) -> None:
         self.game = game
-        cfg, seed = game.cfg, SeedPlan(game.seed).evaluator
+        cfg, seed = game.cfg, game.seeds.evaluator
         self.env = build_env_manager(cfg.env, cfg.env.evaluator_env_num, seed)
         try:
             self.evaluator = self._evaluator(int(cfg.env.n_evaluator_episode), int(cfg.policy.eval.evaluator.eval_freq),
@@ -254,7 +256,7 @@ class SelfPlayEvaluation:
         self.env.close()
 
 
-def selfplay_parts(cfg: Any, seed: int, exp_dir: Path, resume_from: Path | None = None) -> Any:
+def selfplay_parts(cfg: Any, seed: int | SeedPlan, exp_dir: Path, resume_from: Path | None = None) -> Any:
     """The self-play pipeline's parts over a compiled config, for scripts (analysis, benchmarks, tests): ``cfg``
     resolved here (:func:`resolve_selfplay_config`), collection in this process. A context manager, like the
     pipeline's."""

@@ -63,10 +63,12 @@ class RunStart:
     nothing (a refused start) is removed again, so that bad input changes nothing on disk."""
 
     def __init__(self, cfg: Any, options: RunOptions, claim: FolderClaim, asked_dir: Path, ckpt_path: Path | None,
-                 start: float, best_return: float = -math.inf) -> None:
+                 start: float, best_return: float = -math.inf, seeds: SeedPlan | None = None) -> None:
         self.cfg = cfg
         self.options = options
         self.seed = options.seed
+        # this segment's seeds: a resumed one collects on seeds drawn from where it resumes (SeedPlan)
+        self.seeds = seeds if seeds is not None else SeedPlan(options.seed)
         self.claim = claim
         self.exp_dir = claim.path  # where this run writes
         self.asked_dir = asked_dir  # where the caller asked it to write (exp_dir differs if that one was taken)
@@ -99,7 +101,8 @@ def start_run(config: ConfigLike, options: RunOptions, resolve: Callable[[Any], 
     In order: compile the config (seed and overrides in), ``resolve(cfg)`` (the pipeline's part: by default the env
     checked and the model shapes filled from one probe env; a self-play run's game and league), check the budgets,
     claim the experiment folder (its path becomes ``exp_name``), check the start checkpoint; then the config is
-    frozen (every part reads the same values; a write names the key), and the process seeded and torch set up.
+    frozen (every part reads the same values; a write names the key), and the process seeded (a resumed segment on
+    seeds drawn from where it resumes: :class:`~ding_lite.utils.seed.SeedPlan`) and torch set up.
     ``checkpoints=False``: a run whose folder holds no checkpoints of its own (GSL's, whose phases have theirs)."""
     start = time.perf_counter()
     seed, resume = options.seed, options.resume
@@ -127,10 +130,12 @@ def start_run(config: ConfigLike, options: RunOptions, resolve: Callable[[Any], 
     freeze(cfg)
     if cfg.policy.eval.evaluator.get("video_every"):
         prepare_offscreen_rendering()  # before any env (and MuJoCo) is loaded
-    set_seed(seed)
+    saved = {} if ckpt_path is None else load_checkpoint(ckpt_path)
+    seeds = SeedPlan.resuming(seed, saved) if resume else SeedPlan(seed)
+    set_seed(seeds.collector)
     configure_torch()
-    best = -math.inf if ckpt_path is None else float(load_checkpoint(ckpt_path).get("best_eval_return", -math.inf))
-    return RunStart(cfg, options, claim, asked_dir, ckpt_path, start, best)
+    best = float(saved.get("best_eval_return", -math.inf))
+    return RunStart(cfg, options, claim, asked_dir, ckpt_path, start, best, seeds)
 
 
 def check_budget(name: str, value: int | None) -> int | None:
@@ -216,7 +221,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     # videos every video_every evaluations (None: off); an env that cannot render fails here, before any write
     videos = PeriodicVideos.from_config(cfg, exp_dir, parts.policy.eval_mode.state_dict,
                                         lambda: build(cfg, "policy", enable_field=("eval",)),
-                                        SeedPlan(run.seed).evaluator)
+                                        run.seeds.evaluator)
     prepare_exp_dir(exp_dir, cfg)
     logger = ExperimentLogger(exp_dir, progress_total=run.max_env_step, progress=run.progress, cfg=cfg)
     learner.log_to(logger)
@@ -231,7 +236,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         parts.attach(learner, logger)
         result = _train_loop(cfg, parts, learner, logger, run.max_env_step, run.max_train_iter, restarts, videos)
         result.update(parts.stats())
-        result.update(_final_eval(cfg, parts, learner, run.seed))
+        result.update(_final_eval(cfg, parts, learner, run.seeds))
         result.update(restarts.result(result["env_step"]))  # the final evaluation's restarts count too
         ignored = ignored_keys(cfg)
         result.update(seed=run.seed, wall_seconds=round(record.wall_seconds(), 3), segments=len(record.resumes) + 1,
@@ -348,7 +353,7 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
     }
 
 
-def _final_eval(cfg: Any, parts: TrainingParts, learner: BaseLearner, seed: int) -> dict[str, Any]:
+def _final_eval(cfg: Any, parts: TrainingParts, learner: BaseLearner, seeds: SeedPlan) -> dict[str, Any]:
     """The best checkpoint (else the last policy) over ``policy.eval.final_episodes`` episodes on fresh seeds: the
     stop rule's few evaluation episodes can call a policy solved by luck; this number says how good it is."""
     n_episode = int(cfg.policy.eval.get("final_episodes", 0) or 0)
@@ -357,7 +362,7 @@ def _final_eval(cfg: Any, parts: TrainingParts, learner: BaseLearner, seed: int)
     best = learner.ckpt_dir / "ckpt_best.pth.tar" if learner.ckpt_dir is not None else None
     if best is not None and not best.is_file():
         best = None
-    out = parts.final_eval(n_episode, SeedPlan(seed).final_eval, best)
+    out = parts.final_eval(n_episode, seeds.final_eval, best)
     return {"final_eval_return": out.mean, "final_eval_std": out.std, "final_eval_episodes": len(out.returns),
             # relative to the experiment folder: runs that differ only in their folder have equal results
             "final_eval_checkpoint": "ckpt/ckpt_best.pth.tar" if best is not None else None}

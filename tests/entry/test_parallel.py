@@ -24,6 +24,7 @@ from ding_lite.entry.serial import serial_pipeline
 from ding_lite.errors import ConfigError, WorkerError
 from ding_lite.registry import BUFFER_REGISTRY
 from ding_lite.utils.log import setup_console_logging
+from ding_lite.utils.seed import SeedPlan
 
 from conftest import DIZOO_CARTPOLE, REPO_ROOT, cli_env, run_cli  # isort: skip (tests/ helpers)
 
@@ -134,7 +135,7 @@ def test_actor_factory_bounds_deaths_per_window(window, stops_at):
     cfg = load_config(DQN_CONFIG, overrides=["parallel.max_actor_restarts=1",
                                              f"parallel.actor_restart_window={window}",
                                              "parallel.max_actor_restarts_per_window=3"])
-    factory = ActorFactory(_FakeRay([]), cfg, seed=0)
+    factory = ActorFactory(_FakeRay([]), cfg, SeedPlan(0))
     now = [0.0]
     factory.clock = lambda: now[0]
     factory.collector(0)
@@ -155,7 +156,7 @@ def test_actor_factory_bounds_deaths_per_window(window, stops_at):
 def test_a_replacement_dying_while_it_starts_counts_as_a_death_in_a_row():
     death = _FakeRay.exceptions.RayError("node lost")
     fake = _FakeRay([True, death, death])  # the first actor starts; its next two replacements die while starting
-    factory = ActorFactory(fake, load_config(DQN_CONFIG, overrides=["parallel.max_actor_restarts=2"]), seed=0)
+    factory = ActorFactory(fake, load_config(DQN_CONFIG, overrides=["parallel.max_actor_restarts=2"]), SeedPlan(0))
     factory.collector(0)
     with pytest.raises(WorkerError, match=r"collector0 actor died after 2 restart\(s\) in a row: node lost"):
         factory.replace("collector0", _FakeRay.exceptions.RayError("actor died"), env_step=0)

@@ -19,3 +19,17 @@ def test_seed_plan_numbers_are_pinned() -> None:
 def test_seed_plan_is_immutable() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         SeedPlan(0).seed = 1  # type: ignore[misc]
+
+
+def test_a_resumed_segment_collects_on_seeds_of_its_own() -> None:
+    """--resume: the collector's seeds derive from the run's seed and the checkpoint (the same checkpoint, the same
+    seeds); the evaluations keep the run's."""
+    fresh, resumed = SeedPlan(7), SeedPlan.resuming(7, {"train_iter": 40, "env_step": 320, "policy": {}})
+    assert resumed == SeedPlan(7, (40, 320)) and resumed.resumed_at == (40, 320)
+    assert resumed.collector == SeedPlan.resuming(7, {"train_iter": 40, "env_step": 320}).collector
+    others = {fresh.collector, SeedPlan(7, (40, 328)).collector, SeedPlan(7, (41, 320)).collector,
+              SeedPlan(8, (40, 320)).collector}
+    assert resumed.collector not in others and 0 <= resumed.collector < 2**31
+    assert resumed.collector_actor(1, 4) == resumed.collector + 4
+    assert (resumed.evaluator, resumed.final_eval, resumed.eval_players) == (1007, 2007, 8)
+    assert [resumed.specialist(k) for k in range(2)] == [8, 9]
