@@ -8,11 +8,14 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ding_lite.distributed.remote import ActorFactory, RemoteCollectors, RemoteEvaluator, Weights, to_cpu
+from ding_lite.distributed.remote import ActorFactory, RemoteCollectors, RemoteEvaluator, Weights, restart_rate, to_cpu
 from ding_lite.distributed.session import check_resources
+from ding_lite.runtime.restarts import RunCounts
 from ding_lite.utils.checkpoint import load_checkpoint
 from ding_lite.utils.seed import SeedPlan
 from ding_lite.worker.evaluator import EvalResult
+
+COUNTS_ENTRY = "parallel_counts"  # the checkpoint entry of the whole run's counts (RayCollection.counts)
 
 
 class RayCollection:
@@ -45,6 +48,21 @@ class RayCollection:
         except BaseException:
             self.factory.close()
             raise
+        # the whole run's, across resumes (ding_lite/runtime/restarts.py): result.json and parallel/actor_restarts
+        self.counts = RunCounts(self._segment_counts, maxima=("policy_lag_max",))
+
+    def _segment_counts(self) -> dict[str, int | float]:
+        """This segment's counts (its actors, broadcasts and batches since it started)."""
+        factory, weights, collector = self.factory, self.weights, self.collector
+        return {"actor_restarts": factory.restarts, "actor_seconds": factory.clock() - factory.born,
+                "weight_broadcasts": weights.count, "broadcast_seconds": weights.seconds,
+                "batches_received": collector.batches, "policy_lag_sum": collector.lag_sum,
+                "policy_lag_max": collector.lag_max}
+
+    def run_counts(self) -> dict[str, RunCounts]:
+        """The actor restarts, broadcasts, batches and policy lag of the whole run (checkpoint entry
+        ``parallel_counts``)."""
+        return {COUNTS_ENTRY: self.counts}
 
     def evaluation(self, policy: Any, best_return: float = -math.inf) -> RayEvaluation:
         """A plain env's evaluation on an evaluator actor of this collection's factory."""
@@ -57,7 +75,8 @@ class RayCollection:
 
     def log_to(self, logger: Any) -> None:
         """Log through the experiment's logger from now on (and say what runs where)."""
-        for part in (self.factory, self.weights, self.collector):
+        self.factory.log_to(logger, self.counts)
+        for part in (self.weights, self.collector):
             part.log_to(logger)
         par = self.cfg.parallel
         evaluator = " and 1 evaluator actor" if self.evaluator_actor else ""
@@ -70,15 +89,21 @@ class RayCollection:
         return {"collector": self.collector.retired_env_restarts + sum(self.collector.env_restarts)}
 
     def stats(self) -> dict[str, Any]:
-        factory, weights = self.factory, self.weights
+        """``result.json``'s parallel entries: counts, their rates and means of the whole run (all segments); the
+        speeds and ``weights_load_ms_mean`` of this segment's actors."""
+        run = self.counts.totals()
+        batches, broadcasts = int(run["batches_received"]), int(run["weight_broadcasts"])
         return {
             "mode": "parallel",
             "ray_address": self.ray.get_runtime_context().gcs_address,
             "n_collectors": self.n_collectors,
-            "actor_restarts": factory.restarts,
-            "actor_restart_rate": factory.restart_rate(),
-            "weight_broadcasts": weights.count,
-            "broadcast_ms_mean": round(1000 * weights.seconds / max(weights.count, 1), 3),
+            "actor_restarts": int(run["actor_restarts"]),
+            "actor_restart_rate": restart_rate(int(run["actor_restarts"]), float(run["actor_seconds"])),
+            "weight_broadcasts": broadcasts,
+            "broadcast_ms_mean": round(1000 * run["broadcast_seconds"] / max(broadcasts, 1), 3),
+            "batches_received": batches,
+            "policy_lag_mean": round(run["policy_lag_sum"] / batches, 3) if batches else None,
+            "policy_lag_max": int(run["policy_lag_max"]),
             **self.collector.stats(),
         }
 

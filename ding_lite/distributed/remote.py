@@ -34,6 +34,11 @@ def to_cpu(tree: Any) -> Any:
     return tree.cpu() if hasattr(tree, "cpu") else tree
 
 
+def restart_rate(restarts: int, seconds: float) -> float:
+    """Actor replacements per hour, ``restarts`` within ``seconds``."""
+    return round(3600 * restarts / max(seconds, 1e-9), 4)
+
+
 class Weights:
     """The learner's newest weights in Ray's object store: one ``ray.put`` per broadcast, one copy every actor loads."""
 
@@ -97,10 +102,13 @@ class ActorFactory:
         self.live: dict[str, Any] = {}  # role ('collector0', ..., 'evaluator') -> actor handle
         self._restart: dict[str, Callable[[], Any]] = {}  # role -> starts a new actor for it
         self.logger: Any = None  # the experiment's logger, once the run has one (log_to); else the console
+        self.run: Any = None  # the whole run's counts (a RunCounts; None: this factory's are the run's)
 
-    def log_to(self, logger: Any) -> None:
-        """Report actor replacements through ``logger`` from now on."""
-        self.logger = logger
+    def log_to(self, logger: Any, run: Any = None) -> None:
+        """Report actor replacements through ``logger`` from now on; ``run`` (a
+        :class:`~ding_lite.runtime.restarts.RunCounts` with ``actor_restarts`` and ``actor_seconds``) gives the
+        counts of the whole run (a resumed run's earlier segments included)."""
+        self.logger, self.run = logger, run
 
     def collector(self, slot: int) -> Any:
         """Start the collector actor of ``slot`` (the k-th collector started gets ``seeds.collector_actor(k)``)."""
@@ -159,22 +167,26 @@ class ActorFactory:
             except self.ray.exceptions.RayError as failure:
                 exc = failure
 
-    def restart_rate(self) -> float:
-        """Actor replacements per hour of the run so far."""
-        return round(3600 * self.restarts / max(self.clock() - self.born, 1e-9), 4)
+    def run_restarts(self) -> tuple[int, float]:
+        """Actor replacements of the run so far (earlier segments included) and their rate per hour."""
+        if self.run is None:
+            return self.restarts, restart_rate(self.restarts, self.clock() - self.born)
+        run = self.run.totals()
+        return int(run["actor_restarts"]), restart_rate(int(run["actor_restarts"]), float(run["actor_seconds"]))
 
     def _report(self, role: str, exc: Exception, budget: FailureBudget, env_step: int) -> None:
+        restarts, per_hour = self.run_restarts()
         rate = "" if budget.max_per_window is None else \
             f", {budget.in_window(self.clock())} within {budget.window:g} s of max_actor_restarts_per_window=" \
             f"{budget.max_per_window}"
         message = (f"[parallel] {role} actor died ({last_line(exc)}); replaced by a new actor (restart "
-                   f"{self.restarts}: {budget.in_a_row} in a row of max_actor_restarts={self.max_restarts}{rate})")
+                   f"{restarts}: {budget.in_a_row} in a row of max_actor_restarts={self.max_restarts}{rate})")
         if self.logger is None:
             log.info(message)
             return
         self.logger.info(message)
-        self.logger.scalar("parallel/actor_restarts", self.restarts, env_step)
-        self.logger.scalar("parallel/actor_restart_rate", self.restart_rate(), env_step)
+        self.logger.scalar("parallel/actor_restarts", restarts, env_step)
+        self.logger.scalar("parallel/actor_restart_rate", per_hour, env_step)
 
     def close(self, timeout: float = 10.0) -> None:
         """Let every actor close its envs (after its running task), then end them."""
@@ -318,10 +330,7 @@ class RemoteCollectors:
     def stats(self) -> dict[str, Any]:
         speeds = [round(s / t, 1) if t > 0 else None
                   for s, t in zip(self.slot_steps, self.slot_seconds, strict=True)]
-        return {
-            "batches_received": self.batches,
-            "policy_lag_mean": round(self.lag_sum / self.batches, 3) if self.batches else None,
-            "policy_lag_max": self.lag_max,
+        return {  # (the counts, of the whole run: RayCollection.stats)
             "collector_env_steps_per_second": speeds,
             "weights_load_ms_mean": round(1000 * sum(self.load_seconds) / len(self.load_seconds), 3)
             if self.load_seconds else None,

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.build import build, build_env_manager, build_evaluator
+from ding_lite.runtime.restarts import RunCounts
 from ding_lite.utils.checkpoint import load_policy_weights
 from ding_lite.utils.log import ExperimentLogger
 from ding_lite.utils.seed import SeedPlan
@@ -38,6 +39,10 @@ class LocalCollection:
 
     def env_restarts(self) -> dict[str, int]:
         return {"collector": self.env.restart_count}
+
+    def run_counts(self) -> dict[str, RunCounts]:
+        """Local collection counts nothing but env restarts."""
+        return {}
 
     def stats(self) -> dict[str, Any]:
         return {}

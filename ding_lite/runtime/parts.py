@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from ding_lite.build import build, build_env_manager
 from ding_lite.data.batch import Batch
 from ding_lite.envs.env_manager import EpisodeEnd
+from ding_lite.runtime.restarts import RunCounts
 from ding_lite.utils.seed import SeedPlan
 from ding_lite.worker.evaluator import EvalResult
 
@@ -92,6 +93,11 @@ class TrainingParts(Protocol):
         """Env worker restarts so far per env manager (name -> count), for tensorboard, the log and the result."""
         ...
 
+    def run_counts(self) -> dict[str, RunCounts]:
+        """Counts of the whole run besides the env restarts (checkpoint entry -> counts): saved with every
+        checkpoint, continued from the checkpoint a resume starts at (:mod:`ding_lite.runtime.restarts`)."""
+        ...
+
     def __enter__(self) -> TrainingParts:
         ...
 
@@ -144,6 +150,10 @@ class Collection(Protocol):
     def log_to(self, logger: Any) -> None: ...
 
     def env_restarts(self) -> dict[str, int]: ...
+
+    def run_counts(self) -> dict[str, RunCounts]:
+        """Its counts of the whole run (checkpoint entry -> counts; ``TrainingParts.run_counts``)."""
+        ...
 
     def stats(self) -> dict[str, Any]: ...
 
@@ -286,6 +296,9 @@ class RunParts:
     def env_restarts(self) -> dict[str, int]:
         """Env worker restarts per env manager (only the ``subprocess`` manager restarts workers)."""
         return {**self.collection.env_restarts(), "evaluator": self.evaluation.env_restarts()}
+
+    def run_counts(self) -> dict[str, RunCounts]:
+        return self.collection.run_counts()
 
     def close(self) -> None:
         try:

@@ -195,15 +195,18 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
 
     ``parts`` (:class:`~ding_lite.runtime.parts.TrainingParts`) holds ``policy``, ``collector``, ``evaluator``,
     ``buffer`` (None on-policy), ``attach(learner, logger)`` (called once both exist), ``stats()`` (extra entries of
-    the result) and ``env_restarts()``. The serial pipeline's parts are local workers; the parallel pipeline's are
-    driver-side stand-ins for Ray actors with the same methods.
+    the result), ``env_restarts()`` and ``run_counts()`` (counts saved with every checkpoint, continued on resume).
+    The serial pipeline's parts are local workers; the parallel pipeline's are driver-side stand-ins for Ray actors
+    with the same methods.
     """
     cfg, exp_dir = run.cfg, run.exp_dir  # resolved and frozen by start_run
     check_backends(cfg.log)  # a tracker whose package is missing fails here, before anything is written
     record = RunRecord(exp_dir, run.start)
     learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type, record.state)
     restarts = RunRestarts(parts.env_restarts)  # the run's, across resumes
-    learner.save_with_checkpoints(RESTARTS_ENTRY, restarts.state)
+    counts = {RESTARTS_ENTRY: restarts, **parts.run_counts()}  # what counts on across resumes (runtime/restarts.py)
+    for entry, counter in counts.items():
+        learner.save_with_checkpoints(entry, counter.state)
     replay = parts.policy.learn_mode.replay
     if replay is not None:  # a budget that ends before learning starts fails here, before anything is written
         replay.check_budget(run.max_env_step)
@@ -215,7 +218,8 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         learner.load_checkpoint(run.ckpt_path)
         if run.resume:
             record.resume_from(learner.loaded_run, run.ckpt_path, learner)
-            restarts.continue_from(learner.loaded_with[RESTARTS_ENTRY])
+            for entry, counter in counts.items():
+                counter.continue_from(learner.loaded_with[entry])
             if replay_ckpts is not None:
                 buffer_note = replay_ckpts.restore(learner.loaded_with[REPLAY_ENTRY], run.ckpt_path)
     # videos every video_every evaluations (None: off); an env that cannot render fails here, before any write

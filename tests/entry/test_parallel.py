@@ -18,11 +18,14 @@ import pytest
 from ding_lite.build import build, fill_model_shapes_from_env, load_config
 from ding_lite.data.buffer import UniformBuffer
 from ding_lite.distributed.actors import CollectorShell, EvaluatorShell
+from ding_lite.distributed.collection import COUNTS_ENTRY
 from ding_lite.distributed.remote import ActorFactory
 from ding_lite.entry.parallel import PARALLEL_CONFIG, check_parallel_config, parallel_pipeline
 from ding_lite.entry.serial import serial_pipeline
 from ding_lite.errors import ConfigError, WorkerError
 from ding_lite.registry import BUFFER_REGISTRY
+from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
+from ding_lite.utils.events import read_scalars
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.utils.seed import SeedPlan
 
@@ -349,3 +352,22 @@ def test_env_restarts_inside_the_evaluator_actor_reach_the_run_result(local_ray,
     assert result["env_restarts"] == 1 and result["actor_restarts"] == 0
     log_text = (tmp_path / "run" / "log" / "train.log").read_text()
     assert "env worker restarts: 1 (collector 0, evaluator 1)" in log_text
+
+
+@pytest.mark.unittest
+def test_parallel_counts_continue_across_resume(local_ray, tmp_path):
+    """A resumed parallel run counts on from its checkpoint's actor restarts, batches and broadcasts (before, each
+    segment counted from 0: result.json held the last segment's, parallel/actor_restarts fell back in tensorboard)."""
+    cfg = _faulty_dqn(tmp_path, fail_at=20, max_actor_restarts=1)  # each collector actor dies in its 3rd batch
+    first = parallel_pipeline(cfg, seed=0, max_env_step=160, progress=False)
+    saved = load_checkpoint(latest_checkpoint(tmp_path / "run" / "ckpt"))[COUNTS_ENTRY]
+    assert saved["actor_restarts"] == first["actor_restarts"] >= 3 and saved["batches_received"] >= 10
+    result = parallel_pipeline(cfg, seed=0, max_env_step=320, resume=True, progress=False)
+    assert result["segments"] == 2 and result["env_step"] >= 320
+    # 10 more batches of 16 env steps; a new actor every 2 of them
+    assert result["batches_received"] >= saved["batches_received"] + 10
+    assert result["actor_restarts"] >= saved["actor_restarts"] + 4
+    assert result["weight_broadcasts"] > saved["weight_broadcasts"]
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["actor_restarts"] == result["actor_restarts"]
+    counts = read_scalars(tmp_path / "run" / "log").series["parallel/actor_restarts"].values
+    assert counts == sorted(counts) and counts[-1] == result["actor_restarts"], counts

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ding_lite.entry.serial import serial_pipeline
-from ding_lite.runtime.restarts import ENTRY, RunRestarts
+from ding_lite.runtime.restarts import ENTRY, RunCounts, RunRestarts
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
 from ding_lite.utils.events import read_scalars
 
@@ -24,6 +24,15 @@ def test_a_resumed_count_adds_this_segments_to_the_checkpoints() -> None:
     assert restarts.result(800) == {"env_restarts": 8, "env_restart_rate": 10.0}
     restarts.continue_from(None)  # a checkpoint written before the entry existed
     assert restarts.total() == 2
+
+
+def test_run_counts_add_sums_and_keep_maxima() -> None:
+    now = {"batches": 3, "seconds": 1.5, "lag_max": 2}
+    counts = RunCounts(lambda: now, maxima=("lag_max",))
+    counts.continue_from({"batches": 10, "seconds": 2.0, "lag_max": 5, "gone": 1})
+    assert counts.totals() == {"batches": 13, "seconds": 3.5, "lag_max": 5, "gone": 1}
+    assert counts.before("batches") == 10 and counts.before("new") == 0
+    assert counts.state("resume_3") == counts.totals()
 
 
 def _faulty_dqn(exp: Path) -> dict:
