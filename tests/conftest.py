@@ -1,14 +1,17 @@
 """Shared test helpers: run the CLI in a subprocess, tiny configs, the repo root on PYTHONPATH."""
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
 import os
+import secrets
 import signal
+import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +83,34 @@ def wait_for_line(stream: Any, text: str, timeout: float) -> list[str]:
         raise AssertionError(f"no line with {text!r} within {timeout}s: {''.join(lines)[-3000:]}")
     return lines
 
+
+
+@contextlib.contextmanager
+def ray_head(cwd: str | Path, timeout: float = 180) -> Iterator[tuple[str, dict[str, str]]]:
+    """A `ray start --head` on a free local port with 2 CPUs and a fresh test token (not the user's ~/.ray one: Ray
+    >= 2.59 turns token authentication on for `ray start` when a token exists); yields its address and the
+    environment a driver needs to join it, and stops it afterwards (without Ray's 30 s drain)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = cli_env()
+    env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32), RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0",
+               RAY_USAGE_STATS_ENABLED="0")
+    ray_cli = Path(sys.executable).with_name("ray")
+    head = subprocess.Popen([str(ray_cli) if ray_cli.exists() else "ray", "start", "--head", "--block",
+                             "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus", "2",
+                             "--include-dashboard", "false", "--disable-usage-stats"],
+                            cwd=str(cwd), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for_line(head.stdout, "Ray runtime started", timeout=timeout)
+        yield f"127.0.0.1:{port}", env
+    finally:
+        head.send_signal(signal.SIGTERM)  # `ray start --block` stops the processes it started, no one else's
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            head.kill()
+            head.wait()
 
 @pytest.fixture
 def repo_root() -> Path:

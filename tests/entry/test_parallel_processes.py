@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 import signal
 import socket
 import subprocess
@@ -18,7 +17,7 @@ import pytest
 
 from ding_lite.errors import ConfigError, PluginImportError
 
-from conftest import DIZOO_CARTPOLE, cli_env, run_cli, wait_for_line  # isort: skip (tests/ helpers)
+from conftest import DIZOO_CARTPOLE, cli_env, ray_head, run_cli, wait_for_line  # isort: skip (tests/ helpers)
 
 DQN_CONFIG = DIZOO_CARTPOLE / "cartpole_dqn_config.py"
 
@@ -33,34 +32,15 @@ def _free_port() -> int:
 @pytest.mark.unittest
 def test_parallel_run_joins_a_separate_ray_head_via_address(tmp_path):
     pytest.importorskip("ray")
-    port = _free_port()
-    # Ray >= 2.59 turns token authentication on for `ray start` when a token exists: give the head and the driver
-    # one fresh test token (not the user's ~/.ray one), and stop the head without the 30 s drain.
-    env = cli_env()
-    env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32), RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0",
-               RAY_USAGE_STATS_ENABLED="0")
-    ray_cli = Path(sys.executable).with_name("ray")
-    head = subprocess.Popen([str(ray_cli) if ray_cli.exists() else "ray", "start", "--head", "--block",
-                             "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus", "2",
-                             "--include-dashboard", "false", "--disable-usage-stats"],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        wait_for_line(head.stdout, "Ray runtime started", timeout=120)
+    with ray_head(tmp_path, timeout=120) as (address, env):
         proc = subprocess.run([sys.executable, "-m", "ding_lite", "-m", "parallel", "-c", str(DQN_CONFIG),
-                               "--address", f"127.0.0.1:{port}", "--max-env-step", "200", "--set",
+                               "--address", address, "--max-env-step", "200", "--set",
                                "env.stop_value=1e9", "--exp-name", "run", "--no-progress"],
                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
         assert proc.returncode == 0, proc.stderr[-3000:]
         result = json.loads((tmp_path / "run" / "result.json").read_text())
-        assert result["ray_address"].endswith(f":{port}") and result["env_step"] >= 200
+        assert result["ray_address"].endswith(":" + address.rsplit(":", 1)[1]) and result["env_step"] >= 200
         assert "warning" not in proc.stderr.lower(), proc.stderr
-    finally:
-        head.send_signal(signal.SIGTERM)  # `ray start --block` stops the processes it started, no one else's
-        try:
-            head.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            head.kill()
-            head.wait()
 
 
 def _descendants(pid: int) -> set[int]:

@@ -6,16 +6,14 @@ and bad input (one line, exit 2, nothing written). Ray starts slowly: one head s
 from __future__ import annotations
 
 import json
-import secrets
-import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import DIZOO_CARTPOLE, cli_env, run_cli, wait_for_line
+from conftest import DIZOO_CARTPOLE, run_cli
+from conftest import ray_head as start_ray_head
 
 import ding_lite.entry.sweep  # noqa: F401 (registers the 'ray_tune' tracker)
 from ding_lite.cli import main
@@ -93,36 +91,12 @@ def test_plot_over_the_trials(local_sweep, tmp_path: Path, monkeypatch, capsys) 
 
 
 # ---- through --address, killed and resumed ---------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def ray_head(tmp_path_factory):
     """A `ray start --head` with 2 CPUs (a fresh test token, not the user's), stopped after the module."""
     pytest.importorskip("ray.tune")
-    port = _free_port()
-    env = cli_env()
-    env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32), RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0",
-               RAY_USAGE_STATS_ENABLED="0")
-    ray_cli = Path(sys.executable).with_name("ray")
-    head = subprocess.Popen([str(ray_cli) if ray_cli.exists() else "ray", "start", "--head", "--block",
-                             "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus", "2",
-                             "--include-dashboard", "false", "--disable-usage-stats"],
-                            cwd=tmp_path_factory.mktemp("head"), env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    try:
-        wait_for_line(head.stdout, "Ray runtime started", timeout=180)
-        yield f"127.0.0.1:{port}", env
-    finally:
-        head.send_signal(signal.SIGTERM)  # `ray start --block` stops the processes it started, no one else's
-        try:
-            head.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            head.kill()
-            head.wait()
+    with start_ray_head(tmp_path_factory.mktemp("head")) as head:
+        yield head
 
 
 def test_optuna_sweep_with_pruning_via_address_killed_and_resumed(ray_head, tmp_path: Path) -> None:
