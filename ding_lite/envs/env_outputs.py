@@ -13,6 +13,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ding_lite.data.batch import index_batch, map_batch
 from ding_lite.data.keys import OBSERVATION
 from ding_lite.errors import DingLiteError, EnvError
 
@@ -95,9 +96,7 @@ def stacked_obs(observations: Sequence[Any], space: gym.Space, what: str) -> Any
 
 def copied_obs(batch: Any) -> Any:
     """A copy of a batch of observations: an (N, ...) array, or a masked observation's dict of them."""
-    if isinstance(batch, dict):
-        return {key: value.copy() for key, value in batch.items()}
-    return batch.copy()
+    return map_batch(np.copy, batch) if isinstance(batch, dict) else batch.copy()
 
 
 def put_obs(batch: Any, i: int, obs: Any) -> None:
@@ -111,7 +110,7 @@ def put_obs(batch: Any, i: int, obs: Any) -> None:
 
 def obs_row(batch: Any, i: int) -> Any:
     """Row ``i`` of a batch of observations (an array, or a dict of arrays)."""
-    return {key: value[i] for key, value in batch.items()} if isinstance(batch, dict) else batch[i]
+    return index_batch(batch, i) if isinstance(batch, dict) else batch[i]
 
 
 def observation_array(batch: Any) -> np.ndarray:

@@ -128,7 +128,7 @@ def _serve(index: int, env: gym.Env, conn: Any, views: tuple[np.ndarray, ...], p
             return
 
 
-def _checked_outputs(result: Any, index: int, shape: tuple[int, ...]) -> tuple[Any, Any, bool, bool, Any]:
+def _checked_outputs(result: Any, index: int, shape: tuple[int, ...] | None) -> tuple[Any, Any, bool, bool, Any]:
     """A step's ``(obs, reward, terminated, truncated, info)`` once each fits gymnasium's API; an :class:`EnvError`
     naming env ``index`` where one does not (raised here, not by the env, so the worker reports it as BROKEN)."""
     o, r, te, tr, info = checked_step(result, index)
@@ -139,7 +139,7 @@ def _checked_outputs(result: Any, index: int, shape: tuple[int, ...]) -> tuple[A
         raise EnvError(f"env {index}: {exc}") from None
 
 
-def _first_obs(result: Any, index: int, shape: tuple[int, ...]) -> Any:
+def _first_obs(result: Any, index: int, shape: tuple[int, ...] | None) -> Any:
     obs = checked_reset(result, index)
     check_obs_shape(obs, shape, index, "reset")
     return obs

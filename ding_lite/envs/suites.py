@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 
 from ding_lite.envs.gym_env import check_env_id
-from ding_lite.errors import ConfigError
+from ding_lite.errors import ConfigError, first_line
 from ding_lite.registry import ENV_REGISTRY
 from ding_lite.utils.log import setup_console_logging
 
@@ -30,13 +30,11 @@ def require(module: str, extra: str, env_type: str) -> Any:
 
 
 def _broken(module: str, env_type: str, exc: BaseException) -> ConfigError:
-    text = str(exc).strip()
-    first = text.splitlines()[0] if text else ""
     gl = os.environ.get("MUJOCO_GL")
     hint = f"; MUJOCO_GL={gl!r} is set: that rendering back-end does not load here; try another (egl, osmesa, " \
         "glfw) or unset it" if gl is not None else ""
     return ConfigError(f"env.type='{env_type}': importing the {module} package failed: {type(exc).__name__}: "
-                       f"{first}{hint}")
+                       f"{first_line(exc)}{hint}")
 
 
 def _make(env_id: str, cfg: Mapping[str, Any], **kwargs: Any) -> gym.Env:

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from ding_lite.data.keys import ACTION_MASK, OBSERVATION
-from ding_lite.errors import CheckpointError, ConfigError
+from ding_lite.errors import CheckpointError, ConfigError, first_line
 from ding_lite.registry import OPPONENT_REGISTRY
 from ding_lite.rl_utils.masks import random_legal_actions
 
@@ -77,7 +77,7 @@ class FrozenPolicy:
         try:
             self.model.load_state_dict(model_state)
         except (RuntimeError, KeyError, ValueError, TypeError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            first = first_line(exc)
             raise CheckpointError(f"snapshot {path} does not fit the policy's network: {first} (was it written "
                                   f"by a run of another model config?)") from exc
         self.model.requires_grad_(False)

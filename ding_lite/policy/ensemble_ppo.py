@@ -13,7 +13,7 @@ from torch.distributions import Categorical
 
 from ding_lite.data.keys import ACTION, ADV, LOGIT, LOGP, MEMBER_LOGP, MU, OBS, SIGMA, VALID, VALUE
 from ding_lite.errors import CheckpointError, ConfigError, first_line
-from ding_lite.model.contract import ACTIONS, ANY, BATCH, ModelProbe
+from ding_lite.model.contract import ACTIONS, ANY, BATCH
 from ding_lite.model.ensemble_vac import ACTOR_PREFIXES, CRITIC_PREFIXES
 from ding_lite.policy.on_policy import Log
 from ding_lite.policy.ppo import PPOPolicy, action_distribution
@@ -46,6 +46,7 @@ class EnsemblePPOPolicy(PPOPolicy):
 
     supports_continuous = True
     supports_action_mask = False  # the members' mixture does not mask its logits (PPO's masking is not inherited)
+    actor_output_shape = (ANY, BATCH, ACTIONS)  # (K, B, A): one row per member (PPO's model check reads it)
 
     config: dict[str, Any] = dict(
         type="ensemble_ppo",
@@ -125,13 +126,6 @@ class EnsemblePPOPolicy(PPOPolicy):
         member_logp_old = mb[MEMBER_LOGP].T if MEMBER_LOGP in mb else None
         return eppo_loss(member_logp, mb[LOGP], adv, self._value_loss(out[VALUE], mb), entropy, diversity, coef,
                          learn["clip_ratio"], learn["dual_clip"], member_logp_old, learn["clip_rho_threshold"])
-
-    def _check_model(self, probe: ModelProbe) -> None:
-        member = (ANY, BATCH, ACTIONS)  # (K, B, A): one row per member
-        actor = ({LOGIT: member}, {MU: member, SIGMA: member})
-        probe.expect("compute_actor", *actor)
-        probe.expect("compute_critic", {VALUE: (BATCH,)})
-        probe.expect("compute_actor_critic", *({**keys, VALUE: (BATCH,)} for keys in actor))
 
     def _monitor_vars_learn(self) -> list[str]:
         return super()._monitor_vars_learn() + ["ens_policy_loss", "sub_policy_loss", "diversity"]

@@ -236,8 +236,12 @@ class PPOPolicy(OnPolicyPolicy):
                        float(collect["gae_lambda"]))
         return torch.from_numpy(adv.reshape(-1)).to(self.device), torch.from_numpy(ret.reshape(-1)).to(self.device)
 
+    # the shape of the actor's logits, or of its Gaussian's mu and sigma, on a batch of B observations
+    actor_output_shape: tuple[str, ...] = (BATCH, ACTIONS)
+
     def _check_model(self, probe: ModelProbe) -> None:
-        actor = ({LOGIT: (BATCH, ACTIONS)}, {MU: (BATCH, ACTIONS), SIGMA: (BATCH, ACTIONS)})
+        shape = self.actor_output_shape
+        actor = ({LOGIT: shape}, {MU: shape, SIGMA: shape})
         probe.expect("compute_actor", *actor)
         probe.expect("compute_critic", {VALUE: (BATCH,)})
         probe.expect("compute_actor_critic", *({**keys, VALUE: (BATCH,)} for keys in actor))

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-from ding_lite.errors import ConfigError, UnknownTypeError
+from ding_lite.errors import ConfigError, UnknownTypeError, first_line
 from ding_lite.registry import CONFIG_SECTION_REGISTRY, Registry
 from ding_lite.utils.dicts import to_plain
 
@@ -87,9 +87,8 @@ def _require(module: str, extra: str, backend: str) -> Any:
 
 def _broken(backend: str, module: str, exc: BaseException) -> ConfigError:
     """The package is installed but does not import (a missing shared library, a clash of versions)."""
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return ConfigError(f"log.backends lists '{backend}', but importing the {module} package failed: "
-                       f"{type(exc).__name__}: {first}; check that package (python -c 'import {module}'), or "
+                       f"{type(exc).__name__}: {first_line(exc)}; check that package (python -c 'import {module}'), or "
                        f"leave '{backend}' out of log.backends")
 
 
