@@ -23,7 +23,7 @@ from ding_lite.data.keys import (
 )
 from ding_lite.data.rollout import settle
 from ding_lite.envs.env_manager import EnvManagerLike, EpisodeEnd
-from ding_lite.envs.env_outputs import NON_FINITE_ADVICE, non_finite_rows
+from ding_lite.envs.env_outputs import NON_FINITE_ADVICE, non_finite_rows, observation_array
 from ding_lite.errors import EnvError
 from ding_lite.registry import COLLECTOR_REGISTRY
 
@@ -81,6 +81,21 @@ def check_finite(columns: Mapping[str, np.ndarray], env_step: int, n_env: int) -
         shown = f" ({float(value):g})" if np.ndim(value) == 0 else ""
         step = env_step + (t + (key != OBS)) * n_env  # the run's env steps once this value was given
         raise EnvError(f"env {i}'s {what} holds {kind}{shown} at the run's env step {step:,}: {NON_FINITE_ADVICE}")
+
+
+def check_acted_on(obs: Any, rows: slice | None, env_step: int, cause: Exception) -> None:
+    """Where the policy's forward pass raised ``cause`` on ``obs`` (the envs ``rows``, None: all), an
+    :class:`EnvError` naming the first env whose observation holds NaN or inf, the real culprit (PPO's sampling fails
+    on NaN logits, inside torch); nothing if ``obs`` is finite."""
+    array = observation_array(obs)
+    bad = non_finite_rows(np.asarray(array))
+    if bad is None:
+        return
+    j = int(np.flatnonzero(bad)[0])
+    i = j + ((rows.start or 0) if rows is not None else 0)
+    kind = "NaN" if np.isnan(array[j]).any() else "inf"
+    raise EnvError(f"env {i}'s observation holds {kind} at the run's env step {env_step:,}: {NON_FINITE_ADVICE}") \
+        from cause
 
 
 def _write_result(writer: _RolloutWriter, t: int, result: Any, rows: slice | None) -> None:
@@ -157,7 +172,11 @@ class SampleCollector:
                             episodes.extend(result.episodes)
                         obs[k] = result.obs
                     if t < t_len:
-                        output = forward(obs[k], env_step=self.env_step)
+                        try:
+                            output = forward(obs[k], env_step=self.env_step)
+                        except Exception as exc:  # a NaN observation can fail the policy before check_finite
+                            check_acted_on(obs[k], rows, self.env_step, exc)
+                            raise
                         send(k, output[ACTION])
                         write(t, OBS, obs[k], rows)
                         for name, value in process(output).items():

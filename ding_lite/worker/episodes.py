@@ -10,7 +10,8 @@ import numpy as np
 
 from ding_lite.data.keys import ACTION, ACTION_MASK, OBS, REWARD
 from ding_lite.envs.env_manager import EpisodeEnd, env_actions, episode_quota
-from ding_lite.envs.env_outputs import observation_array
+from ding_lite.envs.env_outputs import NON_FINITE_ADVICE, non_finite_rows, observation_array
+from ding_lite.errors import EnvError
 
 logger = logging.getLogger("ding_lite")
 LONG_EPISODE = 100_000  # steps of one episode after which a run without a step cap says it may never end
@@ -48,6 +49,20 @@ class Episodes(NamedTuple):
         return [Episode(self.steps(k), end) for k, end in enumerate(self.ends) if end is not None]
 
 
+def check_step_finite(obs: Any, reward: np.ndarray, step: np.ndarray, episode: np.ndarray) -> None:
+    """An :class:`EnvError` naming the first env whose observation to act on, or reward, holds NaN or inf; ``step``
+    and ``episode``: each env's step within its episode and episode number (an evaluation has no rollout whose
+    columns could be checked once, as the collector's are, and a greedy policy acts on NaN in silence: the argmax of
+    NaN logits is action 0)."""
+    for values, what in ((reward, "reward"), (observation_array(obs), "observation")):
+        bad = non_finite_rows(np.asarray(values))
+        if bad is not None:
+            i = int(np.flatnonzero(bad)[0])
+            kind = "NaN" if np.isnan(values[i]).any() else "inf"
+            raise EnvError(f"env {i}'s {what} holds {kind} at step {int(step[i])} of its episode {int(episode[i])} "
+                           f"(evaluation or demo collection): {NON_FINITE_ADVICE}")
+
+
 def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
                  max_episode_steps: int | None = None, counts: Callable[[EpisodeEnd], bool] | None = None,
                  record: bool = False) -> Episodes:
@@ -73,6 +88,7 @@ def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
     columns: dict[str, list[np.ndarray]] = {OBS: [], ACTION: [], REWARD: []}
     running, steps = np.zeros(n_env), np.zeros(n_env, dtype=np.int64)  # each env's running episode: return, steps
     start = np.zeros(n_env, dtype=np.int64)  # step at which each env's running episode began
+    episode_no = np.zeros(n_env, dtype=np.int64)  # each env's running episode, counted from 0
     capped = t = 0
     warned = False
     obs = env_manager.reset()
@@ -99,6 +115,8 @@ def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
                 ends.append(end)
                 spans.append((i, int(start[i]), t))
             running[i], steps[i], start[i] = 0.0, 0, t
+            episode_no[i] += 1
+        check_step_finite(result.obs, result.reward, t - start, episode_no)
         if max_episode_steps is None and not warned and t % 1000 == 0:
             long_running = np.flatnonzero((t - start >= LONG_EPISODE) & (quota > 0))
             if len(long_running):  # an env without a time limit (and a policy that never ends it) waits forever

@@ -251,3 +251,43 @@ def test_an_env_without_its_spaces_is_named_when_built(missing: str, message: st
         ENV_REGISTRY.register("no_spaces")(lambda cfg: _NoSpaces(cfg["missing"]))
     with pytest.raises(EnvError, match=re.escape(message)):
         build_env(dict(type="no_spaces", missing=missing, import_names=[]))
+
+
+class _StrictPolicy(_FixedPolicy):
+    """A policy that fails on a NaN observation, as PPO's sampling does (torch.multinomial: 'probability tensor
+    contains either inf, nan or element < 0')."""
+
+    def forward(self, obs: np.ndarray, env_step: int = 0) -> dict:
+        if not np.isfinite(obs).all():
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        return super().forward(obs, env_step)
+
+
+def test_a_policy_that_fails_on_a_non_finite_observation_names_the_env_not_the_policy() -> None:
+    """Before, the policy's own error (a traceback from torch) surfaced before the collector's check of the rollout."""
+    from ding_lite.worker.collector import SampleCollector
+
+    manager = _manager("base", 2, "obs", float("nan"), 3)
+    collector = SampleCollector({}, manager, _StrictPolicy())
+    collector.rollout(2)
+    with pytest.raises(EnvError, match=r"env 2's observation holds NaN at the run's env step 9: .*wrap it") as caught:
+        collector.rollout(2)
+    assert isinstance(caught.value.__cause__, RuntimeError)  # the policy's error is kept for a debugger
+    manager.close()
+
+
+@pytest.mark.parametrize("policy", [_FixedPolicy(), _StrictPolicy()])
+@pytest.mark.parametrize("where, at, message", [
+    ("obs", 3, "env 2's observation holds NaN at step 3 of its episode 0"),
+    ("reset", 1, "env 2's observation holds NaN at step 0 of its episode 1"),  # a later episode's first observation
+])
+def test_an_evaluation_stops_at_a_non_finite_observation(policy: Any, where: str, at: int, message: str) -> None:
+    """Before, an evaluation (or a demo collection) acted on NaN observations in silence (a greedy policy's argmax
+    of NaN is action 0) and reported its returns, or failed inside the policy."""
+    from ding_lite.worker.episodes import run_episodes
+
+    manager = _manager("base", 2, where, float("nan"), at)
+    with pytest.raises(EnvError, match=r"wrap it to replace or clip") as caught:
+        run_episodes(manager, lambda obs: policy.forward(obs)["action"], 6)
+    assert message in str(caught.value)
+    manager.close()
