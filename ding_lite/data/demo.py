@@ -151,7 +151,9 @@ def episodes_to_dataset(episodes: Sequence[Mapping[str, np.ndarray]], returns: S
 
 # ---- file io ---------------------------------------------------------------------------------------------------
 def write_demo(path: str | os.PathLike, dataset: DemoDataset) -> Path:
-    """Write ``dataset`` to ``path`` (.npz) atomically; returns the path."""
+    """Write ``dataset`` to ``path`` (.npz) atomically; returns the path. A dataset holding NaN or inf is refused
+    (:func:`check_finite`) and nothing is written."""
+    check_finite(dataset)
     # allow_pickle=False: an object array (anything but plain numbers and strings) fails here, not on read
     return atomic_write(path, lambda f: np.savez_compressed(
         f, allow_pickle=False, metadata=np.array(json.dumps(dataset.metadata)), **dataset.arrays()))
@@ -189,7 +191,23 @@ def read_demo(path: str | os.PathLike) -> DemoDataset:
                           f"version {DEMO_VERSION}: collect the demos again")
     dataset = DemoDataset(**{k: arrays[k] for k in ARRAY_KEYS}, metadata=metadata, path=path)
     _check_consistent(dataset)
+    check_finite(dataset)
     return dataset
+
+
+def check_finite(ds: DemoDataset) -> None:
+    """A :class:`ConfigError` naming the first step (or episode) whose float values hold NaN or inf: PPO-DAPG's
+    first demo minibatch holding one would make every actor weight NaN."""
+    for key in ARRAY_KEYS:
+        values = getattr(ds, key)
+        if values.dtype.kind != "f" or np.isfinite(values).all():
+            continue
+        k = int(np.flatnonzero(~np.isfinite(values.reshape(len(values), -1)).all(axis=1))[0])
+        kind = "NaN" if np.isnan(values[k]).any() else "inf"
+        at = f"of episode {k}" if key.startswith("episode_") else \
+            f"at step {k} (episode {int(ds.episode_id[k])})"
+        raise ConfigError(f"{ds._where()} holds {kind} in its {key} {at}: collect the demos again from an env that "
+                          f"gives finite values (gymnasium.wrappers.TransformObservation / TransformReward)")
 
 
 def _check_consistent(ds: DemoDataset) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import gymnasium as gym
 import numpy as np
@@ -219,3 +220,31 @@ def test_sampler_rejects_bad_sizes():
         DemoSampler(5, 0)
     with pytest.raises(ValueError, match="n=0"):
         DemoSampler(0, 4)
+
+
+@pytest.mark.parametrize("key, row, value, shown", [
+    ("obs", 3, np.nan, "NaN in its obs at step 3 (episode 1)"),
+    ("reward", 1, np.inf, "inf in its reward at step 1 (episode 0)"),
+    ("episode_return", 1, np.nan, "NaN in its episode_return of episode 1"),
+])
+def test_a_non_finite_value_is_refused_on_read_and_on_write(tmp_path, key, row, value, shown):
+    """Before, a demo file holding NaN loaded, and PPO-DAPG's first demo minibatch made every actor weight NaN: the
+    run failed later inside torch.multinomial with a traceback."""
+    path = write_demo(tmp_path / "demo.npz", _dataset())
+    bad = getattr(read_demo(path), key).copy()
+    bad[row] = value
+    _rewrite(path, **{key: bad})
+    with pytest.raises(ConfigError, match=rf"demo file .*demo\.npz holds {re.escape(shown)}: .*collect the demos"):
+        read_demo(path)
+    ds = _dataset()
+    getattr(ds, key)[row] = value
+    with pytest.raises(ConfigError, match=rf"demo dataset holds {re.escape(shown)}"):
+        write_demo(tmp_path / "new.npz", ds)
+    assert not (tmp_path / "new.npz").exists()
+
+
+def test_a_non_finite_box_action_is_refused(tmp_path):
+    ds = _dataset(discrete=False)
+    ds.action[4, 0] = -np.inf
+    with pytest.raises(ConfigError, match=r"demo dataset holds inf in its action at step 4 \(episode 1\)"):
+        write_demo(tmp_path / "demo.npz", ds)
