@@ -203,6 +203,13 @@ class MlflowTracker:
     @classmethod
     def check(cls, log_cfg: Mapping[str, Any]) -> None:
         _require("mlflow", "mlflow", "mlflow")
+        uri = (log_cfg.get("mlflow") or {}).get("tracking_uri")
+        if uri is None:
+            return
+        if not isinstance(uri, str):
+            raise ConfigError(f"log.mlflow.tracking_uri must be a URI string (e.g. 'file:/path/mlruns', "
+                              f"'sqlite:///mlflow.db', 'http://host:5000') or None, got {uri!r}")
+        _check_mlflow_scheme(uri)
 
     def __init__(self, info: RunInfo) -> None:
         from mlflow.entities import Param
@@ -245,6 +252,25 @@ class MlflowTracker:
     def close(self) -> None:
         self._flush()
         self._client.set_terminated(self._run_id)
+
+
+def _check_mlflow_scheme(uri: str) -> None:
+    """A :class:`ConfigError` if the installed MLflow has no tracking store for ``uri``'s scheme (MLflow says so only
+    when the run's folder is written, in a traceback). The look-up builds no store, so it writes nothing. It is
+    MLflow's internal registry, which plugins extend: another MLflow without it is not checked here."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        from mlflow.tracking._tracking_service.utils import _tracking_store_registry as stores
+        find = stores.get_store_builder
+    except (ImportError, AttributeError):
+        return
+    try:
+        find(uri)
+    except MlflowException:
+        known = sorted(s for s in getattr(stores, "_registry", {}) if s)
+        raise ConfigError(f"log.mlflow.tracking_uri={uri!r} is no tracking store MLflow knows; its schemes: {', '.join(known)} (e.g. 'file:/path/mlruns', "
+                          f"'sqlite:///mlflow.db', 'http://host:5000')") from None
 
 
 def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -175,3 +175,16 @@ def test_unknown_tracker_did_you_mean(capsys, tmp_path, monkeypatch) -> None:
     assert "log.backends: unknown tracker type 'tensorbord' (did you mean 'tensorboard'?)" in line
     line = _bad(["--set", "log.backends='wandb'"], capsys, tmp_path, monkeypatch)
     assert "config key 'log.backends' must be a list, got str 'wandb'" in line
+
+
+@pytest.mark.parametrize("uri, shown", [
+    ("bogus://host/x", "log.mlflow.tracking_uri='bogus://host/x' is no tracking store MLflow knows"),
+    (123, "log.mlflow.tracking_uri must be a URI string (e.g. 'file:/path/mlruns'"),
+])
+def test_a_bad_mlflow_tracking_uri_is_one_line_before_anything_is_written(uri, shown, capsys, tmp_path,
+                                                                          monkeypatch) -> None:
+    """Before, MLflow's own exception came as a traceback (exit 1) once the run's folder was written."""
+    pytest.importorskip("mlflow")
+    line = _bad(["--set", "log.backends=['mlflow']", f"log.mlflow.tracking_uri={uri!r}"], capsys, tmp_path,
+                monkeypatch)
+    assert shown in line
