@@ -235,19 +235,19 @@ class PrioritizedBuffer(UniformBuffer):
         import torch
 
         return {**super().samples_state(), "leaves": torch.from_numpy(self._tree.leaves[:self._size]),
-                "pushed": self._pushed, "evicted": self._evicted, "max_priority": self._max_priority,
+                "alpha": self.alpha, "pushed": self._pushed, "evicted": self._evicted, "max_priority": self._max_priority,
                 "sample_calls": self._sample_calls,
                 "uses": None if self._uses is None else torch.from_numpy(self._uses[:self._size])}
 
     def load_samples_state(self, state: Mapping[str, Any]) -> None:
         super().load_samples_state(state)
         size = int(state["size"])
+        self._pushed, self._evicted = int(state["pushed"]), int(state["evicted"])
+        self._max_priority, self._sample_calls = float(state["max_priority"]), int(state["sample_calls"])
         for level in self._tree.levels:
             level[:] = 0.0
         if size:
-            self._tree.set(np.arange(size), state["leaves"].numpy())
-        self._pushed, self._evicted = int(state["pushed"]), int(state["evicted"])
-        self._max_priority, self._sample_calls = float(state["max_priority"]), int(state["sample_calls"])
+            self._tree.set(np.arange(size), self._leaves_for_alpha(state["leaves"].numpy(), state.get("alpha")))
         if self._uses is not None:
             self._uses[:] = 0
             if state.get("uses") is not None:
@@ -255,6 +255,18 @@ class PrioritizedBuffer(UniformBuffer):
         self._min_leaf = None
 
     # ---- internals ---------------------------------------------------------------------------------------------
+    def _leaves_for_alpha(self, leaves: np.ndarray, saved_alpha: float | None) -> np.ndarray:
+        """Saved leaves ``p^α'`` as ``p^α`` of this buffer's α (a resume may change ``alpha``): ``(p^α')^(α/α')``;
+        where α' was 0 the priorities are lost, and every stored sample gets the largest priority so far, as a new
+        sample does. A 0 leaf (never draw) stays 0. A state without its α (an older file) is taken as of this α."""
+        if saved_alpha is None or float(saved_alpha) == self.alpha:
+            return leaves
+        if float(saved_alpha) > 0:
+            new = np.power(leaves.astype(np.float64), self.alpha / float(saved_alpha))
+        else:
+            new = np.full(len(leaves), self._max_priority ** self.alpha)
+        return np.where(leaves > 0, new, 0.0)
+
     def _set(self, slots: np.ndarray, priorities: np.ndarray) -> None:
         """Write p^α into the tree (0 for p = 0: never drawn, even with α = 0) and keep the cached smallest positive
         leaf right (or mark it stale)."""

@@ -74,3 +74,20 @@ def test_nbytes_counts_the_filled_rows_and_another_capacity_is_refused() -> None
     assert buf.nbytes == 10 * (4 * 4 + 8)
     with pytest.raises(ValueError, match="holds up to 100 samples, this one 50"):
         UniformBuffer(dict(replay_buffer_size=50)).load_samples_state(buf.samples_state())
+
+
+@pytest.mark.parametrize("saved_alpha, alpha", [(0.6, 0.0), (0.6, 1.0), (0.5, 0.7), (0.0, 0.6)])
+def test_a_resume_with_another_alpha_samples_by_the_new_alpha(saved_alpha: float, alpha: float) -> None:
+    """The tree holds p^α: before, the loaded leaves kept the saved α (a resume with alpha=0 did not sample
+    uniformly); now they are p^α of the new α, and where the saved α was 0 (the priorities are lost) the largest
+    priority so far, as a new sample's."""
+    saved = PrioritizedBuffer(dict(replay_buffer_size=8, alpha=saved_alpha))
+    p = np.array([0.1, 0.5, 2.0, 4.0, 0.0])
+    saved.push({"obs": np.zeros((5, 2), np.float32), "priority": p})
+    restored = PrioritizedBuffer(dict(replay_buffer_size=8, alpha=alpha))
+    restored.load_samples_state(_round_trip(saved.samples_state()))
+    expected = np.where(p > 0, p ** alpha, 0.0) if saved_alpha > 0 else np.where(p > 0, 4.0 ** alpha, 0.0)
+    np.testing.assert_allclose(restored._tree.leaves[:5], expected, rtol=1e-5)
+    np.testing.assert_allclose(restored._tree.total, expected.sum(), rtol=1e-5)
+    restored.push({"obs": np.zeros((1, 2), np.float32)})  # a new sample: the largest priority so far, ^α
+    np.testing.assert_allclose(restored._tree.leaves[5], 4.0 ** alpha, rtol=1e-5)
