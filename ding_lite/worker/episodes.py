@@ -116,6 +116,10 @@ def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
                 spans.append((i, int(start[i]), t))
             running[i], steps[i], start[i] = 0.0, 0, t
             episode_no[i] += 1
+        if result.interrupted is not None:  # a worker restart cut these envs' episodes (not ended, not counted):
+            cut = np.flatnonzero(result.interrupted)  # their next episode starts at the next step, from nothing
+            running[cut], steps[cut], start[cut] = 0.0, 0, t
+            episode_no[cut] += 1
         check_step_finite(result.obs, result.reward, t - start, episode_no)
         if max_episode_steps is None and not warned and t % 1000 == 0:
             long_running = np.flatnonzero((t - start >= LONG_EPISODE) & (quota > 0))

@@ -83,3 +83,37 @@ def test_tracker_plateau_rule_stays_reached() -> None:
     assert tracker.should_stop
     with pytest.raises(ConfigError, match="plateau_patience"):
         PlateauDetector(0, 0.1)
+
+
+class _Cut(_Countdown):
+    """:class:`_Countdown` whose env 1 has its episode cut after the run's step ``at`` (a worker restart: the row is
+    flagged ``interrupted``, and the env starts a fresh episode, as the subprocess manager does)."""
+
+    def __init__(self, env_num: int, at: int) -> None:
+        super().__init__(env_num)
+        self.at, self.steps = at, 0
+
+    def step(self, action: np.ndarray) -> StepResult:
+        result = super().step(action)
+        self.steps += 1
+        if self.steps != self.at:
+            return result
+        self.t[1] = 0
+        interrupted = np.array([False, True])
+        obs = self.t.reshape(-1, 1).astype(np.float64)
+        return result._replace(obs=obs, episodes=[e for e in result.episodes if e.env_id != 1],
+                               interrupted=interrupted)
+
+
+def test_an_episode_cut_by_a_worker_restart_is_not_spliced_into_the_next() -> None:
+    """Before, the runner went on counting the cut episode's steps: a recorded episode (a demo) held the cut one's
+    steps too, and a capped episode's return and length included them."""
+    run = run_episodes(_Cut(2, at=1), lambda obs: np.zeros(len(obs), dtype=np.int64), 4, record=True)
+    # env 1's first episode is cut after 1 of its 2 steps; its next two (2 and 3 steps) are counted
+    assert run.returns.tolist() == [1.0, 2.0, 2.0, 3.0] and run.lengths.tolist() == [1, 2, 2, 3]
+    for k in range(4):
+        steps = run.steps(k)
+        assert len(steps["reward"]) == run.lengths[k]
+        assert steps["obs"][:, 0].tolist() == list(range(int(run.lengths[k])))  # one episode, from its first step
+    capped = run_episodes(_Cut(2, at=1), lambda obs: np.zeros(len(obs), dtype=np.int64), 2, max_episode_steps=2)
+    assert capped.lengths.tolist() == [1, 2] and capped.returns.tolist() == [1.0, 2.0] and capped.capped == 0
