@@ -235,8 +235,8 @@ class PrioritizedBuffer(UniformBuffer):
         import torch
 
         return {**super().samples_state(), "leaves": torch.from_numpy(self._tree.leaves[:self._size]),
-                "alpha": self.alpha, "pushed": self._pushed, "evicted": self._evicted, "max_priority": self._max_priority,
-                "sample_calls": self._sample_calls,
+                "alpha": self.alpha, "pushed": self._pushed, "evicted": self._evicted,
+                "max_priority": self._max_priority, "sample_calls": self._sample_calls,
                 "uses": None if self._uses is None else torch.from_numpy(self._uses[:self._size])}
 
     def load_samples_state(self, state: Mapping[str, Any]) -> None:

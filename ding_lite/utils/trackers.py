@@ -269,8 +269,9 @@ def _check_mlflow_scheme(uri: str) -> None:
         find(uri)
     except MlflowException:
         known = sorted(s for s in getattr(stores, "_registry", {}) if s)
-        raise ConfigError(f"log.mlflow.tracking_uri={uri!r} is no tracking store MLflow knows; its schemes: {', '.join(known)} (e.g. 'file:/path/mlruns', "
-                          f"'sqlite:///mlflow.db', 'http://host:5000')") from None
+        raise ConfigError(f"log.mlflow.tracking_uri={uri!r} is no tracking store MLflow knows; its schemes: "
+                          f"{', '.join(known)} (e.g. 'file:/path/mlruns', 'sqlite:///mlflow.db', "
+                          f"'http://host:5000')") from None
 
 
 def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
