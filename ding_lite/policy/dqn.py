@@ -33,8 +33,9 @@ from ding_lite.rl_utils.exploration import epsilon_schedule
 from ding_lite.rl_utils.masks import apply_action_mask, masked_argmax, random_legal_actions, split_action_mask
 from ding_lite.rl_utils.td import double_q_target, nstep_return, td_error_loss
 
-# Columns a step keeps until its n-step window is complete.
+# Columns a step keeps until its n-step window is settled.
 _STEP_KEYS = (OBS, ACTION, REWARD, TERMINATED, TRUNCATED, NEXT_OBS, VALID, NEXT_ACTION_MASK)
+_EMITTED = "emitted"  # (T, N) bool of the kept-back rows: the step already came out as a sample
 
 
 @POLICY_REGISTRY.register("dqn")
@@ -121,7 +122,7 @@ class DQNPolicy(OffPolicyPolicy):
         self._augment = None if not path else import_object(str(path), "policy.collect.augment",
                                                                "mapping a dict of sample arrays to extra samples")
         self._rng = np.random.default_rng(torch.initial_seed())  # seeded by set_seed: runs repeat exactly
-        self._pending: dict[str, np.ndarray] | None = None  # last steps whose n-step window is still open
+        self._pending: dict[str, np.ndarray] | None = None  # rows from the first step whose window is still open
 
     @torch.inference_mode()
     def _forward_collect(self, obs: Any, env_step: int = 0) -> dict:
@@ -141,28 +142,30 @@ class DQNPolicy(OffPolicyPolicy):
         self._pending = None
 
     def _get_train_sample(self, rollout: dict) -> dict:
-        """n-step samples of a (T, N) rollout. The steps of the last n - 1 rows (of the rows kept from the last
-        rollout followed by this one's) are kept back and emitted with the next rollout, so every sample gets its
-        full n steps or ends on its episode's last step; a kept-back step whose window already ends at an episode
-        end comes out one collect later, with the same values."""
+        """n-step samples of a (T, N) rollout, after the rows kept back from the last ones. A step is emitted once its
+        window is settled: its n steps are known, or its episode ends (terminated or truncated) within the known
+        rows; so every sample gets its full n steps or ends on its episode's last step, and comes out once, in the
+        collect that settles it. The rows from the earliest step not yet emitted on are kept back, each step flagged
+        whether it was emitted: fewer than n rows, and no more than the longest unfinished episode's steps."""
         nstep = int(self.cfg["nstep"])
         steps = {k: rollout[k] for k in _STEP_KEYS if k in rollout}
         if VALID not in steps:  # a hand-built rollout: every row real
             steps[VALID] = np.ones(rollout[REWARD].shape, dtype=bool)
+        steps[_EMITTED] = np.zeros(rollout[REWARD].shape, dtype=bool)
         if self._pending is not None:
             steps = {k: np.concatenate([self._pending[k], steps[k]]) for k in steps}
         # settled already within the rollout; an invalid first row also ends the steps held back from the last one
         steps[TERMINATED], steps[TRUNCATED] = cut_before_invalid(steps[TERMINATED], steps[TRUNCATED], steps[VALID])
         terminated, truncated = episode_ends(steps[TERMINATED], steps[TRUNCATED],
                                              bool(self.cfg["learn"]["ignore_done"]))
-        ret, discount, last = nstep_return(steps[REWARD], terminated, truncated, self.discount_factor,
-                                           nstep)
-        # The last n-1 rows may lack future steps: keep them and process them again with the next rollout.
-        hold = max(len(ret) - (nstep - 1), 0)
-        self._pending = {k: v[hold:] for k, v in steps.items()} if nstep > 1 else None
-        ready = np.zeros(ret.shape, dtype=bool)
-        ready[:hold] = True
-        ready &= steps[VALID]
+        ret, discount, last = nstep_return(steps[REWARD], terminated, truncated, self.discount_factor, nstep)
+        num_summed = last - np.arange(len(last))[:, None] + 1  # m of each window
+        ends_episode = np.take_along_axis(terminated | truncated, last, axis=0)
+        ready = (num_summed == nstep) | ends_episode  # no later rollout can change this window
+        ready &= steps[VALID] & ~steps[_EMITTED]
+        steps[_EMITTED] |= ready
+        open_rows = np.flatnonzero((steps[VALID] & ~steps[_EMITTED]).any(axis=1))
+        self._pending = {k: v[open_rows[0]:] for k, v in steps.items()} if len(open_rows) else None
         t_idx, n_idx = np.nonzero(ready)
         samples = {
             OBS: steps[OBS][t_idx, n_idx],

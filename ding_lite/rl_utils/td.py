@@ -51,7 +51,8 @@ def nstep_return(
     return_n = np.zeros((num_steps, num_envs), dtype=np.float32)
     num_summed = np.zeros((num_steps, num_envs), dtype=np.int64)  # m
     alive = np.ones((num_steps, num_envs), dtype=bool)  # the sum starting at t has not hit an episode end yet
-    for k in range(nstep):  # loop over the horizon only; vectorised over every (t, n)
+    # loop over the horizon only (no window reaches past the rollout's T steps); vectorised over every (t, n)
+    for k in range(min(nstep, num_steps)):
         index = np.minimum(time + k, num_steps - 1)  # (T, 1), clamped so gathers stay in range
         take = alive & (time + k <= num_steps - 1)
         step_reward = np.take_along_axis(reward, np.broadcast_to(index, reward.shape), axis=0)

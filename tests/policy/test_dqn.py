@@ -40,28 +40,121 @@ def test_nstep_samples_across_two_rollouts_and_episode_ends() -> None:
     policy = _policy("policy.nstep=3", "policy.discount_factor=0.5", fields=("collect",))
     get_train_sample = policy.collect_mode.get_train_sample
     first = get_train_sample(_rollout(0, [[1, 3], [2, 5], [4, 7], [8, 9]], terminated=[(1, 0)], truncated=[(3, 1)]))
-    # rows g=2, 3 may need future steps: held back; rows come out time-major, env 0 then env 1.
+    # env 0's rows g=2, 3 need future steps: held back; env 1's episode ends at g3, so all its rows are settled.
+    # Rows come out time-major, env 0 then env 1.
     #   (g0, e0): 1 + .5·2 = 2 (ends on the terminal g1),     discount 0,            next_obs of g1
     #   (g0, e1): 3 + .5·5 + .25·7 = 7.25,                    discount .5³ = .125,   next_obs of g2
     #   (g1, e0): 2 (terminal),                               discount 0,            next_obs of g1
     #   (g1, e1): 5 + .5·7 + .25·9 = 10.75 (ends at g3),      discount .125 (truncation bootstraps), next_obs of g3
-    np.testing.assert_allclose(first[RETURN_N], [2, 7.25, 2, 10.75])
-    np.testing.assert_allclose(first[DISCOUNT_N], [0, 0.125, 0, 0.125])
-    np.testing.assert_array_equal(first[NEXT_OBS_N][:, 0], [1.5, 102.5, 1.5, 103.5])
-    np.testing.assert_array_equal(first[OBS][:, 0], [0, 100, 1, 101])
-    np.testing.assert_array_equal(first[ACTION], [0, 0, 1, 1])
+    #   (g2, e1): 7 + .5·9 = 11.5 (truncated at g3),          discount .25,          next_obs of g3
+    #   (g3, e1): 9,                                          discount .5,           next_obs of g3
+    np.testing.assert_allclose(first[RETURN_N], [2, 7.25, 2, 10.75, 11.5, 9])
+    np.testing.assert_allclose(first[DISCOUNT_N], [0, 0.125, 0, 0.125, 0.25, 0.5])
+    np.testing.assert_array_equal(first[NEXT_OBS_N][:, 0], [1.5, 102.5, 1.5, 103.5, 103.5, 103.5])
+    np.testing.assert_array_equal(first[OBS][:, 0], [0, 100, 1, 101, 102, 103])
+    np.testing.assert_array_equal(first[ACTION], [0, 0, 1, 1, 0, 1])
 
     second = get_train_sample(_rollout(4, [[16, 11], [32, 13], [64, 15], [128, 17]]))
-    # the held rows g=2, 3 now complete with the new rollout's steps, then g=4, 5; g=6, 7 are held again.
-    #   (g2, e0): 4 + .5·8 + .25·16 = 12,    .125, next_obs of g4     (g2, e1): 7 + .5·9 = 11.5 (truncated g3), .25, g3
-    #   (g3, e0): 8 + .5·16 + .25·32 = 24,   .125, g5                 (g3, e1): 9, .5, g3
+    # env 0's held rows g=2, 3 now complete with the new rollout's steps, then g=4, 5 of both envs (env 1's g2, g3
+    # came out already); g=6, 7 are held again.
+    #   (g2, e0): 4 + .5·8 + .25·16 = 12,    .125, next_obs of g4
+    #   (g3, e0): 8 + .5·16 + .25·32 = 24,   .125, g5
     #   (g4, e0): 16 + 16 + 16 = 48,         .125, g6                 (g4, e1): 11 + 6.5 + 3.75 = 21.25, .125, g6
     #   (g5, e0): 32 + 32 + 32 = 96,         .125, g7                 (g5, e1): 13 + 7.5 + 4.25 = 24.75, .125, g7
-    np.testing.assert_allclose(second[RETURN_N], [12, 11.5, 24, 9, 48, 21.25, 96, 24.75])
-    np.testing.assert_allclose(second[DISCOUNT_N], [0.125, 0.25, 0.125, 0.5, 0.125, 0.125, 0.125, 0.125])
-    np.testing.assert_array_equal(second[NEXT_OBS_N][:, 0], [4.5, 103.5, 5.5, 103.5, 6.5, 106.5, 7.5, 107.5])
-    np.testing.assert_array_equal(second[OBS][:, 0], [2, 102, 3, 103, 4, 104, 5, 105])
+    np.testing.assert_allclose(second[RETURN_N], [12, 24, 48, 21.25, 96, 24.75])
+    np.testing.assert_allclose(second[DISCOUNT_N], [0.125] * 6)
+    np.testing.assert_array_equal(second[NEXT_OBS_N][:, 0], [4.5, 5.5, 6.5, 106.5, 7.5, 107.5])
+    np.testing.assert_array_equal(second[OBS][:, 0], [2, 3, 4, 104, 5, 105])
     assert second[RETURN_N].dtype == np.float32
+
+
+def test_nstep_longer_than_the_rollouts_emits_each_finished_episode_in_the_collect_that_ends_it() -> None:
+    # nstep 10⁶, γ 0.5, rollouts of 3 rows. A row comes out once its episode ends within the rows known.
+    policy = _policy("policy.nstep=1000000", "policy.discount_factor=0.5", fields=("collect",))
+    get_train_sample = policy.collect_mode.get_train_sample
+    # env 0: r = 1, 2, 4, terminated at g1; env 1: r = 1, 1, 1, no end yet.
+    first = get_train_sample(_rollout(0, [[1, 1], [2, 1], [4, 1]], terminated=[(1, 0)]))
+    #   (g0, e0): 1 + .5·2 = 2, discount 0, next_obs of g1;   (g1, e0): 2, discount 0, next_obs of g1
+    np.testing.assert_array_equal(first[OBS][:, 0], [0, 1])
+    np.testing.assert_allclose(first[RETURN_N], [2, 2])
+    np.testing.assert_allclose(first[DISCOUNT_N], [0, 0])
+    np.testing.assert_array_equal(first[NEXT_OBS_N][:, 0], [1.5, 1.5])
+    assert len(policy._pending[REWARD]) == 3  # env 1's episode is 3 steps long, unfinished
+
+    # env 0: r = 8, 16, 32, truncated at g4; env 1: r = 2, 4, 8, terminated at g5.
+    second = get_train_sample(_rollout(3, [[8, 2], [16, 4], [32, 8]], terminated=[(2, 1)], truncated=[(1, 0)]))
+    #   (g0, e1): 1 + .5 + .25 + .125·2 + .0625·4 + .03125·8 = 2.5   (g2, e0): 4 + .5·8 + .25·16 = 12, .5³, g4
+    #   (g1, e1): 1 + .5·1 + .25·2 + .125·4 + .0625·8 = 3            (g3, e0): 8 + .5·16 = 16, .25, g4
+    #   (g2, e1): 1 + .5·2 + .25·4 + .125·8 = 4                      (g4, e0): 16, .5, g4
+    #   (g3, e1): 2 + .5·4 + .25·8 = 6;  (g4, e1): 4 + .5·8 = 8;  (g5, e1): 8; env 1 terminal: discount 0, g5
+    np.testing.assert_array_equal(second[OBS][:, 0], [100, 101, 2, 102, 3, 103, 4, 104, 105])
+    np.testing.assert_allclose(second[RETURN_N], [2.5, 3, 12, 4, 16, 6, 16, 8, 8])
+    np.testing.assert_allclose(second[DISCOUNT_N], [0, 0, 0.125, 0, 0.25, 0, 0.5, 0, 0])
+    np.testing.assert_array_equal(second[NEXT_OBS_N][:, 0], [105.5, 105.5, 4.5, 105.5, 4.5, 105.5, 4.5, 105.5, 105.5])
+    assert len(policy._pending[REWARD]) == 1  # env 0's episode from g5
+
+    # env 0: r = 1, 1, 1, no end; env 1: r = 1, 1, 1, truncated at g8.
+    third = get_train_sample(_rollout(6, [[1, 1]] * 3, truncated=[(2, 1)]))
+    #   (g6, e1): 1 + .5 + .25 = 1.75, .125, g8;  (g7, e1): 1.5, .25, g8;  (g8, e1): 1, .5, g8
+    np.testing.assert_array_equal(third[OBS][:, 0], [106, 107, 108])
+    np.testing.assert_allclose(third[RETURN_N], [1.75, 1.5, 1])
+    np.testing.assert_allclose(third[DISCOUNT_N], [0.125, 0.25, 0.5])
+    np.testing.assert_array_equal(third[NEXT_OBS_N][:, 0], [108.5] * 3)
+    assert len(policy._pending[REWARD]) == 4  # env 0's episode g5..g8, still unfinished
+
+
+def _reference_samples(reward: np.ndarray, done: np.ndarray, terminated: np.ndarray, gamma: float,
+                       nstep: int) -> dict[tuple[int, int], tuple[float, float, int]]:
+    """(g, env) -> (return_n, discount_n, last g) of every step whose window is settled, by plain loops."""
+    out = {}
+    for n in range(reward.shape[1]):
+        for g in range(reward.shape[0]):
+            ret, k = 0.0, 0
+            while g + k < reward.shape[0] and k < nstep:
+                ret += gamma**k * reward[g + k, n]
+                k += 1
+                if done[g + k - 1, n]:
+                    break
+            if k == nstep or done[g + k - 1, n]:
+                out[(g, n)] = (ret, gamma**k * (not terminated[g + k - 1, n]), g + k - 1)
+    return out
+
+
+@pytest.mark.parametrize("nstep", [1, 3, 1000000])
+def test_nstep_rows_come_out_once_over_many_rollouts_and_pending_stays_bounded(nstep: int) -> None:
+    rng = np.random.default_rng(nstep)
+    t_len, n_env, n_roll = 4, 3, 12
+    total = t_len * n_roll
+    reward = rng.integers(1, 5, size=(total, n_env)).astype(np.float32)
+    terminated = rng.random((total, n_env)) < 0.08
+    truncated = ~terminated & (rng.random((total, n_env)) < 0.05)
+    truncated[-1] = ~terminated[-1]  # every episode ends with the last rollout
+    done = terminated | truncated
+    policy = _policy(f"policy.nstep={nstep}", "policy.discount_factor=0.5", fields=("collect",))
+    seen: dict[tuple[int, int], tuple[float, float, int]] = {}
+    for r in range(n_roll):
+        rows = slice(r * t_len, (r + 1) * t_len)
+        obs = (np.arange(r * t_len, (r + 1) * t_len)[:, None] + 100 * np.arange(n_env))[..., None]  # g + 100·env
+        out = policy.collect_mode.get_train_sample({
+            OBS: obs.astype(np.float32), NEXT_OBS: obs + np.float32(0.5), ACTION: np.zeros((t_len, n_env), np.int64),
+            REWARD: reward[rows], TERMINATED: terminated[rows], TRUNCATED: truncated[rows]})
+        known_steps = (r + 1) * t_len
+        known = _reference_samples(reward[:known_steps], done[:known_steps], terminated, 0.5, nstep)
+        for obs, ret, disc, next_obs in zip(out[OBS][:, 0], out[RETURN_N], out[DISCOUNT_N], out[NEXT_OBS_N][:, 0],
+                                            strict=True):
+            key = (int(obs) % 100, int(obs) // 100)
+            assert key not in seen, f"{key} emitted twice"
+            seen[key] = (float(ret), float(disc), int(next_obs) % 100)
+        assert seen.keys() == known.keys()  # every settled row came out, in the collect that settled it
+        # kept back: the rows from the first open one on (of an unfinished episode, fewer than n steps from the end)
+        episode_start = [max((g + 1 for g in range(known_steps) if done[g, n]), default=0) for n in range(n_env)]
+        first_open = min(max(start, known_steps - nstep + 1) for start in episode_start)
+        pending = 0 if policy._pending is None else len(policy._pending[REWARD])
+        assert pending == known_steps - first_open
+        assert pending <= known_steps - min(episode_start) and pending < nstep
+    assert len(seen) == total * n_env
+    for key, (ret, disc, last) in seen.items():
+        np.testing.assert_allclose((ret, disc, last), known[key], rtol=1e-6, err_msg=str(key))
 
 
 def test_nstep_one_emits_every_row_at_once() -> None:

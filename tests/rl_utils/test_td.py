@@ -97,3 +97,22 @@ def test_td_error_loss_huber_and_mse_with_weights():
 def test_td_error_loss_rejects_unknown_type():
     with pytest.raises(ValueError, match="loss_type"):
         td_error_loss(torch.zeros(2), torch.zeros(2), loss_type="l1")
+
+
+def test_nstep_beyond_the_rollout_sums_what_it_holds_without_looping_over_n(monkeypatch):
+    # nstep 10⁹ on a 3-step rollout is the whole rollout: γ = 0.5, r = 1, 2, 4 -> 1 + 1 + 1 = 3, 2 + 2 = 4, 4.
+    calls = []
+    take_along_axis = np.take_along_axis
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        assert len(calls) < 100, "nstep_return loops over nstep, not over the rollout's steps"
+        return take_along_axis(*args, **kwargs)
+
+    monkeypatch.setattr(np, "take_along_axis", counted)
+    reward = np.array([[1], [2], [4]], dtype=np.float32)
+    no = np.zeros((3, 1), dtype=bool)
+    ret, disc, last = nstep_return(reward, no, no, gamma=0.5, nstep=10**9)
+    np.testing.assert_allclose(ret[:, 0], [3, 4, 4])
+    np.testing.assert_allclose(disc[:, 0], [0.125, 0.25, 0.5])
+    np.testing.assert_array_equal(last[:, 0], [2, 2, 2])
