@@ -12,22 +12,25 @@ from easydict import EasyDict
 from ding_lite.config import save_config
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.utils.atomic import atomic_write
+from ding_lite.utils.claim import normal_path
 
 
 def experiment_dir(cfg: EasyDict, exp_name: str | None, seed: int, n_seeds: int) -> Path:
     """``<exp_name>`` for a single seed; with several seeds from one command, one folder per seed: a trailing
-    ``_seed<K>`` of the name (DI-engine's habit) becomes ``_seed<seed>``, otherwise ``_seed<seed>`` is appended."""
+    ``_seed<K>`` of the name (DI-engine's habit) becomes ``_seed<seed>``, otherwise ``_seed<seed>`` is appended. A
+    ``..`` in the name is resolved by name (``a/../b`` is ``b``), as the run's folder is claimed."""
     if exp_name is None and cfg.get("exp_name") is None:  # str(None) would name a folder 'None'
         raise ConfigError("exp_name is None: give the experiment a name (exp_name='cartpole_dqn' in the config, or "
                           "--exp-name cartpole_dqn)")
     name = str(exp_name if exp_name is not None else cfg.exp_name)
-    if Path(name).name in ("", ".", ".."):
+    folder = str(normal_path(name))  # its '..' parts resolved by name: 'a/../b' is the folder 'b'
+    if name == "" or Path(folder).name in ("", ".", ".."):
         where = "--exp-name" if exp_name is not None else "exp_name"
         raise ConfigError(f"{where} {name!r} names no folder of its own: give the experiment a name, e.g. "
                           f"--exp-name cartpole_dqn")
     if n_seeds > 1:
-        name = re.sub(r"_seed\d+$", "", name) + f"_seed{seed}"
-    return Path(name)
+        folder = re.sub(r"_seed\d+$", "", folder) + f"_seed{seed}"
+    return Path(folder)
 
 
 def checkpoint_to_run(cfg: EasyDict, load_ckpt: str | Path | None, exp_name: str | None, seed: int,

@@ -25,7 +25,7 @@ from ding_lite.runtime.restarts import ENTRY as RESTARTS_ENTRY
 from ding_lite.runtime.restarts import RunRestarts, per_1k
 from ding_lite.utils.atomic import remove_stale_temps
 from ding_lite.utils.checkpoint import load_checkpoint, resume_checkpoint
-from ding_lite.utils.claim import FolderClaim, claim_existing, claim_new
+from ding_lite.utils.claim import FolderClaim, claim_existing, claim_new, normal_path
 from ding_lite.utils.events import drop_events_after
 from ding_lite.utils.log import TEXT_LOG, ExperimentLogger
 from ding_lite.utils.seed import SeedPlan, set_seed
@@ -110,7 +110,7 @@ def start_run(config: ConfigLike, options: RunOptions, resolve: Callable[[Any], 
     resolve(cfg)
     check_budget("max_env_step", options.max_env_step)
     check_budget("max_train_iter", options.max_train_iter)
-    asked_dir = Path(options.exp_dir) if options.exp_dir is not None else experiment_dir(cfg, None, seed, 1)
+    asked_dir = normal_path(options.exp_dir if options.exp_dir is not None else experiment_dir(cfg, None, seed, 1))
     held = claim_existing(asked_dir) if resume and asked_dir.is_dir() else None  # a second --resume is refused
     try:
         if resume:

@@ -49,7 +49,9 @@ class FolderClaim:
 
 def claim_new(path: Path) -> FolderClaim:
     """Claim ``path`` if it is absent or empty and not in use, else the first such ``<path>_<k>`` (an earlier run is
-    never written into, a running one never shared)."""
+    never written into, a running one never shared). A ``..`` in ``path`` is resolved by name first (``a/../b`` is
+    ``b``, see :func:`normal_path`): no folder is made only to be passed through, and left behind."""
+    path = normal_path(path)
     k = 0
     skipped = ""
     while True:
@@ -70,6 +72,12 @@ def claim_new(path: Path) -> FolderClaim:
         else:
             skipped = skipped or "is not a folder"
         k += 1
+
+
+def normal_path(path: str | Path) -> Path:
+    """``path`` with its ``..`` parts resolved by name (``os.path.normpath``: ``a/../../b`` is ``../b``), as the
+    shell's ``cd`` reads them, so that ``a`` need not exist; other paths are unchanged."""
+    return Path(os.path.normpath(path))
 
 
 def claim_existing(path: Path) -> FolderClaim:

@@ -321,3 +321,17 @@ def test_an_exp_name_of_none_is_refused_not_a_folder_named_none(tmp_path: Path, 
     assert err == ("ding_lite: error: exp_name is None: give the experiment a name (exp_name='cartpole_dqn' in the "
                    "config, or --exp-name cartpole_dqn)")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cfg.py"]
+
+
+def test_a_run_refused_after_its_folder_was_claimed_leaves_no_folder_on_a_path_through_dotdot(
+        tmp_path: Path, monkeypatch, capsys) -> None:
+    # 'a/../../escape' names <tmp>/escape from <tmp>/work; the budget check (a built policy's) refuses the run after
+    # the claim, which must remove what it made: neither the folder nor the 'a' it passed through stays
+    from ding_lite.cli import main
+
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    assert main(["-c", DQN, "--set", "exp_name=a/../../escape", "--max-env-step", "10"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "policy.learn.batch_size=64 is above the env-step budget 10" in lines[0], lines
+    assert [p.relative_to(tmp_path) for p in tmp_path.rglob("*")] == [Path("work")]
