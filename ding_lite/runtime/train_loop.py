@@ -63,7 +63,8 @@ class RunStart:
     nothing (a refused start) is removed again, so that bad input changes nothing on disk."""
 
     def __init__(self, cfg: Any, options: RunOptions, claim: FolderClaim, asked_dir: Path, ckpt_path: Path | None,
-                 start: float, best_return: float = -math.inf, seeds: SeedPlan | None = None) -> None:
+                 start: float, best_return: float = -math.inf, seeds: SeedPlan | None = None,
+                 ckpt_state: dict[str, Any] | None = None) -> None:
         self.cfg = cfg
         self.options = options
         self.seed = options.seed
@@ -73,6 +74,7 @@ class RunStart:
         self.exp_dir = claim.path  # where this run writes
         self.asked_dir = asked_dir  # where the caller asked it to write (exp_dir differs if that one was taken)
         self.ckpt_path = ckpt_path
+        self.ckpt_state = ckpt_state  # its contents, read once by start_run (None: a fresh start)
         self.resume = options.resume
         self.max_env_step, self.max_train_iter = options.max_env_step, options.max_train_iter
         self.progress = options.progress
@@ -116,7 +118,7 @@ def start_run(config: ConfigLike, options: RunOptions, resolve: Callable[[Any], 
         if resume:
             check_resume_seed(asked_dir, seed)
         # refused before a folder is made
-        ckpt_path = checkpoint_to_load(asked_dir, resume, options.load_ckpt, cfg) if checkpoints else None
+        start_ckpt = checkpoint_to_load(asked_dir, resume, options.load_ckpt, cfg) if checkpoints else None
         claim = held or claim_new(asked_dir)
     except BaseException:
         if held is not None:
@@ -130,12 +132,12 @@ def start_run(config: ConfigLike, options: RunOptions, resolve: Callable[[Any], 
     freeze(cfg)
     if cfg.policy.eval.evaluator.get("video_every"):
         prepare_offscreen_rendering()  # before any env (and MuJoCo) is loaded
-    saved = {} if ckpt_path is None else load_checkpoint(ckpt_path)
-    seeds = SeedPlan.resuming(seed, saved) if resume else SeedPlan(seed)
+    ckpt_path, saved = start_ckpt if start_ckpt is not None else (None, None)
+    seeds = SeedPlan.resuming(seed, saved or {}) if resume else SeedPlan(seed)
     set_seed(seeds.collector)
     configure_torch()
-    best = float(saved.get("best_eval_return", -math.inf))
-    return RunStart(cfg, options, claim, asked_dir, ckpt_path, start, best, seeds)
+    best = float((saved or {}).get("best_eval_return", -math.inf))
+    return RunStart(cfg, options, claim, asked_dir, ckpt_path, start, best, seeds, saved)
 
 
 def check_budget(name: str, value: int | None) -> int | None:
@@ -215,7 +217,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         learner.save_with_checkpoints(REPLAY_ENTRY, replay_ckpts.state)
     buffer_note = None
     if run.ckpt_path is not None:  # a checkpoint that does not fit the policy fails here, before anything is written
-        learner.load_checkpoint(run.ckpt_path)
+        learner.load_checkpoint(run.ckpt_path, run.ckpt_state)
         if run.resume:
             record.resume_from(learner.loaded_run, run.ckpt_path, learner)
             for entry, counter in counts.items():
@@ -281,8 +283,9 @@ def check_resume_seed(exp_dir: Path, seed: int) -> None:
 
 
 def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None,
-                       cfg: Any = None) -> Path | None:
-    """The checkpoint a run starts from, checked to be readable before anything is written; None for a fresh start.
+                       cfg: Any = None) -> tuple[Path, dict[str, Any]] | None:
+    """The checkpoint a run starts from and its contents, read here (so it is readable) before anything is written,
+    and only here; None for a fresh start.
 
     ``load_ckpt`` (``--load-ckpt``) first; else with ``resume`` the latest of ``exp_dir``; else the config's
     ``policy.learn.learner.hook.load_ckpt_before_run``."""
@@ -291,8 +294,7 @@ def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None
     if load_ckpt is None and not resume and cfg is not None:
         load_ckpt = cfg.policy.learn.learner.hook.get("load_ckpt_before_run") or None
     if load_ckpt is not None:
-        load_checkpoint(load_ckpt)  # raises a clear CheckpointError if missing or unreadable
-        return Path(load_ckpt)
+        return Path(load_ckpt), load_checkpoint(load_ckpt)  # a clear CheckpointError if missing or unreadable
     if resume:
         latest = resume_checkpoint(exp_dir / "ckpt")  # the newest that loads: an unreadable one is skipped, warned
         if latest is None:

@@ -77,19 +77,19 @@ def latest_checkpoint(ckpt_dir: str | os.PathLike) -> Path | None:
     return newest[0] if newest else None
 
 
-def resume_checkpoint(ckpt_dir: str | os.PathLike) -> Path | None:
-    """The checkpoint ``--resume`` goes on from: the newest ``iteration_N`` / ``resume_N`` of ``ckpt_dir`` that
-    loads (None if there is none). One that does not (a disk error, a copy cut short) is skipped with a warning
-    naming it, so that the run goes on from the one before; none readable is the newest one's error."""
+def resume_checkpoint(ckpt_dir: str | os.PathLike) -> tuple[Path, dict[str, Any]] | None:
+    """The checkpoint ``--resume`` goes on from, and its contents: the newest ``iteration_N`` / ``resume_N`` of
+    ``ckpt_dir`` that loads (None if there is none). One that does not (a disk error, a copy cut short) is skipped
+    with a warning naming it, so that the run goes on from the one before; none readable is the newest one's error."""
     first_error: CheckpointError | None = None
     for path in _newest_first(ckpt_dir):
         try:
-            load_checkpoint(path)
+            state = load_checkpoint(path)
         except CheckpointError as exc:
             first_error = first_error or exc
             setup_console_logging().warning("warning: --resume skips %s: %s", path, exc)
             continue
-        return path
+        return path, state
     if first_error is not None:
         raise first_error
     return None

@@ -133,9 +133,10 @@ class BaseLearner:
             self.logger.flush_events()
         return save_checkpoint(self.ckpt_dir / f"{name}.pth.tar", self.checkpoint_state(name))
 
-    def load_checkpoint(self, path: str | Path) -> None:
-        """Restore policy state, ``train_iter``, ``env_step`` and the best eval return from a checkpoint."""
-        state = load_policy_weights(self.policy, path)
+    def load_checkpoint(self, path: str | Path, state: dict[str, Any] | None = None) -> None:
+        """Restore policy state, ``train_iter``, ``env_step`` and the best eval return from a checkpoint (``state``:
+        its contents, if already read)."""
+        state = load_policy_weights(self.policy, path, state)
         self.train_iter = int(state.get("train_iter", 0))
         self.env_step = int(state.get("env_step", 0))
         self.best_eval_return = float(state.get("best_eval_return", -math.inf))

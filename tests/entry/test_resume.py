@@ -149,3 +149,29 @@ def test_config_load_ckpt_before_run_is_the_start_checkpoint(tmp_path: Path) -> 
                                         f"policy.learn.learner.hook.load_ckpt_before_run='{ckpt}'"))
     assert result["train_iter"] == 35  # continued from the checkpoint's 30 iterations
     assert "loaded" in (tmp_path / "b" / "log" / "train.log").read_text()
+
+
+def test_the_start_checkpoint_is_read_once(tmp_path: Path, monkeypatch) -> None:
+    """--load-ckpt and --resume: the start checkpoint is read once (checked, then loaded from what was read)."""
+    import torch
+
+    from ding_lite.entry.serial import serial_pipeline
+
+    overrides = ("env.stop_value=100000", "policy.eval.final_episodes=0")
+    serial_pipeline(DQN, seed=0, max_train_iter=30, exp_dir=tmp_path / "a", progress=False, overrides=overrides)
+    start = latest_checkpoint(tmp_path / "a" / "ckpt")
+    reads: list[Path] = []
+    torch_load = torch.load
+
+    def counted(path, *args, **kwargs):
+        reads.append(Path(path))
+        return torch_load(path, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "load", counted)
+    serial_pipeline(DQN, seed=0, max_train_iter=35, exp_dir=tmp_path / "b", load_ckpt=start, progress=False,
+                    overrides=overrides)
+    assert reads.count(start) == 1, reads
+    reads.clear()
+    result = serial_pipeline(DQN, seed=0, max_train_iter=40, exp_dir=tmp_path / "a", resume=True, progress=False,
+                             overrides=overrides)
+    assert result["train_iter"] == 40 and reads.count(start) == 1, reads
