@@ -112,6 +112,23 @@ def ray_head(cwd: str | Path, timeout: float = 180) -> Iterator[tuple[str, dict[
             head.kill()
             head.wait()
 
+@pytest.fixture(scope="session")
+def local_ray() -> Iterator[Any]:
+    """One local Ray (2 CPUs) for every in-process parallel run of the session: Ray starts slowly."""
+    ray = pytest.importorskip("ray")
+    old = os.environ.get("PYTHONPATH")
+    # actor processes import this checkout, and the tests' helper modules (faulty_env) as the test process does
+    os.environ["PYTHONPATH"] = cli_env([str(REPO_ROOT / "tests")])["PYTHONPATH"]
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level=logging.ERROR)
+    yield ray
+    ray.shutdown()
+    if old is None:
+        os.environ.pop("PYTHONPATH", None)
+    else:
+        os.environ["PYTHONPATH"] = old
+
+
 @pytest.fixture
 def repo_root() -> Path:
     return REPO_ROOT

@@ -7,6 +7,8 @@ File format: one ``.npz`` (a zip of ``.npy`` arrays, read with ``allow_pickle=Fa
 - ``action`` (M,) int64 for a discrete action space, (M, *action_shape) float32 for a box (the executed, clipped
   action);
 - ``reward`` (M,) float32; ``episode_id`` (M,) int64, episode k's steps are contiguous and in time order;
+- ``action_mask`` (M, n_actions), only where the env's observations carry an action mask (``Dict(observation,
+  action_mask)``): the legal actions of each step, in the env's dtype (``obs`` holds the observation part);
 - ``episode_return`` (K,) float64 and ``episode_length`` (K,) int64, one per kept episode;
 - ``metadata``: a 0-d unicode array holding JSON (format, version, env, policy, checkpoint, counts, success rule).
 
@@ -29,7 +31,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from ding_lite.data.keys import ACTION, EPISODE_ID, OBS, REWARD
+from ding_lite.data.keys import ACTION, ACTION_MASK, EPISODE_ID, OBS, REWARD
 from ding_lite.errors import ConfigError, first_line
 from ding_lite.registry import CONFIG_SECTION_REGISTRY
 from ding_lite.utils.atomic import atomic_write
@@ -63,6 +65,7 @@ class DemoDataset:
     episode_id: np.ndarray
     episode_return: np.ndarray
     episode_length: np.ndarray
+    action_mask: np.ndarray | None = None  # (M, n_actions) legal actions of each step (None: the env has no mask)
     metadata: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None  # the file it was read from (None: built in memory)
 
@@ -75,12 +78,12 @@ class DemoDataset:
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Every array by its file key."""
-        return {OBS: self.obs, ACTION: self.action, REWARD: self.reward, EPISODE_ID: self.episode_id,
-                "episode_return": self.episode_return, "episode_length": self.episode_length}
+        return {**self.batch(), "episode_return": self.episode_return, "episode_length": self.episode_length}
 
     def batch(self) -> dict[str, np.ndarray]:
-        """The step columns as one batch: ``obs``, ``action``, ``reward``, ``episode_id``."""
-        return {OBS: self.obs, ACTION: self.action, REWARD: self.reward, EPISODE_ID: self.episode_id}
+        """The step columns as one batch: ``obs``, ``action``, ``reward``, ``episode_id`` (and ``action_mask``)."""
+        columns = {OBS: self.obs, ACTION: self.action, REWARD: self.reward, EPISODE_ID: self.episode_id}
+        return columns if self.action_mask is None else {**columns, ACTION_MASK: self.action_mask}
 
     def iter_batches(self, batch_size: int, seed: int = 0) -> Iterator[dict[str, np.ndarray]]:
         """Endless shuffled batches of ``batch_size`` steps (see :class:`DemoSampler`)."""
@@ -131,9 +134,13 @@ def model_spaces(model_cfg: Mapping[str, Any]) -> tuple[gym.Space, gym.Space]:
 
 def episodes_to_dataset(episodes: Sequence[Mapping[str, np.ndarray]], returns: Sequence[float],
                         metadata: Mapping[str, Any]) -> DemoDataset:
-    """Concatenate per-episode ``obs`` / ``action`` / ``reward`` arrays (each (T_k, ...)) into a dataset."""
+    """Concatenate per-episode ``obs`` / ``action`` / ``reward`` (and ``action_mask``) arrays (each (T_k, ...)) into a
+    dataset."""
     if not episodes:
         raise ValueError("a demo dataset needs at least one episode")
+    masked = [ACTION_MASK in e for e in episodes]
+    if any(masked) and not all(masked):
+        raise ValueError("either every episode of a demo dataset has action masks or none has")
     lengths = np.array([len(e[OBS]) for e in episodes], dtype=np.int64)
     action = np.concatenate([e[ACTION] for e in episodes])
     action = action.astype(np.int64) if np.issubdtype(action.dtype, np.integer) else action.astype(np.float32)
@@ -144,6 +151,7 @@ def episodes_to_dataset(episodes: Sequence[Mapping[str, np.ndarray]], returns: S
         episode_id=np.repeat(np.arange(len(episodes), dtype=np.int64), lengths),
         episode_return=np.asarray(returns, dtype=np.float64),
         episode_length=lengths,
+        action_mask=np.concatenate([e[ACTION_MASK] for e in episodes]) if all(masked) else None,
         metadata={**metadata, "format": DEMO_FORMAT, "version": DEMO_VERSION, "n_episode": len(episodes),
                   "n_step": int(lengths.sum())},
     )
@@ -189,7 +197,8 @@ def read_demo(path: str | os.PathLike) -> DemoDataset:
     if metadata.get("version") != DEMO_VERSION:
         raise ConfigError(f"demo file {path} has format version {metadata.get('version')!r}; this ding_lite reads "
                           f"version {DEMO_VERSION}: collect the demos again")
-    dataset = DemoDataset(**{k: arrays[k] for k in ARRAY_KEYS}, metadata=metadata, path=path)
+    dataset = DemoDataset(**{k: arrays[k] for k in ARRAY_KEYS}, action_mask=arrays.get(ACTION_MASK),
+                          metadata=metadata, path=path)
     _check_consistent(dataset)
     check_finite(dataset)
     return dataset
@@ -222,6 +231,8 @@ def _check_consistent(ds: DemoDataset) -> None:
     if any(len(a) != m for a in (ds.action, ds.reward, ds.episode_id)):
         problems.append(f"step arrays of different lengths (obs {m}, action {len(ds.action)}, reward "
                         f"{len(ds.reward)}, episode_id {len(ds.episode_id)})")
+    if ds.action_mask is not None and (ds.action_mask.ndim != 2 or len(ds.action_mask) != m):
+        problems.append(f"action masks of shape {ds.action_mask.shape} for {m} steps")
     if len(ds.episode_length) != k:
         problems.append(f"{k} episode returns but {len(ds.episode_length)} episode lengths")
     if not problems:
@@ -249,10 +260,11 @@ def read_demos(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> DemoDa
     first = datasets[0]
     for ds in datasets[1:]:
         if ds.obs.shape[1:] != first.obs.shape[1:] or ds.action.shape[1:] != first.action.shape[1:] or \
-                ds.action.dtype.kind != first.action.dtype.kind:
+                ds.action.dtype.kind != first.action.dtype.kind or _mask_shape(ds) != _mask_shape(first):
             raise ConfigError(f"demo files {first.path} and {ds.path} do not match: observations "
                               f"{first.obs.shape[1:]} vs {ds.obs.shape[1:]}, actions {first.action.dtype}"
-                              f"{first.action.shape[1:]} vs {ds.action.dtype}{ds.action.shape[1:]}")
+                              f"{first.action.shape[1:]} vs {ds.action.dtype}{ds.action.shape[1:]}, action masks "
+                              f"{_mask_shape(first)} vs {_mask_shape(ds)}")
     offsets = np.cumsum([0] + [ds.n_episode for ds in datasets[:-1]])
     return DemoDataset(
         obs=np.concatenate([ds.obs for ds in datasets]),
@@ -261,11 +273,17 @@ def read_demos(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> DemoDa
         episode_id=np.concatenate([ds.episode_id + off for ds, off in zip(datasets, offsets, strict=True)]),
         episode_return=np.concatenate([ds.episode_return for ds in datasets]),
         episode_length=np.concatenate([ds.episode_length for ds in datasets]),
+        action_mask=None if first.action_mask is None else np.concatenate([ds.action_mask for ds in datasets]),
         metadata={"format": DEMO_FORMAT, "version": DEMO_VERSION, "sources": [ds.metadata for ds in datasets],
                   "n_episode": int(sum(ds.n_episode for ds in datasets)),
                   "n_step": int(sum(len(ds) for ds in datasets))},
         path=None,
     )
+
+
+def _mask_shape(ds: DemoDataset) -> tuple[int, ...] | None:
+    """The shape of one step's action mask (None: the dataset has none)."""
+    return None if ds.action_mask is None else tuple(ds.action_mask.shape[1:])
 
 
 # ---- batches ---------------------------------------------------------------------------------------------------

@@ -34,7 +34,8 @@ class PPODAPGPolicy(PPOPolicy):
     is no demo term and the policy trains exactly as PPO.
     """
 
-    supports_action_mask = False  # demo files hold no masks: the demo term would push illegal actions up
+    # the demo term reads no masks (a masked env's demo files hold them, unused here): it would push illegal actions up
+    supports_action_mask = False
 
     config: dict[str, Any] = dict(
         type="ppo_dapg",

@@ -5,7 +5,6 @@ so the in-process runs share one local instance (the runs as processes: test_par
 from __future__ import annotations
 
 import json
-import logging
 import os
 import threading
 import time
@@ -29,7 +28,7 @@ from ding_lite.utils.events import read_scalars
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.utils.seed import SeedPlan
 
-from conftest import DIZOO_CARTPOLE, REPO_ROOT, cli_env, run_cli  # isort: skip (tests/ helpers)
+from conftest import DIZOO_CARTPOLE, REPO_ROOT, run_cli  # isort: skip (tests/ helpers)
 
 DQN_CONFIG = DIZOO_CARTPOLE / "cartpole_dqn_config.py"
 PPO_CONFIG = DIZOO_CARTPOLE / "cartpole_ppo_config.py"
@@ -166,23 +165,7 @@ def test_a_replacement_dying_while_it_starts_counts_as_a_death_in_a_row():
     assert factory.restarts == 2
 
 
-# ---- one local Ray for the in-process runs ---------------------------------------------------------------------
-@pytest.fixture(scope="session")
-def local_ray():
-    ray = pytest.importorskip("ray")
-    old = os.environ.get("PYTHONPATH")
-    # actor processes import this checkout, and the tests' helper modules (faulty_env) as the test process does
-    os.environ["PYTHONPATH"] = cli_env([str(REPO_ROOT / "tests")])["PYTHONPATH"]
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level=logging.ERROR)
-    yield ray
-    ray.shutdown()
-    if old is None:
-        os.environ.pop("PYTHONPATH", None)
-    else:
-        os.environ["PYTHONPATH"] = old
-
-
+# ---- the in-process runs share one local Ray (conftest's local_ray) ---------------------------------------------
 @pytest.mark.algotest
 @pytest.mark.parametrize("config", [DQN_CONFIG, PPO_CONFIG], ids=["dqn", "ppo"])
 def test_dizoo_cartpole_config_solves_unchanged_in_serial_and_parallel(local_ray, config, tmp_path):
