@@ -127,9 +127,12 @@ def _check_nstep(section: dict[str, Any], rollout: dict[str, np.ndarray], obs_sh
     samples = policy.collect_mode.get_train_sample(settle({k: v.copy() for k, v in rollout.items()}))
     done = rollout["terminated"] | rollout["truncated"]
     expected, expected_mask = [], []
-    for t in range(T - NSTEP + 1):  # the rows whose window the rollout holds (the rest waits for the next one)
+    for t in range(T):  # the rows whose window the rollout holds: n steps, or an episode end first (the rest waits)
         for i in range(N):
-            k = next((k for k in range(NSTEP) if done[t + k, i]), NSTEP - 1)
+            k = next((k for k in range(min(NSTEP, T - t)) if done[t + k, i]), None)
+            if k is None and t + NSTEP > T:
+                continue
+            k = NSTEP - 1 if k is None else k
             expected.append(rollout["next_obs"][t + k, i])
             if "next_action_mask" in rollout:
                 expected_mask.append(rollout["next_action_mask"][t + k, i])
