@@ -57,3 +57,26 @@ class RecordActions(gym.Wrapper):
     def step(self, action: Any):
         self.actions.append(np.array(action, copy=True))
         return self.env.step(action)
+
+
+class CoinLengthEnv(gym.Env):
+    """Each episode lasts ``short`` or ``long`` steps, a fair coin of the env's RNG at each reset, with reward 1 per
+    step: a return equals the episode's length, so long episodes are the good ones. Under a step cap ``c`` (short
+    <= c < long) an episode's capped return is ``short`` or ``c`` with probability 1/2 each, mean ``(short + c) / 2``:
+    an evaluation whose stopping rule depends on outcomes (an env that plays fewer episodes after a long one) is
+    biased away from it."""
+
+    def __init__(self, short: int = 2, long: int = 200) -> None:
+        self.short, self.long = short, long
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(1,), dtype=np.float32)
+        self.action_space = gym.spaces.Discrete(2)
+        self.length = self.t = 0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        self.length, self.t = (self.long if self.np_random.random() < 0.5 else self.short), 0
+        return np.zeros(1, dtype=np.float32), {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        self.t += 1
+        return np.array([self.t], dtype=np.float32), 1.0, self.t >= self.length, False, {}

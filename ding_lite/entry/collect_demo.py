@@ -20,6 +20,7 @@ from ding_lite.utils.log import setup_console_logging
 from ding_lite.utils.seed import set_seed
 from ding_lite.utils.torch_setup import configure_torch
 from ding_lite.worker.episodes import Episode, run_episodes
+from ding_lite.worker.evaluator import eval_step_cap
 
 POLICY_MODES = ("eval", "collect")
 
@@ -34,7 +35,8 @@ def collect_demo_pipeline(config: ConfigLike, seed: int | None = 0, load_ckpt: s
     ``success_key``, ``demo_path``); the arguments override it. An episode succeeds when its final info holds
     ``success_key`` and that value is true, or, for an env that does not report it, when its return is at least
     ``return_threshold`` (default ``env.stop_value``). Episodes are spread evenly over the collector envs (env i runs
-    its share, like the evaluator), so short failed episodes are not over-represented.
+    its share, like the evaluator), so short failed episodes are not over-represented;
+    ``policy.eval.evaluator.max_episode_steps`` cuts an episode there (truncated), as in evaluations.
 
     Args:
         config: config file path, ``(main_config, create_config)``, dict or compiled config: the policy's config.
@@ -69,7 +71,7 @@ def collect_demo_pipeline(config: ConfigLike, seed: int | None = 0, load_ckpt: s
     try:
         policy = build(cfg, "policy", enable_field=(mode,))
         act = _acting_fn(policy, mode, ckpt, state)
-        episodes = rollout_episodes(env_manager, act, n_episode)
+        episodes = rollout_episodes(env_manager, act, n_episode, eval_step_cap(cfg.policy.eval.evaluator))
     finally:
         env_manager.close()
     kept = [e for e in episodes if is_success(e.end)]
@@ -105,10 +107,13 @@ def _demo_settings(demo: Mapping[str, Any], n_episode: int | None) -> tuple[str,
     return mode, n_episode
 
 
-def rollout_episodes(env_manager: Any, act: Callable[[np.ndarray], np.ndarray], n_episode: int) -> list[Episode]:
+def rollout_episodes(env_manager: Any, act: Callable[[np.ndarray], np.ndarray], n_episode: int,
+                     max_episode_steps: int | None = None) -> list[Episode]:
     """Run ``n_episode`` episodes (env i runs ``n_episode // N`` plus one of the remainder; later episodes of an env
-    that is ahead are not counted) and return each with its steps. Box actions are stored as executed (clipped)."""
-    return run_episodes(env_manager, act, n_episode, record=True).episodes()
+    that is ahead are not counted) and return each with its steps. Box actions are stored as executed (clipped).
+    ``max_episode_steps`` (``policy.eval.evaluator.max_episode_steps``) cuts an episode there, truncated (its
+    ``end.terminated`` False, an empty info): it is kept if its return so far reaches the return threshold."""
+    return run_episodes(env_manager, act, n_episode, max_episode_steps=max_episode_steps, record=True).episodes()
 
 
 def _acting_fn(policy: Any, mode: str, ckpt: Path, state: dict[str, Any]) -> Callable[[np.ndarray], np.ndarray]:

@@ -138,6 +138,8 @@ class EnvManagerLike(Protocol):
 
     def step(self, actions: np.ndarray) -> StepResult: ...
 
+    def truncate(self, envs: Sequence[int]) -> tuple[Any, list[EpisodeEnd]]: ...
+
     def send(self, group: int, actions: np.ndarray) -> None: ...
 
     def recv(self, group: int) -> StepResult: ...
@@ -150,7 +152,7 @@ class EnvManager:
     auto-reset bookkeeping after a step, and closing (idempotent, also as a context manager).
 
     A subclass builds its envs, calls ``super().__init__`` with the spaces, and implements :meth:`reset`,
-    :meth:`step` (ending in :meth:`_finish_step`), :meth:`_reset_one` and :meth:`_close`.
+    :meth:`step` (ending in :meth:`_finish_step`), :meth:`_reset_one`, :meth:`_reset_running` and :meth:`_close`.
     """
 
     config: dict[str, Any] = dict(type=None)
@@ -215,9 +217,30 @@ class EnvManager:
         actions, self._pending = self._pending, None
         return self.step(actions)
 
+    def truncate(self, envs: Sequence[int]) -> tuple[Any, list[EpisodeEnd]]:
+        """End the running episodes of ``envs`` now, as a time limit would (truncated, not terminated), and start
+        their next ones: the step cap of evaluations and demo collection
+        (:func:`~ding_lite.worker.episodes.run_episodes`), which an env's own time limit cannot be (it would cut
+        training episodes too). Returns the batched observation to act on next (the rows of ``envs`` the first
+        observations of their new episodes) and one :class:`EpisodeEnd` per env: return and length so far,
+        ``terminated`` False, an empty info (the env gave no final info)."""
+        obs = copied_obs(self.obs)  # (a masked observation's dict of arrays: envs/spaces.py)
+        envs = [int(i) for i in envs]
+        ends = [EpisodeEnd(i, float(self._ep_return[i]), int(self._ep_length[i]), False, {}) for i in envs]
+        for i, first in zip(envs, self._reset_running(envs), strict=True):
+            put_obs(obs, i, first)
+            self._ep_return[i] = 0.0
+            self._ep_length[i] = 0
+        self._obs = obs
+        return obs, ends
+
     def _reset_one(self, i: int) -> np.ndarray:
         """First observation of env ``i``'s next episode (after its episode ended or was interrupted)."""
         raise NotImplementedError(f"{type(self).__name__} must implement _reset_one")
+
+    def _reset_running(self, envs: list[int]) -> list[np.ndarray]:
+        """Reset ``envs``, whose episodes are still running (:meth:`truncate`); their first observations."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _reset_running")
 
     def _close(self) -> None:
         """Release the envs (called once by :meth:`close`)."""
@@ -371,6 +394,9 @@ class BaseEnvManager(EnvManager):
         if getattr(obs, "shape", None) != self._obs_shape:  # the common case costs an attribute read
             check_obs_shape(obs, self._obs_shape, i, "reset")
         return obs
+
+    def _reset_running(self, envs: list[int]) -> list[np.ndarray]:
+        return [self._reset_one(i) for i in envs]  # a reset in this process needs no ended episode
 
     def _close(self) -> None:
         for i, env in enumerate(self._envs):

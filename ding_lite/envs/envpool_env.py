@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from ding_lite.envs.env_manager import EnvManager, StepResult, env_actions
+from ding_lite.envs.env_manager import EnvManager, EpisodeEnd, StepResult, env_actions
 from ding_lite.envs.spaces import is_masked
 from ding_lite.errors import ConfigError
 from ding_lite.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, closest_match
@@ -379,6 +379,24 @@ class EnvpoolEnvManager(EnvManager):
 
     def _reset_one(self, i: int) -> np.ndarray:
         return self._reset_obs.pop(i)
+
+    def truncate(self, envs: Sequence[int]) -> tuple[np.ndarray, list[EpisodeEnd]]:
+        obs, ends = super().truncate(envs)
+        self._group_obs = [obs[rows] for rows in self._groups]  # what a group's recv updates and obs concatenates
+        return obs, ends
+
+    def _reset_running(self, envs: list[int]) -> list[np.ndarray]:
+        """Reset ``envs`` through their pools (envpool resets the envs named by ``env_id``, episode over or not)."""
+        first: dict[int, np.ndarray] = {}
+        for pool, rows in zip(self._pools, self._groups, strict=True):
+            local = np.array([i - rows.start for i in envs if rows.start <= i < rows.stop], dtype=np.int32)
+            if len(local):
+                obs, info = pool.reset(local)
+                ids = np.asarray(info["env_id"]) + rows.start
+                first.update(zip(ids.tolist(), as_space_dtype(obs, self.observation_space), strict=True))
+                if "lives" in info:
+                    self._lives[ids] = info["lives"]
+        return [first[i] for i in envs]
 
     def _close(self) -> None:
         for pool in self._pools:

@@ -284,6 +284,24 @@ class SubprocessEnvManager(EnvManager):
     def _reset_one(self, i: int) -> np.ndarray:
         return obs_row(self._obs_view, i)  # the worker (or its replacement) already reset the env and wrote this row
 
+    def _reset_running(self, envs: list[int]) -> list[np.ndarray]:
+        """Reset ``envs`` in their workers (in parallel); a worker that fails there is restarted, which resets its
+        env too."""
+        self._check_open()
+        failed: dict[int, str] = {}
+        for i in envs:
+            self._send(i, RESET, None, failed)
+        deadline = _deadline(self.reset_timeout)
+        for i in envs:
+            if i not in failed:
+                try:
+                    self._receive(i, deadline, "reset")
+                except WorkerFailure as exc:
+                    failed[i] = str(exc)
+        for i, cause in failed.items():
+            self._restart(i, cause)
+        return [obs_row(self._obs_view, i) for i in envs]
+
     def _check_open(self) -> None:
         if self.closed:
             raise EnvError("this subprocess env manager is closed: build a new one")

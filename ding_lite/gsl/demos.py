@@ -16,6 +16,7 @@ from ding_lite.utils.checkpoint import load_policy_weights
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.utils.seed import SeedPlan
 from ding_lite.worker.episodes import Episode, run_episodes
+from ding_lite.worker.evaluator import eval_step_cap
 
 
 def evaluate_per_variation(cfg: Any, ckpt: Path, ids: list[int], seed: int) -> dict[str, dict[str, Any]]:
@@ -76,7 +77,8 @@ def _demo_rollout(cfg: Any, ckpt: Path, subset: list[int], n_episode: int, seed:
     try:
         policy = build(dcfg, "policy", enable_field=("eval",))
         load_policy_weights(policy.eval_mode, ckpt, model_only=True)
-        run = run_episodes(env, lambda obs: policy.eval_mode.forward(obs)["action"], n_episode, record=True)
+        run = run_episodes(env, lambda obs: policy.eval_mode.forward(obs)["action"], n_episode, record=True,
+                           max_episode_steps=eval_step_cap(dcfg.policy.eval.evaluator))
         return run.episodes(), run.env_steps
     finally:
         env.close()

@@ -54,7 +54,7 @@ class PlateauEvaluator(InteractionEvaluator):
         type="plateau",
         eval_freq=1000,  # evaluate every this many train iterations
         video_every=0,  # training runs: an episode as <exp>/videos/eval_iter<N>_ep0.mp4 every this many evals (0: none)
-        max_episode_steps=None,  # cap on each episode's steps (None: the env's own); counted so far, warned
+        max_episode_steps=None,  # cut each episode here, truncated (None: the env's own); counted so far, warned
         plateau_patience=3,  # evaluations in a row without a gain above plateau_tol
         plateau_tol=0.02,  # gain of the best mean return that counts as progress
     )

@@ -172,6 +172,25 @@ class SelfPlayEnvManager:
         self._advance_to_learner(None)
         return self._view(self._obs, self._mask)  # type: ignore[arg-type]
 
+    def truncate(self, envs: Sequence[int]) -> tuple[Any, list[EpisodeEnd]]:
+        """Cut the games of the learner rows ``envs`` now (truncated; not scored, as a game cut by a worker failure
+        is not, and every learner row of such a game ends), and start new ones, run to the learner's turn. Returns
+        the learner rows' observation to act on next and one :class:`EpisodeEnd` per ended row (the info without a
+        ``score``)."""
+        games = sorted({int(row) // self.n_learner for row in envs})
+        self.inner.truncate(games)
+        ends: list[EpisodeEnd] = []
+        for i in games:
+            rows = slice(i * self.n_learner, (i + 1) * self.n_learner)
+            ends += [self._episode_end(row, info, False)
+                     for row, info in zip(range(rows.start, rows.stop), self._settle_game(i, None, cut=True),
+                                          strict=True)]
+            self._ep_return[rows], self._ep_length[rows], self._out[rows] = 0.0, 0, False
+            self._assign(i)
+        self._seat_obs = self.layout.unpack(self.inner.obs)
+        self._advance_to_learner(None)  # the new games' opponent turns and openings; the others wait
+        return self._view(self._obs, self._mask), ends  # type: ignore[arg-type]
+
     def _view(self, obs: np.ndarray, mask: np.ndarray | None) -> Any:
         """What the learner's policy sees: the observations, or with a game that has action masks PettingZoo's
         ``{'observation', 'action_mask'}`` dict."""

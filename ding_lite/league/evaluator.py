@@ -48,8 +48,8 @@ class SelfPlayEvaluator(Tracked):
         eval_freq: train iterations between evaluations.
         stop_value: win rate against the first opponent at which training stops (None: never).
         seed: seed of the eval games.
-        max_episode_steps: a game that reaches this many steps is stopped and counted as a draw, with a warning,
-            and its env plays no more games in that evaluation, as in the interaction evaluator
+        max_episode_steps: a game that reaches this many learner steps is cut there and counted as a draw, with a
+            warning, and its env starts its next game, as in the interaction evaluator
             (``policy.eval.evaluator.max_episode_steps``; None: no cap). ``env.max_episode_steps`` cuts every game,
             in training too.
     """
@@ -89,17 +89,18 @@ class SelfPlayEvaluator(Tracked):
     def play(self, seats: list[str], label: str) -> tuple[list[float], list[int]]:
         """``n_episode`` games with these seats, named ``label`` in warnings (each env plays its share, as the
         interaction evaluator does); returns the learner's scores and the games' lengths. Games cut by a worker
-        failure are not counted; games stopped at ``max_episode_steps`` are draws."""
+        failure are not counted; games cut at ``max_episode_steps`` are draws."""
         arena = SelfPlayEnvManager(self.inner, self.layout, seats, self.players, seed=self.seed)
         self.inner.seed(self.seed)
         self.policy.reset()
         run = run_episodes(arena, lambda obs: self.policy.forward(obs)["action"], self.n_episode,
                            max_episode_steps=self.max_episode_steps, counts=lambda end: "score" in end.info)
         if run.capped:
-            logger.warning(f"self-play evaluation against {label}: {run.capped} game(s) "
-                           f"stopped at policy.eval.evaluator.max_episode_steps={self.max_episode_steps} steps, "
+            logger.warning(f"self-play evaluation against {label}: {run.capped} of {len(run.returns)} game(s) "
+                           f"cut at policy.eval.evaluator.max_episode_steps={self.max_episode_steps} steps, "
                            f"counted as draws")
-        return [DRAW if end is None else end.info["score"] for end in run.ends], run.lengths.tolist()
+        return [DRAW if cut else end.info["score"] for end, cut in zip(run.ends, run.cut, strict=True)], \
+            run.lengths.tolist()
 
     def close(self) -> None:
         self.inner.close()

@@ -25,17 +25,22 @@ class Episode(NamedTuple):
 
 
 class Episodes(NamedTuple):
-    """The counted episodes of one :func:`run_episodes`, in the order they ended (capped ones after the step's
-    ended ones)."""
+    """The counted episodes of one :func:`run_episodes`, in the order they ended (those cut at the step cap after
+    the step's ended ones)."""
 
     returns: np.ndarray  # (n,) episode returns
     lengths: np.ndarray  # (n,) episode lengths
-    ends: list[EpisodeEnd | None]  # how each ended (its final info); None: stopped at max_episode_steps
-    capped: int  # episodes stopped at max_episode_steps
+    ends: list[EpisodeEnd]  # how each ended (its final info; cut at the step cap: truncated, an info of the manager's)
+    cut: np.ndarray  # (n,) bool: the episode was cut at max_episode_steps, counted with its return so far
     env_steps: int  # env steps taken, all envs together (those of episodes not counted too)
     spans: list[tuple[int, int, int]]  # (env, first step, end step) of each episode in ``columns``
     columns: dict[str, np.ndarray] | None  # with ``record``: obs, action (as executed), reward (and action_mask),
     # each (T, N, ...)
+
+    @property
+    def capped(self) -> int:
+        """How many of the counted episodes were cut at max_episode_steps."""
+        return int(self.cut.sum())
 
     def steps(self, k: int) -> dict[str, np.ndarray]:
         """The step columns of episode ``k`` (needs ``record``): obs (T, *obs_shape), action (T, ...), reward (T,)."""
@@ -45,8 +50,8 @@ class Episodes(NamedTuple):
         return {key: value[t0:t1, env] for key, value in self.columns.items()}
 
     def episodes(self) -> list[Episode]:
-        """The episodes that ended (not those stopped at the step cap), each with its steps (needs ``record``)."""
-        return [Episode(self.steps(k), end) for k, end in enumerate(self.ends) if end is not None]
+        """Every counted episode with its steps (needs ``record``); one cut at the step cap ends truncated."""
+        return [Episode(self.steps(k), end) for k, end in enumerate(self.ends)]
 
 
 def check_step_finite(obs: Any, reward: np.ndarray, step: np.ndarray, episode: np.ndarray) -> None:
@@ -71,71 +76,102 @@ def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
     not the first ``n_episode`` to end overall, so that short episodes do not crowd out long ones).
 
     Args:
-        env_manager: any env manager (``env_num``, ``reset``, ``step``, ``action_space``); the caller seeds it.
+        env_manager: any env manager (``env_num``, ``reset``, ``step``, ``truncate``, ``action_space``); the caller
+            seeds it.
         act: batched actions for the (N, ...) observations.
         n_episode: episodes to count.
-        max_episode_steps: an episode that reaches this many steps is counted with its return so far and its env
-            plays no more (None: no cap); ``Episodes.capped`` says how many.
-        counts: whether an ended episode counts (None: all do), e.g. a game cut by a worker failure does not.
+        max_episode_steps: an episode that reaches this many steps is cut there as a time limit would cut it
+            (``env_manager.truncate``: truncated, its env starts its next episode) and counted with its return so
+            far (None: no cap); ``Episodes.cut`` says which. Every env still plays its whole share, so the stopping
+            rule does not depend on outcomes (were a capped env to stop, long episodes would weigh less).
+        counts: whether an ended episode counts (None: all do), e.g. a game cut by a worker failure does not;
+            episodes cut at the cap always count.
         record: keep the obs / action / reward columns (``Episodes.steps``); Box actions as executed (clipped).
     """
     n_env = env_manager.env_num
-    quota = episode_quota(n_episode, n_env)
-    returns: list[float] = []
-    lengths: list[int] = []
-    ends: list[EpisodeEnd | None] = []
-    spans: list[tuple[int, int, int]] = []
+    tally = _Tally(episode_quota(n_episode, n_env))
     columns: dict[str, list[np.ndarray]] = {OBS: [], ACTION: [], REWARD: []}
-    running, steps = np.zeros(n_env), np.zeros(n_env, dtype=np.int64)  # each env's running episode: return, steps
-    start = np.zeros(n_env, dtype=np.int64)  # step at which each env's running episode began
-    episode_no = np.zeros(n_env, dtype=np.int64)  # each env's running episode, counted from 0
-    capped = t = 0
     warned = False
     obs = env_manager.reset()
-    while quota.any():
+    while tally.quota.any():
         action = act(obs)
         result = env_manager.step(action)
         if record:
-            seen = observation_array(obs)  # an action mask (envs/spaces.py) is a column of its own
-            columns[OBS].append(np.array(seen, copy=True))  # a manager may reuse its buffers
-            if seen is not obs:
-                columns.setdefault(ACTION_MASK, []).append(np.array(obs[ACTION_MASK], copy=True))
-            columns[ACTION].append(env_actions(np.asarray(action), env_manager.action_space))
-            columns[REWARD].append(result.reward)
-        t += 1
-        if max_episode_steps is not None:
-            running += result.reward
-            steps += 1
+            _record(columns, obs, action, result.reward, env_manager.action_space)
+        tally.step()
         for end in result.episodes:
-            i = end.env_id
-            if quota[i] > 0 and (counts is None or counts(end)):
-                quota[i] -= 1
-                returns.append(end.episode_return)
-                lengths.append(end.episode_length)
-                ends.append(end)
-                spans.append((i, int(start[i]), t))
-            running[i], steps[i], start[i] = 0.0, 0, t
-            episode_no[i] += 1
+            tally.ended(end, counted=counts is None or counts(end))
         if result.interrupted is not None:  # a worker restart cut these envs' episodes (not ended, not counted):
-            cut = np.flatnonzero(result.interrupted)  # their next episode starts at the next step, from nothing
-            running[cut], steps[cut], start[cut] = 0.0, 0, t
-            episode_no[cut] += 1
-        check_step_finite(result.obs, result.reward, t - start, episode_no)
-        if max_episode_steps is None and not warned and t % 1000 == 0:
-            long_running = np.flatnonzero((t - start >= LONG_EPISODE) & (quota > 0))
-            if len(long_running):  # an env without a time limit (and a policy that never ends it) waits forever
-                warned, i = True, int(long_running[0])
-                logger.warning(f"warning: env {i}'s episode has run {t - int(start[i]):,} steps without ending, and "
-                               f"this evaluation (or demo collection) waits for it: if the env has no time limit, set "
-                               f"env.max_episode_steps or policy.eval.evaluator.max_episode_steps")
-        if max_episode_steps is not None:
-            for i in np.flatnonzero((steps >= max_episode_steps) & (quota > 0)):
-                returns.append(float(running[i]))
-                lengths.append(int(steps[i]))
-                ends.append(None)
-                spans.append((int(i), int(start[i]), t))
-                quota[i], capped = 0, capped + 1
+            for i in np.flatnonzero(result.interrupted):  # their next episode starts at the next step, from nothing
+                tally.restart(int(i))
         obs = result.obs
-    stacked = {k: np.stack(v) for k, v in columns.items()} if record and t else None
-    return Episodes(np.asarray(returns, dtype=np.float64), np.asarray(lengths, dtype=np.int64), ends, capped,
-                    t * n_env, spans, stacked)
+        if max_episode_steps is not None and len(over := tally.reached(max_episode_steps)):
+            obs, cut = env_manager.truncate(over)
+            for end in cut:  # (every learner row of a self-play game ends with it)
+                tally.ended(end, counted=True, capped=True)
+        check_step_finite(obs, result.reward, tally.t - tally.start, tally.episode_no)
+        if max_episode_steps is None and not warned and tally.t % 1000 == 0:
+            warned = _warn_long_episode(tally.t, tally.start, tally.quota)
+    stacked = {k: np.stack(v) for k, v in columns.items()} if record and tally.t else None
+    return Episodes(np.array([e.episode_return for e in tally.ends], dtype=np.float64),
+                    np.array([e.episode_length for e in tally.ends], dtype=np.int64), tally.ends,
+                    np.array(tally.cut, dtype=bool), tally.t * n_env, tally.spans, stacked)
+
+
+class _Tally:
+    """:func:`run_episodes`' bookkeeping: each env's quota left and running episode, and the counted episodes."""
+
+    def __init__(self, quota: np.ndarray) -> None:
+        self.quota = quota  # (N,) episodes each env still has to count
+        self.t = 0  # steps taken
+        self.steps = np.zeros(len(quota), dtype=np.int64)  # each env's running episode: steps so far
+        self.start = np.zeros(len(quota), dtype=np.int64)  # step at which it began
+        self.episode_no = np.zeros(len(quota), dtype=np.int64)  # its number, counted from 0
+        self.ends: list[EpisodeEnd] = []
+        self.cut: list[bool] = []
+        self.spans: list[tuple[int, int, int]] = []
+
+    def step(self) -> None:
+        self.t += 1
+        self.steps += 1
+
+    def reached(self, cap: int) -> list[int]:
+        """Envs whose running episode, one that still counts, has ``cap`` steps."""
+        return np.flatnonzero((self.steps >= cap) & (self.quota > 0)).tolist()
+
+    def ended(self, end: EpisodeEnd, counted: bool, capped: bool = False) -> None:
+        """Count ``end`` if ``counted`` and its env's quota is not met; its env's next episode starts now."""
+        i = end.env_id
+        if counted and self.quota[i] > 0:
+            self.quota[i] -= 1
+            self.ends.append(end)
+            self.cut.append(capped)
+            self.spans.append((i, int(self.start[i]), self.t))
+        self.restart(i)
+
+    def restart(self, i: int) -> None:
+        """Env ``i``'s next episode starts at the next step."""
+        self.steps[i], self.start[i] = 0, self.t
+        self.episode_no[i] += 1
+
+
+def _record(columns: dict[str, list[np.ndarray]], obs: Any, action: Any, reward: np.ndarray, space: Any) -> None:
+    """Append one step's obs (and action mask), action as executed and reward to ``columns``."""
+    seen = observation_array(obs)  # an action mask (envs/spaces.py) is a column of its own
+    columns[OBS].append(np.array(seen, copy=True))  # a manager may reuse its buffers
+    if seen is not obs:
+        columns.setdefault(ACTION_MASK, []).append(np.array(obs[ACTION_MASK], copy=True))
+    columns[ACTION].append(env_actions(np.asarray(action), space))
+    columns[REWARD].append(reward)
+
+
+def _warn_long_episode(t: int, start: np.ndarray, quota: np.ndarray) -> bool:
+    """Warn (once: returns True) if an env whose episode still counts has run :data:`LONG_EPISODE` steps."""
+    long_running = np.flatnonzero((t - start >= LONG_EPISODE) & (quota > 0))
+    if not len(long_running):
+        return False
+    i = int(long_running[0])  # an env without a time limit (and a policy that never ends it) waits forever
+    logger.warning(f"warning: env {i}'s episode has run {t - int(start[i]):,} steps without ending, and this "
+                   f"evaluation (or demo collection) waits for it: if the env has no time limit, set "
+                   f"env.max_episode_steps or policy.eval.evaluator.max_episode_steps")
+    return True

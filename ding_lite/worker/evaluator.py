@@ -60,9 +60,10 @@ class InteractionEvaluator(Tracked):
     """Runs exactly ``n_episode`` episodes spread over the eval envs (env i runs its share, extra episodes of an env
     that is ahead are not counted), with the same seeds every time, so evaluations are comparable.
 
-    With ``max_episode_steps`` an episode that reaches that many steps is stopped and counted with its return so far
-    (a warning says how many), and its env plays no more episodes in that evaluation: every evaluation ends in
-    bounded time, whatever the policy does (one that never presses FIRE, say).
+    With ``max_episode_steps`` an episode that reaches that many steps is cut there, as a time limit would cut it,
+    and counted with its return so far (a warning says how many); its env goes on with its next episode, so every
+    env plays its share whatever its episodes' lengths and the mean stays unbiased. Every evaluation ends in bounded
+    time, whatever the policy does (one that never presses FIRE, say).
 
     Args:
         cfg: the ``policy.eval.evaluator`` section.
@@ -80,7 +81,7 @@ class InteractionEvaluator(Tracked):
         type="interaction",
         eval_freq=1000,  # evaluate every this many train iterations
         video_every=0,  # training runs: an episode as <exp>/videos/eval_iter<N>_ep0.mp4 every this many evals (0: none)
-        max_episode_steps=None,  # cap on each episode's steps (None: the env's own); counted so far, warned
+        max_episode_steps=None,  # cut each episode here, truncated (None: the env's own); counted so far, warned
     )
 
     def __init__(self, cfg: Mapping[str, Any], env_manager: Any, policy: Any, n_episode: int,
@@ -111,14 +112,14 @@ class InteractionEvaluator(Tracked):
             run = run_episodes(self.env, lambda obs: self.policy.forward(obs)["action"], self.n_episode,
                                max_episode_steps=self.max_episode_steps)
         if run.capped:
-            logger.warning(f"evaluation at train_iter {train_iter}: {run.capped} episode(s) stopped at "
-                           f"policy.eval.evaluator.max_episode_steps={self.max_episode_steps} steps, counted with "
-                           f"their return so far (a policy that stalls, e.g. one that never presses FIRE, may never "
-                           f"end an episode)")
+            logger.warning(f"evaluation at train_iter {train_iter}: {run.capped} of {len(run.returns)} episode(s) "
+                           f"cut at policy.eval.evaluator.max_episode_steps={self.max_episode_steps} steps, counted "
+                           f"with their return so far (a policy that stalls, e.g. one that never presses FIRE, may "
+                           f"never end an episode)")
         improved = self.tracker.update(float(np.mean(run.returns)), train_iter)
         return EvalResult(train_iter, env_step, run.returns, run.lengths, self.tracker.should_stop, improved,
-                          time.perf_counter() - start, [None if e is None else e.info.get(VARIATION) for e in run.ends],
-                          [None if e is None else e.info.get(SUCCESS) for e in run.ends], self.tracker.stop_reason)
+                          time.perf_counter() - start, [e.info.get(VARIATION) for e in run.ends],
+                          [e.info.get(SUCCESS) for e in run.ends], self.tracker.stop_reason)
 
     def close(self) -> None:
         self.env.close()

@@ -100,7 +100,7 @@ def test_a_game_without_a_cap_that_runs_on_is_warned_about_once(monkeypatch, war
         env.close()
 
 
-def test_self_play_evaluation_counts_games_stopped_at_its_cap_as_draws(tmp_path, warnings_log):
+def test_self_play_evaluation_counts_games_cut_at_its_cap_as_draws(tmp_path, warnings_log):
     cfg = load_config(dict(
         env=dict(type="pettingzoo", import_path="fake_games:tag_game", kwargs=dict(n_seats=2, episode_len=50),
                  collector_env_num=1, evaluator_env_num=2, n_evaluator_episode=4, manager=dict(type="base")),
@@ -111,6 +111,7 @@ def test_self_play_evaluation_counts_games_stopped_at_its_cap_as_draws(tmp_path,
     with selfplay_parts(cfg, 0, tmp_path) as parts:
         parts.attach(BaseLearner(parts.cfg.policy.learn.learner, parts.policy, tmp_path, None, "dqn"), None)
         result = parts.evaluator.eval()
-    # as in the interaction evaluator, an env whose game hit the cap plays no more games in that evaluation
-    assert result.returns.tolist() == [DRAW] * 2 and result.lengths.tolist() == [3] * 2
-    assert any("2 game(s) stopped at policy.eval.evaluator.max_episode_steps=3" in m for m in warnings_log)
+    # as in the interaction evaluator, a game cut at the cap ends there and its env plays its next one (before, it
+    # played no more: 2 games of 4 were counted)
+    assert result.returns.tolist() == [DRAW] * 4 and result.lengths.tolist() == [3] * 4
+    assert any("4 of 4 game(s) cut at policy.eval.evaluator.max_episode_steps=3" in m for m in warnings_log)

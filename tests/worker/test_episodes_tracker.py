@@ -27,6 +27,11 @@ class _Countdown:
         self.episode[:] = 0
         return np.zeros((self.env_num, 1))
 
+    def truncate(self, envs: list[int]) -> tuple[np.ndarray, list[EpisodeEnd]]:
+        ends = [EpisodeEnd(i, float(self.t[i]), int(self.t[i]), False, {}) for i in envs]
+        self.t[envs], self.episode[envs] = 0, self.episode[envs] + 1
+        return self.t.reshape(-1, 1).astype(np.float64), ends
+
     def step(self, action: np.ndarray) -> StepResult:
         self.t += 1
         ends = []
@@ -51,8 +56,9 @@ def test_runner_counts_each_envs_first_episodes_and_records_steps() -> None:
 
 def test_runner_step_cap_and_counts_filter() -> None:
     capped = run_episodes(_Countdown(2), lambda obs: np.zeros(len(obs)), 4, max_episode_steps=2)
-    # env 0: 1 then 2 steps (the second ends at the cap's step and counts as ended); env 1: 2, then capped at 2
-    assert capped.returns.tolist() == [1.0, 2.0, 2.0, 2.0] and capped.capped == 1 and capped.ends[-1] is None
+    # env 0: 1 then 2 steps (the second ends at the cap's step and counts as ended); env 1: 2, then cut at 2
+    assert capped.returns.tolist() == [1.0, 2.0, 2.0, 2.0] and capped.cut.tolist() == [False, False, False, True]
+    assert capped.capped == 1 and not capped.ends[-1].terminated
     scored = run_episodes(_Countdown(2), lambda obs: np.zeros(len(obs)), 2, counts=lambda e: "score" in e.info)
     assert scored.returns.tolist() == [2.0, 3.0]  # each env's first episode reports no score: its second counts
     with pytest.raises(ValueError, match="record=True"):
@@ -117,3 +123,32 @@ def test_an_episode_cut_by_a_worker_restart_is_not_spliced_into_the_next() -> No
         assert steps["obs"][:, 0].tolist() == list(range(int(run.lengths[k])))  # one episode, from its first step
     capped = run_episodes(_Cut(2, at=1), lambda obs: np.zeros(len(obs), dtype=np.int64), 2, max_episode_steps=2)
     assert capped.lengths.tolist() == [1, 2] and capped.returns.tolist() == [1.0, 2.0] and capped.capped == 0
+
+
+SHORT, LONG, CAP = 1, 20, 10  # CoinLengthEnv's episode lengths and the step cap: a capped return is 1 or 10
+CAPPED_MEAN = (SHORT + CAP) / 2  # by hand: each episode is short or long with probability 1/2
+
+
+@pytest.mark.parametrize("manager", ["base", "subprocess"])
+def test_a_capped_env_plays_its_share_and_the_mean_is_unbiased(manager: str) -> None:
+    """Before, an env whose episode hit the cap played no more episodes: the run counted 4.5 of 6 episodes on
+    average, and as an env whose first episode was long then counted one episode where another counted two, the
+    mean of an evaluation was biased (5.85 where the capped return's mean is 5.5 here; 55.1 for 51 with 2 / 200-step
+    episodes and a cap of 100). Now a capped episode is cut as a time limit cuts it and its env goes on."""
+    from fake_envs import CoinLengthEnv
+
+    from ding_lite.envs.env_manager import BaseEnvManager
+    from ding_lite.envs.subprocess_manager import SubprocessEnvManager
+
+    make = BaseEnvManager if manager == "base" else SubprocessEnvManager
+    means = []
+    with make([lambda: CoinLengthEnv(SHORT, LONG)] * 3) as env:
+        for seed in range(1500):
+            env.seed(10 * seed)
+            run = run_episodes(env, lambda obs: np.zeros(len(obs), dtype=np.int64), 6, max_episode_steps=CAP)
+            assert len(run.returns) == 6 and sorted(e.env_id for e in run.ends) == [0, 0, 1, 1, 2, 2]
+            cut = [k for k, c in enumerate(run.cut) if c]  # returns so far: the cap's 10 steps of reward 1
+            assert all(run.returns[k] == CAP and not run.ends[k].terminated for k in cut)
+            means.append(run.returns.mean())
+    # per-evaluation sd 1.84 (4.5 / sqrt(6)): the mean of 1500 is within 0.15 (3 standard errors) of the truth
+    assert abs(np.mean(means) - CAPPED_MEAN) < 0.15

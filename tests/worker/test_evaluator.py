@@ -119,10 +119,11 @@ def test_an_evaluation_runs_inside_the_policys_rollout_weights_block() -> None:
         evaluator.close()
 
 
-def test_an_episode_over_the_step_cap_counts_its_return_so_far_and_ends_its_envs_share(caplog) -> None:
-    """The eval step cap: env 1's episodes (50 and 51 steps) are cut at 10 steps, counted with the 10 they returned
-    so far; its second episode is not played, so the evaluation ends once envs 0 and 2 are done (a policy that
-    stalls, e.g. one that never presses FIRE in Breakout, cannot keep an evaluation running)."""
+def test_an_episode_over_the_step_cap_is_cut_there_and_its_env_plays_its_share(caplog) -> None:
+    """The eval step cap: env 1's episodes (50 and 51 steps) are cut at 10 steps, as a time limit would cut them,
+    and counted with the 10 they returned so far; env 1 then plays its second episode, cut too (before, it played
+    no more, and the evaluation counted 6 of its 7 episodes). A policy that stalls, e.g. one that never presses FIRE
+    in Breakout, still cannot keep an evaluation running."""
     manager = BaseEnvManager(counting_env_fns([1, 50, 3]))
     policy = ZeroPolicy()
     evaluator = InteractionEvaluator(dict(eval_freq=10, max_episode_steps=10), manager,
@@ -134,9 +135,9 @@ def test_an_episode_over_the_step_cap_counts_its_return_so_far_and_ends_its_envs
     finally:
         logger.removeHandler(caplog.handler)
         evaluator.close()
-    assert sorted(result.returns.tolist()) == [1, 2, 3, 3, 4, 10]
-    assert policy.batches == 10  # env 1's cap at 10 steps is the last to come (env 0: 6 steps, env 2: 7)
-    assert "1 episode(s) stopped at policy.eval.evaluator.max_episode_steps=10" in caplog.text
+    assert sorted(result.returns.tolist()) == [1, 2, 3, 3, 4, 10, 10] and sorted(result.lengths)[-2:] == [10, 10]
+    assert policy.batches == 20  # env 1's second cut, at 2 x 10 steps, is the last to come (env 0: 6 steps, env 2: 7)
+    assert "2 of 7 episode(s) cut at policy.eval.evaluator.max_episode_steps=10" in caplog.text
 
 
 @pytest.mark.parametrize("cap", [0, -3, 2.5, True])
