@@ -155,3 +155,28 @@ def test_box_actions_are_stored_clipped_and_seeds_get_their_own_file(tmp_path):
     assert demo.action.dtype == np.float32 and demo.action.shape == (400, 1)
     assert demo.action.min() == -2.0 and demo.action.max() == 2.0  # clipped to the bounds, as executed
     demo.check_fits(env.observation_space, env.action_space)
+
+
+def test_the_eval_step_cap_cuts_demo_episodes_truncated_and_every_env_plays_its_share(tmp_path, checkpoint):
+    """policy.eval.evaluator.max_episode_steps cuts each demo episode at that step (before, -m collect_demo ignored
+    it; the evaluator's cap stopped a capped env's share): its steps up to the cap are kept, it ends truncated, and
+    its env's next episode starts from a reset (the second episode of env 0 replays from the env's next reset)."""
+    envs = BaseEnvManager([lambda: gym.make("CartPole-v1") for _ in range(3)])
+    envs.seed(10)
+    episodes = rollout_episodes(envs, lambda obs: np.zeros(len(obs), dtype=np.int64), 6, max_episode_steps=4)
+    envs.close()
+    assert [sum(e.end.env_id == i for e in episodes) for i in range(3)] == [2, 2, 2]
+    for e in episodes:  # always pushing left, CartPole lasts about 9 steps: every episode is cut at 4
+        assert not e.end.terminated and e.end.episode_length == len(e.steps["obs"]) == 4
+        assert e.end.episode_return == e.steps["reward"].sum() == 4.0
+    env = gym.make("CartPole-v1")
+    obs, _ = env.reset(seed=10)
+    for k, e in enumerate(e for e in episodes if e.end.env_id == 0):  # env 0's episodes, each from a reset
+        if k:
+            obs, _ = env.reset()
+        for o, a in zip(e.steps["obs"], e.steps["action"], strict=True):
+            np.testing.assert_array_equal(o, obs)
+            obs, *_ = env.step(int(a))
+    summary = collect_demo_pipeline(CONFIG, 0, checkpoint, 6, tmp_path / "capped.npz", overrides=(
+        "policy.eval.evaluator.max_episode_steps=5", "demo.return_threshold=0"))
+    assert summary["n_episode_kept"] == 6 and summary["n_step"] == 30 and summary["all_returns"] == [5.0] * 6

@@ -127,3 +127,30 @@ def test_pipeline_groups_step_like_one_pool() -> None:
 def test_bad_pipeline_groups_is_a_config_error(groups) -> None:
     with pytest.raises(ConfigError, match="env.manager.pipeline_groups must be an integer of at least 1"):
         build_env_manager(_cfg(manager=dict(type="envpool", pipeline_groups=groups)), 2)
+
+
+def test_truncate_resets_running_episodes_in_their_pools() -> None:
+    """The eval step cap (run_episodes) cuts an episode through ``truncate``: envpool resets the envs named by
+    ``env_id`` in their own pool, and a group stepped alone afterwards keeps the other group's fresh rows."""
+    from ding_lite.worker.episodes import run_episodes
+
+    manager = build_env_manager(_cfg(max_episode_steps=500, manager=dict(type="envpool", pipeline_groups=2)), 4,
+                                seed=3)
+    try:
+        before = manager.reset()
+        for _ in range(3):
+            before = manager.step(np.zeros(4, dtype=np.int64)).obs
+        obs, ends = manager.truncate([1, 2])  # env 1 in the first pool, env 2 in the second
+        assert [(e.env_id, e.episode_length, e.episode_return, e.terminated) for e in ends] == \
+            [(1, 3, 3.0, False), (2, 3, 3.0, False)]
+        assert (np.abs(obs[[1, 2]]) <= 0.05).all() and not np.isclose(obs[[1, 2]], before[[1, 2]]).all()
+        np.testing.assert_array_equal(obs[[0, 3]], before[[0, 3]])
+        manager.send(0, np.zeros(2, dtype=np.int64))
+        first = manager.recv(0)
+        np.testing.assert_allclose(first.next_obs[1], _successor(obs[1], 0), rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(manager.obs[2], obs[2])  # the second pool's row: still its reset obs
+        run = run_episodes(manager, lambda o: np.zeros(len(o), dtype=np.int64), 8, max_episode_steps=3)
+        assert run.lengths.tolist() == [3] * 8 and run.cut.all() and sorted(e.env_id for e in run.ends) == \
+            [0, 0, 1, 1, 2, 2, 3, 3]
+    finally:
+        manager.close()
