@@ -10,7 +10,7 @@ from typing import Any
 from easydict import EasyDict
 
 from ding_lite.config.di_engine import BUFFER_SECTION, di_engine_type, drop_built_in_imports, resolve_di_engine_keys
-from ding_lite.config.ranges import check_ranges, whole_counts
+from ding_lite.config.ranges import check_free_type, check_ranges, nullable, whole_counts
 from ding_lite.config.reader import apply_overrides
 from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
 from ding_lite.errors import ConfigError
@@ -327,9 +327,16 @@ def _walk(user: dict[str, Any], defaults: Mapping[str, Any], prefix: str):
 
 
 def _check_type(path: str, value: Any, default: Any) -> None:
-    if default is None or value is None:
-        return  # None: any type accepted / setting switched off
+    if default is None:
+        check_free_type(path, value)  # any type, but a key named like a number takes one
+        return
     expected = _expected_type(default)
+    if value is None:
+        if nullable(path) or expected == "dict":
+            return  # None: the setting switched off or resolved elsewhere (ranges.NULLABLE), or an empty section
+        raise ConfigError(f"config key '{path}' must be {_ARTICLE.get(expected, 'a value')}, got None (default: "
+                          f"{default!r}): None switches off only the keys whose reference says so; give a value, or "
+                          f"leave the key out for its default")
     ok = {
         "dict": isinstance(value, Mapping),
         "bool": isinstance(value, bool),

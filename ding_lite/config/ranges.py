@@ -30,6 +30,8 @@ class Bound:
     allow_inf: bool = False
     words: str = ""
     whole: bool = False  # a count or a size: a whole number (an integral float such as 1e4 is taken as the int)
+    many: bool = False  # a list of such numbers is accepted too (a shape, hidden sizes), each checked
+
 
     def accepts(self, x: float) -> bool:
         if math.isinf(x) and not self.allow_inf:
@@ -40,6 +42,7 @@ class Bound:
 
 
 COUNT = Bound(1, True, words="at least 1", whole=True)
+SIZES = Bound(1, True, words="at least 1", whole=True, many=True)  # a size or a list of sizes (shapes, layers)
 POSITIVE = Bound(0, False, words="> 0")
 POSITIVE_OR_INF = Bound(0, False, allow_inf=True, words="> 0 (inf: never)")
 NON_NEGATIVE = Bound(0, True, words="≥ 0")
@@ -60,8 +63,8 @@ RULES: tuple[tuple[str, Bound], ...] = (
     ("unroll_len", COUNT), ("nstep", COUNT), ("replay_buffer_size", COUNT), ("*_freq", COUNT), ("*_interval", COUNT),
     ("ensemble_size", COUNT), ("capacity", COUNT), ("stack_num", COUNT), ("frame_skip", COUNT),
     ("screen_size", COUNT), ("n_collectors", COUNT), ("n_specialists", COUNT), ("n_low", COUNT),
-    ("*_hidden_size", COUNT), ("*_hidden_size_list", COUNT), ("obs_shape", COUNT),
-    ("action_shape", COUNT), ("*_per_variation", COUNT), ("*_max_env_step", COUNT), ("max_episode_steps", COUNT),
+    ("*_hidden_size", COUNT), ("*_hidden_size_list", SIZES), ("obs_shape", SIZES),
+    ("action_shape", SIZES), ("*_per_variation", COUNT), ("*_max_env_step", COUNT), ("max_episode_steps", COUNT),
     ("max_use", COUNT), ("anneal_step", COUNT), ("lr_decay_iter", COUNT), ("pipeline_groups", COUNT),
     ("num_cpus", COUNT), ("ray_num_cpus", COUNT), ("plateau_patience", COUNT), ("*.eps.decay", POSITIVE),
     # step sizes, clips, temperatures: 0 or less learns nothing or diverges
@@ -91,6 +94,23 @@ RULES: tuple[tuple[str, Bound], ...] = (
 )
 
 
+# Keys whose default is a value but which also take None, in the meaning their reference gives: a section's
+# component type (None: the default one), a clip or a rate guard switched off, a time limit lifted, γ given at
+# DI-engine's positions instead, n_sample from the env count, the experiment folder from --exp-name. None for any
+# other key whose default is not None is a ConfigError (a count of None would fail deep inside a run, a switch of
+# None would silently be off).
+NULLABLE: tuple[str, ...] = (
+    "type", "exp_name", "grad_clip_value", "reward_clip", "*_timeout", "*_window", "n_sample", "discount_factor",
+    "max_episode_steps",
+)
+
+
+def nullable(path: str) -> bool:
+    """Whether the key at dotted ``path`` takes None although its default is a value (see :data:`NULLABLE`)."""
+    name = path.rsplit(".", 1)[-1]
+    return any(fnmatchcase(name, pattern) for pattern in NULLABLE)
+
+
 def bound_for(path: str) -> Bound | None:
     """The rule of the config key at dotted ``path`` (None: no rule, any value of its type)."""
     name = path.rsplit(".", 1)[-1]
@@ -105,8 +125,26 @@ def check_ranges(cfg: Mapping[str, Any]) -> None:
     naming the dotted key, the value and what it must be. A list (hidden sizes, shapes) is checked element-wise."""
     for path, value in _leaves(cfg, ""):
         bound = bound_for(path)
+        if isinstance(value, (list, tuple)) and bound is not None and not bound.many:
+            raise ConfigError(f"{path} must be a number{_words(bound)}, got a list {value!r}: give one number")
         for x in value if isinstance(value, (list, tuple)) else (value,):
+            if x is None and x is not value and bound is not None:
+                raise ConfigError(f"{path} must be a list of numbers{_words(bound)}, got {value!r}: None is no size")
             _check_value(path, value, x, bound)
+
+
+def check_free_type(path: str, value: Any) -> None:
+    """A value given for a key whose default is ``None`` (no type to check against) but whose name has a rule: a
+    number (or a list of them where the rule takes one), never a bool (``True`` is an int to Python, and would be
+    taken as 1); else a :class:`ConfigError`. The range itself is checked on the compiled config."""
+    bound = bound_for(path)
+    if bound is not None and isinstance(value, bool):
+        raise ConfigError(f"{path} must be a number{_words(bound)}, got bool {value!r}: a bool is no number here "
+                          f"(True would count as 1); give a number, or None")
+
+
+def _words(bound: Bound | None) -> str:
+    return "" if bound is None or bound is ANY_NUMBER else f" ({bound.words})"
 
 
 def whole_counts(tree: dict[str, Any], prefix: str = "") -> None:

@@ -7,7 +7,16 @@ import re
 import pytest
 
 from ding_lite.config import compile_config
-from ding_lite.config.ranges import COUNT, NON_NEGATIVE, POSITIVE, POSITIVE_OR_INF, UNIT, bound_for, check_ranges
+from ding_lite.config.ranges import (
+    COUNT,
+    NON_NEGATIVE,
+    POSITIVE,
+    POSITIVE_OR_INF,
+    SIZES,
+    UNIT,
+    bound_for,
+    check_ranges,
+)
 from ding_lite.errors import ConfigError
 
 pytestmark = pytest.mark.unittest
@@ -20,7 +29,7 @@ ENV = dict(type="gymnasium", env_id="CartPole-v1")
     ("policy.learn.batch_size", COUNT), ("policy.learn.demo_batch_size", COUNT), ("env.evaluator_env_num", COUNT),
     ("policy.learn.entropy_weight", NON_NEGATIVE), ("policy.learn.weight_decay", NON_NEGATIVE),
     ("policy.collect.gae_lambda", UNIT), ("policy.other.eps.end", UNIT), ("env.manager.step_timeout", POSITIVE_OR_INF),
-    ("policy.model.encoder_hidden_size_list", COUNT), ("policy.model.head_layer_num", NON_NEGATIVE),
+    ("policy.model.encoder_hidden_size_list", SIZES), ("policy.model.head_layer_num", NON_NEGATIVE),
 ])
 def test_a_key_is_ruled_by_its_name_wherever_it_sits(path: str, bound) -> None:
     assert bound_for(path) is bound
@@ -71,3 +80,39 @@ def test_integral_floats_of_counts_and_sizes_become_ints() -> None:
     model = cfg.policy.model
     assert model.encoder_hidden_size_list == [128, 64] and model.obs_shape == 4 and model.action_shape == 2
     assert all(type(x) is int for x in [*model.encoder_hidden_size_list, model.obs_shape, model.action_shape])
+
+
+@pytest.mark.parametrize("override,message", [
+    # None where the default is a value: a count, a rate, a seed, a switch (found by a config-key fuzzer: before, a
+    # traceback from deep inside the run, or a switch silently off)
+    ("env.collector_env_num=None", "config key 'env.collector_env_num' must be an int, got None (default: 8)"),
+    ("policy.learn.learning_rate=None", "config key 'policy.learn.learning_rate' must be a number, got None"),
+    ("policy.learn.batch_size=None", "config key 'policy.learn.batch_size' must be an int, got None"),
+    ("seed=None", "config key 'seed' must be an int, got None (default: 0)"),
+    ("policy.eval.evaluator.eval_freq=None", "config key 'policy.eval.evaluator.eval_freq' must be an int, got None"),
+    ("policy.cuda=None", "config key 'policy.cuda' must be a bool, got None (default: False)"),
+    # a bool for a key named like a number whose default is None: True would be taken as 1
+    ("policy.learn.dual_clip=True", "policy.learn.dual_clip must be a number (> 1), got bool True"),
+    ("policy.learn.value_clip_ratio=True", "policy.learn.value_clip_ratio must be a number (> 0), got bool True"),
+    ("policy.model.actor_head_hidden_size=True", "policy.model.actor_head_hidden_size must be a number (at least 1), "
+                                                 "got bool True"),
+    # a list where one number belongs, and None inside a list of sizes
+    ("env.stop_value=[1]", "env.stop_value must be a number, got a list [1]"),
+    ("policy.collect.discount_factor=[1]", "policy.collect.discount_factor must be a number (a number in [0, 1]), "
+                                           "got a list [1]"),
+    ("policy.learn.dual_clip=[None]", "policy.learn.dual_clip must be a number (> 1), got a list [None]"),
+    ("policy.model.encoder_hidden_size_list=[None]", "policy.model.encoder_hidden_size_list must be a list of numbers "
+                                                     "(at least 1), got [None]"),
+])
+def test_none_bools_and_lists_where_a_number_belongs_are_config_errors(override: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        compile_config(dict(env=ENV, policy=dict(type="ppo"), seed=0), overrides=[override])
+
+
+@pytest.mark.parametrize("override", [
+    "policy.learn.grad_clip_value=None", "policy.collect.reward_clip=None", "policy.collect.n_sample=None",
+    "env.manager.type=subprocess env.manager.step_timeout=None", "env.max_episode_steps=None", "policy.model.type=None",
+    "policy.model.obs_shape=[4]", "policy.learn.dual_clip=None", "policy.collect.discount_factor=None",
+])
+def test_none_where_the_reference_gives_it_a_meaning_and_lists_of_sizes_pass(override: str) -> None:
+    compile_config(dict(env=ENV, policy=dict(type="ppo")), overrides=override.split())
