@@ -282,6 +282,9 @@ def check_resume_seed(exp_dir: Path, seed: int) -> None:
                           f"-s {saved_seed}, or give this seed its own folder (--exp-name)")
 
 
+HOOK_CKPT_KEY = "policy.learn.learner.hook.load_ckpt_before_run"
+
+
 def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None,
                        cfg: Any = None) -> tuple[Path, dict[str, Any]] | None:
     """The checkpoint a run starts from and its contents, read here (so it is readable) before anything is written,
@@ -291,10 +294,14 @@ def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None
     ``policy.learn.learner.hook.load_ckpt_before_run``."""
     if load_ckpt is not None and resume:
         raise ConfigError("--resume and --load-ckpt both name a checkpoint to start from: give only one")
+    source = "--load-ckpt"  # named in the error: a path that fails to load may sit deep in the config
     if load_ckpt is None and not resume and cfg is not None:
-        load_ckpt = cfg.policy.learn.learner.hook.get("load_ckpt_before_run") or None
+        load_ckpt, source = cfg.policy.learn.learner.hook.get("load_ckpt_before_run") or None, HOOK_CKPT_KEY
     if load_ckpt is not None:
-        return Path(load_ckpt), load_checkpoint(load_ckpt)  # a clear CheckpointError if missing or unreadable
+        try:
+            return Path(load_ckpt), load_checkpoint(load_ckpt)  # a CheckpointError if missing or unreadable
+        except CheckpointError as exc:
+            raise CheckpointError(f"{source}: {exc}") from exc
     if resume:
         latest = resume_checkpoint(exp_dir / "ckpt")  # the newest that loads: an unreadable one is skipped, warned
         if latest is None:

@@ -175,3 +175,16 @@ def test_the_start_checkpoint_is_read_once(tmp_path: Path, monkeypatch) -> None:
     result = serial_pipeline(DQN, seed=0, max_train_iter=40, exp_dir=tmp_path / "a", resume=True, progress=False,
                              overrides=overrides)
     assert result["train_iter"] == 40 and reads.count(start) == 1, reads
+
+
+@pytest.mark.parametrize("option,named", [
+    (["--load-ckpt", "missing.pth.tar"], "--load-ckpt"),
+    (["--set", "policy.learn.learner.hook.load_ckpt_before_run=missing.pth.tar"],
+     "policy.learn.learner.hook.load_ckpt_before_run"),
+])
+def test_a_missing_start_checkpoint_names_where_it_was_given(tmp_path: Path, option: list[str], named: str) -> None:
+    """Before, both said only 'checkpoint not found: missing.pth.tar' (found by a config-key fuzzer)."""
+    proc = run_cli("-m", "serial", "-c", DQN, *option, "--exp-name", "exp", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"ding_lite: error: {named}: checkpoint not found: missing.pth.tar"
+    assert not (tmp_path / "exp").exists()
