@@ -98,6 +98,12 @@ ATARI_ROUTES = {"envpool": (), "gym": ("env.type=atari", "env.manager.type=subpr
 CLEANRL_ATARI = "CleanRL ppo_atari, 10M env steps (40M frames), mean ± std over 3 seeds"
 CLEANRL_ATARI_URL = "https://docs.cleanrl.dev/rl-algorithms/ppo/#ppo_ataripy"
 DQN_RANDOM = "Mnih et al. 2015, Extended Data Table 2 (random agent)"
+RL_ZOO_DQN = ("rl-baselines3-zoo benchmark.md, DQN with its tuned hyperparameters, 100k (Acrobot) / 120k "
+              "(MountainCar) env steps: one trained agent's mean over ~150k deterministic evaluation steps")
+RL_ZOO_PPO = ("rl-baselines3-zoo benchmark.md, PPO with its Acrobot-v1 hyperparameters, 1M env steps: one trained "
+              "agent's mean over ~150k deterministic evaluation steps")
+RL_ZOO_URL = "https://github.com/DLR-RM/rl-baselines3-zoo/blob/master/benchmark.md"
+RANDOM_TIME_LIMIT = "a uniformly random policy almost never reaches the goal: every step -1 up to the time limit"
 
 
 def _mujoco(name: str, folder: str, reference: float, random: float) -> Task:
@@ -118,6 +124,17 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
                        "https://docs.cleanrl.dev/rl-algorithms/ppo/#ppopy"),
              22.0, "a uniformly random policy (about 22 steps per episode)", {"gym": ()}),
     ), seeds=(0, 1, 2)),
+    Suite("rl-zoo-dqn", "DQN on classic control with rl-baselines3-zoo's tuned settings, SB3's DQN beside", (
+        Task("Acrobot-v1", "dizoo/classic_control/acrobot/config/acrobot_dqn_config.py", 100_000, 5000, 5_000,
+             Reference(-76.64, RL_ZOO_DQN, RL_ZOO_URL), -500.0, RANDOM_TIME_LIMIT, {"gym": ()}, peers=("sb3",)),
+        Task("MountainCar-v0", "dizoo/classic_control/mountain_car/config/mountain_car_dqn_config.py", 120_000, 4000,
+             8_000, Reference(-100.85, RL_ZOO_DQN, RL_ZOO_URL), -200.0, RANDOM_TIME_LIMIT, {"gym": ()},
+             peers=("sb3",)),
+    )),
+    Suite("rl-zoo-ppo", "PPO on Acrobot-v1 with rl-baselines3-zoo's settings, 200k env steps, SB3's PPO beside", (
+        Task("Acrobot-v1", "dizoo/classic_control/acrobot/config/acrobot_ppo_config.py", 200_000, 512, 8_192,
+             Reference(-73.51, RL_ZOO_PPO, RL_ZOO_URL), -500.0, RANDOM_TIME_LIMIT, {"gym": ()}, peers=("sb3",)),
+    )),
     Suite("atari-smoke", "PPO on Pong and Breakout for 20k env steps with the final evaluation: it must end in "
           "bounded time on every game, on both routes", (
               Task("Pong-v5", "dizoo/atari/pong/config/pong_ppo_config.py", 20_000, 800, 51_200,

@@ -10,9 +10,15 @@ init, initial log-std), and ``VecNormalize`` for the observation and reward norm
 One difference remains that no setting removes: SB3 clips the value as ``v_old + clip(v - v_old)`` alone, ding_lite
 (as CleanRL and OpenAI baselines) takes the larger of the clipped and unclipped squared errors.
 
+DQN configs (:func:`sb3_dqn_kwargs`) translate to SB3's DQN, which has one fixed form: a plain Q-net (no dueling
+head, no double-Q target), the Huber loss, one-step targets and a linear ε schedule; a config outside that form is a
+``ValueError`` naming the key, not a silently different peer. ``train_freq = n_sample / collector_env_num`` vec-env
+steps, ``gradient_steps = update_per_collect``, ``target_update_interval`` in env steps (ding_lite counts gradient
+steps: ``target_update_freq x n_sample / update_per_collect``), ``exploration_fraction = eps.decay / budget``.
+
 Evaluations as on ding_lite's side: at the start and after every ``eval_every`` env steps of training (at the start
 of the rollout that follows), ``eval_episodes`` deterministic episodes over as many eval envs, seeded with
-``seed + 1000``, the observation statistics frozen at the training run's.
+``seed + 1000``, the observation statistics (where the config normalises them) frozen at the training run's.
 """
 from __future__ import annotations
 
@@ -22,7 +28,7 @@ from typing import Any
 
 from benchmarks.zoo import RunClock, RunSpec, append_line, curve_line, kept_curve
 
-MODEL_FILE, NORM_FILE = "sb3_model.zip", "sb3_vecnormalize.pkl"
+MODEL_FILE, NORM_FILE, BUFFER_FILE = "sb3_model.zip", "sb3_vecnormalize.pkl", "sb3_replay_buffer.pkl"
 
 
 def sb3_ppo_kwargs(cfg: Any, budget: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -52,11 +58,50 @@ def sb3_ppo_kwargs(cfg: Any, budget: int) -> tuple[dict[str, Any], dict[str, Any
     return ppo, norm
 
 
+def sb3_dqn_kwargs(cfg: Any, budget: int) -> dict[str, Any]:
+    """SB3 ``DQN`` keyword arguments for a compiled dizoo DQN config run for ``budget`` env steps; a
+    ``ValueError`` naming the key where the config is outside SB3's one form of DQN."""
+    policy, learn, collect, model = cfg.policy, cfg.policy.learn, cfg.policy.collect, cfg.policy.model
+    eps = policy.other.eps
+    fixed = {"model.dueling": (model.dueling, False), "model.head_layer_num": (model.head_layer_num, 0),
+             "model.activation": (model.activation, "relu"), "learn.double": (learn.double, False),
+             "learn.loss_type": (learn.loss_type, "huber"), "nstep": (policy.nstep, 1),
+             "other.eps.type": (eps.type, "linear"), "learn.target_theta": (learn.target_theta, None),
+             "learn.replay_ratio": (learn.replay_ratio, None), "priority": (policy.priority, False)}
+    for key, (value, sb3) in fixed.items():
+        if value != sb3:
+            raise ValueError(f"SB3's DQN has no policy.{key}={value!r} (it has {sb3!r} only): no SB3 peer for "
+                             f"this config")
+    n_env, n_sample, updates = int(cfg.env.collector_env_num), int(collect.n_sample), int(learn.update_per_collect)
+    if n_sample % n_env:
+        raise ValueError(f"policy.collect.n_sample={n_sample} is not a multiple of env.collector_env_num={n_env}")
+    return dict(
+        learning_rate=float(learn.learning_rate), buffer_size=int(policy.other.replay_buffer.replay_buffer_size),
+        learning_starts=int(policy.learning_starts or 0), batch_size=int(learn.batch_size), tau=1.0,
+        gamma=float(policy.discount_factor), train_freq=n_sample // n_env, gradient_steps=updates,
+        target_update_interval=int(learn.target_update_freq) * n_sample // updates,
+        exploration_fraction=min(float(eps.decay) / budget, 1.0), exploration_initial_eps=float(eps.start),
+        exploration_final_eps=float(eps.end), max_grad_norm=learn.grad_clip_value or math.inf,
+        policy_kwargs=dict(net_arch=list(model.encoder_hidden_size_list)),
+    )
+
+
+def _sb3_model(cfg: Any, budget: int) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
+    """``(SB3 class name, its keyword arguments, VecNormalize keyword arguments or None)`` for a dizoo config."""
+    kind = cfg.policy.type
+    if kind == "ppo":
+        return ("PPO", *sb3_ppo_kwargs(cfg, budget))
+    if kind == "dqn":
+        return "DQN", sb3_dqn_kwargs(cfg, budget), None
+    raise ValueError(f"no SB3 translation of policy type {kind!r} (known: ppo, dqn)")
+
+
 def run_sb3(spec: RunSpec) -> dict[str, Any]:
-    """Train SB3's PPO on the task for ``spec.env_steps`` (resumed from the run's last save if there is one)."""
+    """Train the SB3 counterpart of the task's config (PPO or DQN) for ``spec.env_steps`` (resumed from the run's
+    last save if there is one)."""
     import gymnasium as gym
+    import stable_baselines3
     import torch
-    from stable_baselines3 import PPO
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
@@ -67,23 +112,27 @@ def run_sb3(spec: RunSpec) -> dict[str, Any]:
     torch.set_flush_denormal(False)  # SB3 keeps torch's default
     task, folder = spec.task_spec(), Path(spec.folder)
     cfg = load_config(str(Path(__file__).resolve().parents[1] / task.config), seed=spec.seed)
-    ppo_kwargs, norm_kwargs = sb3_ppo_kwargs(cfg, spec.env_steps)
+    name, kwargs, norm_kwargs = _sb3_model(cfg, spec.env_steps)
+    algo = getattr(stable_baselines3, name)
     env_id, n_env = str(cfg.env.env_id), int(cfg.env.collector_env_num)
 
     def vec(n: int, monitor: bool = False) -> DummyVecEnv:
         return DummyVecEnv([(lambda: Monitor(gym.make(env_id))) if monitor else (lambda: gym.make(env_id))
                             for _ in range(n)])
 
-    resumed = (folder / MODEL_FILE).is_file() and (folder / NORM_FILE).is_file()
+    resumed = (folder / MODEL_FILE).is_file() and (norm_kwargs is None or (folder / NORM_FILE).is_file())
     if resumed:
-        env = VecNormalize.load(str(folder / NORM_FILE), vec(n_env))
-        model = PPO.load(str(folder / MODEL_FILE), env=env, device="cpu")
+        env = vec(n_env) if norm_kwargs is None else VecNormalize.load(str(folder / NORM_FILE), vec(n_env))
+        model = algo.load(str(folder / MODEL_FILE), env=env, device="cpu")
+        if (folder / BUFFER_FILE).is_file():
+            model.load_replay_buffer(str(folder / BUFFER_FILE))
     else:
-        env = VecNormalize(vec(n_env), **norm_kwargs)
-        model = PPO("MlpPolicy", env, seed=spec.seed, device="cpu", **ppo_kwargs)
+        env = vec(n_env) if norm_kwargs is None else VecNormalize(vec(n_env), **norm_kwargs)
+        model = algo("MlpPolicy", env, seed=spec.seed, device="cpu", **kwargs)
     kept = kept_curve(folder, model.num_timesteps if resumed else -1)
-    eval_env = VecNormalize(vec(task.eval_episodes, monitor=True), training=False, norm_reward=False,
-                            clip_obs=norm_kwargs["clip_obs"])
+    eval_env = vec(task.eval_episodes, monitor=True) if norm_kwargs is None else \
+        VecNormalize(vec(task.eval_episodes, monitor=True), training=False, norm_reward=False,
+                     clip_obs=norm_kwargs["clip_obs"])
     eval_env.seed(spec.seed + EVAL_SEED_OFFSET)
     clock = RunClock(kept[-1]["train_seconds"] if kept else 0.0)
     evaluate = _Evaluation(folder, model, eval_env, task.eval_episodes, clock)
@@ -109,7 +158,12 @@ class _Evaluation:
         from stable_baselines3.common.evaluation import evaluate_policy
 
         start = time.perf_counter()
-        self.eval_env.obs_rms = self.model.get_env().obs_rms.copy()
+        from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
+        from stable_baselines3.common.vec_env import VecNormalize
+
+        normalised = isinstance(self.eval_env, VecNormalize)  # PPO configs normalise, DQN ones do not
+        if normalised:
+            self.eval_env.obs_rms = self.model.get_env().obs_rms.copy()
         returns, _ = evaluate_policy(self.model, self.eval_env, n_eval_episodes=self.episodes, deterministic=True,
                                      return_episode_rewards=True)
         seconds = time.perf_counter() - start
@@ -118,7 +172,10 @@ class _Evaluation:
                                             self.clock))
         save_start = time.perf_counter()
         self.model.save(str(self.folder / MODEL_FILE))
-        self.model.get_env().save(str(self.folder / NORM_FILE))
+        if normalised:
+            self.model.get_env().save(str(self.folder / NORM_FILE))
+        if isinstance(self.model, OffPolicyAlgorithm):  # a resumed run goes on with its replay buffer
+            self.model.save_replay_buffer(str(self.folder / BUFFER_FILE))
         self.clock.eval_seconds += time.perf_counter() - save_start  # saving is the suite's cost, not SB3's
 
 

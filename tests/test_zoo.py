@@ -88,11 +88,12 @@ def test_the_docs_block_is_replaced_between_its_markers(tmp_path: Path) -> None:
 @pytest.mark.parametrize("task", [t for s in zoo.SUITES.values() for t in s.tasks], ids=lambda t: t.name)
 def test_each_tasks_evaluation_schedule_fits_its_config(task: zoo.Task) -> None:
     """``eval_freq`` learner iterations are ``eval_every`` env steps with the config's collects (PPO: epochs x
-    minibatches per collect), and the config exists on every route the task names."""
+    minibatches per collect; DQN: its updates per collect), and the config exists on every route the task names."""
     main, _ = read_config(REPO_ROOT / task.config)
     policy, env = main["policy"], main["env"]
-    n_sample = policy["collect"]["n_sample"]
-    per_collect = policy["learn"]["epoch_per_collect"] * math.ceil(n_sample / policy["learn"]["batch_size"])
+    n_sample, learn = policy["collect"]["n_sample"], policy["learn"]
+    per_collect = learn["update_per_collect"] if "update_per_collect" in learn else \
+        learn["epoch_per_collect"] * math.ceil(n_sample / learn["batch_size"])
     assert task.eval_freq % per_collect == 0
     assert task.eval_freq // per_collect * n_sample == task.eval_every
     assert env.get("env_id", "CartPole-v1") == task.name and task.reference.value > task.random
@@ -162,3 +163,30 @@ def test_a_terminated_suite_stops_its_runs_and_starts_no_more(tmp_path: Path) ->
     assert "stopped: 1 run(s) terminated" in out and "start CartPole-v1/ding_lite-gym/seed1" not in out
     assert not Path(f"/proc/{runs[0]}").exists() or Path(f"/proc/{runs[0]}/stat").read_text().split()[2] == "Z"
     assert not (curve.parent / zoo.DONE).exists()
+
+
+def test_sb3_dqn_gets_rl_zoos_acrobot_settings_back() -> None:
+    """The Acrobot DQN config, written from rl-zoo's tuned Acrobot-v1 DQN settings in ding_lite's units (target copies
+    in gradient steps, ε decay in env steps), translates back to exactly those SB3 settings."""
+    from benchmarks.zoo_sb3 import sb3_dqn_kwargs
+    from ding_lite.build import load_config
+
+    cfg = load_config(str(REPO_ROOT / "dizoo/classic_control/acrobot/config/acrobot_dqn_config.py"), seed=0)
+    kwargs = sb3_dqn_kwargs(cfg, 100_000)
+    assert kwargs.pop("policy_kwargs") == {"net_arch": [256, 256]}
+    assert kwargs == dict(learning_rate=6.3e-4, buffer_size=50_000, learning_starts=0, batch_size=128, tau=1.0,
+                          gamma=0.99, train_freq=4, gradient_steps=4, target_update_interval=250,
+                          exploration_fraction=0.12, exploration_initial_eps=1.0, exploration_final_eps=0.1,
+                          max_grad_norm=10.0)
+
+
+@pytest.mark.parametrize("override", ["policy.model.dueling=True", "policy.learn.double=True",
+                                      "policy.learn.loss_type='mse'", "policy.nstep=3", "policy.other.eps.type='exp'"])
+def test_a_dqn_config_sb3_cannot_express_has_no_sb3_peer(override: str) -> None:
+    from benchmarks.zoo_sb3 import sb3_dqn_kwargs
+    from ding_lite.build import load_config
+
+    cfg = load_config(str(REPO_ROOT / "dizoo/classic_control/acrobot/config/acrobot_dqn_config.py"), seed=0,
+                      overrides=[override])
+    with pytest.raises(ValueError, match=override.split("=")[0].removeprefix("policy.")):
+        sb3_dqn_kwargs(cfg, 100_000)
