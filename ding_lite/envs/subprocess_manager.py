@@ -125,18 +125,7 @@ class SubprocessEnvManager(EnvManager):
         seeds = self._take_seeds()
         if seeds[0] is not None:
             self._last_seed = seeds[0]
-        failed: dict[int, str] = {}
-        for i, seed in enumerate(seeds):
-            self._send(i, RESET, seed, failed)
-        deadline = _deadline(self.reset_timeout)
-        for i in range(self.env_num):
-            if i not in failed:
-                try:
-                    self._receive(i, deadline, "reset")
-                except WorkerFailure as exc:
-                    failed[i] = str(exc)
-        for i, cause in failed.items():
-            self._restart(i, cause)
+        self._reset_workers(list(range(self.env_num)), seeds)
         return self._start_episodes(copied_obs(self._obs_view))
 
     def step(self, actions: np.ndarray) -> StepResult:
@@ -288,9 +277,15 @@ class SubprocessEnvManager(EnvManager):
         """Reset ``envs`` in their workers (in parallel); a worker that fails there is restarted, which resets its
         env too."""
         self._check_open()
+        self._reset_workers(envs, [None] * len(envs))
+        return [obs_row(self._obs_view, i) for i in envs]
+
+    def _reset_workers(self, envs: list[int], seeds: list[int | None]) -> None:
+        """Reset the workers of ``envs`` (with ``seeds``) in parallel, each writing its first observation into the
+        shared rows; a worker that fails or times out is restarted, which resets its env too."""
         failed: dict[int, str] = {}
-        for i in envs:
-            self._send(i, RESET, None, failed)
+        for i, seed in zip(envs, seeds, strict=True):
+            self._send(i, RESET, seed, failed)
         deadline = _deadline(self.reset_timeout)
         for i in envs:
             if i not in failed:
@@ -300,7 +295,6 @@ class SubprocessEnvManager(EnvManager):
                     failed[i] = str(exc)
         for i, cause in failed.items():
             self._restart(i, cause)
-        return [obs_row(self._obs_view, i) for i in envs]
 
     def _check_open(self) -> None:
         if self.closed:
