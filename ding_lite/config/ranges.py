@@ -32,7 +32,6 @@ class Bound:
     whole: bool = False  # a count or a size: a whole number (an integral float such as 1e4 is taken as the int)
     many: bool = False  # a list of such numbers is accepted too (a shape, hidden sizes), each checked
 
-
     def accepts(self, x: float) -> bool:
         if math.isinf(x) and not self.allow_inf:
             return False
@@ -52,6 +51,7 @@ DISCOUNT = Bound(0, True, 1, True, words="a number in [0, 1]")  # as the policie
 ABOVE_ONE = Bound(1, False, words="> 1")
 SEED = Bound(0, True, 2**32 - 1, True, words="in [0, 4294967295] (numpy's seed range)")
 ANY_NUMBER = Bound(-math.inf, True, allow_inf=True, words="a number")
+FINITE = Bound(-math.inf, True, words="a real number, not inf")
 
 # (pattern, bound): a pattern without a dot matches the key's own name, one with a dot its dotted path (fnmatch);
 # the first match decides. Counts: a 0 divides by zero, splits into empty minibatches or trains nothing.
@@ -91,6 +91,8 @@ RULES: tuple[tuple[str, Bound], ...] = (
     ("*.eps.start", UNIT), ("*.eps.end", UNIT), ("*replay_buffer.beta", UNIT),
     # thresholds: any number (a string or NaN would fail deep inside a comparison)
     ("stop_value", ANY_NUMBER), ("return_threshold", ANY_NUMBER),
+    # initial values of weights: inf makes every output inf or NaN from the first step
+    ("init_log_std", FINITE),
 )
 
 

@@ -46,6 +46,8 @@ def test_unknown_names_none_and_switches_pass() -> None:
     ({"policy": {"model": {"encoder_hidden_size_list": [64, 0]}}},
      "policy.model.encoder_hidden_size_list must be at least 1, got [64, 0]"),
     ({"policy": {"model": {"init_log_std": math.nan}}}, "policy.model.init_log_std is NaN"),
+    ({"policy": {"model": {"init_log_std": math.inf}}},
+     "policy.model.init_log_std must be a finite number (a real number, not inf), got inf"),
     ({"env": {"manager": {"step_timeout": 0}}}, "env.manager.step_timeout must be > 0 (inf: never), got 0"),
     ({"policy": {"learn": {"dual_clip": 1.0}}}, "policy.learn.dual_clip must be > 1, got 1.0"),
 ])
