@@ -25,13 +25,14 @@ from ding_lite.data.keys import (
     WEIGHT,
 )
 from ding_lite.data.rollout import cut_before_invalid, episode_ends
+from ding_lite.errors import ConfigError
 from ding_lite.model.contract import ACTIONS, BATCH, ModelProbe
 from ding_lite.policy.off_policy import OffPolicyPolicy
 from ding_lite.policy.optim import adam
 from ding_lite.registry import POLICY_REGISTRY, import_object
 from ding_lite.rl_utils.exploration import epsilon_schedule
 from ding_lite.rl_utils.masks import apply_action_mask, masked_argmax, random_legal_actions, split_action_mask
-from ding_lite.rl_utils.td import double_q_target, nstep_return, td_error_loss
+from ding_lite.rl_utils.td import TD_LOSS_TYPES, double_q_target, nstep_return, td_error_loss
 
 # Columns a step keeps until its n-step window is settled.
 _STEP_KEYS = (OBS, ACTION, REWARD, TERMINATED, TRUNCATED, NEXT_OBS, VALID, NEXT_ACTION_MASK)
@@ -82,6 +83,10 @@ class DQNPolicy(OffPolicyPolicy):
 
     # ---- learn -------------------------------------------------------------------------------------------------
     def _init_learn(self) -> None:
+        loss_type = self.cfg["learn"]["loss_type"]
+        if loss_type not in TD_LOSS_TYPES:  # else a ValueError at the first update, after the run's folder is made
+            raise ConfigError(f"policy.learn.loss_type must be one of {', '.join(map(repr, TD_LOSS_TYPES))}, got "
+                              f"{loss_type!r}")
         super()._init_learn()
         self._add_stage("q", adam(self._model.parameters(), lr=self.cfg["learn"]["learning_rate"]),
                         state_key="optimizer")

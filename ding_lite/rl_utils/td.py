@@ -97,6 +97,9 @@ def double_q_target(
         return (return_n + discount_n * q_next).detach()
 
 
+TD_LOSS_TYPES = ("huber", "mse")  # the criteria td_error_loss knows
+
+
 def td_error_loss(
     q_taken: torch.Tensor,
     target: torch.Tensor,

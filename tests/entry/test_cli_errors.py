@@ -228,6 +228,8 @@ IN_PROCESS = {**{case: CASES[case] for case in CASES if case not in IN_SUBPROCES
                               "env.stop_value must be a number, got 'high'"),
     "negative actor learning rate (ACER)": (lambda d: ["-c", ACER, "--set", "policy.learn.learning_rate_actor=-1e-4"],
                                             "policy.learn.learning_rate_actor must be > 0, got -0.0001"),
+    "unknown TD loss (DQN)": (lambda d: ["-c", DQN, "--set", "policy.learn.loss_type=l1"],
+                              "policy.learn.loss_type must be one of 'huber', 'mse', got 'l1'"),
     "discount factor above 1": (lambda d: ["-c", DQN, "--set", "policy.discount_factor=1.5"],
                                 "policy.discount_factor must be a number in [0, 1], got 1.5"),
     "seed beyond numpy's range": (lambda d: ["-c", DQN, "-s", "4294967296"],
