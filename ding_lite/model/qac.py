@@ -231,6 +231,8 @@ def action_bounds(cfg: Mapping[str, Any], act_size: int) -> tuple[np.ndarray, np
         if value is None:
             raise ConfigError(f"model.{key} is not set and could not be taken from the env: SAC and TD3 rescale "
                               f"their actions to the bounds of a Box action space")
+        if np.asarray(value).dtype.kind not in "iuf":  # a word, a bool (True is no bound), a None in a list
+            raise ConfigError(f"model.{key} must be {act_size} finite numbers, got {value!r}")
         array = np.broadcast_to(np.asarray(value, dtype=np.float64), (act_size,)).copy() \
             if np.ndim(value) == 0 else np.asarray(value, dtype=np.float64).reshape(-1)
         if array.shape != (act_size,) or not np.isfinite(array).all():
@@ -254,8 +256,10 @@ def _widths(cfg: Mapping[str, Any], part: str) -> list[int]:
     """The hidden widths of the actor or a critic: ``hidden_size_list``, else DI-engine's 1 + head_layer_num layers
     of head_hidden_size."""
     if cfg.get("hidden_size_list") is not None:
-        widths: Sequence[Any] = list(cfg["hidden_size_list"])
+        widths: Sequence[Any] = cfg["hidden_size_list"]
         key = "model.hidden_size_list"
+        if not isinstance(widths, (list, tuple)):  # list() of an int fails, of a string gives its letters
+            raise ConfigError(f"{key} must be a list of positive int widths, got {widths!r}")
     else:
         widths = [cfg[f"{part}_head_hidden_size"]] * (1 + int(cfg[f"{part}_head_layer_num"]))
         key = f"model.{part}_head_hidden_size / {part}_head_layer_num"

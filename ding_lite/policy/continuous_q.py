@@ -4,6 +4,7 @@ the clipped double-Q target of the next action that the algorithm chooses (:meth
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 import numpy as np
@@ -178,10 +179,10 @@ class ContinuousQPolicy(OffPolicyPolicy):
 
 def check_positive(cfg: Any, *keys: str) -> None:
     """A :class:`ConfigError` naming the first ``policy.learn`` / ``policy.collect`` key (dotted under ``policy``)
-    whose value is not a number > 0."""
+    whose value is not a finite number > 0 (an infinite temperature or noise makes every loss inf or NaN)."""
     for key in keys:
         node: Any = cfg
         for part in key.split("."):
             node = node[part]
-        if isinstance(node, bool) or not isinstance(node, (int, float)) or not node > 0:
-            raise ConfigError(f"policy.{key} must be a number > 0, got {node!r}")
+        if isinstance(node, bool) or not isinstance(node, (int, float)) or not 0 < node < math.inf:
+            raise ConfigError(f"policy.{key} must be a finite number > 0, got {node!r}")

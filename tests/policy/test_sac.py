@@ -83,7 +83,12 @@ def test_samples_are_the_valid_one_step_transitions() -> None:
 
 @pytest.mark.parametrize("override,message", [
     ("policy.learn.learning_rate_q=0", r"policy.learn.learning_rate_q must be > 0, got 0"),
-    ("policy.learn.alpha=-1.0", r"policy.learn.alpha must be a number > 0, got -1.0"),
+    ("policy.learn.alpha=-1.0", r"policy.learn.alpha must be a finite number > 0, got -1.0"),
+    ("policy.learn.alpha=inf", r"policy.learn.alpha must be a finite number > 0, got inf"),
+    ("policy.model.hidden_size_list=64", r"model.hidden_size_list must be a list of positive int widths, got 64"),
+    ("policy.model.hidden_size_list=True", r"model.hidden_size_list must be a list of positive int widths"),
+    ("policy.model.action_low=True", r"model.action_low must be 1 finite numbers, got True"),
+    ("policy.model.action_high='far'", r"model.action_high must be 1 finite numbers, got 'far'"),
     ("policy.learn.target_entropy='high'", r"policy.learn.target_entropy must be a number or None"),
     ("policy.learn.target_theta=0.0", r"policy.learn.target_theta must be in \(0, 1\] or None"),
     ("policy.model.action_space='discrete'", r"model.action_space must be one of \('reparameterization', "

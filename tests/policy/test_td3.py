@@ -58,7 +58,8 @@ def test_an_update_logs_and_keeps_its_state() -> None:
 @pytest.mark.parametrize("override,message", [
     ("policy.learn.noise_range={'min': -0.5, 'max': 0.3}", r"policy.learn.noise_range must be dict\(min=-c, max=c\)"),
     ("policy.learn.actor_update_freq=0", r"policy.learn.actor_update_freq must be at least 1, got 0"),
-    ("policy.collect.noise_sigma=-0.1", r"policy.collect.noise_sigma must be a number > 0, got -0.1"),
+    ("policy.collect.noise_sigma=-0.1", r"policy.collect.noise_sigma must be a finite number > 0, got -0.1"),
+    ("policy.learn.noise_sigma=inf", r"policy.learn.noise_sigma must be a finite number > 0, got inf"),
     ("policy.model.action_space='reparameterization'", r"policy.model.action_space='reparameterization': policy "
                                                        r"'td3' drives the qac model's 'regression' actor"),  # SAC's
 ])
