@@ -2,7 +2,7 @@
 minibatches of 64, learning rate 3e-4, γ 0.99, λ 0.94, no entropy bonus, observations and rewards normalised as SB3's
 VecNormalize does, SB3's defaults otherwise: clip 0.2, value coefficient 0.5, gradient-norm clip 0.5, 64x64 tanh
 nets with orthogonal init). rl-zoo's published agent: -73.5 after 1M env steps; after 200k this config's runs end
-at -86 (median of the last 3 evaluations over seeds 0-11; SB3 at the same settings -81): docs/results.md.
+at -83 (median of the last 3 evaluations over seeds 0-23; SB3 at the same settings -82): docs/results.md.
 
 Run: ding_lite -m serial -c acrobot_ppo_config.py -s 0 --max-env-step 200000
 Against SB3 at the same settings: python benchmarks/zoo.py --suite rl-zoo-ppo
