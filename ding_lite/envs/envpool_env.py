@@ -31,7 +31,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ding_lite.envs.env_manager import EnvManager, EpisodeEnd, StepResult, env_actions
+from ding_lite.envs.actions import env_actions
+from ding_lite.envs.env_manager import EnvManager, EpisodeEnd, StepResult
 from ding_lite.envs.spaces import is_masked
 from ding_lite.errors import ConfigError
 from ding_lite.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, closest_match

@@ -22,7 +22,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ding_lite.envs.env_manager import EnvManager, StepResult, action_to_env
+from ding_lite.envs.actions import action_to_env
+from ding_lite.envs.env_manager import EnvManager, StepResult
 from ding_lite.envs.env_outputs import close_env, copied_obs, obs_row, put_obs
 from ding_lite.envs.subprocess_worker import (
     BROKEN,

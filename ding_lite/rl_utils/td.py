@@ -124,7 +124,7 @@ def td_error_loss(
     elif loss_type == "mse":
         per_sample = (target - q_taken) ** 2
     else:
-        raise ValueError(f"loss_type must be 'huber' or 'mse', got {loss_type=}")
+        raise ValueError(f"loss_type must be one of {', '.join(map(repr, TD_LOSS_TYPES))}, got {loss_type=}")
     if weight is not None:
         if weight.shape != per_sample.shape:
             raise ValueError(

@@ -132,12 +132,12 @@ def start_run(config: ConfigLike, options: RunOptions, resolve: Callable[[Any], 
     freeze(cfg)
     if cfg.policy.eval.evaluator.get("video_every"):
         prepare_offscreen_rendering()  # before any env (and MuJoCo) is loaded
-    ckpt_path, saved = start_ckpt if start_ckpt is not None else (None, None)
-    seeds = SeedPlan.resuming(seed, saved or {}) if resume else SeedPlan(seed)
+    ckpt_path, saved = start_ckpt if start_ckpt is not None else (None, {})
+    seeds = SeedPlan.resuming(seed, saved) if resume else SeedPlan(seed)
     set_seed(seeds.collector)
     configure_torch()
-    best = float((saved or {}).get("best_eval_return", -math.inf))
-    return RunStart(cfg, options, claim, asked_dir, ckpt_path, start, best, seeds, saved)
+    best = float(saved.get("best_eval_return", -math.inf))
+    return RunStart(cfg, options, claim, asked_dir, ckpt_path, start, best, seeds, saved if ckpt_path else None)
 
 
 def check_budget(name: str, value: int | None) -> int | None:

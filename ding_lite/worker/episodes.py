@@ -9,7 +9,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ding_lite.data.keys import ACTION, ACTION_MASK, OBS, REWARD
-from ding_lite.envs.env_manager import EpisodeEnd, env_actions, episode_quota
+from ding_lite.envs.actions import env_actions
+from ding_lite.envs.env_manager import EpisodeEnd, episode_quota
 from ding_lite.envs.env_outputs import NON_FINITE_ADVICE, non_finite_rows, observation_array
 from ding_lite.errors import EnvError
 
@@ -124,8 +125,7 @@ class _Tally:
     def __init__(self, quota: np.ndarray) -> None:
         self.quota = quota  # (N,) episodes each env still has to count
         self.t = 0  # steps taken
-        self.steps = np.zeros(len(quota), dtype=np.int64)  # each env's running episode: steps so far
-        self.start = np.zeros(len(quota), dtype=np.int64)  # step at which it began
+        self.start = np.zeros(len(quota), dtype=np.int64)  # step at which each env's running episode began
         self.episode_no = np.zeros(len(quota), dtype=np.int64)  # its number, counted from 0
         self.ends: list[EpisodeEnd] = []
         self.cut: list[bool] = []
@@ -133,11 +133,10 @@ class _Tally:
 
     def step(self) -> None:
         self.t += 1
-        self.steps += 1
 
     def reached(self, cap: int) -> list[int]:
         """Envs whose running episode, one that still counts, has ``cap`` steps."""
-        return np.flatnonzero((self.steps >= cap) & (self.quota > 0)).tolist()
+        return np.flatnonzero((self.t - self.start >= cap) & (self.quota > 0)).tolist()
 
     def ended(self, end: EpisodeEnd, counted: bool, capped: bool = False) -> None:
         """Count ``end`` if ``counted`` and its env's quota is not met; its env's next episode starts now."""
@@ -151,7 +150,7 @@ class _Tally:
 
     def restart(self, i: int) -> None:
         """Env ``i``'s next episode starts at the next step."""
-        self.steps[i], self.start[i] = 0, self.t
+        self.start[i] = self.t
         self.episode_no[i] += 1
 
 

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 import numpy as np
 
-from ding_lite.envs.env_manager import action_to_env
+from ding_lite.envs.actions import action_to_env
 from ding_lite.errors import ConfigError, EnvError
 from ding_lite.registry import ENV_REGISTRY, import_modules
 

@@ -13,7 +13,7 @@ from ding_lite.data.demo import read_demos
 from ding_lite.entry.collect_demo import collect_demo_pipeline
 from ding_lite.entry.eval import eval_pipeline
 from ding_lite.entry.serial import serial_pipeline
-from ding_lite.envs.env_manager import action_to_env, clip_action, env_actions
+from ding_lite.envs.actions import action_to_env, clip_action, env_actions
 
 pytestmark = pytest.mark.unittest
 

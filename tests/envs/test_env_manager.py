@@ -10,7 +10,7 @@ from fake_envs import CountingEnv, RecordActions, counting_env_fns
 
 from ding_lite.build import build_env_manager
 from ding_lite.envs import BaseEnvManager, build_env
-from ding_lite.envs.env_manager import action_to_env
+from ding_lite.envs.actions import action_to_env
 from ding_lite.errors import ConfigError, EnvError
 
 pytestmark = pytest.mark.unittest

@@ -6,7 +6,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from ding_lite.envs.env_manager import clip_action, episode_quota
+from ding_lite.envs.actions import clip_action
+from ding_lite.envs.env_manager import episode_quota
 from ding_lite.errors import first_line
 
 pytestmark = pytest.mark.unittest
