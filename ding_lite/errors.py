@@ -54,6 +54,15 @@ class EnvError(DingLiteError, RuntimeError):
     """An env cannot be built or keeps failing."""
 
 
+class DivergedError(DingLiteError, RuntimeError):
+    """Training diverged: a loss, or an action of the policy, is NaN or inf although the env's data were finite
+    (a learning rate too high, or a checkpoint whose weights already were)."""
+
+
+DIVERGED_ADVICE = ("lower the learning rate (policy.learn.learning_rate*), clip gradients "
+                   "(policy.learn.grad_clip_value), or start again from an earlier checkpoint")
+
+
 class WorkerError(DingLiteError, RuntimeError):
     """A remote worker (Ray actor) cannot start, or keeps dying beyond the configured number of replacements."""
 

@@ -24,7 +24,7 @@ from ding_lite.data.keys import (
 from ding_lite.data.rollout import settle
 from ding_lite.envs.env_manager import EnvManagerLike, EpisodeEnd
 from ding_lite.envs.env_outputs import NON_FINITE_ADVICE, non_finite_rows, observation_array
-from ding_lite.errors import EnvError
+from ding_lite.errors import DIVERGED_ADVICE, DivergedError, EnvError
 from ding_lite.registry import COLLECTOR_REGISTRY
 
 
@@ -58,15 +58,19 @@ class _RolloutWriter:
         column[t, slice(None) if rows is None else rows] &= ~invalid
 
 
-_CHECKED = ((REWARD, "reward"), (NEXT_OBS, "observation"), (OBS, "observation"))
+# what each column is, and its place in step t's order: the observation acted on, the action, then what the env gave
+_CHECKED = {OBS: ("observation", 0), ACTION: ("action", 1), REWARD: ("reward", 2), NEXT_OBS: ("observation", 2)}
 
 
 def check_finite(columns: Mapping[str, np.ndarray], env_step: int, n_env: int) -> None:
-    """An :class:`EnvError` naming the env and the step where a rollout's rewards or observations hold NaN or inf
-    (rows marked invalid aside); ``env_step``: the run's env steps before the rollout. Once per collect, one pass
-    over each column: the env managers would pay a call per step."""
+    """Where a rollout's observations, actions or rewards hold NaN or inf (rows marked invalid aside), an error about
+    the first: an :class:`EnvError` naming the env and step for what the env gave, a :class:`DivergedError` for the
+    policy's action on finite observations (a NaN action makes the env's next reward NaN: the env is not to blame).
+    ``env_step``: the run's env steps before the rollout. Once per collect, one pass over each column: the env
+    managers would pay a call per step."""
     valid = columns.get(VALID)
-    for key, what in _CHECKED:
+    first: tuple[int, int, int, str] | None = None  # (t, place in the step, env, key)
+    for key, (_, place) in _CHECKED.items():
         column = columns.get(key)
         if column is None:
             continue
@@ -76,11 +80,20 @@ def check_finite(columns: Mapping[str, np.ndarray], env_step: int, n_env: int) -
         if bad is None or not bad.any():
             continue
         t, i = divmod(int(np.flatnonzero(bad)[0]), n_env)
-        value = column[t, i]
-        kind = "NaN" if np.isnan(value).any() else "inf"
-        shown = f" ({float(value):g})" if np.ndim(value) == 0 else ""
-        step = env_step + (t + (key != OBS)) * n_env  # the run's env steps once this value was given
-        raise EnvError(f"env {i}'s {what} holds {kind}{shown} at the run's env step {step:,}: {NON_FINITE_ADVICE}")
+        first = min(first or (t, place, i, key), (t, place, i, key))
+    if first is None:
+        return
+    t, _, i, key = first
+    value = columns[key][t, i]
+    kind = "NaN" if np.isnan(value).any() else "inf"
+    if key == ACTION:
+        raise DivergedError(f"the policy's action for env {i} holds {kind} at the run's env step "
+                            f"{env_step + t * n_env:,}, on a finite observation: its network's outputs are not "
+                            f"finite; {DIVERGED_ADVICE}")
+    shown = f" ({float(value):g})" if np.ndim(value) == 0 else ""
+    step = env_step + (t + (key != OBS)) * n_env  # the run's env steps once this value was given
+    raise EnvError(f"env {i}'s {_CHECKED[key][0]} holds {kind}{shown} at the run's env step {step:,}: "
+                   f"{NON_FINITE_ADVICE}")
 
 
 def check_acted_on(obs: Any, rows: slice | None, env_step: int, cause: Exception) -> None:

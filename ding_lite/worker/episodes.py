@@ -12,7 +12,7 @@ from ding_lite.data.keys import ACTION, ACTION_MASK, OBS, REWARD
 from ding_lite.envs.actions import env_actions
 from ding_lite.envs.env_manager import EpisodeEnd, episode_quota
 from ding_lite.envs.env_outputs import NON_FINITE_ADVICE, non_finite_rows, observation_array
-from ding_lite.errors import EnvError
+from ding_lite.errors import DIVERGED_ADVICE, DivergedError, EnvError
 
 logger = logging.getLogger("ding_lite")
 LONG_EPISODE = 100_000  # steps of one episode after which a run without a step cap says it may never end
@@ -55,18 +55,26 @@ class Episodes(NamedTuple):
         return [Episode(self.steps(k), end) for k, end in enumerate(self.ends)]
 
 
-def check_step_finite(obs: Any, reward: np.ndarray, step: np.ndarray, episode: np.ndarray) -> None:
-    """An :class:`EnvError` naming the first env whose observation to act on, or reward, holds NaN or inf; ``step``
-    and ``episode``: each env's step within its episode and episode number (an evaluation has no rollout whose
-    columns could be checked once, as the collector's are, and a greedy policy acts on NaN in silence: the argmax of
-    NaN logits is action 0)."""
-    for values, what in ((reward, "reward"), (observation_array(obs), "observation")):
-        bad = non_finite_rows(np.asarray(values))
-        if bad is not None:
-            i = int(np.flatnonzero(bad)[0])
-            kind = "NaN" if np.isnan(values[i]).any() else "inf"
-            raise EnvError(f"env {i}'s {what} holds {kind} at step {int(step[i])} of its episode {int(episode[i])} "
-                           f"(evaluation or demo collection): {NON_FINITE_ADVICE}")
+def check_step_finite(obs: Any, action: Any, reward: np.ndarray | None, step: np.ndarray,
+                      episode: np.ndarray) -> None:
+    """Where the observation acted on, the action taken on it, or the reward that followed (None: not yet known)
+    holds NaN or inf, an error naming the first env: an :class:`EnvError` for what the env gave, a
+    :class:`DivergedError` for an action on a finite observation (its NaN would make the reward NaN: the env is not
+    to blame). ``step`` and ``episode``: each env's step within its episode and episode number. An evaluation has
+    no rollout whose columns could be checked once, as the collector's are, and a greedy policy acts on NaN in
+    silence: the argmax of NaN logits is action 0."""
+    where = "(evaluation or demo collection)"
+    for values, what in ((observation_array(obs), "observation"), (action, "action"), (reward, "reward")):
+        bad = None if values is None else non_finite_rows(np.asarray(values))
+        if bad is None:
+            continue
+        i = int(np.flatnonzero(bad)[0])
+        kind = "NaN" if np.isnan(np.asarray(values)[i]).any() else "inf"
+        at = f"at step {int(step[i])} of its episode {int(episode[i])} {where}"
+        if what == "action":
+            raise DivergedError(f"the policy's action for env {i} holds {kind} {at}, on a finite observation: its "
+                                f"network's outputs are not finite; {DIVERGED_ADVICE}")
+        raise EnvError(f"env {i}'s {what} holds {kind} {at}: {NON_FINITE_ADVICE}")
 
 
 def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
@@ -95,8 +103,12 @@ def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
     warned = False
     obs = env_manager.reset()
     while tally.quota.any():
+        step_no = tally.t - tally.start
+        check_step_finite(obs, None, None, step_no, tally.episode_no)  # before the policy: it may fail on NaN
         action = act(obs)
+        check_step_finite(None, action, None, step_no, tally.episode_no)
         result = env_manager.step(action)
+        check_step_finite(None, None, result.reward, step_no, tally.episode_no)
         if record:
             _record(columns, obs, action, result.reward, env_manager.action_space)
         tally.step()
@@ -110,7 +122,6 @@ def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
             obs, cut = env_manager.truncate(over)
             for end in cut:  # (every learner row of a self-play game ends with it)
                 tally.ended(end, counted=True, capped=True)
-        check_step_finite(obs, result.reward, tally.t - tally.start, tally.episode_no)
         if max_episode_steps is None and not warned and tally.t % 1000 == 0:
             warned = _warn_long_episode(tally.t, tally.start, tally.quota)
     stacked = {k: np.stack(v) for k, v in columns.items()} if record and tally.t else None

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.data.batch import batch_len
+from ding_lite.errors import DIVERGED_ADVICE, DivergedError
 from ding_lite.registry import LEARNER_HOOK_REGISTRY
 from ding_lite.utils.checkpoint import CKPT_SUFFIX, checkpoint_iteration, load_policy_weights, save_checkpoint
 
@@ -88,6 +89,7 @@ class BaseLearner:
         logs = as_log_list(self.policy.forward(batch))
         self.samples_trained += batch_len(batch)
         for log in logs:
+            check_losses_finite(log, self.train_iter + 1, env_step)
             self.last_log = log
             self.train_iter += 1
             self.call_hooks("after_iter")
@@ -239,6 +241,16 @@ class LogHook:
     def __call__(self, learner: BaseLearner) -> None:
         if self.freq > 0 and learner.train_iter % self.freq == 0:
             learner.log_now()
+
+
+def check_losses_finite(log: Mapping[str, Any], train_iter: int, env_step: int) -> None:
+    """A :class:`DivergedError` naming the first loss of ``log`` (the scalars whose name ends in ``loss``) that is NaN
+    or inf: the batch was finite (the collector checks what the envs give), so the network diverged, and every
+    later step would train on NaN weights in silence (a greedy argmax over NaN values still returns an action)."""
+    for key, value in log.items():
+        if key.endswith("loss") and getattr(value, "ndim", 0) == 0 and not math.isfinite(float(value)):
+            raise DivergedError(f"training diverged at train iter {train_iter:,} (env step {env_step:,}): {key} is "
+                                f"{float(value)}; {DIVERGED_ADVICE}")
 
 
 def as_log_list(out: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

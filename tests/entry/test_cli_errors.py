@@ -337,3 +337,18 @@ def test_a_run_refused_after_its_folder_was_claimed_leaves_no_folder_on_a_path_t
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "policy.learn.batch_size=64 is above the env-step budget 10" in lines[0], lines
     assert [p.relative_to(tmp_path) for p in tmp_path.rglob("*")] == [Path("work")]
+
+
+def test_a_diverged_run_stops_with_one_line_naming_the_loss(tmp_path: Path, monkeypatch, capsys) -> None:
+    """CartPole DQN at a learning rate of 1e12: before, it trained to its budget on NaN weights (the argmax of NaN
+    Q-values is action 0) and reported returns of 9; now the second update stops it."""
+    from ding_lite.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["-c", str(DIZOO_CARTPOLE / "cartpole_dqn_config.py"), "--max-env-step", "2000", "--no-progress",
+            "--exp-name", "exp", "--set", "policy.learn.learning_rate=1e12"]
+    assert main(argv) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]  # (the log goes there too)
+    assert len(errors) == 1 and errors[0].startswith("ding_lite: error: training diverged at train iter "), errors
+    assert ": loss is nan; lower the learning rate" in errors[0]
+    assert not list((tmp_path / "exp").glob("ckpt/iteration_*"))  # no final checkpoint of the NaN weights

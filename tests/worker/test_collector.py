@@ -181,3 +181,31 @@ def test_a_rollout_runs_inside_the_policys_rollout_weights_block() -> None:
         assert (probe.entries, probe.outside_calls, probe.inside) == (2, 0, False) and policy.env_steps
     finally:
         collector.close()
+
+
+def _columns(t_len: int = 3, n_env: int = 2) -> dict[str, np.ndarray]:
+    return {"obs": np.zeros((t_len, n_env, 3), np.float32), "next_obs": np.zeros((t_len, n_env, 3), np.float32),
+            "action": np.zeros((t_len, n_env, 1), np.float32), "reward": np.zeros((t_len, n_env), np.float32)}
+
+
+def test_a_nan_action_on_a_finite_observation_blames_the_policy_not_the_reward_it_caused() -> None:
+    """Before, SAC or TD3 at a learning rate of 1e12 ended with "env 0's reward holds NaN": Pendulum's reward is
+    -(θ² + 0.1 θ̇² + 0.001 u²), so the NaN action made it NaN, and the env was blamed."""
+    from ding_lite.errors import DivergedError, EnvError
+    from ding_lite.worker.collector import check_finite
+
+    columns = _columns()
+    columns["action"][1, 1] = np.nan
+    columns["reward"][1, 1] = np.nan  # what the env made of it
+    columns["next_obs"][2, 0] = np.inf  # later: not the first
+    with pytest.raises(DivergedError, match=r"the policy's action for env 1 holds NaN at the run's env step 12, on a "
+                                            r"finite observation: .*lower the learning rate"):
+        check_finite(columns, 10, 2)
+    columns["obs"][1, 1] = np.nan  # the env's observation came first: the env is to blame
+    with pytest.raises(EnvError, match=r"env 1's observation holds NaN at the run's env step 12"):
+        check_finite(columns, 10, 2)
+    columns = _columns()
+    columns["reward"][0, 1] = np.inf  # an env's own bad reward before any bad action
+    columns["action"][2, 0] = np.nan
+    with pytest.raises(EnvError, match=r"env 1's reward holds inf \(inf\) at the run's env step 12"):
+        check_finite(columns, 10, 2)

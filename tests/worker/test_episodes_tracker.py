@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
@@ -152,3 +153,22 @@ def test_a_capped_env_plays_its_share_and_the_mean_is_unbiased(manager: str) -> 
             means.append(run.returns.mean())
     # per-evaluation sd 1.84 (4.5 / sqrt(6)): the mean of 1500 is within 0.15 (3 standard errors) of the truth
     assert abs(np.mean(means) - CAPPED_MEAN) < 0.15
+
+
+def test_an_evaluation_blames_a_nan_action_on_the_policy_not_the_reward_it_makes() -> None:
+    """Pendulum's reward is -(θ² + 0.1 θ̇² + 0.001 u²): a NaN action made it NaN and the env was named."""
+    from ding_lite.envs import BaseEnvManager
+    from ding_lite.errors import DivergedError
+
+    manager = BaseEnvManager([lambda: gym.make("Pendulum-v1")] * 2)
+    manager.seed(0)
+
+    def act(obs: np.ndarray) -> np.ndarray:
+        action = np.zeros((len(obs), 1), np.float32)
+        action[1] = np.nan
+        return action
+
+    with pytest.raises(DivergedError, match=r"the policy's action for env 1 holds NaN at step 0 of its episode 0 "
+                                            r"\(evaluation or demo collection\), on a finite observation"):
+        run_episodes(manager, act, 2)
+    manager.close()

@@ -146,3 +146,30 @@ def test_resume_checkpoints_left_one_too_many_by_a_kill_are_pruned_at_the_first_
         learner.save_checkpoint(f"resume_{n}")
     learner.call_hooks("after_eval")  # iteration 3 again: rewrites resume_3
     assert sorted(p.name for p in (tmp_path / "ckpt").glob("*")) == ["resume_2.pth.tar", "resume_3.pth.tar"]
+
+
+class _LossPolicy:
+    """A learn mode whose forward returns the given log dicts."""
+
+    def __init__(self, logs: list[dict]) -> None:
+        self.learn_mode = self
+        self.logs = logs
+
+    def forward(self, batch: dict) -> list[dict]:
+        return self.logs
+
+
+def test_a_loss_that_is_not_finite_stops_training_naming_the_loss_and_the_iteration() -> None:
+    """Before, a diverged network trained on in silence: DQN's argmax over NaN Q-values still returns action 0, so the
+    run went on to its budget with NaN weights (at a learning rate of 1e12 on CartPole, from its second update)."""
+    from ding_lite.errors import DivergedError
+
+    ok = {"loss": torch.tensor(0.5), "q_mean": torch.tensor(float("nan"))}  # only losses are checked
+    learner = BaseLearner({"hook": {"save_ckpt_after_run": False}}, _LossPolicy([ok, ok]))
+    learner.train({OBS: np.zeros((4, 1))}, env_step=64)
+    bad = {"critic_loss": torch.tensor(1.0), "actor_loss": torch.tensor(float("-inf"))}
+    learner.policy = _LossPolicy([ok, bad])
+    with pytest.raises(DivergedError, match=r"training diverged at train iter 4 \(env step 96\): actor_loss is -inf; "
+                                            r"lower the learning rate"):
+        learner.train({OBS: np.zeros((4, 1))}, env_step=96)
+    assert learner.train_iter == 3  # the diverged step's hooks did not run: no checkpoint of NaN weights
