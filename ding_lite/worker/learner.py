@@ -58,6 +58,7 @@ class BaseLearner:
         self.loaded_with: dict[str, Any] = {}  # its entries of the keys given to save_with_checkpoints
         self._run_state = run_state
         self.last_log: dict[str, Any] = {}
+        self.loss_check = LossCheck()
         self.last_logged_iter = -1  # train_iter of the learn scalars last sent to the logger
         self._hooks: dict[str, list[Any]] = {p: [] for p in POSITIONS}
         self._saved_with: dict[str, Callable[[str], Any]] = {}  # extra checkpoint entries (save_with_checkpoints)
@@ -89,7 +90,7 @@ class BaseLearner:
         logs = as_log_list(self.policy.forward(batch))
         self.samples_trained += batch_len(batch)
         for log in logs:
-            check_losses_finite(log, self.train_iter + 1, env_step)
+            self.loss_check.add(log, self.train_iter + 1, env_step)
             self.last_log = log
             self.train_iter += 1
             self.call_hooks("after_iter")
@@ -106,6 +107,8 @@ class BaseLearner:
         self.logger.text(f"[learn] iter {self.train_iter} env_step {self.env_step} {scalars}")
 
     def call_hooks(self, position: str) -> None:
+        if position == "after_run":
+            self.loss_check.flush()
         for hook in self._hooks[position]:
             if len(getattr(hook, "positions", ())) > 1:
                 hook(self, position)  # a hook at several positions is told which one
@@ -120,6 +123,7 @@ class BaseLearner:
         self._saved_with[key] = state
 
     def checkpoint_state(self, name: str = "") -> dict[str, Any]:
+        self.loss_check.flush()  # no checkpoint of diverged weights
         state = {"policy": self.policy.state_dict(), "train_iter": self.train_iter, "env_step": self.env_step,
                  "best_eval_return": self.best_eval_return, "policy_type": self.policy_type,
                  **{key: saved(name) for key, saved in self._saved_with.items()}}
@@ -243,14 +247,51 @@ class LogHook:
             learner.log_now()
 
 
-def check_losses_finite(log: Mapping[str, Any], train_iter: int, env_step: int) -> None:
-    """A :class:`DivergedError` naming the first loss of ``log`` (the scalars whose name ends in ``loss``) that is NaN
-    or inf: the batch was finite (the collector checks what the envs give), so the network diverged, and every
-    later step would train on NaN weights in silence (a greedy argmax over NaN values still returns an action)."""
-    for key, value in log.items():
-        if key.endswith("loss") and getattr(value, "ndim", 0) == 0 and not math.isfinite(float(value)):
-            raise DivergedError(f"training diverged at train iter {train_iter:,} (env step {env_step:,}): {key} is "
-                                f"{float(value)}; {DIVERGED_ADVICE}")
+class LossCheck:
+    """Stops training at the first loss (a logged scalar whose name ends in ``loss``) that is NaN or inf, with a
+    :class:`DivergedError` naming it and its update: the batch was finite (the collector checks what the envs give),
+    so the network diverged, and every later update would train on NaN weights in silence (a greedy argmax over NaN
+    values still returns an action).
+
+    Losses on the CPU (and plain numbers) are checked at their update. A GPU's are kept and checked every
+    ``every`` updates and before any checkpoint is written: reading a value back waits for the GPU's queue to drain,
+    which at every update would stall it."""
+
+    def __init__(self, every: int = 100) -> None:
+        self.every = every
+        self.pending: list[tuple[int, int, str, Any]] = []  # (train_iter, env_step, key, a GPU's 0-dim tensor)
+
+    def add(self, log: Mapping[str, Any], train_iter: int, env_step: int) -> None:
+        for key, value in log.items():
+            if not key.endswith("loss") or getattr(value, "ndim", 0) != 0:
+                continue
+            if on_accelerator(value):
+                self.pending.append((train_iter, env_step, key, value))
+            elif not math.isfinite(float(value)):
+                raise _diverged(train_iter, env_step, key, value)
+        if len(self.pending) >= self.every:
+            self.flush()
+
+    def flush(self) -> None:
+        """Check the kept GPU losses now (one read-back for all of them)."""
+        if not self.pending:
+            return
+        import torch
+
+        pending, self.pending = self.pending, []
+        finite = torch.isfinite(torch.stack([value.float() for *_, value in pending])).cpu()
+        if not bool(finite.all()):
+            raise _diverged(*pending[int((~finite).nonzero()[0, 0])])
+
+
+def on_accelerator(value: Any) -> bool:
+    """Whether ``value`` is a tensor on a GPU (or another device whose read-back waits for its queue)."""
+    return getattr(getattr(value, "device", None), "type", "cpu") != "cpu"
+
+
+def _diverged(train_iter: int, env_step: int, key: str, value: Any) -> DivergedError:
+    return DivergedError(f"training diverged at train iter {train_iter:,} (env step {env_step:,}): {key} is "
+                         f"{float(value)}; {DIVERGED_ADVICE}")
 
 
 def as_log_list(out: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

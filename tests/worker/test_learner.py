@@ -173,3 +173,23 @@ def test_a_loss_that_is_not_finite_stops_training_naming_the_loss_and_the_iterat
                                             r"lower the learning rate"):
         learner.train({OBS: np.zeros((4, 1))}, env_step=96)
     assert learner.train_iter == 3  # the diverged step's hooks did not run: no checkpoint of NaN weights
+
+
+def test_a_gpus_losses_are_checked_in_groups_naming_the_exact_update(monkeypatch) -> None:
+    """On a GPU each check would wait for its queue: losses there are checked every 100 updates, and before any
+    checkpoint and at the run's end, still naming the update whose loss went bad."""
+    from ding_lite.errors import DivergedError
+    from ding_lite.worker import learner as learner_module
+
+    monkeypatch.setattr(learner_module, "on_accelerator", lambda value: isinstance(value, torch.Tensor))
+    logs = [{"loss": torch.tensor(1.0)}] * 40 + [{"loss": torch.tensor(float("nan"))}] + [{"loss": torch.tensor(1.0)}]
+    learner = BaseLearner({"hook": {"save_ckpt_after_run": False}}, _LossPolicy(logs))
+    learner.train({OBS: np.zeros((4, 1))}, env_step=64)  # 42 updates: not checked yet
+    assert learner.train_iter == 42
+    with pytest.raises(DivergedError, match=r"train iter 41 \(env step 64\): loss is nan"):
+        learner.checkpoint_state()
+    learner.policy = _LossPolicy(logs[:40] * 3)
+    learner.train({OBS: np.zeros((4, 1))}, env_step=128)  # 120 finite updates: checked at 100, 20 kept
+    learner.loss_check.pending[-1] = (1, 2, "critic_loss", torch.tensor(float("inf")))
+    with pytest.raises(DivergedError, match=r"train iter 1 \(env step 2\): critic_loss is inf"):
+        learner.call_hooks("after_run")
