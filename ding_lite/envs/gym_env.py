@@ -9,7 +9,7 @@ import gymnasium as gym
 
 from ding_lite.envs.env_outputs import close_env
 from ding_lite.envs.spaces import with_encoded_observations
-from ding_lite.errors import ConfigError, EnvError
+from ding_lite.errors import ConfigError, DingLiteError, EnvError, PluginImportError
 from ding_lite.registry import ENV_REGISTRY, closest_match, import_modules
 
 # Keys every env section has, whatever its type (merged under the env type's own ``config``).
@@ -30,7 +30,7 @@ class GymnasiumEnv:
     """Factory for any env in gymnasium's registry: ``env=dict(type='gymnasium', env_id='CartPole-v1')``."""
 
     config: dict[str, Any] = dict(
-        env_id=None,  # gymnasium id, e.g. 'CartPole-v1'
+        env_id=None,  # gymnasium id, e.g. 'CartPole-v1' ('package:Id': the package that registers Id is imported first)
         kwargs={},  # extra keyword arguments for gymnasium.make
         max_episode_steps=None,  # override the id's time limit (None: keep gymnasium's)
     )
@@ -53,10 +53,26 @@ def check_env_id(env_id: Any) -> None:
     """Raise a :class:`ConfigError` naming ``env.env_id`` if it is not in gymnasium's registry."""
     if not env_id:
         raise ConfigError("env.env_id is required for env type 'gymnasium' (e.g. env_id='CartPole-v1')")
+    module, _, name = str(env_id).rpartition(":")
+    if module:  # gymnasium's 'package:EnvId': gymnasium.make imports the package that registers the id
+        try:
+            import_modules([module])
+        except PluginImportError as exc:
+            raise PluginImportError(f"env.env_id='{env_id}': {exc}") from exc.__cause__
+        if name in gym.registry:
+            return
+        raise ConfigError(f"env.env_id='{env_id}': importing '{module}' registered no gymnasium env '{name}'"
+                          + _did_you_mean(name))
     if env_id not in gym.registry:
-        hint = closest_match(str(env_id), gym.registry.keys())
-        did_you_mean = f" (did you mean '{hint}'?)" if hint else ""
-        raise ConfigError(f"unknown gymnasium env id env.env_id='{env_id}'{did_you_mean}")
+        hint = _did_you_mean(str(env_id)) or (
+            f" (an id that a package registers needs the package imported first: env_id='<package>:{env_id}', or "
+            f"env.import_names=['<package>'])")
+        raise ConfigError(f"unknown gymnasium env id env.env_id='{env_id}'{hint}")
+
+
+def _did_you_mean(env_id: str) -> str:
+    hint = closest_match(env_id, gym.registry.keys())
+    return f" (did you mean '{hint}'?)" if hint else ""
 
 
 def env_fn(env_cfg: Mapping[str, Any]) -> Callable[[], gym.Env]:
@@ -70,7 +86,7 @@ def build_env(env_cfg: Mapping[str, Any]) -> gym.Env:
     env_type = ENV_REGISTRY.get(env_cfg["type"])
     try:
         env = env_type(env_cfg)
-    except (ConfigError, EnvError):
+    except DingLiteError:  # already names its culprit
         raise
     except Exception as exc:
         raise EnvError(f"building env type '{env_cfg['type']}' failed: {type(exc).__name__}: {exc}") from exc

@@ -127,6 +127,32 @@ def test_gymnasium_env_id_typo_suggests_the_id() -> None:
         build_env(dict(type="gymnasium", env_id=None))
 
 
+def test_an_id_a_package_registers_is_built_by_gymnasiums_package_prefix_or_named_with_the_way_to_import_it(
+        tmp_path, monkeypatch) -> None:
+    """Before, 'package:EnvId' (gymnasium.make's own form) was refused as an unknown id, and an id of an unimported
+    package (MiniGrid's, say) was refused without a word on how to register it."""
+    from ding_lite.errors import PluginImportError
+
+    (tmp_path / "my_registering_pkg.py").write_text(
+        "import gymnasium as gym\n"
+        "gym.register('MyRegistered-v0', entry_point='gymnasium.envs.classic_control:CartPoleEnv')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    env = build_env(dict(type="gymnasium", env_id="my_registering_pkg:MyRegistered-v0"))
+    assert env.observation_space.shape == (4,)
+    env.close()
+    with pytest.raises(ConfigError, match=r"env.env_id='my_registering_pkg:MyRegistered-v9': importing "
+                                          r"'my_registering_pkg' registered no gymnasium env 'MyRegistered-v9' "
+                                          r"\(did you mean 'MyRegistered-v0'\?\)"):
+        build_env(dict(type="gymnasium", env_id="my_registering_pkg:MyRegistered-v9"))
+    with pytest.raises(PluginImportError, match=r"env.env_id='no_such_pkg_xyz:Any-v0': cannot import module "
+                                                r"'no_such_pkg_xyz'"):
+        build_env(dict(type="gymnasium", env_id="no_such_pkg_xyz:Any-v0"))
+    with pytest.raises(ConfigError, match=r"unknown gymnasium env id env.env_id='Xyzzy-Plugh-v0' \(an id that "
+                                          r"a package registers needs the package imported first: "
+                                          r"env_id='<package>:Xyzzy-Plugh-v0', or env.import_names"):
+        build_env(dict(type="gymnasium", env_id="Xyzzy-Plugh-v0"))
+
+
 def test_gymnasium_env_builds_with_kwargs_and_time_limit() -> None:
     env = build_env(dict(type="gymnasium", env_id="Pendulum-v1", kwargs=dict(g=9.0), max_episode_steps=7))
     assert env.spec.max_episode_steps == 7 and env.unwrapped.g == 9.0
