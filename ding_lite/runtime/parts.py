@@ -15,9 +15,9 @@ needs only a new choice.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ding_lite.build import build, build_env_manager
 from ding_lite.data.batch import Batch
@@ -25,6 +25,15 @@ from ding_lite.envs.env_manager import EpisodeEnd
 from ding_lite.runtime.restarts import RunCounts
 from ding_lite.utils.seed import SeedPlan
 from ding_lite.worker.evaluator import EvalResult
+
+
+class StartCheckpoint(NamedTuple):
+    """The checkpoint a resumed run continues, and its contents: read once, by
+    :func:`~ding_lite.runtime.train_loop.start_run`, so that every part takes what it keeps there from ``state``
+    (the file is read once, as it was checked)."""
+
+    path: Path
+    state: Mapping[str, Any]
 
 
 class CollectorPart(Protocol):
@@ -163,7 +172,7 @@ class Collection(Protocol):
 class Game(Protocol):
     """What a run plays (the config's env, or the self-play arena), as the parts need it. Built by a choice's
     constructor ``(cfg, seeds, policy, exp_dir, resume_from)`` (``seeds``: the segment's
-    :class:`~ding_lite.utils.seed.SeedPlan`)."""
+    :class:`~ding_lite.utils.seed.SeedPlan`; ``resume_from``: a resumed run's :class:`StartCheckpoint`, else None)."""
 
     def collector_env(self, env_num: int, seed: int) -> Any:
         """The env manager a collector in this process steps (an env manager, or the arena over one)."""
@@ -191,7 +200,7 @@ class Game(Protocol):
     def stats(self) -> dict[str, Any]: ...
 
 
-GameChoice = Callable[[Any, SeedPlan, Any, Path | None, Path | None], Game]
+GameChoice = Callable[[Any, SeedPlan, Any, Path | None, StartCheckpoint | None], Game]
 CollectionChoice = Callable[[Any, SeedPlan, Any, Game], Collection]
 
 
@@ -201,7 +210,7 @@ class PlainEnv:
     (:class:`~ding_lite.runtime.selfplay.SelfPlayGame`)."""
 
     def __init__(self, cfg: Any, seeds: SeedPlan, policy: Any, exp_dir: Path | None = None,
-                 resume_from: Path | None = None) -> None:
+                 resume_from: StartCheckpoint | None = None) -> None:
         self.cfg, self.policy = cfg, policy
 
     def collector_env(self, env_num: int, seed: int) -> Any:
@@ -236,7 +245,7 @@ class RunParts:
         collection: where: :class:`~ding_lite.runtime.collection.LocalCollection`, or
             :class:`~ding_lite.distributed.collection.RayCollection` with its ``ray`` bound (``functools.partial``).
         exp_dir: the experiment folder (the self-play pool lives in it).
-        resume_from: the checkpoint a resumed run continues (None: a fresh start).
+        resume_from: the checkpoint a resumed run continues, with its contents (None: a fresh start).
         best_return: the best mean eval return before this run (a resume's); ``ckpt_best`` is replaced only by a
             better policy.
 
@@ -247,7 +256,7 @@ class RunParts:
     """
 
     def __init__(self, cfg: Any, seed: int | SeedPlan, game: GameChoice, collection: CollectionChoice, *,
-                 exp_dir: Path | None = None, resume_from: Path | None = None,
+                 exp_dir: Path | None = None, resume_from: StartCheckpoint | None = None,
                  best_return: float = -math.inf) -> None:
         self.cfg = cfg
         seeds = seed if isinstance(seed, SeedPlan) else SeedPlan(seed)

@@ -20,6 +20,7 @@ from ding_lite.league.payoff import PayoffTable
 from ding_lite.league.pool import LEARNER as ELO_LEARNER
 from ding_lite.league.pool import OpponentPool
 from ding_lite.registry import OPPONENT_REGISTRY, closest_match
+from ding_lite.runtime.parts import StartCheckpoint
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.seed import SeedPlan
 from ding_lite.worker.evaluator import EvalResult, eval_step_cap
@@ -28,9 +29,10 @@ LEAGUE_KEY = "league"  # the league's entry in a learner checkpoint of a self-pl
 BASELINES_KEY = "baselines"  # the baselines' payoff table in the league's entry (beside the pool's state)
 
 
-def league_state(checkpoint: Path) -> Mapping[str, Any]:
-    """The league state saved in a learner checkpoint of a self-play run (for ``--resume``)."""
-    state = load_checkpoint(checkpoint).get(LEAGUE_KEY)
+def league_state(checkpoint: Path, contents: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The league state saved in a learner checkpoint of a self-play run (for ``--resume``): ``contents``, the
+    checkpoint ``checkpoint`` as already read (the run reads it once)."""
+    state = contents.get(LEAGUE_KEY)
     if not isinstance(state, Mapping):
         raise CheckpointError(f"--resume: {checkpoint} holds no league state (not written by a self-play run of "
                               f"this version): start a new run, or --load-ckpt it to train on from its weights "
@@ -93,12 +95,12 @@ class SelfPlayGame:
             games and their opponents: the run's evaluation seeds).
         policy: the learner's policy.
         exp_dir: the experiment folder; the pool's snapshots go to ``<exp_dir>/league``.
-        resume_from: the learner checkpoint a resumed run continues: the league as it was when that checkpoint was
-            written (None: a new pool).
+        resume_from: the learner checkpoint a resumed run continues, with its contents as the run read them: the
+            league as it was when that checkpoint was written (None: a new pool).
     """
 
     def __init__(self, cfg: Any, seeds: SeedPlan, policy: Any, exp_dir: Path | None = None,
-                 resume_from: Path | None = None) -> None:
+                 resume_from: StartCheckpoint | None = None) -> None:
         if exp_dir is None:
             raise ValueError("a self-play game keeps its opponent pool in the experiment folder: give exp_dir")
         self.cfg, self.league, self.seeds, self.policy = cfg, cfg.league, seeds, policy
@@ -108,8 +110,8 @@ class SelfPlayGame:
         self.resumed = resume_from is not None
         self.baselines = PayoffTable()  # training games against scripted seats
         if resume_from is not None:
-            state = league_state(resume_from)
-            self.pool.load_state_dict(state, str(resume_from))
+            state = league_state(*resume_from)
+            self.pool.load_state_dict(state, str(resume_from.path))
             if BASELINES_KEY in state:  # (a checkpoint of an earlier version has none: the table starts anew)
                 self.baselines.load_state_dict(dict(state[BASELINES_KEY]))
         masked, act = self.layout.has_mask, str(self.league.snapshot_act)
@@ -258,10 +260,11 @@ class SelfPlayEvaluation:
 
 def selfplay_parts(cfg: Any, seed: int | SeedPlan, exp_dir: Path, resume_from: Path | None = None) -> Any:
     """The self-play pipeline's parts over a compiled config, for scripts (analysis, benchmarks, tests): ``cfg``
-    resolved here (:func:`resolve_selfplay_config`), collection in this process. A context manager, like the
-    pipeline's."""
+    resolved here (:func:`resolve_selfplay_config`), collection in this process; ``resume_from``: a learner
+    checkpoint whose league the pool continues (read here). A context manager, like the pipeline's."""
     from ding_lite.runtime.collection import LocalCollection
     from ding_lite.runtime.parts import RunParts
 
     resolve_selfplay_config(cfg)
-    return RunParts(cfg, seed, SelfPlayGame, LocalCollection, exp_dir=exp_dir, resume_from=resume_from)
+    start = None if resume_from is None else StartCheckpoint(resume_from, load_checkpoint(resume_from))
+    return RunParts(cfg, seed, SelfPlayGame, LocalCollection, exp_dir=exp_dir, resume_from=start)

@@ -18,7 +18,7 @@ from ding_lite.config.reader import read_saved_config
 from ding_lite.envs.variations import log_per_variation
 from ding_lite.errors import CheckpointError, ConfigError, optional_count
 from ding_lite.runtime.experiment import experiment_dir, prepare_exp_dir, write_json
-from ding_lite.runtime.parts import TrainingParts
+from ding_lite.runtime.parts import StartCheckpoint, TrainingParts
 from ding_lite.runtime.replay_ckpt import ENTRY as REPLAY_ENTRY
 from ding_lite.runtime.replay_ckpt import ReplayCheckpoints
 from ding_lite.runtime.restarts import ENTRY as RESTARTS_ENTRY
@@ -84,9 +84,12 @@ class RunStart:
         self.best_return = best_return
 
     @property
-    def resume_from(self) -> Path | None:
-        """The checkpoint a resumed run continues (None unless ``--resume``)."""
-        return self.ckpt_path if self.resume else None
+    def resume_from(self) -> StartCheckpoint | None:
+        """The checkpoint a resumed run continues and its contents, as read by :func:`start_run` (None unless
+        ``--resume``): the parts take what they keep in it (a self-play run's league) from here, not from the file."""
+        if not self.resume or self.ckpt_path is None:
+            return None
+        return StartCheckpoint(self.ckpt_path, self.ckpt_state or {})
 
     def __enter__(self) -> RunStart:
         return self

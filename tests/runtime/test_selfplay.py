@@ -1,6 +1,8 @@
 """The self-play game of a run: what its league keeps across a resume."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ding_lite.build import load_config
@@ -38,3 +40,32 @@ def test_a_resume_keeps_the_payoff_of_the_games_against_the_baselines(tmp_path):
         _attached(parts, tmp_path)
         after = parts.game.stats()["league"]
     assert after["baselines"] == before["baselines"] and after["payoff"] == before["payoff"]
+
+
+def test_a_resume_reads_its_checkpoint_once(tmp_path, monkeypatch):
+    """``-m selfplay --resume`` reads the checkpoint it continues once, as the serial path does: the learner and the
+    league both take its contents from start_run (the league read the file a second time)."""
+    import torch
+
+    from ding_lite.entry.selfplay import selfplay_pipeline
+    from ding_lite.utils.checkpoint import latest_checkpoint
+
+    cfg = dict(exp_name="tag", env=dict(type="pettingzoo", import_path="fake_games:tag_game",
+                                        kwargs=dict(n_seats=2, episode_len=3), collector_env_num=1,
+                                        evaluator_env_num=1, n_evaluator_episode=2, manager=dict(type="base")),
+               policy=dict(type="dqn", model=dict(encoder_hidden_size_list=[8]), learn=dict(batch_size=4),
+                           collect=dict(n_sample=4), eval=dict(evaluator=dict(eval_freq=5), final_episodes=0)),
+               league=dict(seats=["learner", "pool"], snapshot_freq=8, eval_opponents=["random"]))
+    exp = tmp_path / "tag"
+    selfplay_pipeline(cfg, 0, max_train_iter=10, exp_dir=exp, progress=False)
+    start = latest_checkpoint(exp / "ckpt")
+    reads: list = []
+    torch_load = torch.load
+
+    def counted(path, *args, **kwargs):
+        reads.append(Path(path))
+        return torch_load(path, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "load", counted)
+    result = selfplay_pipeline(cfg, 0, max_train_iter=15, exp_dir=exp, resume=True, progress=False)
+    assert result["train_iter"] == 15 and reads.count(start) == 1, reads
