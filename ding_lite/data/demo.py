@@ -7,12 +7,22 @@ File format: one ``.npz`` (a zip of ``.npy`` arrays, read with ``allow_pickle=Fa
 - ``action`` (M,) int64 for a discrete action space, (M, *action_shape) float32 for a box (the executed, clipped
   action);
 - ``reward`` (M,) float32; ``episode_id`` (M,) int64, episode k's steps are contiguous and in time order;
+- ``terminated``, ``truncated`` (M,) bool: how each episode ended, as gymnasium's step flags: both False but at an
+  episode's last step, where exactly one is True. ``terminated``: a terminal state (its value is 0: no bootstrap);
+  ``truncated``: cut without one, by the env's time limit or by ``policy.eval.evaluator.max_episode_steps`` (bootstrap
+  from ``final_obs``). An episode that terminated on the step a time limit also fell on is terminated;
+- ``final_obs`` (K, *obs_shape): each episode's observation after its last step (what a truncated one bootstraps
+  from; of a masked env, its observation part);
 - ``action_mask`` (M, n_actions), only where the env's observations carry an action mask (``Dict(observation,
   action_mask)``): the legal actions of each step, in the env's dtype (``obs`` holds the observation part);
 - ``episode_return`` (K,) float64 and ``episode_length`` (K,) int64, one per kept episode;
 - ``metadata``: a 0-d unicode array holding JSON (format, version, env, policy, checkpoint, counts, success rule).
 
 Which episodes are kept: :func:`success_rule`.
+
+Older files (written before the episode-end flags) lack ``terminated``, ``truncated`` and ``final_obs``; they read as
+they were taken before: every episode terminated at its last step, ``final_obs`` None. Those cut by a time limit
+cannot be told apart in them: collect the demos again where that matters.
 
 Writes are atomic (temp file in the target folder, fsync, rename): a killed run never leaves a truncated demo file.
 """
@@ -31,7 +41,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from ding_lite.data.keys import ACTION, ACTION_MASK, EPISODE_ID, OBS, REWARD
+from ding_lite.data.keys import ACTION, ACTION_MASK, EPISODE_ID, OBS, REWARD, TERMINATED, TRUNCATED
 from ding_lite.errors import ConfigError, first_line
 from ding_lite.registry import CONFIG_SECTION_REGISTRY
 from ding_lite.utils.atomic import atomic_write
@@ -41,7 +51,10 @@ if TYPE_CHECKING:
 
 DEMO_FORMAT = "ding_lite.demo"
 DEMO_VERSION = 1
-ARRAY_KEYS = (OBS, ACTION, REWARD, EPISODE_ID, "episode_return", "episode_length")
+ARRAY_KEYS = (OBS, ACTION, REWARD, EPISODE_ID, "episode_return", "episode_length")  # in every demo file
+FINAL_OBS = "final_obs"
+END_KEYS = (TERMINATED, TRUNCATED, FINAL_OBS)  # in every file written since episode ends were recorded
+PER_EPISODE_KEYS = ("episode_return", "episode_length", FINAL_OBS)  # (K, ...) arrays; the others are (M, ...)
 
 # The ``demo`` config section: settings of ``ding_lite -m collect_demo`` (registered: merged into every compiled
 # config).
@@ -65,6 +78,10 @@ class DemoDataset:
     episode_id: np.ndarray
     episode_return: np.ndarray
     episode_length: np.ndarray
+    terminated: np.ndarray  # (M,) bool: True at the last step of an episode that reached a terminal state
+    truncated: np.ndarray  # (M,) bool: True at the last step of an episode cut without one (time limit, step cap)
+    final_obs: np.ndarray | None = None  # (K, *obs_shape) observation after each episode's last step (None: an
+    # older file)
     action_mask: np.ndarray | None = None  # (M, n_actions) legal actions of each step (None: the env has no mask)
     metadata: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None  # the file it was read from (None: built in memory)
@@ -78,12 +95,28 @@ class DemoDataset:
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Every array by its file key."""
-        return {**self.batch(), "episode_return": self.episode_return, "episode_length": self.episode_length}
+        episodes = {"episode_return": self.episode_return, "episode_length": self.episode_length}
+        return {**self.batch(), **episodes, **({} if self.final_obs is None else {FINAL_OBS: self.final_obs})}
 
     def batch(self) -> dict[str, np.ndarray]:
-        """The step columns as one batch: ``obs``, ``action``, ``reward``, ``episode_id`` (and ``action_mask``)."""
-        columns = {OBS: self.obs, ACTION: self.action, REWARD: self.reward, EPISODE_ID: self.episode_id}
+        """The step columns as one batch: ``obs``, ``action``, ``reward``, ``terminated``, ``truncated``,
+        ``episode_id`` (and ``action_mask``)."""
+        columns = {OBS: self.obs, ACTION: self.action, REWARD: self.reward, TERMINATED: self.terminated,
+                   TRUNCATED: self.truncated, EPISODE_ID: self.episode_id}
         return columns if self.action_mask is None else {**columns, ACTION_MASK: self.action_mask}
+
+    def next_obs(self) -> np.ndarray:
+        """(M, *obs_shape) the observation after each step: the next step's, and ``final_obs`` at an episode's last
+        step. With ``terminated`` and ``truncated`` that is what a TD target needs: ``r + γ·(1 − terminated)·V(next)``
+        bootstraps a truncated episode's last step from its final observation. A :class:`ConfigError` for an older
+        file, which has no final observations."""
+        if self.final_obs is None:
+            raise ConfigError(f"{self._where()} has no final observations (it was written before ding_lite recorded "
+                              f"them): collect the demos again with ding_lite -m collect_demo")
+        out = np.empty_like(self.obs)
+        out[:-1] = self.obs[1:]
+        out[last_steps(self.episode_id)] = self.final_obs
+        return out
 
     def iter_batches(self, batch_size: int, seed: int = 0) -> Iterator[dict[str, np.ndarray]]:
         """Endless shuffled batches of ``batch_size`` steps (see :class:`DemoSampler`)."""
@@ -133,14 +166,18 @@ def model_spaces(model_cfg: Mapping[str, Any]) -> tuple[gym.Space, gym.Space]:
 
 
 def episodes_to_dataset(episodes: Sequence[Mapping[str, np.ndarray]], returns: Sequence[float],
-                        metadata: Mapping[str, Any]) -> DemoDataset:
-    """Concatenate per-episode ``obs`` / ``action`` / ``reward`` (and ``action_mask``) arrays (each (T_k, ...)) into a
-    dataset."""
+                        metadata: Mapping[str, Any], final_obs: Sequence[Any] | None = None) -> DemoDataset:
+    """Concatenate per-episode ``obs`` / ``action`` / ``reward`` / ``terminated`` / ``truncated`` (and
+    ``action_mask``) arrays (each (T_k, ...), as :meth:`~ding_lite.worker.episodes.Episodes.steps` gives them) into
+    a dataset; ``final_obs``: each episode's observation after its last step (None: not known). An episode without
+    the flags ends terminated at its last step."""
     if not episodes:
         raise ValueError("a demo dataset needs at least one episode")
     masked = [ACTION_MASK in e for e in episodes]
     if any(masked) and not all(masked):
         raise ValueError("either every episode of a demo dataset has action masks or none has")
+    if final_obs is not None and (len(final_obs) != len(episodes) or any(f is None for f in final_obs)):
+        raise ValueError(f"{len(episodes)} episodes need as many final observations, got {list(final_obs)!r:.80}")
     lengths = np.array([len(e[OBS]) for e in episodes], dtype=np.int64)
     action = np.concatenate([e[ACTION] for e in episodes])
     action = action.astype(np.int64) if np.issubdtype(action.dtype, np.integer) else action.astype(np.float32)
@@ -151,6 +188,10 @@ def episodes_to_dataset(episodes: Sequence[Mapping[str, np.ndarray]], returns: S
         episode_id=np.repeat(np.arange(len(episodes), dtype=np.int64), lengths),
         episode_return=np.asarray(returns, dtype=np.float64),
         episode_length=lengths,
+        terminated=np.concatenate([e.get(TERMINATED, np.arange(len(e[OBS])) == len(e[OBS]) - 1)
+                                   for e in episodes]).astype(bool),
+        truncated=np.concatenate([e.get(TRUNCATED, np.zeros(len(e[OBS]), dtype=bool)) for e in episodes]).astype(bool),
+        final_obs=None if final_obs is None else np.stack([np.asarray(f) for f in final_obs]),
         action_mask=np.concatenate([e[ACTION_MASK] for e in episodes]) if all(masked) else None,
         metadata={**metadata, "format": DEMO_FORMAT, "version": DEMO_VERSION, "n_episode": len(episodes),
                   "n_step": int(lengths.sum())},
@@ -197,23 +238,37 @@ def read_demo(path: str | os.PathLike) -> DemoDataset:
     if metadata.get("version") != DEMO_VERSION:
         raise ConfigError(f"demo file {path} has format version {metadata.get('version')!r}; this ding_lite reads "
                           f"version {DEMO_VERSION}: collect the demos again")
-    dataset = DemoDataset(**{k: arrays[k] for k in ARRAY_KEYS}, action_mask=arrays.get(ACTION_MASK),
-                          metadata=metadata, path=path)
+    flags = [k for k in (TERMINATED, TRUNCATED) if k in arrays]
+    if len(flags) == 1:
+        raise ConfigError(f"demo file {path} has {flags[0]} flags but no {({TERMINATED, TRUNCATED} - set(flags)).pop()}"
+                          f" flags: collect the demos again")
+    if not flags:  # an older file: its episodes read as they were taken then, each terminated at its last step
+        arrays[TERMINATED] = last_steps(arrays[EPISODE_ID])
+        arrays[TRUNCATED] = np.zeros(len(arrays[EPISODE_ID]), dtype=bool)
+    dataset = DemoDataset(**{k: arrays[k] for k in (*ARRAY_KEYS, TERMINATED, TRUNCATED)},
+                          final_obs=arrays.get(FINAL_OBS), action_mask=arrays.get(ACTION_MASK), metadata=metadata,
+                          path=path)
     _check_consistent(dataset)
     check_finite(dataset)
     return dataset
 
 
+def last_steps(episode_id: np.ndarray) -> np.ndarray:
+    """(M,) bool: True at each episode's last step, for (M,) episode ids whose episodes are contiguous."""
+    ids = np.asarray(episode_id)
+    return np.append(ids[1:] != ids[:-1], True) if len(ids) else np.zeros(0, dtype=bool)
+
+
 def check_finite(ds: DemoDataset) -> None:
     """A :class:`ConfigError` naming the first step (or episode) whose float values hold NaN or inf: PPO-DAPG's
     first demo minibatch holding one would make every actor weight NaN."""
-    for key in ARRAY_KEYS:
+    for key in (*ARRAY_KEYS, FINAL_OBS):
         values = getattr(ds, key)
-        if values.dtype.kind != "f" or np.isfinite(values).all():
+        if values is None or values.dtype.kind != "f" or np.isfinite(values).all():
             continue
         k = int(np.flatnonzero(~np.isfinite(values.reshape(len(values), -1)).all(axis=1))[0])
         kind = "NaN" if np.isnan(values[k]).any() else "inf"
-        at = f"of episode {k}" if key.startswith("episode_") else \
+        at = f"of episode {k}" if key in PER_EPISODE_KEYS else \
             f"at step {k} (episode {int(ds.episode_id[k])})"
         raise ConfigError(f"{ds._where()} holds {kind} in its {key} {at}: collect the demos again from an env that "
                           f"gives finite values (gymnasium.wrappers.TransformObservation / TransformReward)")
@@ -221,7 +276,19 @@ def check_finite(ds: DemoDataset) -> None:
 
 def _check_consistent(ds: DemoDataset) -> None:
     """Every array agrees with the others and with the metadata counts (catches truncated or edited files)."""
-    where = ds._where()
+    m, k = len(ds.obs), len(ds.episode_return)
+    problems = _shape_problems(ds)
+    if not problems:
+        problems = _episode_problems(ds)
+    if ds.metadata.get("n_step") != m or ds.metadata.get("n_episode") != k:
+        problems.append(f"{m} steps and {k} episodes where its metadata says {ds.metadata.get('n_step')} and "
+                        f"{ds.metadata.get('n_episode')}")
+    if problems:
+        raise ConfigError(f"{ds._where()} is inconsistent: {'; '.join(problems)}. Collect the demos again")
+
+
+def _shape_problems(ds: DemoDataset) -> list[str]:
+    """Arrays whose lengths (or shapes) disagree: M steps, K episodes."""
     m, k = len(ds.obs), len(ds.episode_return)
     problems = []
     if m == 0 or k == 0:
@@ -231,21 +298,29 @@ def _check_consistent(ds: DemoDataset) -> None:
     if any(len(a) != m for a in (ds.action, ds.reward, ds.episode_id)):
         problems.append(f"step arrays of different lengths (obs {m}, action {len(ds.action)}, reward "
                         f"{len(ds.reward)}, episode_id {len(ds.episode_id)})")
+    if any(flag.dtype != bool or flag.shape != (m,) for flag in (ds.terminated, ds.truncated)):
+        problems.append(f"terminated / truncated flags of {ds.terminated.dtype}{ds.terminated.shape} / "
+                        f"{ds.truncated.dtype}{ds.truncated.shape} for {m} steps (bool (M,) each)")
     if ds.action_mask is not None and (ds.action_mask.ndim != 2 or len(ds.action_mask) != m):
         problems.append(f"action masks of shape {ds.action_mask.shape} for {m} steps")
     if len(ds.episode_length) != k:
         problems.append(f"{k} episode returns but {len(ds.episode_length)} episode lengths")
-    if not problems:
-        ids = ds.episode_id
-        if not np.issubdtype(ids.dtype, np.integer) or ids.min() < 0 or ids.max() >= k or np.any(np.diff(ids) < 0):
-            problems.append(f"episode ids not sorted in [0, {k})")
-        elif not np.array_equal(np.bincount(ids, minlength=k), ds.episode_length):
-            problems.append("episode lengths that do not match the episode ids")
-    if ds.metadata.get("n_step") != m or ds.metadata.get("n_episode") != k:
-        problems.append(f"{m} steps and {k} episodes where its metadata says {ds.metadata.get('n_step')} and "
-                        f"{ds.metadata.get('n_episode')}")
-    if problems:
-        raise ConfigError(f"{where} is inconsistent: {'; '.join(problems)}. Collect the demos again")
+    if ds.final_obs is not None and tuple(ds.final_obs.shape) != (k, *ds.obs.shape[1:]):
+        problems.append(f"final observations of shape {tuple(ds.final_obs.shape)} for {k} episodes of observations "
+                        f"{tuple(ds.obs.shape[1:])}")
+    return problems
+
+
+def _episode_problems(ds: DemoDataset) -> list[str]:
+    """Episodes that do not add up: ids, lengths and end flags (arrays of the right lengths)."""
+    ids, k = ds.episode_id, len(ds.episode_return)
+    if not np.issubdtype(ids.dtype, np.integer) or ids.min() < 0 or ids.max() >= k or np.any(np.diff(ids) < 0):
+        return [f"episode ids not sorted in [0, {k})"]
+    if not np.array_equal(np.bincount(ids, minlength=k), ds.episode_length):
+        return ["episode lengths that do not match the episode ids"]
+    if (ds.terminated & ds.truncated).any() or not np.array_equal(ds.terminated | ds.truncated, last_steps(ids)):
+        return ["terminated / truncated flags that are not exactly one True at each episode's last step"]
+    return []
 
 
 def read_demos(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> DemoDataset:
@@ -273,6 +348,11 @@ def read_demos(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> DemoDa
         episode_id=np.concatenate([ds.episode_id + off for ds, off in zip(datasets, offsets, strict=True)]),
         episode_return=np.concatenate([ds.episode_return for ds in datasets]),
         episode_length=np.concatenate([ds.episode_length for ds in datasets]),
+        terminated=np.concatenate([ds.terminated for ds in datasets]),
+        truncated=np.concatenate([ds.truncated for ds in datasets]),
+        # one older file among them: no final observations
+        final_obs=None if any(ds.final_obs is None for ds in datasets) else np.concatenate(
+            [ds.final_obs for ds in datasets if ds.final_obs is not None]),
         action_mask=None if first.action_mask is None else np.concatenate([ds.action_mask for ds in datasets]),
         metadata={"format": DEMO_FORMAT, "version": DEMO_VERSION, "sources": [ds.metadata for ds in datasets],
                   "n_episode": int(sum(ds.n_episode for ds in datasets)),

@@ -48,7 +48,8 @@ def collect_demo_pipeline(config: ConfigLike, seed: int | None = 0, load_ckpt: s
             ``_seed<N>`` is added before the suffix.
 
     Returns:
-        Summary: the file, episodes rolled out and kept, steps kept, returns of the kept episodes.
+        Summary: the file, episodes rolled out and kept (and how many of those were truncated), steps kept, returns
+        of the kept episodes.
 
     Example::
 
@@ -85,12 +86,15 @@ def collect_demo_pipeline(config: ConfigLike, seed: int | None = 0, load_ckpt: s
         policy=cfg.policy.type, policy_mode=mode, checkpoint=str(ckpt), seed=seed, success_rule=rule,
         n_episode_rolled_out=n_episode, created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     )
-    dataset = episodes_to_dataset([e.steps for e in kept], [e.end.episode_return for e in kept], metadata)
+    dataset = episodes_to_dataset([e.steps for e in kept], [e.end.episode_return for e in kept], metadata,
+                                  final_obs=[e.final_obs for e in kept])
     write_demo(out, dataset)
-    setup_console_logging().info(f"[collect_demo] {out}: kept {len(kept)}/{n_episode} episodes ({rule}), "
+    n_truncated = int(dataset.truncated.sum())
+    cut = f" ({n_truncated} of them truncated: cut by a time limit or the step cap)" if n_truncated else ""
+    setup_console_logging().info(f"[collect_demo] {out}: kept {len(kept)}/{n_episode} episodes{cut} ({rule}), "
                                  f"{len(dataset)} steps, mean kept return {np.mean(dataset.episode_return):.2f}")
     return {"demo_path": str(out), "checkpoint": str(ckpt), "n_episode_rolled_out": n_episode,
-            "n_episode_kept": len(kept), "n_step": len(dataset),
+            "n_episode_kept": len(kept), "n_episode_truncated": n_truncated, "n_step": len(dataset),
             "kept_returns": [float(r) for r in dataset.episode_return], "all_returns": [float(r) for r in returns],
             "seconds": round(time.perf_counter() - start, 3)}
 
@@ -112,7 +116,8 @@ def rollout_episodes(env_manager: Any, act: Callable[[np.ndarray], np.ndarray], 
     """Run ``n_episode`` episodes (env i runs ``n_episode // N`` plus one of the remainder; later episodes of an env
     that is ahead are not counted) and return each with its steps. Box actions are stored as executed (clipped).
     ``max_episode_steps`` (``policy.eval.evaluator.max_episode_steps``) cuts an episode there, truncated (its
-    ``end.terminated`` False, an empty info): it is kept if its return so far reaches the return threshold."""
+    ``end.terminated`` False, an empty info, its last step's ``truncated`` flag set): it is kept if its return so far
+    reaches the return threshold."""
     return run_episodes(env_manager, act, n_episode, max_episode_steps=max_episode_steps, record=True).episodes()
 
 

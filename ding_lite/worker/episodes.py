@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ding_lite.data.keys import ACTION, ACTION_MASK, OBS, REWARD
+from ding_lite.data.keys import ACTION, ACTION_MASK, OBS, REWARD, TERMINATED, TRUNCATED
 from ding_lite.envs.actions import env_actions
 from ding_lite.envs.env_manager import EpisodeEnd, episode_quota
 from ding_lite.envs.env_outputs import NON_FINITE_ADVICE, non_finite_rows, observation_array
@@ -21,8 +21,9 @@ LONG_EPISODE = 100_000  # steps of one episode after which a run without a step 
 class Episode(NamedTuple):
     """One finished episode with its step columns (a demo rollout's)."""
 
-    steps: dict[str, np.ndarray]  # obs (T, *obs_shape), action (T, ...), reward (T,)
+    steps: dict[str, np.ndarray]  # obs (T, *obs_shape), action (T, ...), reward (T,), terminated, truncated (T,)
     end: EpisodeEnd
+    final_obs: np.ndarray | None = None  # (*obs_shape) the observation after its last step (to bootstrap a cut one)
 
 
 class Episodes(NamedTuple):
@@ -37,6 +38,7 @@ class Episodes(NamedTuple):
     spans: list[tuple[int, int, int]]  # (env, first step, end step) of each episode in ``columns``
     columns: dict[str, np.ndarray] | None  # with ``record``: obs, action (as executed), reward (and action_mask),
     # each (T, N, ...)
+    finals: list[np.ndarray | None] | None = None  # with ``record``: each episode's observation after its last step
 
     @property
     def capped(self) -> int:
@@ -44,15 +46,24 @@ class Episodes(NamedTuple):
         return int(self.cut.sum())
 
     def steps(self, k: int) -> dict[str, np.ndarray]:
-        """The step columns of episode ``k`` (needs ``record``): obs (T, *obs_shape), action (T, ...), reward (T,)."""
+        """The step columns of episode ``k`` (needs ``record``): obs (T, *obs_shape), action (T, ...), reward (T,),
+        and its end as gymnasium's step flags, terminated and truncated (T,) bool: False but at the last step, where
+        exactly one is True (an episode that ended terminated, even if a time limit fell on the same step, is
+        terminated; one cut by a time limit or the step cap is truncated)."""
         if self.columns is None:
             raise ValueError("run_episodes(..., record=True) keeps the steps; this run did not")
         env, t0, t1 = self.spans[k]
-        return {key: value[t0:t1, env] for key, value in self.columns.items()}
+        steps = {key: value[t0:t1, env] for key, value in self.columns.items()}
+        steps[TERMINATED] = np.zeros(t1 - t0, dtype=bool)
+        steps[TRUNCATED] = np.zeros(t1 - t0, dtype=bool)
+        (steps[TERMINATED] if self.ends[k].terminated else steps[TRUNCATED])[-1] = True
+        return steps
 
     def episodes(self) -> list[Episode]:
-        """Every counted episode with its steps (needs ``record``); one cut at the step cap ends truncated."""
-        return [Episode(self.steps(k), end) for k, end in enumerate(self.ends)]
+        """Every counted episode with its steps and final observation (needs ``record``); one cut at the step cap
+        ends truncated."""
+        return [Episode(self.steps(k), end, None if self.finals is None else self.finals[k])
+                for k, end in enumerate(self.ends)]
 
 
 def check_step_finite(obs: Any, action: Any, reward: np.ndarray | None, step: np.ndarray,
@@ -95,7 +106,8 @@ def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
             rule does not depend on outcomes (were a capped env to stop, long episodes would weigh less).
         counts: whether an ended episode counts (None: all do), e.g. a game cut by a worker failure does not;
             episodes cut at the cap always count.
-        record: keep the obs / action / reward columns (``Episodes.steps``); Box actions as executed (clipped).
+        record: keep the obs / action / reward columns (``Episodes.steps``), Box actions as executed (clipped), and
+            each counted episode's final observation (``Episodes.finals``).
     """
     n_env = env_manager.env_num
     tally = _Tally(episode_quota(n_episode, n_env))
@@ -112,22 +124,24 @@ def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
         if record:
             _record(columns, obs, action, result.reward, env_manager.action_space)
         tally.step()
-        for end in result.episodes:
-            tally.ended(end, counted=counts is None or counts(end))
+        for end in result.episodes:  # (next_obs: an ended episode's final observation)
+            tally.ended(end, counted=counts is None or counts(end), final=_final_obs(result.next_obs, end, record))
         if result.interrupted is not None:  # a worker restart cut these envs' episodes (not ended, not counted):
             for i in np.flatnonzero(result.interrupted):  # their next episode starts at the next step, from nothing
                 tally.restart(int(i))
         obs = result.obs
         if max_episode_steps is not None and len(over := tally.reached(max_episode_steps)):
+            last = obs  # the observation a cut episode ends on (truncate resets into a copy)
             obs, cut = env_manager.truncate(over)
             for end in cut:  # (every learner row of a self-play game ends with it)
-                tally.ended(end, counted=True, capped=True)
+                tally.ended(end, counted=True, capped=True, final=_final_obs(last, end, record))
         if max_episode_steps is None and not warned and tally.t % 1000 == 0:
             warned = _warn_long_episode(tally.t, tally.start, tally.quota)
     stacked = {k: np.stack(v) for k, v in columns.items()} if record and tally.t else None
     return Episodes(np.array([e.episode_return for e in tally.ends], dtype=np.float64),
                     np.array([e.episode_length for e in tally.ends], dtype=np.int64), tally.ends,
-                    np.array(tally.cut, dtype=bool), tally.t * n_env, tally.spans, stacked)
+                    np.array(tally.cut, dtype=bool), tally.t * n_env, tally.spans, stacked,
+                    tally.finals if record else None)
 
 
 class _Tally:
@@ -141,6 +155,7 @@ class _Tally:
         self.ends: list[EpisodeEnd] = []
         self.cut: list[bool] = []
         self.spans: list[tuple[int, int, int]] = []
+        self.finals: list[np.ndarray | None] = []  # each counted episode's final observation (None: not recorded)
 
     def step(self) -> None:
         self.t += 1
@@ -149,20 +164,28 @@ class _Tally:
         """Envs whose running episode, one that still counts, has ``cap`` steps."""
         return np.flatnonzero((self.t - self.start >= cap) & (self.quota > 0)).tolist()
 
-    def ended(self, end: EpisodeEnd, counted: bool, capped: bool = False) -> None:
-        """Count ``end`` if ``counted`` and its env's quota is not met; its env's next episode starts now."""
+    def ended(self, end: EpisodeEnd, counted: bool, capped: bool = False, final: np.ndarray | None = None) -> None:
+        """Count ``end`` (``final``: its final observation) if ``counted`` and its env's quota is not met; its env's
+        next episode starts now."""
         i = end.env_id
         if counted and self.quota[i] > 0:
             self.quota[i] -= 1
             self.ends.append(end)
             self.cut.append(capped)
             self.spans.append((i, int(self.start[i]), self.t))
+            self.finals.append(final)
         self.restart(i)
 
     def restart(self, i: int) -> None:
         """Env ``i``'s next episode starts at the next step."""
         self.start[i] = self.t
         self.episode_no[i] += 1
+
+
+def _final_obs(batch: Any, end: EpisodeEnd, record: bool) -> np.ndarray | None:
+    """With ``record``, a copy of the observation part of ``end``'s row of ``batch`` (a manager may reuse its
+    buffers); else None."""
+    return np.array(observation_array(batch)[end.env_id], copy=True) if record else None
 
 
 def _record(columns: dict[str, list[np.ndarray]], obs: Any, action: Any, reward: np.ndarray, space: Any) -> None:

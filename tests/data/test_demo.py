@@ -33,7 +33,9 @@ def _dataset(lengths=(3, 2), obs_dim=4, discrete=True, seed=0):
         action = rng.integers(0, 2, n) if discrete else rng.normal(size=(n, 1)).astype(np.float32)
         episodes.append({"obs": rng.normal(size=(n, obs_dim)).astype(np.float32), "action": action,
                          "reward": np.ones(n, dtype=np.float32)})
-    return episodes_to_dataset(episodes, [float(n) for n in lengths], {"policy": "ppo", "checkpoint": "x.pth.tar"})
+    finals = [rng.normal(size=obs_dim).astype(np.float32) for _ in lengths]
+    return episodes_to_dataset(episodes, [float(n) for n in lengths], {"policy": "ppo", "checkpoint": "x.pth.tar"},
+                               final_obs=finals)
 
 
 def test_round_trip_keeps_every_array_and_the_metadata(tmp_path):
@@ -50,6 +52,52 @@ def test_round_trip_keeps_every_array_and_the_metadata(tmp_path):
     np.testing.assert_array_equal(back.episode_length, [3, 2])
     assert back.action.dtype == np.int64 and back.path == path
     assert not list(tmp_path.glob("d/.*")), "a temp file was left behind"
+
+
+def _ended(lengths=(3, 2), truncated=(False, True)):
+    """A dataset whose episodes end terminated or truncated (gymnasium's step flags on each last step), with final
+    observations: step t of episode k observes [k, t], its final observation is [k, T_k]."""
+    episodes, finals = [], []
+    for k, (n, cut) in enumerate(zip(lengths, truncated, strict=True)):
+        last = np.arange(n) == n - 1
+        episodes.append({"obs": np.stack([np.full(n, k), np.arange(n)], axis=1).astype(np.float32),
+                         "action": np.zeros(n, dtype=np.int64), "reward": np.ones(n, dtype=np.float32),
+                         "terminated": last & (not cut), "truncated": last & cut})
+        finals.append(np.array([k, n], dtype=np.float32))
+    return episodes_to_dataset(episodes, [float(n) for n in lengths], {}, final_obs=finals)
+
+
+def test_episode_ends_and_final_observations_round_trip(tmp_path):
+    """Before, a demo file stored an episode cut by a time limit (or the evaluator's step cap) like one that
+    terminated: a consumer could neither tell a real end from a cut nor bootstrap the cut one."""
+    back = read_demo(write_demo(tmp_path / "demo.npz", _ended()))
+    assert back.terminated.tolist() == [False, False, True, False, False]
+    assert back.truncated.tolist() == [False, False, False, False, True]
+    np.testing.assert_array_equal(back.final_obs, [[0, 3], [1, 2]])
+    # a TD target's next observation: the next step's, and the final one at each episode's last step
+    np.testing.assert_array_equal(back.next_obs(), [[0, 1], [0, 2], [0, 3], [1, 1], [1, 2]])
+    batch = next(back.iter_batches(batch_size=5))
+    assert batch["truncated"].sum() == 1 and batch["terminated"].sum() == 1  # the flags travel with their rows
+    assert (batch["truncated"] == (batch["obs"][:, 0] == 1) & (batch["obs"][:, 1] == 1)).all()
+
+
+def test_an_older_file_without_end_flags_reads_as_before(tmp_path):
+    """A file written before the flags (no terminated, truncated, final_obs) reads as such files were taken: every
+    episode terminated at its last step, no final observations (next_obs says why)."""
+    path = write_demo(tmp_path / "old.npz", _ended())
+    with np.load(path) as npz:
+        arrays = {k: npz[k] for k in npz.files if k not in ("terminated", "truncated", "final_obs")}
+    np.savez(path, **arrays)
+    old = read_demo(path)
+    assert old.terminated.tolist() == [False, False, True, False, True] and not old.truncated.any()
+    assert old.final_obs is None
+    with pytest.raises(ConfigError, match=r"old\.npz has no final observations .*collect the demos again"):
+        old.next_obs()
+    both = read_demos([path, write_demo(tmp_path / "new.npz", _ended())])
+    assert both.truncated.tolist() == [False] * 5 + [False, False, False, False, True] and both.final_obs is None
+    np.savez(path, **arrays, terminated=old.terminated)  # one flag without the other: not an older file
+    with pytest.raises(ConfigError, match=r"old\.npz has terminated flags but no truncated flags"):
+        read_demo(path)
 
 
 def test_continuous_round_trip(tmp_path):
@@ -128,6 +176,11 @@ def _rewrite(path, **changes):
     (dict(metadata=np.array("{not json")), "unreadable metadata"),
     (dict(metadata=np.array(json.dumps({"format": "other"}))), "not a ding_lite demo file"),
     (dict(metadata=np.array(json.dumps({"format": "ding_lite.demo", "version": 99}))), "format version 99"),
+    (dict(terminated=np.zeros(5, dtype=bool)), "not exactly one True at each episode's last step"),
+    (dict(truncated=np.array([False, False, True, False, True])), "not exactly one True"),  # both at step 2
+    (dict(terminated=np.array([False, True, False, False, True])), "not exactly one True"),  # mid-episode
+    (dict(truncated=np.zeros(5, dtype=np.int64)), "truncated flags of .*int64"),
+    (dict(final_obs=np.zeros((3, 4), dtype=np.float32)), r"final observations of shape \(3, 4\) for 2 episodes"),
 ])
 def test_inconsistent_file_is_refused(tmp_path, change, message):
     path = write_demo(tmp_path / "demo.npz", _dataset())
@@ -226,6 +279,7 @@ def test_sampler_rejects_bad_sizes():
     ("obs", 3, np.nan, "NaN in its obs at step 3 (episode 1)"),
     ("reward", 1, np.inf, "inf in its reward at step 1 (episode 0)"),
     ("episode_return", 1, np.nan, "NaN in its episode_return of episode 1"),
+    ("final_obs", 1, np.inf, "inf in its final_obs of episode 1"),
 ])
 def test_a_non_finite_value_is_refused_on_read_and_on_write(tmp_path, key, row, value, shown):
     """Before, a demo file holding NaN loaded, and PPO-DAPG's first demo minibatch made every actor weight NaN: the

@@ -9,7 +9,7 @@ from conftest import DIZOO_CARTPOLE, run_cli
 
 from ding_lite.build import build, fill_model_shapes
 from ding_lite.config import compile_config
-from ding_lite.data.demo import read_demo
+from ding_lite.data.demo import episodes_to_dataset, read_demo, write_demo
 from ding_lite.entry.collect_demo import collect_demo_pipeline, rollout_episodes, success_rule
 from ding_lite.envs.env_manager import BaseEnvManager, EpisodeEnd
 from ding_lite.errors import ConfigError, DingLiteError
@@ -177,6 +177,37 @@ def test_the_eval_step_cap_cuts_demo_episodes_truncated_and_every_env_plays_its_
         for o, a in zip(e.steps["obs"], e.steps["action"], strict=True):
             np.testing.assert_array_equal(o, obs)
             obs, *_ = env.step(int(a))
+        np.testing.assert_array_equal(e.final_obs, obs)  # where the cut episode stood: what it bootstraps from
     summary = collect_demo_pipeline(CONFIG, 0, checkpoint, 6, tmp_path / "capped.npz", overrides=(
         "policy.eval.evaluator.max_episode_steps=5", "demo.return_threshold=0"))
     assert summary["n_episode_kept"] == 6 and summary["n_step"] == 30 and summary["all_returns"] == [5.0] * 6
+    # the file says each was cut (before, it stored them as if they had terminated)
+    demo = read_demo(tmp_path / "capped.npz")
+    assert summary["n_episode_truncated"] == 6 and not demo.terminated.any()
+    np.testing.assert_array_equal(np.flatnonzero(demo.truncated), np.arange(4, 30, 5))
+    assert demo.final_obs.shape == (6, 4)
+
+
+def test_demo_files_tell_a_time_limit_from_a_terminal_state(tmp_path):
+    """An episode the env's own time limit cuts is stored truncated, with the observation it stopped at; one that
+    falls over is terminated (before, both were stored alike)."""
+    def pole(max_steps):
+        return lambda: gym.make("CartPole-v1", max_episode_steps=max_steps)
+
+    envs = BaseEnvManager([pole(5), pole(500)])  # always pushing left, the pole falls after about 9 steps
+    envs.seed(3)
+    episodes = rollout_episodes(envs, lambda obs: np.zeros(len(obs), dtype=np.int64), 2)
+    envs.close()
+    limited, free = sorted(episodes, key=lambda e: e.end.env_id)
+    assert limited.end.episode_length == 5 and not limited.end.terminated
+    assert limited.steps["truncated"].tolist() == [False] * 4 + [True] and not limited.steps["terminated"].any()
+    assert free.end.terminated and free.steps["terminated"][-1] and not free.steps["truncated"].any()
+    env = gym.make("CartPole-v1", max_episode_steps=5)
+    obs, _ = env.reset(seed=3)
+    for a in limited.steps["action"]:
+        obs, *_ = env.step(int(a))
+    np.testing.assert_array_equal(limited.final_obs, obs)
+    dataset = episodes_to_dataset([e.steps for e in (limited, free)], [5.0, free.end.episode_return], {},
+                                  final_obs=[limited.final_obs, free.final_obs])
+    back = read_demo(write_demo(tmp_path / "ends.npz", dataset))
+    assert back.truncated[4] and back.terminated[-1] and back.truncated.sum() == back.terminated.sum() == 1

@@ -35,6 +35,7 @@ class _Countdown:
 
     def step(self, action: np.ndarray) -> StepResult:
         self.t += 1
+        next_obs = self.t.reshape(-1, 1).astype(np.float64)  # an ended episode's final observation: its length
         ends = []
         for i in range(self.env_num):
             if self.t[i] == i + 1 + self.episode[i]:
@@ -42,8 +43,8 @@ class _Countdown:
                 ends.append(EpisodeEnd(i, float(self.t[i]), int(self.t[i]), True, info))
                 self.t[i], self.episode[i] = 0, self.episode[i] + 1
         obs = self.t.reshape(-1, 1).astype(np.float64)
-        zeros = np.zeros(self.env_num, dtype=bool)
-        return StepResult(obs, obs, np.ones(self.env_num), zeros, zeros, ends)
+        done = np.isin(np.arange(self.env_num), [e.env_id for e in ends])
+        return StepResult(obs, next_obs, np.ones(self.env_num), done, np.zeros(self.env_num, dtype=bool), ends)
 
 
 def test_runner_counts_each_envs_first_episodes_and_records_steps() -> None:
@@ -64,6 +65,24 @@ def test_runner_step_cap_and_counts_filter() -> None:
     assert scored.returns.tolist() == [2.0, 3.0]  # each env's first episode reports no score: its second counts
     with pytest.raises(ValueError, match="record=True"):
         scored.steps(0)
+
+
+def test_recorded_episodes_carry_how_they_ended_and_their_final_observation() -> None:
+    """Before, a recorded episode (a demo) had no end flags and no final observation: one cut at the step cap could
+    not be told from one that terminated, nor bootstrapped."""
+    run = run_episodes(_Countdown(2), lambda obs: np.zeros(len(obs), dtype=np.int64), 4, record=True,
+                       max_episode_steps=2)
+    # env 0: 1, then 2 steps (ended by the env on the cap's step: terminated); env 1: 2 steps, then cut at 2
+    assert run.lengths.tolist() == [1, 2, 2, 2] and run.cut.tolist() == [False, False, False, True]
+    episodes = run.episodes()
+    for e in episodes[:3]:
+        assert e.steps["terminated"].tolist() == [False] * (len(e.steps["obs"]) - 1) + [True]
+        assert not e.steps["truncated"].any() and e.steps["terminated"].dtype == bool
+    cut = episodes[3]
+    assert cut.steps["truncated"].tolist() == [False, True] and not cut.steps["terminated"].any()
+    # the observation after the last step: the env's next_obs where it ended, the running one where it was cut
+    assert [float(e.final_obs[0]) for e in episodes] == [1.0, 2.0, 2.0, 2.0]
+    assert run_episodes(_Countdown(2), lambda obs: np.zeros(len(obs)), 2).finals is None  # without record
 
 
 def test_tracker_best_improved_stop_and_frequency() -> None:
