@@ -24,7 +24,8 @@ Older files (written before the episode-end flags) lack ``terminated``, ``trunca
 they were taken before: every episode terminated at its last step, ``final_obs`` None. Those cut by a time limit
 cannot be told apart in them: collect the demos again where that matters.
 
-Writes are atomic (temp file in the target folder, fsync, rename): a killed run never leaves a truncated demo file.
+Writes are atomic (temp file in the target folder, fsync, rename): a killed run never leaves a truncated demo file;
+``-m collect_demo`` never replaces an earlier file (it writes ``<stem>_1.npz``, ...; ``write_demo(overwrite=False)``).
 """
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ DEMO_SECTION_DEFAULTS: dict[str, Any] = dict(
     n_episode=20,  # episodes rolled out, spread evenly over the collector envs; only successful ones are kept
     return_threshold=None,  # an episode succeeds if its return ≥ this (None: env.stop_value)
     success_key="success",  # final-step info key that, when the env reports it, decides success instead ('': off)
-    demo_path=None,  # output file (None: <exp_name>/demo.npz)
+    demo_path=None,  # output file (None: <exp_name>/demo.npz); an existing one is kept: <stem>_1.npz, ... instead
 )
 CONFIG_SECTION_REGISTRY.register("demo")(DEMO_SECTION_DEFAULTS)
 
@@ -199,13 +200,15 @@ def episodes_to_dataset(episodes: Sequence[Mapping[str, np.ndarray]], returns: S
 
 
 # ---- file io ---------------------------------------------------------------------------------------------------
-def write_demo(path: str | os.PathLike, dataset: DemoDataset) -> Path:
-    """Write ``dataset`` to ``path`` (.npz) atomically; returns the path. A dataset holding NaN or inf is refused
-    (:func:`check_finite`) and nothing is written."""
+def write_demo(path: str | os.PathLike, dataset: DemoDataset, *, overwrite: bool = True) -> Path:
+    """Write ``dataset`` to ``path`` (.npz) atomically; returns the path written. ``overwrite=False``: an existing
+    file is kept and the dataset goes to the first free ``<stem>_<k>.npz`` (:func:`~ding_lite.utils.atomic.free_path`).
+    A dataset holding NaN or inf is refused (:func:`check_finite`) and nothing is written."""
     check_finite(dataset)
     # allow_pickle=False: an object array (anything but plain numbers and strings) fails here, not on read
     return atomic_write(path, lambda f: np.savez_compressed(
-        f, allow_pickle=False, metadata=np.array(json.dumps(dataset.metadata)), **dataset.arrays()))
+        f, allow_pickle=False, metadata=np.array(json.dumps(dataset.metadata)), **dataset.arrays()),
+        overwrite=overwrite)
 
 
 def read_demo(path: str | os.PathLike) -> DemoDataset:

@@ -14,7 +14,7 @@ from ding_lite.data.demo import episodes_to_dataset, success_rule, write_demo
 from ding_lite.data.keys import ACTION
 from ding_lite.errors import ConfigError, DingLiteError
 from ding_lite.runtime.experiment import checkpoint_to_run, experiment_dir
-from ding_lite.utils.atomic import check_writable
+from ding_lite.utils.atomic import check_writable, free_path
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.utils.seed import set_seed
@@ -45,7 +45,9 @@ def collect_demo_pipeline(config: ConfigLike, seed: int | None = 0, load_ckpt: s
         exp_name: the experiment folder of those defaults (default: the config's ``exp_name``), as ``--exp-name``.
         n_episode: episodes to roll out (default ``demo.n_episode``).
         demo_path: output file (default ``demo.demo_path``, else ``<exp_name>/demo.npz``); with ``n_seeds > 1``,
-            ``_seed<N>`` is added before the suffix.
+            ``_seed<N>`` is added before the suffix. An existing file is never overwritten, as an earlier run's
+            folder is not: the demos go to the first free ``<stem>_<k><suffix>`` (k = 1, 2, ...), logged and
+            returned as ``demo_path``.
 
     Returns:
         Summary: the file, episodes rolled out and kept (and how many of those were truncated), steps kept, returns
@@ -62,6 +64,10 @@ def collect_demo_pipeline(config: ConfigLike, seed: int | None = 0, load_ckpt: s
     is_success, rule = success_rule(cfg.demo.return_threshold, cfg.env.stop_value, cfg.demo.success_key)
     out = _output_path(cfg, demo_path, seed, n_seeds, exp_name)
     check_writable(out)  # a read-only --demo-path fails now, not after the rollouts
+    console = setup_console_logging()
+    if free_path(out) != out:  # as a run never writes into an earlier run's folder (it takes <folder>_1)
+        console.info(f"[collect_demo] {out} exists (an earlier demo file is never overwritten): writing to "
+                     f"{free_path(out)}")
     ckpt = checkpoint_to_run(cfg, load_ckpt, exp_name, seed)
     state = load_checkpoint(ckpt)
     set_seed(seed)
@@ -88,10 +94,10 @@ def collect_demo_pipeline(config: ConfigLike, seed: int | None = 0, load_ckpt: s
     )
     dataset = episodes_to_dataset([e.steps for e in kept], [e.end.episode_return for e in kept], metadata,
                                   final_obs=[e.final_obs for e in kept])
-    write_demo(out, dataset)
+    out = write_demo(out, dataset, overwrite=False)  # the first free name now (another run may have taken one)
     n_truncated = int(dataset.truncated.sum())
     cut = f" ({n_truncated} of them truncated: cut by a time limit or the step cap)" if n_truncated else ""
-    setup_console_logging().info(f"[collect_demo] {out}: kept {len(kept)}/{n_episode} episodes{cut} ({rule}), "
+    console.info(f"[collect_demo] {out}: kept {len(kept)}/{n_episode} episodes{cut} ({rule}), "
                                  f"{len(dataset)} steps, mean kept return {np.mean(dataset.episode_return):.2f}")
     return {"demo_path": str(out), "checkpoint": str(ckpt), "n_episode_rolled_out": n_episode,
             "n_episode_kept": len(kept), "n_episode_truncated": n_truncated, "n_step": len(dataset),

@@ -1,4 +1,5 @@
-"""Atomic file writes: a temp file in the target's folder, fsync, then rename over the target."""
+"""Atomic file writes: a temp file in the target's folder, fsync, then rename over the target (or, where an earlier
+file must never be replaced, link it to the first free name)."""
 from __future__ import annotations
 
 import errno
@@ -15,12 +16,14 @@ from ding_lite.errors import OutputError, output_error
 _TEMP_SUFFIX = ".tmp"
 
 
-def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -> Path:
-    """Call ``write(f)`` on a temp file next to ``path``, then move it into place.
+def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object], *, overwrite: bool = True) -> Path:
+    """Call ``write(f)`` on a temp file next to ``path``, then move it into place; returns the path written.
 
     A process killed mid-write leaves the previous file intact (or none), never a truncated one; the temp file
     (``.<name>.*.tmp``) is removed on any error. A write the system refuses (disk full, read-only folder) raises
-    :class:`~ding_lite.errors.OutputError` naming ``path``.
+    :class:`~ding_lite.errors.OutputError` naming ``path``. ``overwrite=False``: an existing file is never replaced;
+    the file goes to the first free name of :func:`free_path` at the moment it is moved into place (a hard link,
+    which fails rather than replace: a file that appeared meanwhile is kept too), and that path is returned.
 
     Example::
 
@@ -39,7 +42,10 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
             write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        if overwrite:
+            os.replace(tmp, path)
+        else:
+            path = _move_to_free_name(tmp, path)
     except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -48,6 +54,53 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
             raise output_error(refused, path) from exc
         raise
     return path
+
+
+def free_path(path: str | os.PathLike) -> Path:
+    """``path`` if nothing is there, else the first free ``<stem>_<k><suffix>`` (k = 1, 2, ...): the name a file goes
+    to so that an earlier one is never overwritten, as a run goes to ``<folder>_<k>`` (:mod:`ding_lite.utils.claim`).
+
+    Example::
+
+        free_path('demo.npz')  # demo.npz, or demo_1.npz if demo.npz exists, ...
+    """
+    path = Path(path)
+    k = 0
+    while True:
+        candidate = _numbered(path, k)
+        if not os.path.lexists(candidate):
+            return candidate
+        k += 1
+
+
+def _numbered(path: Path, k: int) -> Path:
+    """``path`` for k = 0, else ``<stem>_<k><suffix>``."""
+    return path if k == 0 else path.with_name(f"{path.stem}_{k}{path.suffix}")
+
+
+# link(2) refusals of a file system without hard links: there the move falls back to a check, then a rename
+_NO_HARD_LINKS = frozenset({errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS, errno.EMLINK})
+
+
+def _move_to_free_name(tmp: str, path: Path) -> Path:
+    """Move the file ``tmp`` to the first free name of :func:`free_path`, and return it: a hard link is made only
+    where no file is, so that two writers at once never replace each other's file."""
+    k = 0
+    while True:
+        candidate = _numbered(path, k)
+        try:
+            os.link(tmp, candidate)
+        except FileExistsError:
+            k += 1
+            continue
+        except OSError as exc:
+            if exc.errno not in _NO_HARD_LINKS:
+                raise
+            candidate = free_path(candidate)  # (no hard links here: a check, then a rename)
+            os.replace(tmp, candidate)
+            return candidate
+        os.unlink(tmp)
+        return candidate
 
 
 def remove_stale_temps(folder: str | os.PathLike) -> list[Path]:

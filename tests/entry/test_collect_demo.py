@@ -128,6 +128,25 @@ def test_cli_collect_demo(tmp_path, checkpoint):
         "cartpole_ppo_seed0/ckpt/ckpt_best.pth.tar"]
 
 
+def test_an_existing_demo_file_is_never_overwritten(tmp_path, checkpoint):
+    """As a run never writes into an earlier run's folder (it takes <folder>_1), collect_demo never replaces an
+    earlier demo file: it writes <stem>_1.npz, and says so (before, the earlier file was replaced without a word)."""
+    out = tmp_path / "demo.npz"
+    cfg = DIZOO_CARTPOLE / "cartpole_ppo_config.py"
+    args = ("-m", "collect_demo", "-c", str(cfg), "--load-ckpt", str(checkpoint), "--n-episode", "2", "--demo-path",
+            str(out), "--set", "demo.return_threshold=0")
+    out.write_bytes(b"an earlier demo file")
+    done = run_cli(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes() == b"an earlier demo file"
+    assert f"{out} exists (an earlier demo file is never overwritten): writing to {tmp_path / 'demo_1.npz'}" \
+        in done.stderr
+    assert read_demo(tmp_path / "demo_1.npz").n_episode == 2
+    summary = collect_demo_pipeline(CONFIG, 0, checkpoint, 2, out, overrides=("demo.return_threshold=0",))
+    assert summary["demo_path"] == str(tmp_path / "demo_2.npz") and read_demo(tmp_path / "demo_2.npz").n_episode == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.npz", "demo_1.npz", "demo_2.npz"]
+
+
 def test_cli_collect_demo_reads_and_writes_the_experiment_of_exp_name(tmp_path, checkpoint):
     """``--exp-name`` names the experiment whose best checkpoint is rolled out and where the demo goes, as for
     ``-m eval`` (it was ignored: the config's exp_name was used)."""

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ding_lite.errors import OutputError
-from ding_lite.utils.atomic import atomic_write, check_writable
+from ding_lite.utils.atomic import atomic_write, check_writable, free_path
 
 pytestmark = pytest.mark.unittest
 
@@ -79,3 +79,31 @@ def test_check_writable_refuses_a_folder_and_a_path_under_a_file(tmp_path: Path)
     with pytest.raises(OutputError, match="is not a folder"):
         check_writable(tmp_path / "file" / "demo.npz")
     check_writable(tmp_path / "new" / "deeper" / "demo.npz")  # folders that do not exist yet are made on write
+
+
+def test_a_write_that_must_not_overwrite_takes_the_next_free_name(tmp_path: Path) -> None:
+    """``overwrite=False``: an existing file is never replaced; the write goes to ``<stem>_<k><suffix>``, the first
+    name free when the file is moved into place (as a run goes to ``<folder>_<k>``), and returns that path."""
+    target = tmp_path / "demo.npz"
+    assert free_path(target) == target
+    assert atomic_write(target, lambda f: f.write(b"first"), overwrite=False) == target
+    assert free_path(target) == tmp_path / "demo_1.npz"
+    assert atomic_write(target, lambda f: f.write(b"second"), overwrite=False) == tmp_path / "demo_1.npz"
+    (tmp_path / "demo_2.npz").mkdir()  # whatever holds the name: a folder too
+    assert free_path(target) == tmp_path / "demo_3.npz"
+    assert atomic_write(target, lambda f: f.write(b"third"), overwrite=False) == tmp_path / "demo_3.npz"
+    assert target.read_bytes() == b"first" and (tmp_path / "demo_1.npz").read_bytes() == b"second"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.npz", "demo_1.npz", "demo_2.npz", "demo_3.npz"]
+
+
+def test_without_hard_links_the_free_name_is_still_taken(tmp_path: Path, monkeypatch) -> None:
+    """A file system that refuses link(2) (some network or FUSE mounts): the move checks, then renames."""
+    def no_links(src, dst):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    target = tmp_path / "demo.npz"
+    target.write_bytes(b"earlier")
+    assert atomic_write(target, lambda f: f.write(b"new"), overwrite=False) == tmp_path / "demo_1.npz"
+    assert target.read_bytes() == b"earlier" and (tmp_path / "demo_1.npz").read_bytes() == b"new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.npz", "demo_1.npz"]  # no temp file left
