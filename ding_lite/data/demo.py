@@ -53,8 +53,7 @@ if TYPE_CHECKING:
 DEMO_FORMAT = "ding_lite.demo"
 DEMO_VERSION = 1
 ARRAY_KEYS = (OBS, ACTION, REWARD, EPISODE_ID, "episode_return", "episode_length")  # in every demo file
-FINAL_OBS = "final_obs"
-END_KEYS = (TERMINATED, TRUNCATED, FINAL_OBS)  # in every file written since episode ends were recorded
+FINAL_OBS = "final_obs"  # (K, *obs_shape) each episode's observation after its last step
 PER_EPISODE_KEYS = ("episode_return", "episode_length", FINAL_OBS)  # (K, ...) arrays; the others are (M, ...)
 
 # The ``demo`` config section: settings of ``ding_lite -m collect_demo`` (registered: merged into every compiled
@@ -241,11 +240,10 @@ def read_demo(path: str | os.PathLike) -> DemoDataset:
     if metadata.get("version") != DEMO_VERSION:
         raise ConfigError(f"demo file {path} has format version {metadata.get('version')!r}; this ding_lite reads "
                           f"version {DEMO_VERSION}: collect the demos again")
-    flags = [k for k in (TERMINATED, TRUNCATED) if k in arrays]
-    if len(flags) == 1:
-        raise ConfigError(f"demo file {path} has {flags[0]} flags but no {({TERMINATED, TRUNCATED} - set(flags)).pop()}"
-                          f" flags: collect the demos again")
-    if not flags:  # an older file: its episodes read as they were taken then, each terminated at its last step
+    if (TERMINATED in arrays) != (TRUNCATED in arrays):
+        has, lacks = (TERMINATED, TRUNCATED) if TERMINATED in arrays else (TRUNCATED, TERMINATED)
+        raise ConfigError(f"demo file {path} has {has} flags but no {lacks} flags: collect the demos again")
+    if TERMINATED not in arrays:  # an older file: read as it was taken then, each episode terminated at its end
         arrays[TERMINATED] = last_steps(arrays[EPISODE_ID])
         arrays[TRUNCATED] = np.zeros(len(arrays[EPISODE_ID]), dtype=bool)
     dataset = DemoDataset(**{k: arrays[k] for k in (*ARRAY_KEYS, TERMINATED, TRUNCATED)},

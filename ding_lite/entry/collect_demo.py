@@ -65,9 +65,8 @@ def collect_demo_pipeline(config: ConfigLike, seed: int | None = 0, load_ckpt: s
     out = _output_path(cfg, demo_path, seed, n_seeds, exp_name)
     check_writable(out)  # a read-only --demo-path fails now, not after the rollouts
     console = setup_console_logging()
-    if free_path(out) != out:  # as a run never writes into an earlier run's folder (it takes <folder>_1)
-        console.info(f"[collect_demo] {out} exists (an earlier demo file is never overwritten): writing to "
-                     f"{free_path(out)}")
+    if (free := free_path(out)) != out:  # as a run never writes into an earlier run's folder (it takes <folder>_1)
+        console.info(f"[collect_demo] {out} exists (an earlier demo file is never overwritten): writing to {free}")
     ckpt = checkpoint_to_run(cfg, load_ckpt, exp_name, seed)
     state = load_checkpoint(ckpt)
     set_seed(seed)
@@ -97,8 +96,8 @@ def collect_demo_pipeline(config: ConfigLike, seed: int | None = 0, load_ckpt: s
     out = write_demo(out, dataset, overwrite=False)  # the first free name now (another run may have taken one)
     n_truncated = int(dataset.truncated.sum())
     cut = f" ({n_truncated} of them truncated: cut by a time limit or the step cap)" if n_truncated else ""
-    console.info(f"[collect_demo] {out}: kept {len(kept)}/{n_episode} episodes{cut} ({rule}), "
-                                 f"{len(dataset)} steps, mean kept return {np.mean(dataset.episode_return):.2f}")
+    console.info(f"[collect_demo] {out}: kept {len(kept)}/{n_episode} episodes{cut} ({rule}), {len(dataset)} steps, "
+                 f"mean kept return {np.mean(dataset.episode_return):.2f}")
     return {"demo_path": str(out), "checkpoint": str(ckpt), "n_episode_rolled_out": n_episode,
             "n_episode_kept": len(kept), "n_episode_truncated": n_truncated, "n_step": len(dataset),
             "kept_returns": [float(r) for r in dataset.episode_return], "all_returns": [float(r) for r in returns],
