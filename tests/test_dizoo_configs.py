@@ -33,6 +33,7 @@ SMOKE_OVERRIDES = {
     **{f"{env}_{algo}_config.py": _SHORT + ["policy.learning_starts=448", "policy.learn.batch_size=32"]
        for env in ("hopper", "halfcheetah") for algo in ("sac", "td3")},
     **{f"pendulum_{algo}_config.py": ["policy.learning_starts=384"] for algo in ("sac", "td3")},
+    "pendulum_td3_rlzoo_config.py": ["policy.learning_starts=384"],  # rl-zoo's 10,000 random steps
     "mountain_car_dqn_config.py": ["policy.learning_starts=384"],  # rl-zoo's 1,000 random steps exceed the budget
 }
 
