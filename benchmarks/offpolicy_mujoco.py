@@ -1,27 +1,30 @@
-"""SAC and TD3 on Hopper-v4 and HalfCheetah-v4: ding_lite's dizoo configs against Stable-Baselines3 at the same
-hyperparameters (rl-zoo's MuJoCo sets), side by side.
+"""SAC and TD3 on Hopper-v4 and HalfCheetah-v4 (and Pendulum-v1 with ``--envs pendulum``): ding_lite's dizoo configs
+against Stable-Baselines3 at the same hyperparameters (rl-zoo's), side by side.
 
 Two measurements:
 
 - ``learn`` (default): each (algo, env, seed) trains ``--steps`` env steps on both sides, the two sides at the same
   time in two processes (so both see the same machine load). Every ``--eval-every`` env steps each side plays
   ``--episodes`` deterministic episodes (the mean action) on fresh envs (gymnasium's Hopper-v4 / HalfCheetah-v4 on
-  both sides, 1,000-step episodes). The final return of a run is the mean of its last 3 evaluations (ding_lite's
-  closing evaluation, one update after a periodic one, counts once). SB3's run appends its evaluations to
-  ``<out>/<algo>_<env>_s<seed>_sb3/curve.jsonl`` the moment they are measured, with the training-only seconds so
-  far; ding_lite's are read from its run's event file (seconds there include its evaluations). A finished run leaves
-  a ``done`` file and is skipped when the command is run again; an unfinished one continues from its last checkpoint
-  (SB3: model and replay buffer, saved at every evaluation; ding_lite: ``--resume`` from the run's resume
-  checkpoint, with its replay buffer, see docs/sac_td3.md).
+  both sides, 1,000-step episodes; Pendulum-v1, 200-step episodes). The final return of a run is the mean of its
+  last 3 evaluations (ding_lite's closing evaluation, one update after a periodic one, counts once). SB3's run
+  appends its evaluations to ``<out>/<algo>_<env>_s<seed>_sb3/curve.jsonl`` the moment they are measured, with the
+  training-only seconds so far; ding_lite's are read from its run's event file (seconds there include its
+  evaluations). A finished run leaves a ``done`` file and is skipped when the command is run again; an unfinished
+  one continues from its last checkpoint (SB3: model and replay buffer, saved at every evaluation; ding_lite:
+  ``--resume`` from the run's resume checkpoint, with its replay buffer, see docs/sac_td3.md).
 - ``speed``: training env steps per wall second (collect + learn, after the random-action warm-up) in one process,
   the sides taking turns for ``--repeats`` rounds of ``--speed-steps`` steps each; the ratio per round, median.
 
 ``--report`` prints, per algo and env, each side's final return per seed and their medians, the training env steps
 per second of the learn runs, and the last line ``ratio X``: the smallest over the (algo, env) pairs of ding_lite's
-median final return over SB3's (the speed ratio is printed by ``speed``).
+median final return over SB3's, or SB3's over ding_lite's where both are negative (Pendulum's returns are costs), so
+that below 1 is always ding_lite behind (the speed ratio is printed by ``speed``).
 
     python benchmarks/offpolicy_mujoco.py [--algos sac td3] [--envs hopper halfcheetah] [--seeds 0 1 2]
                                           [--steps 300000] [--out /tmp/offpolicy_mujoco]
+    python benchmarks/offpolicy_mujoco.py --envs pendulum --out /tmp/offpolicy_pendulum   # 20,000 steps, an
+                                                                                          # evaluation every 1,000
     python benchmarks/offpolicy_mujoco.py --part speed [--algos sac td3] [--speed-steps 2000] [--repeats 3]
     python benchmarks/offpolicy_mujoco.py ... --set policy.learn.gradient_dtype=float32   # ding_lite's side overridden
     python benchmarks/offpolicy_mujoco.py --report [--out /tmp/offpolicy_mujoco]
@@ -35,6 +38,12 @@ step, automatic temperature (target entropy -dim(A)), 10,000 uniform random step
 0.5, actor and targets every 2nd critic step, 10,000 random steps first. One torch thread on both sides. The
 dizoo configs run their gradient-only products in bfloat16 (``policy.learn.gradient_dtype``, docs/sac_td3.md); SB3 is
 float32 throughout.
+
+Pendulum-v1 (rl-zoo's entries Pendulum-v1, 20,000 env steps; the dizoo configs ``pendulum_{sac,td3}_rlzoo_config.py``,
+float32): SAC 256x256 networks, Adam 1e-3, 100 random steps first, SB3's SAC defaults otherwise (as above); TD3
+400x300 networks, Adam 1e-3, gamma 0.98, buffer 200,000, exploration N(0, 0.1), one gradient step per env step,
+10,000 random steps first, SB3's TD3 defaults otherwise. ``--steps`` and ``--eval-every`` default to each env's
+budget and interval (``BUDGETS``).
 """
 from __future__ import annotations
 
@@ -51,29 +60,60 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's ding_lite, not an installed one
 
-ENV_IDS = {"hopper": "Hopper-v4", "halfcheetah": "HalfCheetah-v4"}
-CONFIGS = {(algo, env): ROOT / "dizoo" / "mujoco" / env / "config" / f"{env}_{algo}_config.py"
-           for algo in ("sac", "td3") for env in ENV_IDS}
+MUJOCO = ("hopper", "halfcheetah")  # the default --envs
+ENV_IDS = {"hopper": "Hopper-v4", "halfcheetah": "HalfCheetah-v4", "pendulum": "Pendulum-v1"}
+CONFIGS = {**{(algo, env): ROOT / "dizoo" / "mujoco" / env / "config" / f"{env}_{algo}_config.py"
+              for algo in ("sac", "td3") for env in MUJOCO},
+           **{(algo, "pendulum"): ROOT / "dizoo" / "classic_control" / "pendulum" / "config" /
+              f"pendulum_{algo}_rlzoo_config.py" for algo in ("sac", "td3")}}
+BUDGETS = {"hopper": (300_000, 10_000), "halfcheetah": (300_000, 10_000),  # env: (env steps, between evaluations)
+           "pendulum": (20_000, 1_000)}  # rl-zoo's n_timesteps for Pendulum-v1 (SAC and TD3)
 FINAL_EVALS = 3  # the final return: the mean of the last evaluations of a run
 REPEATED_EVAL_STEPS = 10  # ding_lite evaluations this close are one policy evaluated twice: the later one counts
 EVAL_SEED_OFFSET = 1000  # evaluation envs' seeds, apart from the training env's (as ding_lite's pipelines)
 
 
 # ---- SB3's side ----------------------------------------------------------------------------------------------------
-def sb3_model(algo: str, env_id: str, seed: int) -> Any:
-    """SB3 with rl-zoo's MuJoCo settings for ``algo`` (its defaults where rl-zoo sets nothing)."""
-    import gymnasium as gym
+# rl-zoo's hyperparams/sac.yml and td3.yml entries (less n_timesteps and policy: 'MlpPolicy'); SB3's defaults for the
+# rest. Pendulum-v1: rl-baselines3-zoo at commit eec15dc (2026-04-01), where both entries last changed.
+_TD3_MUJOCO = dict(learning_starts=10000, learning_rate=1e-3, batch_size=256, train_freq=1, gradient_steps=1,
+                   noise_type="normal", noise_std=0.1, policy_kwargs=dict(net_arch=[400, 300]))
+RLZOO = {
+    ("sac", "Hopper-v4"): dict(learning_starts=10000),
+    ("sac", "HalfCheetah-v4"): dict(learning_starts=10000),
+    ("td3", "Hopper-v4"): _TD3_MUJOCO,
+    ("td3", "HalfCheetah-v4"): _TD3_MUJOCO,
+    ("sac", "Pendulum-v1"): dict(learning_rate=1e-3),
+    ("td3", "Pendulum-v1"): dict(gamma=0.98, buffer_size=200000, learning_starts=10000, noise_type="normal",
+                                 noise_std=0.1, gradient_steps=1, train_freq=1, learning_rate=1e-3,
+                                 policy_kwargs=dict(net_arch=[400, 300])),
+}
+
+
+def sb3_kwargs(algo: str, env_id: str, n_act: int) -> dict[str, Any]:
+    """SB3's keyword arguments for rl-zoo's entry of (``algo``, ``env_id``), as rl-zoo's ExpManager translates it:
+    ``noise_type: normal`` with ``noise_std`` becomes ``NormalActionNoise`` with that sigma in every one of the
+    ``n_act`` action dimensions (in units of the half-range: SB3 adds it to the action scaled to [-1, 1])."""
     import numpy as np
-    from stable_baselines3 import SAC, TD3
     from stable_baselines3.common.noise import NormalActionNoise
 
+    kwargs = {k: (dict(v) if isinstance(v, dict) else v) for k, v in RLZOO[(algo, env_id)].items()}
+    noise_type, noise_std = kwargs.pop("noise_type", None), kwargs.pop("noise_std", None)
+    if noise_type is not None:
+        if noise_type != "normal":
+            raise ValueError(f"noise_type {noise_type!r}: only 'normal' is translated")
+        kwargs["action_noise"] = NormalActionNoise(np.zeros(n_act), noise_std * np.ones(n_act))
+    return kwargs
+
+
+def sb3_model(algo: str, env_id: str, seed: int) -> Any:
+    """SB3 with rl-zoo's settings for ``algo`` on ``env_id`` (its defaults where rl-zoo sets nothing)."""
+    import gymnasium as gym
+    from stable_baselines3 import SAC, TD3
+
     env = gym.make(env_id)
-    if algo == "sac":
-        return SAC("MlpPolicy", env, learning_starts=10000, seed=seed, device="cpu")
-    n_act = env.action_space.shape[0]
-    return TD3("MlpPolicy", env, learning_starts=10000, learning_rate=1e-3, batch_size=256, train_freq=1,
-               gradient_steps=1, action_noise=NormalActionNoise(np.zeros(n_act), 0.1 * np.ones(n_act)),
-               policy_kwargs=dict(net_arch=[400, 300]), seed=seed, device="cpu")
+    kwargs = sb3_kwargs(algo, env_id, env.action_space.shape[0])
+    return {"sac": SAC, "td3": TD3}[algo]("MlpPolicy", env, seed=seed, device="cpu", **kwargs)
 
 
 def sb3_eval(model: Any, env_id: str, episodes: int, seed: int) -> float:
@@ -281,14 +321,22 @@ def run_dir(out: Path, algo: str, env: str, seed: int, side: str) -> Path:
     return out / f"{algo}_{env}_s{seed}_{side}"
 
 
+def budget(args: argparse.Namespace, env: str) -> tuple[int, int]:
+    """(env steps per run, env steps between evaluations) for ``env``: ``--steps`` and ``--eval-every`` where given,
+    else the env's own (``BUDGETS``)."""
+    steps, every = BUDGETS[env]
+    return (steps if args.steps is None else args.steps), (every if args.eval_every is None else args.eval_every)
+
+
 def learn(args: argparse.Namespace) -> None:
     """Every (algo, env, seed) not done yet: the two sides at once, each in its own process (``--run``)."""
     for algo in args.algos:
         for env in args.envs:
+            steps, every = budget(args, env)
             for seed in args.seeds:
                 todo = [side for side in SIDES if not (run_dir(args.out, algo, env, seed, side) / "done").is_file()]
                 procs = [subprocess.Popen([sys.executable, __file__, "--run", algo, env, str(seed), side,
-                                           "--steps", str(args.steps), "--eval-every", str(args.eval_every),
+                                           "--steps", str(steps), "--eval-every", str(every),
                                            "--episodes", str(args.episodes), "--out", str(args.out),
                                            "--threads", str(args.threads)]
                                           + [arg for kv in args.overrides for arg in ("--set", kv)]) for side in todo]
@@ -303,6 +351,16 @@ def curve(out: Path, algo: str, env: str, seed: int, side: str) -> list[dict[str
     folder = run_dir(out, algo, env, seed, side)
     points = ding_lite_curve(folder) if side == "ding_lite" else read_jsonl(folder / "curve.jsonl")
     return [p for p in points if p["env_step"] > 0]
+
+
+def return_ratio(ours: float, sb3: float) -> float:
+    """ding_lite's return over SB3's, below 1 where ding_lite is behind: ``ours / sb3`` for SB3's positive returns,
+    ``sb3 / ours`` where both are negative (costs, as Pendulum's: -200 against -150 is 0.75), nan otherwise."""
+    if sb3 > 0:
+        return ours / sb3
+    if sb3 < 0 and ours < 0:
+        return sb3 / ours
+    return float("nan")
 
 
 def report(args: argparse.Namespace) -> None:
@@ -333,7 +391,7 @@ def report(args: argparse.Namespace) -> None:
             if finals["ding_lite"] and finals["sb3"]:
                 med = {side: statistics.median(v) for side, v in finals.items()}
                 speed = statistics.median(rates["ding_lite"]) / statistics.median(rates["sb3"])
-                ratios.append(med["ding_lite"] / med["sb3"] if med["sb3"] > 0 else float("nan"))
+                ratios.append(return_ratio(med["ding_lite"], med["sb3"]))
                 print(f"{algo} {env}: median final return over {len(finals['sb3'])} seed(s) ding_lite "
                       f"{med['ding_lite']:.1f}, SB3 {med['sb3']:.1f} (ratio {ratios[-1]:.2f}); training env steps/s "
                       f"ratio {speed:.2f}")
@@ -344,10 +402,13 @@ def report(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--algos", nargs="+", default=["sac", "td3"], choices=["sac", "td3"])
-    parser.add_argument("--envs", nargs="+", default=list(ENV_IDS), choices=list(ENV_IDS))
+    parser.add_argument("--envs", nargs="+", default=list(MUJOCO), choices=list(ENV_IDS))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--steps", type=int, default=300_000, help="env steps per run")
-    parser.add_argument("--eval-every", type=int, default=10_000, help="env steps between evaluations")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="env steps per run (default: the env's, 300,000 on MuJoCo, 20,000 on Pendulum-v1)")
+    parser.add_argument("--eval-every", type=int, default=None,
+                        help="env steps between evaluations (default: the env's, 10,000 on MuJoCo, 1,000 on "
+                             "Pendulum-v1)")
     parser.add_argument("--episodes", type=int, default=10, help="episodes per evaluation")
     parser.add_argument("--out", type=Path, default=Path("/tmp/offpolicy_mujoco"))
     parser.add_argument("--part", choices=["learn", "speed"], default="learn")
@@ -370,10 +431,11 @@ def main() -> None:
     if args.run:
         algo, env, seed, side = args.run
         folder = run_dir(args.out, algo, env, int(seed), side)
+        steps, every = budget(args, env)
         if side == "sb3":
-            sb3_run(algo, env, int(seed), args.steps, args.eval_every, args.episodes, folder)
+            sb3_run(algo, env, int(seed), steps, every, args.episodes, folder)
         else:
-            ding_lite_run(algo, env, int(seed), args.steps, args.eval_every, args.episodes, folder, args.overrides)
+            ding_lite_run(algo, env, int(seed), steps, every, args.episodes, folder, args.overrides)
     elif args.report:
         report(args)
     else:
