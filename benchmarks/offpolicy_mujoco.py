@@ -13,6 +13,10 @@ Two measurements:
   evaluations). A finished run leaves a ``done`` file and is skipped when the command is run again; an unfinished
   one continues from its last checkpoint (SB3: model and replay buffer, saved at every evaluation; ding_lite:
   ``--resume`` from the run's resume checkpoint, with its replay buffer, see docs/sac_td3.md).
+- ``paired``: each finished run's final policy on both sides (ding_lite's last checkpoint, SB3's ``final.zip``),
+  deterministic, on the same ``--paired-episodes`` starts (``reset(seed=20000 + k)``): the means and the mean
+  per-start difference with its standard error. The evaluations above start each side's episodes from different
+  states; on Pendulum-v1 the start alone moves a good policy's return between about 0 and -350.
 - ``speed``: training env steps per wall second (collect + learn, after the random-action warm-up) in one process,
   the sides taking turns for ``--repeats`` rounds of ``--speed-steps`` steps each; the ratio per round, median.
 
@@ -28,6 +32,7 @@ that below 1 is always ding_lite behind (the speed ratio is printed by ``speed``
     python benchmarks/offpolicy_mujoco.py --part speed [--algos sac td3] [--speed-steps 2000] [--repeats 3]
     python benchmarks/offpolicy_mujoco.py ... --set policy.learn.gradient_dtype=float32   # ding_lite's side overridden
     python benchmarks/offpolicy_mujoco.py --report [--out /tmp/offpolicy_mujoco]
+    python benchmarks/offpolicy_mujoco.py --part paired --envs pendulum --out /tmp/offpolicy_pendulum
     python benchmarks/offpolicy_mujoco.py --run sac hopper 0 sb3 [--steps ...]   # one side of one run (what learn
                                                                                  # starts twice)
 
@@ -163,7 +168,7 @@ def sb3_run(algo: str, env: str, seed: int, steps: int, every: int, episodes: in
         append_jsonl(curve_path, dict(env_step=model.num_timesteps, ret=mean, train_s=round(trained_s, 2)))
         print(f"sb3 {algo} {env} s{seed} env_step {model.num_timesteps} return {mean:.1f} "
               f"({model.num_timesteps / trained_s:.1f} steps/s)", flush=True)
-    zip_path.unlink(missing_ok=True)
+    zip_path.replace(run_dir / "final.zip")  # the final policy, for --part paired
     buffer_path.unlink(missing_ok=True)
     (run_dir / "done").write_text("")
 
@@ -398,6 +403,84 @@ def report(args: argparse.Namespace) -> None:
     print(f"ratio {min(ratios):.2f}" if ratios else "ratio nan (no pair has finished on both sides)")
 
 
+# ---- paired: both sides' final policies on the same starts -------------------------------------------------------
+PAIRED_SEED = 20_000  # episode k of the paired evaluation starts from env.reset(seed=PAIRED_SEED + k) on both sides
+
+
+def episode_return(env: Any, act: Any, seed: int) -> float:
+    """One episode of ``env`` from ``reset(seed=seed)``, actions ``act(obs)``: its return."""
+    obs, _ = env.reset(seed=seed)
+    total, done = 0.0, False
+    while not done:
+        obs, reward, terminated, truncated, _ = env.step(act(obs))
+        total, done = total + float(reward), terminated or truncated
+    return total
+
+
+def ding_lite_actor(algo: str, env: str, folder: Path) -> Any:
+    """The final policy of a finished ding_lite run (its last ``iteration_*`` checkpoint): obs -> greedy action."""
+    import torch
+
+    from ding_lite.build import build, build_env_managers, load_config
+    from ding_lite.utils.checkpoint import load_policy_weights
+
+    ckpts = sorted((folder / "exp" / "ckpt").glob("iteration_*.pth.tar"), key=lambda c: int(c.name.split("_")[1]
+                                                                                         .split(".")[0]))
+    if not ckpts:
+        raise SystemExit(f"{folder}: no iteration checkpoint")
+    cfg = load_config(str(CONFIGS[(algo, env)]), seed=0)
+    _, evaluator_env = build_env_managers(cfg, 0, collect=False)  # fills the model's shapes from the env
+    evaluator_env.close()
+    policy = build(cfg, "policy", enable_field=("eval",))
+    load_policy_weights(policy.eval_mode, ckpts[-1])
+
+    def act(obs: Any) -> Any:
+        with torch.no_grad():
+            return policy._greedy(torch.as_tensor(obs, dtype=torch.float32)[None])[0].numpy()
+
+    return act
+
+
+def paired(args: argparse.Namespace) -> None:
+    """Each finished (algo, env, seed): both sides' final policies, deterministic, on the same ``--paired-episodes``
+    starts; the means, and the mean of the per-start differences (ding_lite - SB3) with its standard error. The
+    evaluations during training use different starts on the two sides, and on Pendulum-v1 the start alone moves a
+    good policy's return between about 0 and -350, so a gap between 10-episode means can be the starts."""
+    import gymnasium as gym
+    import numpy as np
+    import torch
+    from stable_baselines3 import SAC, TD3
+
+    torch.set_flush_denormal(False)
+    print(f"{'algo':<5}{'env':<13}{'seed':>5}{'ding_lite':>11}{'SB3':>9}{'diff':>8}{'s.e.':>7}")
+    for algo in args.algos:
+        for env in args.envs:
+            means: dict[str, list[float]] = {side: [] for side in SIDES}
+            for seed in args.seeds:
+                folders = {side: run_dir(args.out, algo, env, seed, side) for side in SIDES}
+                if not all((f / "done").is_file() for f in folders.values()) or \
+                        not (folders["sb3"] / "final.zip").is_file():
+                    continue
+                sb3 = {"sac": SAC, "td3": TD3}[algo].load(folders["sb3"] / "final.zip", device="cpu")
+                actors = {"ding_lite": ding_lite_actor(algo, env, folders["ding_lite"]),
+                          "sb3": lambda obs, model=sb3: model.predict(obs, deterministic=True)[0]}
+                returns = {}
+                for side, act in actors.items():
+                    gym_env = gym.make(ENV_IDS[env])
+                    returns[side] = np.array([episode_return(gym_env, act, PAIRED_SEED + k)
+                                              for k in range(args.paired_episodes)])
+                    gym_env.close()
+                    means[side].append(float(returns[side].mean()))
+                diff = returns["ding_lite"] - returns["sb3"]
+                err = diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
+                print(f"{algo:<5}{env:<13}{seed:>5}{means['ding_lite'][-1]:>11.1f}{means['sb3'][-1]:>9.1f}"
+                      f"{diff.mean():>8.1f}{err:>7.1f}", flush=True)
+            if means["sb3"]:
+                print(f"{algo} {env}: median over {len(means['sb3'])} seed(s) of the paired means: ding_lite "
+                      f"{statistics.median(means['ding_lite']):.1f}, SB3 {statistics.median(means['sb3']):.1f} "
+                      f"({args.paired_episodes} starts each)")
+
+
 # ---- driver --------------------------------------------------------------------------------------------------------
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -411,7 +494,9 @@ def main() -> None:
                              "Pendulum-v1)")
     parser.add_argument("--episodes", type=int, default=10, help="episodes per evaluation")
     parser.add_argument("--out", type=Path, default=Path("/tmp/offpolicy_mujoco"))
-    parser.add_argument("--part", choices=["learn", "speed"], default="learn")
+    parser.add_argument("--part", choices=["learn", "speed", "paired"], default="learn",
+                        help="paired: the finished runs' final policies on the same starts on both sides")
+    parser.add_argument("--paired-episodes", type=int, default=100, help="starts per run (--part paired)")
     parser.add_argument("--speed-steps", type=int, default=2000, help="timed env steps per side and round")
     parser.add_argument("--repeats", type=int, default=3, help="rounds of the sides in turn (speed)")
     parser.add_argument("--report", action="store_true", help="print the table of the runs saved under --out")
@@ -427,6 +512,9 @@ def main() -> None:
     os.environ["DING_LITE_TORCH_THREADS"] = str(args.threads)
     if args.part == "speed":
         speed(args.algos, args.envs, args.speed_steps, args.repeats, args.overrides)
+        return
+    if args.part == "paired":
+        paired(args)
         return
     if args.run:
         algo, env, seed, side = args.run

@@ -89,3 +89,15 @@ def test_offpolicy_mujoco_return_ratio_is_below_one_when_behind() -> None:
     assert bench.return_ratio(-200.0, -150.0) == pytest.approx(0.75)  # Pendulum: costs, ding_lite behind
     assert bench.return_ratio(-150.0, -200.0) == pytest.approx(4 / 3)
     assert bench.return_ratio(10.0, -5.0) != bench.return_ratio(10.0, -5.0)  # nan: no meaningful ratio
+
+
+def test_offpolicy_mujoco_paired_episodes_start_alike() -> None:
+    """The paired evaluation plays both sides from the same starts: an episode from one reset seed repeats."""
+    import gymnasium as gym
+
+    bench = load_benchmark(REPO_ROOT / "benchmarks" / "offpolicy_mujoco.py")
+    env = gym.make("Pendulum-v1")
+    act = lambda obs: -obs[2:3]  # noqa: E731 - a fixed policy
+    first, again, other = (bench.episode_return(env, act, seed) for seed in (bench.PAIRED_SEED, bench.PAIRED_SEED,
+                                                                              bench.PAIRED_SEED + 1))
+    assert first == again != other
