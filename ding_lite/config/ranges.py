@@ -66,7 +66,8 @@ RULES: tuple[tuple[str, Bound], ...] = (
     ("*_hidden_size", COUNT), ("*_hidden_size_list", SIZES), ("obs_shape", SIZES),
     ("action_shape", SIZES), ("*_per_variation", COUNT), ("*_max_env_step", COUNT), ("max_episode_steps", COUNT),
     ("max_use", COUNT), ("anneal_step", COUNT), ("lr_decay_iter", COUNT), ("pipeline_groups", COUNT),
-    ("num_cpus", COUNT), ("ray_num_cpus", COUNT), ("plateau_patience", COUNT), ("*.eps.decay", POSITIVE),
+    ("num_cpus", COUNT), ("ray_num_cpus", COUNT), ("plateau_patience", COUNT), ("*_channels", COUNT),
+    ("*.eps.decay", POSITIVE),
     # step sizes, clips, temperatures: 0 or less learns nothing or diverges
     ("dual_clip", ABOVE_ONE),  # Ye et al. 2020 (dual-clip PPO): the lower bound c > 1
     ("learning_rate", POSITIVE), ("learning_rate_*", POSITIVE), ("*_learning_rate", POSITIVE), ("lr", POSITIVE),

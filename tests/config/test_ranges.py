@@ -50,6 +50,8 @@ def test_unknown_names_none_and_switches_pass() -> None:
      "policy.model.init_log_std must be a finite number (a real number, not inf), got inf"),
     ({"env": {"manager": {"step_timeout": 0}}}, "env.manager.step_timeout must be > 0 (inf: never), got 0"),
     ({"policy": {"learn": {"dual_clip": 1.0}}}, "policy.learn.dual_clip must be > 1, got 1.0"),
+    # a model's filters (connect four's pool_channels): before, -1 was a torch traceback as the model was built
+    ({"policy": {"model": {"pool_channels": -1}}}, "policy.model.pool_channels must be at least 1, got -1"),
 ])
 def test_out_of_range_values_name_the_key_and_the_range(tree, message: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(message)):
