@@ -103,6 +103,20 @@ def _inner_space(space: gym.Space) -> gym.Space:
     return space
 
 
+def seat_indices(end_when_out: Sequence[Any], n_seats: int) -> list[int]:
+    """``env.end_when_out`` as seat indices: whole numbers in ``0..n_seats - 1`` (an integral float is taken as the
+    int); anything else (None, a bool, a word, 1.5, a seat the game lacks) is a :class:`ConfigError`."""
+    seats = []
+    for seat in end_when_out:
+        whole = (isinstance(seat, int) and not isinstance(seat, bool)) or (isinstance(seat, float)
+                                                                           and seat.is_integer())
+        if not whole or not 0 <= seat < n_seats:
+            raise ConfigError(f"env.end_when_out={list(end_when_out)!r} must list seat indices of the game, whole "
+                              f"numbers in 0..{n_seats - 1} ({seat!r} is not one)")
+        seats.append(int(seat))
+    return seats
+
+
 class _SeatedBase(gym.Env):
     """What the parallel and the turn-based adapters share: seat order, spaces, packing, scores."""
 
@@ -133,9 +147,7 @@ class _SeatedBase(gym.Env):
         raw = game.observation_space(agents[0])
         has_mask = isinstance(raw, gym.spaces.Dict) and "action_mask" in raw.spaces
         self.layout = SeatLayout(len(agents), shape, int(act_spaces[0].n), agents, has_mask, self.turn_based)
-        self.end_when_out = [int(s) for s in end_when_out]
-        if any(not 0 <= s < len(agents) for s in self.end_when_out):
-            raise ConfigError(f"env.end_when_out={self.end_when_out} names a seat outside 0..{len(agents) - 1}")
+        self.end_when_out = seat_indices(end_when_out, len(agents))
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (len(agents), self.layout.width), np.float32)
         self.action_space = gym.spaces.MultiDiscrete([self.layout.n_actions] * len(agents))
         self._packed = np.zeros((len(agents), self.layout.width), dtype=np.float32)

@@ -2,6 +2,8 @@
 action masks that come in the infos, and the seatings a game allows."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -78,3 +80,18 @@ def test_the_seats_leave_the_learner_one_seat_of_a_turn_based_game_and_an_oppone
             check_learner_seat(["learner"] * 3, layout)
         with pytest.raises(ConfigError, match="has no 'learner' seat"):
             check_learner_seat(["pool"] * 3, layout)
+
+
+@pytest.mark.parametrize("end_when_out", [[None], [True], [1.5], ["x"], [-1], [2]])
+def test_end_when_out_takes_only_the_games_seat_indices(end_when_out: list) -> None:
+    """Before, [None] and ['x'] were TypeError / ValueError tracebacks of int(), and True and 1.5 were taken as
+    seat 1 (found by the config fuzzer)."""
+    message = f"env.end_when_out={end_when_out!r} must list seat indices of the game, whole numbers in 0..1 ("
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        build_env(dict(_turn_game(n_seats=2), end_when_out=end_when_out))
+
+
+def test_end_when_out_takes_integral_floats_as_seats() -> None:
+    env = build_env(dict(_turn_game(n_seats=2), end_when_out=[1.0]))
+    assert env.end_when_out == [1] and type(env.end_when_out[0]) is int
+    env.close()
