@@ -139,11 +139,14 @@ def check_ranges(cfg: Mapping[str, Any]) -> None:
 def check_free_type(path: str, value: Any) -> None:
     """A value given for a key whose default is ``None`` (no type to check against) but whose name has a rule: a
     number (or a list of them where the rule takes one), never a bool (``True`` is an int to Python, and would be
-    taken as 1); else a :class:`ConfigError`. The range itself is checked on the compiled config."""
+    taken as 1), never a dict (a section, which the range check would pass over); else a :class:`ConfigError`. The
+    range itself is checked on the compiled config."""
     bound = bound_for(path)
     if bound is not None and isinstance(value, bool):
         raise ConfigError(f"{path} must be a number{_words(bound)}, got bool {value!r}: a bool is no number here "
                           f"(True would count as 1); give a number, or None")
+    if bound is not None and isinstance(value, Mapping):
+        raise ConfigError(f"{path} must be a number{_words(bound)}, got a dict {value!r}: give a number, or None")
 
 
 def _words(bound: Bound | None) -> str:

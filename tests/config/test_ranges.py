@@ -107,6 +107,10 @@ def test_integral_floats_of_counts_and_sizes_become_ints() -> None:
     ("policy.learn.dual_clip=[None]", "policy.learn.dual_clip must be a number (> 1), got a list [None]"),
     ("policy.model.encoder_hidden_size_list=[None]", "policy.model.encoder_hidden_size_list must be a list of numbers "
                                                      "(at least 1), got [None]"),
+    # a dict where a number belongs, for a key whose default is None (before, env.stop_value={} was a TypeError
+    # traceback at the first evaluation, after the run's folder was made; found by the config fuzzer)
+    ("env.stop_value={}", "env.stop_value must be a number, got a dict {}: give a number, or None"),
+    ("policy.learn.dual_clip={'a': 1}", "policy.learn.dual_clip must be a number (> 1), got a dict {'a': 1}"),
 ])
 def test_none_bools_and_lists_where_a_number_belongs_are_config_errors(override: str, message: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(message)):
