@@ -2,6 +2,9 @@
 at ``max_steps`` (the longest-lived, then the longest snake), by hand-built positions."""
 from __future__ import annotations
 
+import math
+import re
+
 import pytest
 
 from dizoo.board_games.snake.envs.snake_arena import LENGTH_LEAD, N_FEATURES, STEPS_LEFT, SnakeArenaEnv
@@ -73,5 +76,24 @@ def test_local_view_is_the_grid_around_the_head_turned_to_its_heading():
     env.bodies["snake_0"] = [(0, 3), (1, 3), (2, 3)]  # at the top edge heading north: the window's top row is off grid
     env.heading["snake_0"] = 0
     assert env.view("snake_0")[0][0].tolist() == [1, 1, 1]
-    with pytest.raises(ValueError, match="local_view must be an int of 0 or more"):
+    with pytest.raises(ValueError, match=re.escape("local_view must be an int of at least 0 (the window's half side)")):
         SnakeArenaEnv(local_view=-1)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(n_snakes=2.0), "n_snakes must be 2, 3 or 4, got 2.0"),
+    (dict(size=math.inf), "size must be an int of at least 7 (the grid's side), got inf"),
+    (dict(n_food=True), "n_food must be an int of at least 0 (pieces of food), got True"),
+    (dict(n_food=math.inf), "n_food must be an int of at least 0 (pieces of food), got inf"),
+    (dict(max_steps=math.inf), "max_steps must be an int of at least 1 (a game's length), got inf"),
+    (dict(max_steps=0), "max_steps must be an int of at least 1 (a game's length), got 0"),
+    (dict(food_reward=None), "food_reward must be a finite number, got None"),
+    (dict(food_reward=math.inf), "food_reward must be a finite number, got inf"),
+    (dict(food_reward="x"), "food_reward must be a finite number, got 'x'"),
+])
+def test_the_arena_refuses_arguments_it_cannot_use(kwargs: dict, message: str) -> None:
+    """Found by the config fuzzer (env.kwargs.*): before, food_reward=None or 'x' was a TypeError at the first food
+    eaten and an infinite one an inf reward, both after the run's folder was written; max_steps=inf made the
+    steps-left feature NaN; n_food=inf or True and max_steps=-inf were taken."""
+    with pytest.raises(ValueError, match=re.escape(f"snake arena: {message}")):
+        SnakeArenaEnv(**kwargs)

@@ -12,6 +12,7 @@ tell for the three cells next to the head.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,24 @@ def _start_spots(size: int) -> list[tuple[list[tuple[int, int]], int]]:
     ]
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_arguments(n_snakes: Any, size: Any, n_food: Any, max_steps: Any, food_reward: Any, local_view: Any) -> None:
+    """A ValueError naming the first argument the arena cannot use (the env's factory reports it as a config error,
+    before a run writes anything): counts are ints (no bools), the food reward a finite number."""
+    if not _is_int(n_snakes) or not 2 <= n_snakes <= 4:
+        raise ValueError(f"snake arena: n_snakes must be 2, 3 or 4, got {n_snakes!r}")
+    for name, value, low, meaning in (("size", size, 7, "the grid's side"), ("n_food", n_food, 0, "pieces of food"),
+                                      ("max_steps", max_steps, 1, "a game's length"),
+                                      ("local_view", local_view, 0, "the window's half side")):
+        if not _is_int(value) or value < low:
+            raise ValueError(f"snake arena: {name} must be an int of at least {low} ({meaning}), got {value!r}")
+    if isinstance(food_reward, bool) or not isinstance(food_reward, (int, float)) or not math.isfinite(food_reward):
+        raise ValueError(f"snake arena: food_reward must be a finite number, got {food_reward!r}")
+
+
 class SnakeArenaEnv(ParallelEnv):
     """``n_snakes`` (2 to 4) snakes on a ``size`` x ``size`` grid with ``n_food`` pieces of food.
 
@@ -58,13 +77,7 @@ class SnakeArenaEnv(ParallelEnv):
 
     def __init__(self, n_snakes: int = 4, size: int = 11, n_food: int = 3, max_steps: int = 100,
                  food_reward: float = 0.1, shuffle_starts: bool = True, local_view: int = 0) -> None:
-        if not 2 <= n_snakes <= 4:
-            raise ValueError(f"snake arena: n_snakes must be 2, 3 or 4, got {n_snakes}")
-        if size < 7:
-            raise ValueError(f"snake arena: size must be at least 7, got {size}")
-        if not isinstance(local_view, int) or isinstance(local_view, bool) or local_view < 0:
-            raise ValueError(f"snake arena: local_view must be an int of 0 or more (the window's half side), got "
-                             f"{local_view!r}")
+        _check_arguments(n_snakes, size, n_food, max_steps, food_reward, local_view)
         self.local_view = local_view
         self.n_obs = N_FEATURES + (VIEW_CHANNELS * (2 * local_view + 1) ** 2 if local_view else 0)
         self.n_snakes, self.size, self.n_food, self.max_steps = n_snakes, size, n_food, max_steps
