@@ -3,6 +3,7 @@ steps each collect buys. Every off-policy policy has one, read from its config (
 loops hand it each collect's samples."""
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -42,9 +43,10 @@ class ReplaySchedule:
                                   f"learn.{key}: declare it in the policy's config (or subclass OffPolicyPolicy)")
         self.batch_size = _count(learn["batch_size"], "policy.learn.batch_size", low=1)
         ratio = learn.get("replay_ratio")
-        if ratio is not None and (isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or ratio <= 0):
-            raise ConfigError(f"policy.learn.replay_ratio must be a number > 0 (gradient steps per collected sample) "
-                              f"or None (use learn.update_per_collect), got {ratio!r}")
+        if ratio is not None and (isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or ratio <= 0
+                                  or math.isinf(ratio)):  # inf: an OverflowError at the first update
+            raise ConfigError(f"policy.learn.replay_ratio must be a finite number > 0 (gradient steps per collected "
+                              f"sample) or None (use learn.update_per_collect), got {ratio!r}")
         self.replay_ratio = None if ratio is None else float(ratio)
         self.update_per_collect = None if self.replay_ratio is not None else \
             _count(learn["update_per_collect"], "policy.learn.update_per_collect", low=1)

@@ -2,6 +2,8 @@
 collect (update_per_collect, replay_ratio), priorities back to the buffer, and the budget check."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -90,8 +92,10 @@ def test_budget_below_one_batch_is_a_config_error() -> None:
 
 
 @pytest.mark.parametrize("learn,message", [
-    (dict(replay_ratio=-1.0), r"policy.learn.replay_ratio must be a number > 0"),
-    (dict(replay_ratio="half"), r"policy.learn.replay_ratio must be a number > 0"),
+    (dict(replay_ratio=-1.0), r"policy.learn.replay_ratio must be a finite number > 0"),
+    (dict(replay_ratio="half"), r"policy.learn.replay_ratio must be a finite number > 0"),
+    # before, an OverflowError traceback at the first update, after the run's folder was made (the config fuzzer)
+    (dict(replay_ratio=math.inf), r"policy.learn.replay_ratio must be a finite number > 0 .*, got inf"),
     (dict(update_per_collect=0), r"policy.learn.update_per_collect must be an int >= 1, got 0"),
     (dict(batch_size=2.5), r"policy.learn.batch_size must be an int >= 1, got 2.5"),
     (dict(learning_starts=-5), r"policy.learning_starts must be an int >= 0, got -5"),
