@@ -11,7 +11,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from ding_lite.build import build, build_env_manager, check_env_config, fill_model_shapes
+from ding_lite.build import build, build_env_manager, check_env_config, check_model_shapes, fill_model_shapes
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.league.arena import LEARNER, SelfPlayEnvManager, check_learner_seat, check_seat_count, game_layout
 from ding_lite.league.evaluator import SelfPlayEvaluator
@@ -74,14 +74,17 @@ def _did_you_mean(name: str, also: list[str] | None = None) -> str:
 def resolve_selfplay_config(cfg: Any) -> None:
     """The config's part of a self-play run's resolution (before anything is built or written): the env and the
     ``league`` section checked against the game's seat layout (from one probe game), the model shapes filled, and
-    ``env.end_when_out`` set to the learner's seats where that is unset and seats are not swapped."""
+    ``env.end_when_out`` set to the learner's seats where that is unset and seats are not swapped; model shapes that
+    the config gives checked against the game's."""
     check_env_config(cfg.env)
     league = cfg.league
     layout = game_layout(cfg.env)
     check_league(league, layout)
     if "end_when_out" in cfg.env and not cfg.env.end_when_out and not league.swap_seats:
         cfg.env.end_when_out = [k for k, s in enumerate(league.seats) if s == LEARNER]
-    fill_model_shapes(cfg, gym.spaces.Box(-1, 1, layout.obs_shape), gym.spaces.Discrete(layout.n_actions))
+    observation_space, action_space = gym.spaces.Box(-1, 1, layout.obs_shape), gym.spaces.Discrete(layout.n_actions)
+    fill_model_shapes(cfg, observation_space, action_space)
+    check_model_shapes(cfg, observation_space, action_space)  # shapes the config gives must fit the game's
 
 
 class SelfPlayGame:

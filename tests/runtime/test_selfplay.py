@@ -1,12 +1,14 @@
 """The self-play game of a run: what its league keeps across a resume."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from ding_lite.build import load_config
-from ding_lite.runtime.selfplay import selfplay_parts
+from ding_lite.errors import ConfigError
+from ding_lite.runtime.selfplay import resolve_selfplay_config, selfplay_parts
 from ding_lite.worker.learner import BaseLearner
 
 pytestmark = pytest.mark.unittest
@@ -69,3 +71,16 @@ def test_a_resume_reads_its_checkpoint_once(tmp_path, monkeypatch):
     monkeypatch.setattr(torch, "load", counted)
     result = selfplay_pipeline(cfg, 0, max_train_iter=15, exp_dir=exp, resume=True, progress=False)
     assert result["train_iter"] == 15 and reads.count(start) == 1, reads
+
+
+@pytest.mark.parametrize("key,value,message", [
+    ("obs_shape", [], "policy.model.obs_shape=[] does not fit env 'pettingzoo', whose observations have shape"),
+    ("action_shape", 7, "policy.model.action_shape=7 does not fit env 'pettingzoo', whose discrete action space has"),
+])
+def test_model_shapes_the_config_gives_must_fit_the_game(key: str, value, message: str) -> None:
+    """Before, obs_shape=[] built a model of one input and the first forward was a torch traceback, after the run's
+    folder was written (found by the config fuzzer)."""
+    cfg = _cfg()
+    cfg.policy.model[key] = value
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        resolve_selfplay_config(cfg)
