@@ -16,7 +16,7 @@ import numpy as np
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.league.elo import EloTable
 from ding_lite.league.payoff import PayoffTable
-from ding_lite.league.pfsp import STRATEGIES, sampling_probs
+from ding_lite.league.pfsp import STRATEGIES, WEIGHTINGS, sampling_probs
 from ding_lite.utils.checkpoint import RESUME_PREFIXES, load_checkpoint, save_checkpoint
 
 LEARNER = "learner"  # the learner's name in the Elo table
@@ -52,6 +52,9 @@ class OpponentPool:
         self.cfg = {**POOL_CONFIG, **{k: cfg[k] for k in POOL_CONFIG if k in cfg}}
         if self.cfg["strategy"] not in STRATEGIES:
             raise ConfigError(f"unknown league.strategy '{self.cfg['strategy']}': use one of {', '.join(STRATEGIES)}")
+        if self.cfg["pfsp_weighting"] not in WEIGHTINGS:  # checked here, not at the first pfsp draw in training
+            raise ConfigError(f"unknown league.pfsp_weighting {self.cfg['pfsp_weighting']!r}: use one of "
+                              f"{', '.join(WEIGHTINGS)}")
         if int(self.cfg["capacity"]) < 1:
             raise ConfigError(f"league.capacity must be at least 1, got {self.cfg['capacity']}")
         self.baselines = [str(b) for b in self.cfg["baselines"]]

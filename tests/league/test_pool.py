@@ -118,6 +118,9 @@ def test_bad_pool_settings(tmp_path):
         OpponentPool(tmp_path, dict(strategy="best"))
     with pytest.raises(ConfigError, match="league.capacity"):
         OpponentPool(tmp_path, dict(capacity=0))
+    # before, checked at the first pfsp draw, after the run's folder was written (found by the config fuzzer)
+    with pytest.raises(ConfigError, match="unknown league.pfsp_weighting 'cubic': use one of squared, variance"):
+        OpponentPool(tmp_path, dict(pfsp_weighting="cubic"))
     with pytest.raises(ConfigError, match="league.p_baseline"):
         OpponentPool(tmp_path, dict(baselines=["random"], p_baseline=1.5))
     with pytest.raises(ConfigError, match="league.baselines is empty"):
