@@ -5,8 +5,13 @@ from typing import Any
 
 
 def expected_score(rating_a: float, rating_b: float) -> float:
-    """E_a = 1 / (1 + 10^((R_b - R_a) / 400)): a's expected score against b."""
-    return 1.0 / (1.0 + 10.0 ** ((rating_b - rating_a) / 400.0))
+    """E_a = 1 / (1 + 10^((R_b - R_a) / 400)): a's expected score against b (for a gap of thousands of points,
+    which a large ``league.elo_k`` makes, ``10^x`` would overflow: written with ``10^-x`` where x > 0)."""
+    x = (rating_b - rating_a) / 400.0
+    if x > 0:
+        t = 10.0 ** -x
+        return t / (1.0 + t)
+    return 1.0 / (1.0 + 10.0 ** x)
 
 
 def elo_update(rating_a: float, rating_b: float, score_a: float, k: float = 32.0) -> tuple[float, float]:

@@ -71,6 +71,14 @@ def test_elo_hand_cases():
     assert a == pytest.approx(1000 + 16 * (10 / 11))
 
 
+def test_expected_scores_of_huge_rating_gaps_do_not_overflow():
+    """Before, a gap of 10^6 points (league.elo_k=1e12 after one game) was an OverflowError traceback (found by the
+    config fuzzer)."""
+    assert expected_score(0.0, 1e6) == 0.0 and expected_score(1e6, 0.0) == 1.0
+    assert expected_score(1000.0, 1400.0) == pytest.approx(1 / 11) and expected_score(1400.0, 1000.0) == \
+        pytest.approx(10 / 11)
+
+
 def test_elo_table_anchor_never_moves():
     table = EloTable(k=32, anchor="snapshot_0")
     table.update("learner", "snapshot_0", 1.0)
