@@ -10,6 +10,7 @@ deadline counts as hung and is killed.
 from __future__ import annotations
 
 import logging
+import math
 import multiprocessing as mp
 import os
 import pickle
@@ -253,7 +254,7 @@ class SubprocessEnvManager(EnvManager):
         worker = self._workers[i]
         assert worker is not None
         try:
-            if not worker.conn.poll(None if deadline is None else max(0.0, deadline - time.monotonic())):
+            if not _answered(worker.conn, deadline):
                 limit = self.step_timeout if what == "step" else self.reset_timeout
                 raise WorkerFailure(f"hung: no answer to {what} within {what}_timeout={limit:g} s")
             msg = worker.conn.recv_bytes()
@@ -311,7 +312,7 @@ def _timeout(settings: Mapping[str, Any], key: str) -> float | None:
         return None
     if float(value) <= 0:
         raise ConfigError(f"env.manager.{key} must be a positive number of seconds or None, got {value!r}")
-    return float(value)
+    return None if math.isinf(float(value)) else float(value)  # inf: never, as None
 
 
 def _env_budget(settings: Mapping[str, Any]) -> FailureBudget:
@@ -333,6 +334,20 @@ def _env_budget(settings: Mapping[str, Any]) -> FailureBudget:
 
 def _deadline(timeout: float | None) -> float | None:
     return None if timeout is None else time.monotonic() + timeout
+
+
+_POLL_SLICE = 3600.0  # the longest single wait: the system's poll() takes at most 2^31 - 1 ms (about 24.8 days)
+
+
+def _answered(conn: Any, deadline: float | None) -> bool:
+    """Whether ``conn`` has a reply before ``deadline`` (None: wait for ever), waiting in slices that poll() takes
+    (a timeout of 1e12 s in one poll() is an OverflowError)."""
+    if deadline is None:
+        return bool(conn.poll(None))
+    while not conn.poll(max(0.0, min(_POLL_SLICE, deadline - time.monotonic()))):
+        if time.monotonic() >= deadline:
+            return False
+    return True
 
 
 def _start_method(name: str | None) -> str:

@@ -2,6 +2,7 @@
 no worker process left behind however the main process ends."""
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
@@ -146,6 +147,16 @@ def test_interface_and_close() -> None:
     assert env.closed
     env.close()  # idempotent
     assert wait_gone(pids) == []
+
+
+@pytest.mark.parametrize("timeout", [math.inf, 1e12])
+def test_infinite_and_huge_timeouts_wait_without_overflow(timeout: float) -> None:
+    """Before, step_timeout=inf or 1e12 (inf documented as 'never') was an OverflowError traceback at the first
+    reset: poll() takes at most about 24.8 days (found by the config fuzzer)."""
+    manager = dict(type="subprocess", step_timeout=timeout, reset_timeout=timeout)
+    with build_env_manager({**CARTPOLE, "manager": manager}, 2, 0) as env:
+        assert env.obs.shape == (2, 4)  # the first reset
+        assert env.step(np.array([0, 1])).interrupted is None
 
 
 @pytest.mark.parametrize("setting,value", [("step_timeout", 0), ("max_retry", -1), ("context", "teleport")])
