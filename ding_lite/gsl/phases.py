@@ -33,11 +33,23 @@ def check_gsl_config(cfg: Any) -> list[int]:
                 "eval_episodes_per_variation", "demo_episodes_per_variation"):
         if int(g[key]) < 1:
             raise ConfigError(f"gsl.{key} must be at least 1, got {g[key]!r}")
-    for path in _as_list(g.get("extra_demo_path")):
-        check_demo_env(path, cfg.env)
+    _check_extra_demos(g.get("extra_demo_path"), cfg.env)
     phase1_config(cfg)  # the phases' configs compile (before anything is written)
+    try:
+        specialist_config(cfg, ids[:1])
+    except ConfigError as exc:  # a bad gsl.specialist_learn: say where the value came from
+        raise ConfigError(f"gsl.specialist_learn={dict(g.specialist_learn or {})!r}: {exc}") from exc
     phase2_config(cfg, [])
     return ids
+
+
+def _check_extra_demos(extra: Any, env_cfg: Mapping[str, Any]) -> None:
+    """``gsl.extra_demo_path``: None, a demo file's path or a list of them, each collected in ``env_cfg``'s env."""
+    paths = extra if isinstance(extra, (list, tuple)) else [extra]
+    if extra is not None and not all(isinstance(path, str) for path in paths):
+        raise ConfigError(f"gsl.extra_demo_path must be a demo file's path, a list of them or None, got {extra!r}")
+    for path in _as_list(extra):
+        check_demo_env(path, env_cfg)
 
 
 def check_demo_env(path: str | Path, env_cfg: Mapping[str, Any]) -> None:

@@ -208,6 +208,11 @@ def _assert_rejected(proc: subprocess.CompletedProcess, words: str, folder: Path
     ("env.variations=[0,25]", "env.variations: id 25 is out of range"),
     ("gsl.n_specialists=5", "gsl.n_specialists=5 is more than the 4 low variations"),
     ("gsl.n_low=7", "gsl.n_low=7 must be between 1 and the 6 variations"),
+    # found by the config fuzzer: before, a TypeError traceback ('int' object is not iterable), and a bad
+    # specialist_learn value refused only when the specialists started, after phase I had written its folder
+    ("gsl.extra_demo_path=-1", "gsl.extra_demo_path must be a demo file's path, a list of them or None, got -1"),
+    ("gsl.specialist_learn.entropy_weight=None", "gsl.specialist_learn={'entropy_weight': None}: config key "
+                                                 "'policy.learn.entropy_weight' must be a number, got None"),
 ])
 def test_bad_gsl_input_is_one_line_exit_2_nothing_written(tmp_path: Path, override: str, words: str) -> None:
     cfg = _config(tmp_path)
