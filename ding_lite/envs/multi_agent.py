@@ -30,7 +30,7 @@ import gymnasium as gym
 import numpy as np
 
 from ding_lite.envs.spaces import encode, encoded_space, needs_encoding
-from ding_lite.errors import ConfigError, EnvError, first_line, optional_count
+from ding_lite.errors import ConfigError, DingLiteError, EnvError, first_line, optional_count
 from ding_lite.registry import ENV_REGISTRY, import_object
 
 PASS = -1  # action of an acting seat of a turn-based game that should not move in this step
@@ -318,6 +318,12 @@ def seat_game(game: Any, end_when_out: Sequence[int] = (), name: str = "game",
     raise ConfigError(f"env '{name}' built a {type(game).__name__}, not a PettingZoo ParallelEnv or AECEnv")
 
 
+def _first_legal_actions(layout: SeatLayout, packed: np.ndarray) -> np.ndarray:
+    """Each seat's first legal action in a packed observation (S, W) (action 0 where a seat has none)."""
+    mask = layout.unpack(packed).action_mask  # (S, n_actions)
+    return np.where(mask.any(axis=1), np.argmax(mask, axis=1), 0).astype(np.int64)
+
+
 @ENV_REGISTRY.register("pettingzoo")
 class PettingZooEnv:
     """Factory for any PettingZoo game: ``env=dict(type='pettingzoo', import_path='pettingzoo.classic.
@@ -349,8 +355,20 @@ class PettingZooEnv:
 
     @classmethod
     def check_config(cls, cfg: Mapping[str, Any]) -> None:
-        """Build one env and close it: a bad import path or unequal seat spaces fail before anything is written."""
-        cls(cfg).close()
+        """Build one game, reset it, play one move of legal actions and close it: a bad import path, unequal seat
+        spaces, or game arguments that fail only once the game is played (PettingZoo's ``rps_v2`` takes
+        ``max_cycles=None`` and fails at its first move) fail before anything is written."""
+        game: Any = cls(cfg)
+        try:
+            obs, _ = game.reset(seed=0)
+            game.step(_first_legal_actions(game.layout, obs))
+        except DingLiteError:
+            raise
+        except Exception as exc:
+            raise EnvError(f"env.import_path '{cfg.get('import_path')}' with env.kwargs={dict(cfg.get('kwargs') or {})}"
+                           f": the game's first move failed: {type(exc).__name__}: {first_line(exc)}") from exc
+        finally:
+            game.close()
 
     @classmethod
     def seat_layout(cls, cfg: Mapping[str, Any]) -> SeatLayout:

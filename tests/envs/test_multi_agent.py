@@ -95,3 +95,18 @@ def test_end_when_out_takes_integral_floats_as_seats() -> None:
     env = build_env(dict(_turn_game(n_seats=2), end_when_out=[1.0]))
     assert env.end_when_out == [1] and type(env.end_when_out[0]) is int
     env.close()
+
+
+@pytest.mark.parametrize("max_cycles", [None, "x"])
+def test_game_arguments_that_fail_only_at_the_first_move_are_refused_by_the_config_check(max_cycles) -> None:
+    """PettingZoo's rps_v2 takes max_cycles=None or 'x' and fails at its first move: before, that was after the run's
+    folder was written (found by the config fuzzer); the config check now plays one move of legal actions."""
+    from ding_lite.errors import EnvError
+
+    cfg = dict(type="pettingzoo", import_path="pettingzoo.classic.rps_v2:parallel_env",
+               kwargs=dict(max_cycles=max_cycles), end_when_out=[], import_names=[])
+    with pytest.raises(EnvError, match=r"env.import_path 'pettingzoo.classic.rps_v2:parallel_env' with env.kwargs="
+                                       r".*: the game's first move failed: TypeError"):
+        PettingZooEnv.check_config(cfg)
+    PettingZooEnv.check_config(dict(cfg, kwargs=dict(max_cycles=3)))  # a good game passes
+    PettingZooEnv.check_config(_turn_game(n_seats=3))  # and a turn-based one (with masks) too
