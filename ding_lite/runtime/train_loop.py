@@ -350,7 +350,7 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
             learner.policy.replay.train(buffer, samples, collector.env_step, learner.train)
         logger.progress(collector.env_step, learner.train_iter, learner.samples_trained,
                         None if last_eval is None else last_eval.mean)
-    learner.call_hooks("after_run")
+    learner.end_run(collector.env_step)
     per_manager = restarts.per_manager()
     if restarts.total():
         logger.info("env worker restarts: " + f"{restarts.total()} (" +

@@ -106,6 +106,13 @@ class BaseLearner:
         scalars = " ".join(f"{k}={float(v):.4g}" for k, v in self.last_log.items() if getattr(v, "ndim", 0) == 0)
         self.logger.text(f"[learn] iter {self.train_iter} env_step {self.env_step} {scalars}")
 
+    def end_run(self, env_step: int) -> None:
+        """The run ended at ``env_step`` (the collector's count: collects after the last update, or before the
+        first, count too): the ``after_run`` hooks run, so the final checkpoint records where the run stopped and a
+        run that collected without training yet is resumable."""
+        self.env_step = env_step
+        self.call_hooks("after_run")
+
     def call_hooks(self, position: str) -> None:
         if position == "after_run":
             self.loss_check.flush()
@@ -185,7 +192,9 @@ class SaveCkptHook:
 
 @LEARNER_HOOK_REGISTRY.register("save_ckpt_after_run")
 class FinalCkptHook:
-    """Writes ``iteration_N.pth.tar`` when the run ends."""
+    """Writes ``iteration_N.pth.tar`` when the run ends, unless it did nothing (no env step, no update): a run whose
+    budget ran out before its first update (e.g. off-policy, before ``learning_starts``) writes ``iteration_0``, so
+    that ``--resume`` continues it with its env steps and replay buffer."""
 
     position = "after_run"
 
@@ -193,7 +202,7 @@ class FinalCkptHook:
         self.enabled = bool(enabled)
 
     def __call__(self, learner: BaseLearner) -> None:
-        if self.enabled and learner.train_iter > 0:
+        if self.enabled and (learner.train_iter > 0 or learner.env_step > 0):
             learner.save_checkpoint(f"iteration_{learner.train_iter}")
 
 

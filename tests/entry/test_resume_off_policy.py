@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import DIZOO_PENDULUM, run_cli
+from conftest import DIZOO_PENDULUM, REPO_ROOT, run_cli
 
 from ding_lite.runtime.replay_ckpt import BUFFER_SUFFIX
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint
@@ -56,6 +56,26 @@ def test_a_resumed_sac_run_keeps_its_learn_state_and_its_buffer(tmp_path: Path) 
     # the newest two buffer files are kept, each next to its checkpoint
     files = sorted(p.name for p in (tmp_path / "exp" / "ckpt").glob(f"*{BUFFER_SUFFIX}"))
     assert files == [f"iteration_{FIRST_ITERS}{BUFFER_SUFFIX}", f"iteration_{result['train_iter']}{BUFFER_SUFFIX}"]
+
+
+def test_a_run_that_ends_before_its_first_update_is_resumed_with_its_env_steps_and_buffer(tmp_path: Path) -> None:
+    """Before, the final checkpoint needed an update: ACER on CartPole with 256 env steps (8 sequences in the buffer,
+    a batch is 16) wrote no iteration_N, and --resume was refused: 'no iteration_N.pth.tar or resume_N.pth.tar
+    checkpoint ... (the run stopped before its first one)'. Now it writes iteration_0 at its env step, its buffer
+    beside it, and the resumed run continues from there."""
+    acer = str(REPO_ROOT / "dizoo/classic_control/cartpole/config/cartpole_acer_config.py")
+    settings = ["--exp-name", "exp", "--no-progress", "--set", "policy.eval.final_episodes=0"]
+    first = run_cli("-m", "serial", "-c", acer, "--max-env-step", "256", *settings, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    state = load_checkpoint(tmp_path / "exp" / "ckpt" / "iteration_0.pth.tar")
+    assert (state["train_iter"], state["env_step"]) == (0, 256)
+    assert state["replay_buffer"] == {"file": f"iteration_0{BUFFER_SUFFIX}", "samples": 8}
+    resumed = run_cli("-m", "serial", "-c", acer, "--max-env-step", "768", "--resume", *settings, cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "replay buffer: 8 samples from" in resumed.stdout + resumed.stderr
+    result = json.loads((tmp_path / "exp" / "result.json").read_text())
+    assert result["segments"] == 2 and result["resumed_from"][0]["env_step"] == 256
+    assert result["env_step"] == 768 and result["train_iter"] > 0
 
 
 def _refills(result: dict) -> None:

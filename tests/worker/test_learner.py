@@ -11,6 +11,7 @@ import torch
 from ding_lite.build import build
 from ding_lite.config import compile_config
 from ding_lite.data.keys import ACTION, ADV, LOGP, OBS, RETURN, VALUE
+from ding_lite.utils.checkpoint import load_checkpoint
 from ding_lite.utils.log import ExperimentLogger
 from ding_lite.worker.learner import BaseLearner, as_log_list, mean_log
 
@@ -193,3 +194,26 @@ def test_a_gpus_losses_are_checked_in_groups_naming_the_exact_update(monkeypatch
     learner.loss_check.pending[-1] = (1, 2, "critic_loss", torch.tensor(float("inf")))
     with pytest.raises(DivergedError, match=r"train iter 1 \(env step 2\): critic_loss is inf"):
         learner.call_hooks("after_run")
+
+
+def test_a_run_that_ends_before_its_first_update_writes_a_final_checkpoint_at_its_env_step(tmp_path: Path) -> None:
+    """Before, the final checkpoint needed an update: an off-policy run whose budget ran out before learning_starts
+    (ACER, SAC, DQN on a few hundred env steps) left no iteration_N, and --resume of it was refused."""
+    learner = BaseLearner({"hook": {"save_ckpt_after_run": True}}, _DictPolicy(), tmp_path)
+    learner.end_run(env_step=256)
+    state = load_checkpoint(tmp_path / "ckpt" / "iteration_0.pth.tar")
+    assert (state["train_iter"], state["env_step"]) == (0, 256)
+
+
+def test_a_run_that_did_nothing_writes_no_final_checkpoint(tmp_path: Path) -> None:
+    learner = BaseLearner({"hook": {"save_ckpt_after_run": True}}, _DictPolicy(), tmp_path)
+    learner.end_run(env_step=0)
+    assert not (tmp_path / "ckpt").exists() or not list((tmp_path / "ckpt").iterdir())
+
+
+def test_the_final_checkpoint_records_the_collects_after_the_last_update(tmp_path: Path) -> None:
+    learner = BaseLearner({"hook": {"save_ckpt_after_run": True}}, _DictPolicy(), tmp_path)
+    learner.train({}, env_step=64)
+    learner.end_run(env_step=72)  # one more collect, no update due
+    assert learner.env_step == 72
+    assert load_checkpoint(tmp_path / "ckpt" / "iteration_1.pth.tar")["env_step"] == 72
