@@ -13,6 +13,7 @@ from ding_lite.config.frozen import freeze
 from ding_lite.data.demo import episodes_to_dataset, success_rule, write_demo
 from ding_lite.data.keys import ACTION
 from ding_lite.errors import ConfigError, DingLiteError
+from ding_lite.league.arena import is_selfplay_config
 from ding_lite.runtime.experiment import checkpoint_to_run, experiment_dir
 from ding_lite.utils.atomic import check_writable, free_path
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
@@ -60,6 +61,10 @@ def collect_demo_pipeline(config: ConfigLike, seed: int | None = 0, load_ckpt: s
     """
     cfg = load_config(config, strict=strict, overrides=overrides, seed=seed)
     seed = int(cfg.seed)  # None given: the config's
+    if is_selfplay_config(cfg):
+        raise ConfigError(f"-m collect_demo rolls out a single-agent env, and env type {cfg.env.type!r} is a "
+                          f"multi-agent game (a self-play config): a demo file holds one agent's episodes; evaluate "
+                          f"the checkpoint with -m eval (it plays league.eval_opponents)")
     mode, n_episode = _demo_settings(cfg.demo, n_episode)
     is_success, rule = success_rule(cfg.demo.return_threshold, cfg.env.stop_value, cfg.demo.success_key)
     out = _output_path(cfg, demo_path, seed, n_seeds, exp_name)

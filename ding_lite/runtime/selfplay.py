@@ -261,6 +261,33 @@ class SelfPlayEvaluation:
         self.env.close()
 
 
+def checkpoint_evaluator(cfg: Any, env: Any, policy: Any, seeds: SeedPlan, n_episode: int) -> SelfPlayEvaluator:
+    """The evaluation of a self-play checkpoint outside its run (``-m eval``): ``policy``'s eval mode in ``n_episode``
+    games (per learner seat) against each of ``league.eval_opponents``, on ``env`` (``env.evaluator_env_num`` games
+    seeded ``seeds.evaluator``) and with the scripted players seeded as the run's evaluations seed them, so the
+    return (the win rate against the first opponent) is the run's eval return of the same weights. The pool's
+    snapshots are not played: they belong to the run, not to the checkpoint.
+
+    Raises:
+        ConfigError: the config names no ``league.eval_opponents``.
+    """
+    league = cfg.league
+    opponents = list(league.eval_opponents)
+    if not opponents:
+        raise ConfigError("-m eval plays a self-play checkpoint against league.eval_opponents and the config names "
+                          "none: give one or more scripted opponents, e.g. --set \"league.eval_opponents=['random']\"")
+    layout = game_layout(cfg.env)
+    players = PlayerSet(lambda mode: build(cfg, "policy", enable_field=(mode,)), _no_snapshot, seeds.eval_players,
+                        layout.has_mask, str(league.snapshot_act))
+    return SelfPlayEvaluator(env, layout, league.seats, players, league.swap_seats, policy.eval_mode,
+                             lambda: opponents, n_episode, 1, None, seeds.evaluator,
+                             max_episode_steps=eval_step_cap(cfg.policy.eval.evaluator))
+
+
+def _no_snapshot(name: str) -> tuple[dict, str]:
+    raise AssertionError(f"a checkpoint's evaluation plays scripted opponents only, not the snapshot {name!r}")
+
+
 def selfplay_parts(cfg: Any, seed: int | SeedPlan, exp_dir: Path, resume_from: Path | None = None) -> Any:
     """The self-play pipeline's parts over a compiled config, for scripts (analysis, benchmarks, tests): ``cfg``
     resolved here (:func:`resolve_selfplay_config`), collection in this process; ``resume_from``: a learner

@@ -184,3 +184,19 @@ def test_bad_league_input_is_one_line_exit_2_nothing_written(tmp_path, case):
     _one_line_exit_2(proc, expected)
     assert proc.stderr.startswith("ding_lite: error: ") and "Traceback" not in proc.stderr and proc.stdout == ""
     assert _files(tmp_path) == {"tag_config.py"}
+
+
+def test_eval_of_a_selfplay_run_plays_its_eval_opponents_and_collect_demo_is_refused(tmp_path):
+    """The chain after a self-play run: -m eval of its total_config.py and checkpoint plays league.eval_opponents
+    (before: refused, 'env 'pettingzoo' has the action space MultiDiscrete([...]) ... wrap the env'); -m collect_demo
+    says in one line that demo files are single-agent (before: the same misleading line)."""
+    proc = run_cli("-m", "selfplay", "-c", _config(tmp_path), "--max-env-step", "40", "--no-progress", cwd=tmp_path,
+                   extra_pythonpath=[TESTS])
+    assert proc.returncode == 0, proc.stderr
+    run = ["-c", "tag/total_config.py", "--load-ckpt", "tag/ckpt/ckpt_best.pth.tar", "--n-episode", "4"]
+    proc = run_cli("-m", "eval", *run, cwd=tmp_path, extra_pythonpath=[TESTS])
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout + proc.stderr
+    assert "over 4 episodes" in out and "[eval] against random: win" in out, out
+    proc = run_cli("-m", "collect_demo", *run, cwd=tmp_path, extra_pythonpath=[TESTS])
+    _one_line_exit_2(proc, "-m collect_demo rolls out a single-agent env", "'pettingzoo' is a multi-agent game")

@@ -84,3 +84,37 @@ def test_model_shapes_the_config_gives_must_fit_the_game(key: str, value, messag
     cfg.policy.model[key] = value
     with pytest.raises(ConfigError, match=re.escape(message)):
         resolve_selfplay_config(cfg)
+
+
+def _evaluator(cfg, n_episode: int = 4):
+    from ding_lite.build import build, build_env_manager
+    from ding_lite.runtime.selfplay import checkpoint_evaluator, resolve_selfplay_config
+    from ding_lite.utils.seed import SeedPlan
+
+    resolve_selfplay_config(cfg)
+    env = build_env_manager(cfg.env, cfg.env.evaluator_env_num, SeedPlan(0).evaluator)
+    policy = build(cfg, "policy", enable_field=("eval",))
+    return checkpoint_evaluator(cfg, env, policy, SeedPlan(0), n_episode)
+
+
+def test_a_checkpoint_is_evaluated_against_the_eval_opponents_without_a_run():
+    """-m eval of a self-play config: before, it built the game as a single-agent env and was refused with 'env
+    'pettingzoo' has the action space MultiDiscrete(...)'; the checkpoint now plays league.eval_opponents."""
+    cfg = _cfg()
+    cfg.league.eval_opponents = ["random"]
+    evaluator = _evaluator(cfg)
+    try:
+        result = evaluator.eval()
+    finally:
+        evaluator.close()
+    assert list(evaluator.table) == ["random"] and evaluator.table["random"]["games"] == 4
+    assert len(result.returns) == 4 and 0.0 <= result.mean <= 1.0
+
+
+def test_a_checkpoint_evaluation_without_eval_opponents_is_refused():
+    from ding_lite.errors import ConfigError
+
+    cfg = _cfg()
+    cfg.league.eval_opponents = []
+    with pytest.raises(ConfigError, match=r"league.eval_opponents and the config names none"):
+        _evaluator(cfg)
