@@ -55,6 +55,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -201,6 +202,8 @@ def ding_lite_run(algo: str, env: str, seed: int, steps: int, every: int, episod
         (run_dir / "done").write_text("")
         return
     resume = (exp / "ckpt").is_dir() and any((exp / "ckpt").glob("resume_*.pth.tar"))
+    if exp.exists() and not resume:  # killed before its first resume checkpoint: start again in the same folder
+        shutil.rmtree(exp)  # (else the CLI writes to exp_1, and the report reads the dead run in exp)
     cmd = [sys.executable, "-m", "ding_lite", "-m", "serial", "-c", str(CONFIGS[(algo, env)]), "-s", str(seed),
            "--exp-name", str(exp), "--max-env-step", str(steps), "--no-progress",
            "--set", f"policy.eval.evaluator.eval_freq={every}", "--set", f"env.n_evaluator_episode={episodes}",
