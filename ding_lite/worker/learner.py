@@ -269,6 +269,7 @@ class LossCheck:
     def __init__(self, every: int = 100) -> None:
         self.every = every
         self.pending: list[tuple[int, int, str, Any]] = []  # (train_iter, env_step, key, a GPU's 0-dim tensor)
+        self.updates_pending = 0  # updates whose GPU losses are kept
 
     def add(self, log: Mapping[str, Any], train_iter: int, env_step: int) -> None:
         for key, value in log.items():
@@ -278,7 +279,9 @@ class LossCheck:
                 self.pending.append((train_iter, env_step, key, value))
             elif not math.isfinite(float(value)):
                 raise _diverged(train_iter, env_step, key, value)
-        if len(self.pending) >= self.every:
+        if self.pending and self.pending[-1][0] == train_iter:
+            self.updates_pending += 1
+        if self.updates_pending >= self.every:
             self.flush()
 
     def flush(self) -> None:
@@ -287,7 +290,7 @@ class LossCheck:
             return
         import torch
 
-        pending, self.pending = self.pending, []
+        pending, self.pending, self.updates_pending = self.pending, [], 0
         finite = torch.isfinite(torch.stack([value.float() for *_, value in pending])).cpu()
         if not bool(finite.all()):
             raise _diverged(*pending[int((~finite).nonzero()[0, 0])])

@@ -189,8 +189,10 @@ def test_a_gpus_losses_are_checked_in_groups_naming_the_exact_update(monkeypatch
     assert learner.train_iter == 42
     with pytest.raises(DivergedError, match=r"train iter 41 \(env step 64\): loss is nan"):
         learner.checkpoint_state()
-    learner.policy = _LossPolicy(logs[:40] * 3)
-    learner.train({OBS: np.zeros((4, 1))}, env_step=128)  # 120 finite updates: checked at 100, 20 kept
+    two_losses = {"critic_loss": torch.tensor(1.0), "actor_loss": torch.tensor(2.0)}
+    learner.policy = _LossPolicy([two_losses] * 120)
+    learner.train({OBS: np.zeros((4, 1))}, env_step=128)  # 120 finite updates: checked at the 100th, 20 kept
+    assert learner.loss_check.updates_pending == 20 and len(learner.loss_check.pending) == 40
     learner.loss_check.pending[-1] = (1, 2, "critic_loss", torch.tensor(float("inf")))
     with pytest.raises(DivergedError, match=r"train iter 1 \(env step 2\): critic_loss is inf"):
         learner.call_hooks("after_run")
