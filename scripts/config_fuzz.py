@@ -2,7 +2,7 @@
 
 The rule it checks: a bad config value is refused with ONE line on stderr naming the key and the value, exit code 2,
 and nothing written (no experiment folder); never a traceback from deep inside a run, and never only after the run's
-folder exists. For each config (``dizoo/*/*/config/*_config.py``, in the mode its docstring runs it with: serial,
+folder exists. For each config (``dizoo/*/*/config/*_config.py``, in the mode it is run with (``dizoo.modes``): serial,
 ``-m selfplay`` for the board games, ``-m gsl`` for the GSL configs) and each leaf key of its compiled config (lists
 and empty sections are leaves; ``env.manager.*``, ``env.kwargs.*``, ``league.*`` and ``gsl.*`` included), each bad
 value of :data:`VALUES` is given with ``--set KEY=VALUE`` to ``python -m ding_lite`` in a fresh folder under the
@@ -28,7 +28,6 @@ import argparse
 import logging
 import math
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -47,6 +46,7 @@ sys.path.insert(0, str(REPO_ROOT))
 from ding_lite.config import compile_config, read_config  # noqa: E402
 from ding_lite.config.ranges import bound_for  # noqa: E402
 from ding_lite.errors import DingLiteError  # noqa: E402
+from dizoo.modes import config_mode  # noqa: E402
 
 # name -> what --set is given (the CLI parses it as a Python literal, or inf / nan, or a bare word)
 VALUES: dict[str, str] = {
@@ -88,7 +88,7 @@ CONFIG_TINY: dict[str, list[str]] = {
 
 @dataclass(frozen=True)
 class Target:
-    """One config file and the mode its docstring runs it with."""
+    """One config file and the mode it is run with."""
 
     path: Path
     mode: str
@@ -120,16 +120,6 @@ class Case:
     def identity(self) -> tuple[str, str, str, str]:
         """What makes two configs' cases alike: the mode, the component reading the key, the key, the value."""
         return self.target.mode, self.component, self.key, self.value_name
-
-
-def config_mode(path: Path) -> str:
-    """The training mode the config's docstring runs it with (``ding_lite -m MODE``), else selfplay for a config
-    with a league, else serial."""
-    text = path.read_text()
-    for mode in re.findall(r"ding_lite -m (\w+)", text):
-        if mode in MODES:
-            return mode
-    return "selfplay" if "league=" in text else "serial"
 
 
 def find_targets(patterns: Sequence[str], extra: Sequence[str]) -> list[Target]:

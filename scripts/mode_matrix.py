@@ -43,6 +43,10 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from dizoo.modes import config_mode  # noqa: E402
+
 STEPS = ("train", "resume", "eval", "collect_demo", "parallel", "plot")
 BUDGET = 256  # env steps of the first run; the resume runs to twice this
 EXP = "exp"  # the experiment folder, in the config's own work folder
@@ -100,15 +104,10 @@ class Outcome:
 
 
 def make_case(config: Path, work: Path) -> Case:
-    """The case of ``config``: its mode read from its sections, as docs/selfplay.md and docs/gsl.md run them."""
-    text = config.read_text()
+    """The case of ``config``: its mode (:func:`dizoo.modes.config_mode`) and smoke settings."""
     name = config.stem.removesuffix("_config")
-    if re.search(r"^\s+gsl=dict\(", text, re.M):
-        mode, settings = "gsl", GSL_SMOKE
-    elif re.search(r"^\s+league=dict\(", text, re.M):
-        mode, settings = "selfplay", SELFPLAY_SMOKE + SMOKE.get(name, [])
-    else:
-        mode, settings = "serial", SMOKE.get(name, [])
+    mode = config_mode(config)
+    settings = {"gsl": GSL_SMOKE, "selfplay": SELFPLAY_SMOKE + SMOKE.get(name, [])}.get(mode, SMOKE.get(name, []))
     return Case(config, mode, list(settings), work / name)
 
 

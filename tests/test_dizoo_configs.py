@@ -11,6 +11,7 @@ import pytest
 from conftest import REPO_ROOT, run_cli
 
 from ding_lite.config import compile_config, read_config
+from dizoo.modes import config_mode
 
 pytestmark = pytest.mark.unittest
 
@@ -60,7 +61,8 @@ def test_dizoo_config_trains(config: Path, tmp_path: Path, monkeypatch, capfd) -
 
     if config.name in DEMO_CONFIGS:
         _make_demo_file(config, tmp_path)
-    mode = "selfplay" if "league" in read_config(config)[0] else "serial"  # self-play configs carry a league
+    # a GSL config's PPO-DAPG trains serially here (-m gsl runs in tests/entry/test_gsl.py: phases cost minutes)
+    mode = "selfplay" if config_mode(config) == "selfplay" else "serial"
     smoke = SMOKE_OVERRIDES.get(config.name, [])
     if mode == "selfplay":  # a couple of games per evaluation opponent, not the config's tables of 48-100
         smoke = smoke + ["env.evaluator_env_num=2", "env.n_evaluator_episode=2"]
