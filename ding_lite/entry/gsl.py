@@ -110,6 +110,7 @@ def _run_gsl(cfg: Any, root: Path, ids: list[int], seed: int, resume: bool, addr
     log.info(f"[gsl] demos {_earlier(DEMOS, earlier)}: {demos['n_episode_kept']} episodes, {demos['n_step']} steps")
     p2 = run_phase(root / PHASE2, lambda r: _phase2(cfg, root, demos["files"], seed, r, progress))
     _mark(root, state, PHASE2, env_step=p2["env_step"])
+    log.info(f"[gsl] phase II {_earlier(PHASE2, earlier)} ({p2['env_step']} env steps)")
     if state.phase2_per_variation is None:
         state.phase2_per_variation = evaluate_per_variation(cfg, final_ckpt(root / PHASE2), ids, seed)
     state.env_steps = step_accounting(p1["env_step"], [s["env_step"] for s in specialists], demos["env_step"],

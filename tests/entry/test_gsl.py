@@ -133,6 +133,7 @@ def test_gsl_killed_in_phase2_resumes_there(tmp_path: Path) -> None:
     # the finished phases are reported as kept, not as if they were done again
     assert "[gsl] phase I kept from the earlier run" in resumed.stderr
     assert "[gsl] demos kept from the earlier run" in resumed.stderr and "[gsl] demos done" not in resumed.stderr
+    assert "[gsl] phase II done (" in resumed.stderr  # it was resumed and finished in this run
     assert not (tmp_path / "gsl_exp_1").exists()
     _check_run(exp)
     # a resume checkpoint per evaluation, rotated: the final one, the best one and at most two resume ones remain
