@@ -15,7 +15,7 @@ import numpy as np
 
 from ding_lite.data.batch import index_batch, map_batch
 from ding_lite.data.keys import OBSERVATION
-from ding_lite.errors import DingLiteError, EnvError
+from ding_lite.errors import DIVERGED_ADVICE, DingLiteError, DivergedError, EnvError
 
 logger = logging.getLogger("ding_lite")
 
@@ -120,6 +120,18 @@ def observation_array(batch: Any) -> np.ndarray:
 
 NON_FINITE_ADVICE = ("a learner cannot use it (one NaN in a batch spreads to every weight). Fix the env, or wrap it "
                      "to replace or clip such values (gymnasium.wrappers.TransformObservation / TransformReward)")
+
+
+def non_finite_kind(value: Any) -> str:
+    """How a non-finite value is named in messages: 'NaN' if it holds one, else 'inf'."""
+    return "NaN" if np.isnan(value).any() else "inf"
+
+
+def diverged_action(env: int, kind: str, at: str) -> DivergedError:
+    """The error for a policy whose action for ``env`` holds ``kind`` (NaN or inf) ``at`` (where in the run) on a
+    finite observation: its network diverged, and the reward the env makes of that action is not the env's fault."""
+    return DivergedError(f"the policy's action for env {env} holds {kind} {at}, on a finite observation: its "
+                         f"network's outputs are not finite; {DIVERGED_ADVICE}")
 
 
 def non_finite_rows(values: np.ndarray) -> np.ndarray | None:

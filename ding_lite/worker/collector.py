@@ -23,8 +23,14 @@ from ding_lite.data.keys import (
 )
 from ding_lite.data.rollout import settle
 from ding_lite.envs.env_manager import EnvManagerLike, EpisodeEnd
-from ding_lite.envs.env_outputs import NON_FINITE_ADVICE, non_finite_rows, observation_array
-from ding_lite.errors import DIVERGED_ADVICE, DivergedError, EnvError
+from ding_lite.envs.env_outputs import (
+    NON_FINITE_ADVICE,
+    diverged_action,
+    non_finite_kind,
+    non_finite_rows,
+    observation_array,
+)
+from ding_lite.errors import EnvError
 from ding_lite.registry import COLLECTOR_REGISTRY
 
 
@@ -85,11 +91,9 @@ def check_finite(columns: Mapping[str, np.ndarray], env_step: int, n_env: int) -
         return
     t, _, i, key = first
     value = columns[key][t, i]
-    kind = "NaN" if np.isnan(value).any() else "inf"
+    kind = non_finite_kind(value)
     if key == ACTION:
-        raise DivergedError(f"the policy's action for env {i} holds {kind} at the run's env step "
-                            f"{env_step + t * n_env:,}, on a finite observation: its network's outputs are not "
-                            f"finite; {DIVERGED_ADVICE}")
+        raise diverged_action(i, kind, f"at the run's env step {env_step + t * n_env:,}")
     shown = f" ({float(value):g})" if np.ndim(value) == 0 else ""
     step = env_step + (t + (key != OBS)) * n_env  # the run's env steps once this value was given
     raise EnvError(f"env {i}'s {_CHECKED[key][0]} holds {kind}{shown} at the run's env step {step:,}: "
@@ -106,7 +110,7 @@ def check_acted_on(obs: Any, rows: slice | None, env_step: int, cause: Exception
         return
     j = int(np.flatnonzero(bad)[0])
     i = j + ((rows.start or 0) if rows is not None else 0)
-    kind = "NaN" if np.isnan(array[j]).any() else "inf"
+    kind = non_finite_kind(array[j])
     raise EnvError(f"env {i}'s observation holds {kind} at the run's env step {env_step:,}: {NON_FINITE_ADVICE}") \
         from cause
 

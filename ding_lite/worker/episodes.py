@@ -11,8 +11,14 @@ import numpy as np
 from ding_lite.data.keys import ACTION, ACTION_MASK, OBS, REWARD, TERMINATED, TRUNCATED
 from ding_lite.envs.actions import env_actions
 from ding_lite.envs.env_manager import EpisodeEnd, episode_quota
-from ding_lite.envs.env_outputs import NON_FINITE_ADVICE, non_finite_rows, observation_array
-from ding_lite.errors import DIVERGED_ADVICE, DivergedError, EnvError
+from ding_lite.envs.env_outputs import (
+    NON_FINITE_ADVICE,
+    diverged_action,
+    non_finite_kind,
+    non_finite_rows,
+    observation_array,
+)
+from ding_lite.errors import EnvError
 
 logger = logging.getLogger("ding_lite")
 LONG_EPISODE = 100_000  # steps of one episode after which a run without a step cap says it may never end
@@ -66,26 +72,22 @@ class Episodes(NamedTuple):
                 for k, end in enumerate(self.ends)]
 
 
-def check_step_finite(obs: Any, action: Any, reward: np.ndarray | None, step: np.ndarray,
-                      episode: np.ndarray) -> None:
-    """Where the observation acted on, the action taken on it, or the reward that followed (None: not yet known)
-    holds NaN or inf, an error naming the first env: an :class:`EnvError` for what the env gave, a
-    :class:`DivergedError` for an action on a finite observation (its NaN would make the reward NaN: the env is not
-    to blame). ``step`` and ``episode``: each env's step within its episode and episode number. An evaluation has
-    no rollout whose columns could be checked once, as the collector's are, and a greedy policy acts on NaN in
-    silence: the argmax of NaN logits is action 0."""
-    where = "(evaluation or demo collection)"
-    for values, what in ((observation_array(obs), "observation"), (action, "action"), (reward, "reward")):
-        bad = None if values is None else non_finite_rows(np.asarray(values))
-        if bad is None:
-            continue
-        i = int(np.flatnonzero(bad)[0])
-        kind = "NaN" if np.isnan(np.asarray(values)[i]).any() else "inf"
-        at = f"at step {int(step[i])} of its episode {int(episode[i])} {where}"
-        if what == "action":
-            raise DivergedError(f"the policy's action for env {i} holds {kind} {at}, on a finite observation: its "
-                                f"network's outputs are not finite; {DIVERGED_ADVICE}")
-        raise EnvError(f"env {i}'s {what} holds {kind} {at}: {NON_FINITE_ADVICE}")
+def check_step_finite(values: Any, what: str, step: np.ndarray, episode: np.ndarray) -> None:
+    """Where a step's ``values`` (``what``: the ``'observation'`` acted on, the ``'action'`` taken on it or the
+    ``'reward'`` that followed) hold NaN or inf, an error naming the first env: an :class:`EnvError` for what the
+    env gave, a :class:`DivergedError` for an action (checked after the finite observation it was taken on: its NaN
+    would make the reward NaN, and the env is not to blame). ``step`` and ``episode``: each env's step within its
+    episode and episode number. An evaluation has no rollout whose columns could be checked once, as the
+    collector's are, and a greedy policy acts on NaN in silence: the argmax of NaN logits is action 0."""
+    values = np.asarray(observation_array(values) if what == "observation" else values)
+    bad = non_finite_rows(values)
+    if bad is None:
+        return
+    i = int(np.flatnonzero(bad)[0])
+    at = f"at step {int(step[i])} of its episode {int(episode[i])} (evaluation or demo collection)"
+    if what == "action":
+        raise diverged_action(i, non_finite_kind(values[i]), at)
+    raise EnvError(f"env {i}'s {what} holds {non_finite_kind(values[i])} {at}: {NON_FINITE_ADVICE}")
 
 
 def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
@@ -116,11 +118,11 @@ def run_episodes(env_manager: Any, act: Callable[[Any], Any], n_episode: int, *,
     obs = env_manager.reset()
     while tally.quota.any():
         step_no = tally.t - tally.start
-        check_step_finite(obs, None, None, step_no, tally.episode_no)  # before the policy: it may fail on NaN
+        check_step_finite(obs, "observation", step_no, tally.episode_no)  # before the policy: it may fail on NaN
         action = act(obs)
-        check_step_finite(None, action, None, step_no, tally.episode_no)
+        check_step_finite(action, "action", step_no, tally.episode_no)
         result = env_manager.step(action)
-        check_step_finite(None, None, result.reward, step_no, tally.episode_no)
+        check_step_finite(result.reward, "reward", step_no, tally.episode_no)
         if record:
             _record(columns, obs, action, result.reward, env_manager.action_space)
         tally.step()
