@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import struct
 import sys
+import time
 import zlib
 from pathlib import Path
 
@@ -55,6 +56,8 @@ def _wandb_records(path: Path) -> list:
     from wandb.proto import wandb_internal_pb2
 
     data = path.read_bytes()
+    if len(data) < 7:  # not written out yet
+        return []
     assert struct.unpack("<4sHB", data[:7]) == (b":W&B", 0xBEE1, 0)
     block, pos, pending, records = 32768, 7, b"", []
     while pos + 7 <= len(data):
@@ -62,7 +65,7 @@ def _wandb_records(path: Path) -> list:
             pos += block - pos % block
             continue
         crc, length, kind = struct.unpack("<IHB", data[pos:pos + 7])
-        if kind == 0:
+        if kind == 0 or pos + 7 + length > len(data):  # the end, or a chunk still being written
             break
         chunk = data[pos + 7:pos + 7 + length]
         assert zlib.crc32(chunk, zlib.crc32(bytes([kind]))) == crc
@@ -75,12 +78,24 @@ def _wandb_records(path: Path) -> list:
     return records
 
 
+def _finished_wandb_records(run_file: Path, timeout: float = 60.0) -> list:
+    """The run file's records once it holds the run's exit record. ``run.finish()`` returns before wandb-core has
+    written the file out: under load it can still be the bare 7-byte header then, and it is complete within a second
+    or two (and always when the process ends: wandb tears its service down at exit)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        records = _wandb_records(run_file)
+        if any(r.WhichOneof("record_type") == "exit" for r in records) or time.monotonic() > deadline:
+            return records
+        time.sleep(0.1)
+
+
 def _wandb(exp: Path) -> tuple[dict[str, list[tuple[int, float]]], dict, str]:
     (run_dir,) = (exp / "wandb").glob("offline-run-*")
     (run_file,) = run_dir.glob("run-*.wandb")
     scalars: dict[str, list[tuple[int, float]]] = {}
     config: dict = {}
-    for record in _wandb_records(run_file):
+    for record in _finished_wandb_records(run_file):
         kind = record.WhichOneof("record_type")
         if kind == "history":
             row = {item.key or "/".join(item.nested_key): json.loads(item.value_json) for item in record.history.item}
