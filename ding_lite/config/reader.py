@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import os
 import runpy
 from collections.abc import Iterable, Mapping
@@ -12,6 +13,14 @@ from ding_lite.errors import ConfigError, first_line
 from ding_lite.utils.dicts import to_plain
 
 
+def _siblings(path: Path) -> list[Path]:
+    """The Python files beside ``path`` (none where its folder cannot be read)."""
+    try:
+        return [p for p in path.parent.glob("*.py") if p.is_file()]
+    except OSError:
+        return []
+
+
 def read_config(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run a config file and return ``(main_config, create_config)`` as plain dicts.
 
@@ -20,8 +29,14 @@ def read_config(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any]
     ``__name__ != '__main__'``, so its own ``if __name__ == '__main__':`` block does not start a run.
     """
     path = Path(path)
+    if path.is_dir():
+        saved = path / "total_config.py"
+        hint = f": an experiment folder's config is {saved}" if saved.is_file() else ""
+        raise ConfigError(f"config file {path} is a folder, not a .py config file{hint}")
     if not path.is_file():
-        raise ConfigError(f"config file not found: {path}")
+        near = difflib.get_close_matches(path.name, [p.name for p in _siblings(path)], n=1, cutoff=0.8)
+        hint = f" (did you mean {path.with_name(near[0])}?)" if near else ""
+        raise ConfigError(f"config file not found: {path}{hint}")
     try:
         namespace = runpy.run_path(str(path), run_name="__ding_lite_config__")
     except SyntaxError as exc:

@@ -28,8 +28,25 @@ def test_unified_file_and_main_block_not_run(tmp_path: Path) -> None:
 
 
 def test_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="config file not found: .*nope.py"):
+    with pytest.raises(ConfigError, match="config file not found: .*nope.py$"):
         read_config(tmp_path / "nope.py")
+
+
+def test_a_misspelt_file_name_gets_the_close_file_beside_it(tmp_path: Path) -> None:
+    (tmp_path / "cartpole_dqn_config.py").write_text("main_config = dict()\n")
+    (tmp_path / "other.py").write_text("")
+    with pytest.raises(ConfigError, match=r"not found: .*cartpole_dqn_confg.py "
+                                          r"\(did you mean .*/cartpole_dqn_config.py\?\)"):
+        read_config(tmp_path / "cartpole_dqn_confg.py")
+
+
+def test_a_folder_is_no_config_file_and_an_experiment_folder_names_its_saved_config(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"config file .* is a folder, not a .py config file$"):
+        read_config(tmp_path)
+    (tmp_path / "total_config.py").write_text("main_config = dict()\n")
+    with pytest.raises(ConfigError, match=r"is a folder, not a .py config file: an experiment folder's config is "
+                                          r".*total_config.py"):
+        read_config(tmp_path)
 
 
 def test_file_without_main_config_lists_what_it_defines(tmp_path: Path) -> None:
