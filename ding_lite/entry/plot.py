@@ -66,7 +66,7 @@ def build_plot_parser() -> argparse.ArgumentParser:
                             "over seeds, with a markdown summary on stdout.")
     parser.add_argument("-m", "--mode", choices=["plot"], default="plot", help=argparse.SUPPRESS)
     parser.add_argument("exp_dirs", nargs="*", metavar="EXP_DIR", help="experiment folders, or folders holding them; "
-                        "<name>seed_arg<K> folders are grouped by <name>")
+                        "<name>_seed<K> folders are grouped by <name>")
     parser.add_argument("-o", "--output", default="plot.png", help="figure file: .png, .svg or .pdf "
                         "(default plot.png)")
     parser.add_argument("--x", default="env_step", choices=X_AXES, help="x axis: the logged step (env steps for "
