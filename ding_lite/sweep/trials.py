@@ -208,11 +208,12 @@ def import_tune() -> Any:
 def check_spec(spec: SweepSpec, resume: bool) -> list[Any]:
     """Every input checked before Ray starts or anything is written: the space, its keys and each listed value
     (compiled into the config), the metric, the pruner, the sweep folder. Returns the dimensions."""
-    from ding_lite.build import load_config
+    from ding_lite.build import check_single_agent, load_config
     from ding_lite.runtime.train_loop import check_budget
 
     dims = parse_space(spec.space, spec.search)
     cfg = load_config(spec.config, strict=spec.strict, overrides=spec.overrides)
+    check_single_agent(cfg.env)  # trials run the serial pipeline
     check_keys(dims, cfg)
     console = logging.getLogger("ding_lite")
     level = console.level

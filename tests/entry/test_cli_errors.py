@@ -288,6 +288,12 @@ IN_PROCESS = {**{case: CASES[case] for case in CASES if case not in IN_SUBPROCES
                                         "policy.model.encoder_hidden_size_list must be a whole number"),
     "a YAML config": (lambda d: ["-c", _write(d, "cfg.yaml", "env:\n  type: cartpole\n")],
                       "config file cfg.yaml is not Python"),
+    "serial: a multi-agent game": (lambda d: ["-c", CONNECT_FOUR],
+                                   "env type 'pettingzoo' plays a multi-agent game, and this pipeline trains one "
+                                   "agent on a single-agent env: train a game with -m selfplay"),
+    "gsl: a multi-agent game": (lambda d: ["-m", "gsl", "-c", CONNECT_FOUR], "plays a multi-agent game"),
+    "sweep: a multi-agent game": (lambda d: ["-m", "sweep", "-c", CONNECT_FOUR, "--space",
+                                             "policy.learn.learning_rate=[1e-3]"], "plays a multi-agent game"),
     "plot: no bootstrap resample": (lambda d: ["-m", "plot", "runs", "--aggregate", "--reps", "0"],
                                     "--reps 0: give 1 or more bootstrap resamples"),
 }
