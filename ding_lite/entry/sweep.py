@@ -66,7 +66,8 @@ def sweep_pipeline(spec: SweepSpec, *, address: str | None = None, num_cpus: int
     with ray_session(ray, address, num_cpus):
         folder.mkdir(parents=True, exist_ok=True)
         write_json(folder / SPEC_FILE, asdict(spec))
-        trainable = tune.with_resources(tune.with_parameters(run_trial, spec=spec, train=serial_pipeline),
+        trainable = tune.with_resources(tune.with_parameters(run_trial, spec=spec, train=serial_pipeline,
+                                                             workdir=os.getcwd()),
                                         {"cpu": cpus_per_trial})
         tune_path = folder / TUNE_DIR / "sweep"
         if resume and tune.Tuner.can_restore(str(tune_path)):
@@ -111,8 +112,9 @@ def build_sweep_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-env-step", type=budget_int, default=None, help="env-step budget of each run")
     parser.add_argument("--max-train-iter", type=budget_int, default=None, help="train-iteration budget of each run")
     parser.add_argument("--exp-name", default=None, help="sweep folder (default <config exp_name>_sweep)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="a config value of every trial (repeatable)")
+    parser.add_argument("--set", dest="overrides", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="config values of every trial, as ding_lite's --set (one or more after each --set; "
+                             "repeatable)")
     parser.add_argument("--address", default=None, help="Ray cluster to join, 'auto' or HOST:PORT (default: start a "
                         "local Ray instance)")
     parser.add_argument("--num-cpus", type=positive_int, default=None,

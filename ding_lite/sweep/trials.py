@@ -6,11 +6,12 @@ import contextlib
 import contextvars
 import json
 import logging
+import os
 import shutil
 import statistics
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,10 +87,13 @@ class RayTuneReporter:
         pass
 
 
-def run_trial(params: dict[str, Any], spec: SweepSpec, train: Callable[..., dict[str, Any]]) -> None:
+def run_trial(params: dict[str, Any], spec: SweepSpec, train: Callable[..., dict[str, Any]],
+              workdir: str | None = None) -> None:
     """One trial: the config with ``params`` over every seed (seeds with a ``result.json`` are kept as they are),
     each run by ``train`` (the serial pipeline, passed in by ``-m sweep``); reports the objective to Ray Tune and
-    writes ``trial.json``."""
+    writes ``trial.json``. ``workdir``: the folder the sweep was started in, where the runs resolve the config's
+    relative paths (demo files, checkpoints), as a serial run does; kept where this machine has it (Ray Tune starts
+    each trial in a folder of its own)."""
     from ray import tune
 
     trial_id = tune.get_context().get_trial_id()
@@ -97,7 +101,8 @@ def run_trial(params: dict[str, Any], spec: SweepSpec, train: Callable[..., dict
     trial_dir.mkdir(parents=True, exist_ok=True)
     record = _TrialRecord(trial_dir, trial_id, params, spec)
     # the runs' console lines go to the trial's console.log, not interleaved on the sweep's console
-    with open(trial_dir / "console.log", "a", buffering=1) as console, contextlib.redirect_stderr(console):
+    with _working_dir(workdir), open(trial_dir / "console.log", "a", buffering=1) as console, \
+            contextlib.redirect_stderr(console):
         try:
             results = _run_seeds(params, spec, trial_dir, record, train)
         except Exception as exc:  # trial.json says why, not 'running' forever (Ray Tune records the error too)
@@ -107,6 +112,20 @@ def run_trial(params: dict[str, Any], spec: SweepSpec, train: Callable[..., dict
     record.save(results, "done")
     tune.report({OBJECTIVE: statistics.fmean(values), "env_step": int(results[0]["env_step"]),
                  COMPLETE: True})
+
+
+@contextlib.contextmanager
+def _working_dir(folder: str | None) -> Iterator[None]:
+    """Run in ``folder`` where it exists here (a cluster node may not have it), then go back."""
+    if folder is None or not Path(folder).is_dir():
+        yield
+        return
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
 
 
 def _run_seeds(params: Mapping[str, Any], spec: SweepSpec, trial_dir: Path, record: _TrialRecord,
@@ -205,16 +224,27 @@ def import_tune() -> Any:
     return tune
 
 
+def check_trial_start(cfg: Any) -> None:
+    """What each trial's serial run checks before its first step, checked once here before Ray starts, so that a
+    config no trial can run is one error and not every trial failed: the env (a multi-agent game, an unknown id, the
+    model shapes from one probe env) and the policy (built once and dropped: its settings, its demo files)."""
+    from ding_lite.build import build, check_single_agent, fill_model_shapes_from_env
+
+    check_single_agent(cfg.env)  # trials run the serial pipeline
+    fill_model_shapes_from_env(cfg)
+    build(cfg, "policy")
+
+
 def check_spec(spec: SweepSpec, resume: bool) -> list[Any]:
     """Every input checked before Ray starts or anything is written: the space, its keys and each listed value
     (compiled into the config), the metric, the pruner, the sweep folder. Returns the dimensions."""
-    from ding_lite.build import check_single_agent, load_config
+    from ding_lite.build import load_config
     from ding_lite.runtime.train_loop import check_budget
 
     dims = parse_space(spec.space, spec.search)
     cfg = load_config(spec.config, strict=spec.strict, overrides=spec.overrides)
-    check_single_agent(cfg.env)  # trials run the serial pipeline
     check_keys(dims, cfg)
+    check_trial_start(cfg)
     console = logging.getLogger("ding_lite")
     level = console.level
     console.setLevel(logging.ERROR)  # the first compile warned of unknown keys already: once is enough

@@ -180,6 +180,7 @@ def test_bad_input_one_line_exit_2_nothing_written(case: str, outcomes) -> None:
 
 
 ACER = str(DIZOO_CARTPOLE / "cartpole_acer_config.py")
+DAPG = str(DIZOO_CARTPOLE / "cartpole_ppo_dapg_config.py")
 CONNECT_FOUR = str(REPO_ROOT / "dizoo" / "board_games" / "connect_four" / "config" / "connect_four_dqn_config.py")
 # Run in this process (main() returns the exit code; an uncaught exception fails the test as a traceback would):
 # each costs a config compile, not a Python start. The cases first, then more of the same kinds.
@@ -294,6 +295,9 @@ IN_PROCESS = {**{case: CASES[case] for case in CASES if case not in IN_SUBPROCES
     "gsl: a multi-agent game": (lambda d: ["-m", "gsl", "-c", CONNECT_FOUR], "plays a multi-agent game"),
     "sweep: a multi-agent game": (lambda d: ["-m", "sweep", "-c", CONNECT_FOUR, "--space",
                                              "policy.learn.learning_rate=[1e-3]"], "plays a multi-agent game"),
+    "sweep: a demo file no trial would find": (lambda d: ["-m", "sweep", "-c", DAPG, "--space",
+                                                          "policy.learn.demo_coeff=[0.5]"],
+                                               "demo file not found: cartpole_ppo_expert/demo.npz"),
     "plot: no bootstrap resample": (lambda d: ["-m", "plot", "runs", "--aggregate", "--reps", "0"],
                                     "--reps 0: give 1 or more bootstrap resamples"),
 }

@@ -22,6 +22,7 @@ from ding_lite.utils.events import read_scalars
 
 pytestmark = pytest.mark.unittest
 PPO = str(DIZOO_CARTPOLE / "cartpole_ppo_config.py")
+DAPG = str(DIZOO_CARTPOLE / "cartpole_ppo_dapg_config.py")
 QUICK = ["--set", "policy.eval.final_episodes=0", "--set", "env.stop_value=None"]
 GRID = ["--space", "policy.learn.learning_rate=[3e-4, 1e-3]", "--space", "policy.learn.batch_size=[64, 128]"]
 
@@ -135,6 +136,31 @@ def test_optuna_sweep_with_pruning_via_address_killed_and_resumed(ray_head, tmp_
         assert path.stat().st_mtime_ns == mtime
     done = [t["objective"] for t in trials if t["status"] == "done"]
     assert done == sorted(done, reverse=True) and trials[0]["status"] == "done"
+
+
+def test_a_trial_finds_a_file_the_config_names_relative_to_the_sweeps_folder(ray_head, tmp_path: Path) -> None:
+    """Ray Tune starts each trial in a folder of its own; a config's relative paths (here PPO-DAPG's demo file) are
+    found where the sweep was started, as a serial run finds them. Before, every trial failed with 'demo file not
+    found' while ``-m serial`` of the same config ran."""
+    import numpy as np
+
+    from ding_lite.data.demo import episodes_to_dataset, write_demo
+
+    rng = np.random.default_rng(0)
+    episode = {"obs": rng.normal(size=(30, 4)).astype(np.float32), "action": rng.integers(0, 2, 30),
+               "reward": np.ones(30, dtype=np.float32)}
+    write_demo(tmp_path / "demos" / "expert.npz", episodes_to_dataset([episode], [30.0], {}))
+    address, env = ray_head
+    proc = subprocess.run([sys.executable, "-m", "ding_lite", "-m", "sweep", "-c", DAPG, "--space",
+                           "policy.learn.demo_coeff=[0.5]", "--max-env-step", "128", *QUICK, "--set",
+                           "policy.learn.demo_path='demos/expert.npz'", "policy.collect.n_sample=64",
+                           "--address", address, "--exp-name", "dapg"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (trial,) = _trials(tmp_path / "dapg")
+    assert trial["status"] == "done"
+    log = (tmp_path / "dapg" / trial["runs"][0] / "log" / "train.log").read_text()
+    assert "demo" in log.lower()
 
 
 def test_a_trial_the_restored_search_does_not_know_is_left_out_of_the_results(tmp_path: Path, capsys) -> None:
