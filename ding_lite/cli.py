@@ -13,7 +13,7 @@ from ding_lite.errors import ConfigError, DingLiteError, Terminated
 from ding_lite.utils.cli_args import OneLineParser, budget_int, positive_int, seed_arg
 
 if TYPE_CHECKING:
-    from ding_lite.runtime.train_loop import RunOptions
+    from ding_lite.runtime.run_start import RunOptions
 
 MODES = ("serial", "parallel", "eval", "collect_demo", "plot", "selfplay", "gsl", "sweep", "serial_onpolicy")
 
@@ -58,12 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def training_run(args: argparse.Namespace, seed: int | None, n_seeds: int) -> tuple[Any, RunOptions]:
-    """The compiled config and the :class:`~ding_lite.runtime.train_loop.RunOptions` of a training mode's run of
+    """The compiled config and the :class:`~ding_lite.runtime.run_start.RunOptions` of a training mode's run of
     ``seed`` (one of ``n_seeds``; None: the config's ``seed``): the config is compiled here (``--strict``, ``--set``),
     so the options carry none."""
     from ding_lite.build import load_config
     from ding_lite.runtime.experiment import experiment_dir
-    from ding_lite.runtime.train_loop import RunOptions
+    from ding_lite.runtime.run_start import RunOptions
 
     cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
     seed = int(cfg.seed)

@@ -10,7 +10,8 @@ import numpy as np
 
 from ding_lite.build import ConfigLike, build, build_env_managers, load_config
 from ding_lite.config.frozen import freeze
-from ding_lite.data.demo import episodes_to_dataset, success_rule, write_demo
+from ding_lite.data.demo import episodes_to_dataset, success_rule
+from ding_lite.data.demo_file import write_demo
 from ding_lite.data.keys import ACTION
 from ding_lite.errors import ConfigError, DingLiteError
 from ding_lite.league.arena import is_selfplay_config

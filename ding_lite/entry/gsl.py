@@ -49,7 +49,7 @@ from ding_lite.gsl.plateau import (
 from ding_lite.gsl.specialists import run_specialists
 from ding_lite.gsl.state import GslState
 from ding_lite.runtime.experiment import write_json
-from ding_lite.runtime.train_loop import RunOptions, start_run
+from ding_lite.runtime.run_start import RunOptions, start_run
 from ding_lite.utils.log import setup_console_logging
 
 

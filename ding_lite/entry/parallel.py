@@ -28,7 +28,8 @@ from ding_lite.distributed.collection import RayCollection
 from ding_lite.distributed.config import PARALLEL_CONFIG, check_parallel_config
 from ding_lite.distributed.session import RAY_INSTALL_HINT, import_ray, ray_session
 from ding_lite.runtime.parts import PlainEnv, RunParts
-from ding_lite.runtime.train_loop import RunOptions, run_training, start_run
+from ding_lite.runtime.run_start import RunOptions, start_run
+from ding_lite.runtime.train_loop import run_training
 from ding_lite.utils.log import setup_console_logging
 
 __all__ = ["PARALLEL_CONFIG", "RAY_INSTALL_HINT", "check_parallel_config", "import_ray", "parallel_pipeline",

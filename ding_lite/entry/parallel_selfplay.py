@@ -19,8 +19,9 @@ from ding_lite.distributed.collection import RayCollection
 from ding_lite.distributed.config import check_parallel_config
 from ding_lite.distributed.session import import_ray, ray_session
 from ding_lite.runtime.parts import RunParts
+from ding_lite.runtime.run_start import RunOptions, start_run
 from ding_lite.runtime.selfplay import SelfPlayGame, resolve_selfplay_config
-from ding_lite.runtime.train_loop import RunOptions, run_training, start_run
+from ding_lite.runtime.train_loop import run_training
 from ding_lite.utils.log import setup_console_logging
 
 

@@ -8,8 +8,9 @@ from typing import Any
 from ding_lite.build import ConfigLike
 from ding_lite.runtime.collection import LocalCollection
 from ding_lite.runtime.parts import RunParts
+from ding_lite.runtime.run_start import RunOptions, start_run
 from ding_lite.runtime.selfplay import SelfPlayGame, resolve_selfplay_config
-from ding_lite.runtime.train_loop import RunOptions, run_training, start_run
+from ding_lite.runtime.train_loop import run_training
 
 
 def selfplay_pipeline(config: ConfigLike, seed: int = 0, max_env_step: int | None = None,

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.build import build, build_env_managers, build_evaluator
-from ding_lite.data.demo import episodes_to_dataset, success_rule, write_demo
+from ding_lite.data.demo import episodes_to_dataset, success_rule
+from ding_lite.data.demo_file import write_demo
 from ding_lite.gsl.phases import final_ckpt, phase_config, subset_env
 from ding_lite.gsl.plateau import DEMOS, PHASE1, keep_successful, specialist_name
 from ding_lite.gsl.state import PerVariation

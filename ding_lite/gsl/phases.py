@@ -11,7 +11,7 @@ from typing import Any
 
 from ding_lite.build import build
 from ding_lite.config.compile import compile_config
-from ding_lite.data.demo import read_demo
+from ding_lite.data.demo_file import read_demo
 from ding_lite.envs.variations import variation_ids
 from ding_lite.errors import ConfigError
 from ding_lite.gsl.plateau import split_variations

@@ -8,7 +8,8 @@ from typing import Any
 
 import torch
 
-from ding_lite.data.demo import DemoSampler, model_spaces, read_demos
+from ding_lite.data.demo import DemoSampler, model_spaces
+from ding_lite.data.demo_file import read_demos
 from ding_lite.data.keys import ADV
 from ding_lite.errors import ConfigError
 from ding_lite.policy.on_policy import Log

@@ -29,7 +29,7 @@ from ding_lite.worker.evaluator import EvalResult
 
 class StartCheckpoint(NamedTuple):
     """The checkpoint a resumed run continues, and its contents: read once, by
-    :func:`~ding_lite.runtime.train_loop.start_run`, so that every part takes what it keeps there from ``state``
+    :func:`~ding_lite.runtime.run_start.start_run`, so that every part takes what it keeps there from ``state``
     (the file is read once, as it was checked)."""
 
     path: Path
@@ -280,7 +280,7 @@ class RunParts:
 
     @classmethod
     def for_run(cls, run: Any, game: GameChoice, collection: CollectionChoice) -> RunParts:
-        """The parts of a started run (:func:`~ding_lite.runtime.train_loop.start_run`'s result)."""
+        """The parts of a started run (:func:`~ding_lite.runtime.run_start.start_run`'s result)."""
         return cls(run.cfg, run.seeds, game, collection, exp_dir=run.exp_dir, resume_from=run.resume_from,
                    best_return=run.best_return)
 

@@ -239,7 +239,7 @@ def check_spec(spec: SweepSpec, resume: bool) -> list[Any]:
     """Every input checked before Ray starts or anything is written: the space, its keys and each listed value
     (compiled into the config), the metric, the pruner, the sweep folder. Returns the dimensions."""
     from ding_lite.build import load_config
-    from ding_lite.runtime.train_loop import check_budget
+    from ding_lite.runtime.run_start import check_budget
 
     dims = parse_space(spec.space, spec.search)
     cfg = load_config(spec.config, strict=spec.strict, overrides=spec.overrides)

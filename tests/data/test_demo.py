@@ -1,4 +1,5 @@
-"""Demo files: round trip, checks on corrupt or mismatched files, atomic writes, the cycling sampler."""
+"""Demo datasets and files (ding_lite/data/demo.py, demo_file.py): round trip, checks on corrupt or mismatched
+files, atomic writes, the cycling sampler."""
 from __future__ import annotations
 
 import json
@@ -9,15 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from ding_lite.data import demo as demo_module
-from ding_lite.data.demo import (
-    DemoSampler,
-    episodes_to_dataset,
-    model_spaces,
-    read_demo,
-    read_demos,
-    write_demo,
-)
+from ding_lite.data import demo_file
+from ding_lite.data.demo import DemoSampler, episodes_to_dataset, model_spaces
+from ding_lite.data.demo_file import read_demo, read_demos, write_demo
 from ding_lite.errors import ConfigError
 
 pytestmark = pytest.mark.unittest
@@ -235,7 +230,7 @@ def test_failed_write_keeps_the_previous_file(tmp_path, monkeypatch):
         f.write(b"PK partial")
         raise OSError("disk full")
 
-    monkeypatch.setattr(demo_module.np, "savez_compressed", broken)
+    monkeypatch.setattr(demo_file.np, "savez_compressed", broken)
     with pytest.raises(OSError, match="disk full"):
         write_demo(path, _dataset(lengths=(5,)))
     assert path.read_bytes() == before

@@ -9,7 +9,8 @@ from conftest import DIZOO_CARTPOLE, run_cli
 
 from ding_lite.build import build, fill_model_shapes
 from ding_lite.config import compile_config
-from ding_lite.data.demo import episodes_to_dataset, read_demo, write_demo
+from ding_lite.data.demo import episodes_to_dataset
+from ding_lite.data.demo_file import read_demo, write_demo
 from ding_lite.entry.collect_demo import collect_demo_pipeline, rollout_episodes, success_rule
 from ding_lite.envs.env_manager import BaseEnvManager, EpisodeEnd
 from ding_lite.errors import ConfigError, DingLiteError

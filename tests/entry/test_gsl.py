@@ -19,7 +19,8 @@ from conftest import cli_env, run_cli
 from ding_lite.build import build, build_env_managers
 from ding_lite.config import read_config
 from ding_lite.config.compile import compile_config
-from ding_lite.data.demo import episodes_to_dataset, write_demo
+from ding_lite.data.demo import episodes_to_dataset
+from ding_lite.data.demo_file import write_demo
 from ding_lite.gsl.demos import demo_checkpoint as _demo_ckpt
 from ding_lite.gsl.phases import phase1_config, phase2_config, specialist_config
 from ding_lite.gsl.plateau import PHASE1, PHASE2

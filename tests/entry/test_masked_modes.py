@@ -12,7 +12,7 @@ from fake_masked import BONUS_EVERY, N_ACTIONS, masked_config
 from ding_lite.build import build, fill_model_shapes_from_env
 from ding_lite.config import compile_config
 from ding_lite.data.buffer import UniformBuffer
-from ding_lite.data.demo import read_demo
+from ding_lite.data.demo_file import read_demo
 from ding_lite.data.keys import ACTION, NEXT_ACTION_MASK, NEXT_OBS_N, OBS
 from ding_lite.entry.parallel import parallel_pipeline
 from ding_lite.registry import BUFFER_REGISTRY

@@ -1,5 +1,5 @@
-"""Resume after SIGKILL (ding_lite/runtime/train_loop.py, worker/learner.py): a run killed after its checkpoints
-continues with --resume from the latest one's train_iter and env_step, and continues the run's record."""
+"""Resume after SIGKILL (ding_lite/runtime/run_start.py, train_loop.py, worker/learner.py): a run killed after its
+checkpoints continues with --resume from the latest one's train_iter and env_step, and continues the run's record."""
 from __future__ import annotations
 
 import json

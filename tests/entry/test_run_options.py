@@ -11,7 +11,7 @@ from ding_lite.entry.parallel import parallel_pipeline
 from ding_lite.entry.parallel_selfplay import parallel_selfplay_pipeline
 from ding_lite.entry.selfplay import selfplay_pipeline
 from ding_lite.entry.serial import serial_pipeline
-from ding_lite.runtime.train_loop import RunOptions
+from ding_lite.runtime.run_start import RunOptions
 
 pytestmark = pytest.mark.unittest
 

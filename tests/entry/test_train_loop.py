@@ -1,5 +1,5 @@
-"""The run around the train loop (ding_lite/runtime/train_loop.py): budgets checked first, the saved config of a folder
-read as data only, every env worker restart of the run counted."""
+"""The run around the train loop (ding_lite/runtime/run_start.py, train_loop.py): budgets checked first, the saved
+config of a folder read as data only, every env worker restart of the run counted."""
 from __future__ import annotations
 
 import re
@@ -62,7 +62,7 @@ def test_start_run_resolves_the_config_once_and_freezes_it(tmp_path: Path) -> No
     """Everything the parts read is settled before any part is built: the model shapes from the env (CartPole: 4
     numbers, 2 actions), exp_name the claimed folder; a write afterwards names the key."""
     from ding_lite.config.frozen import FrozenConfigError, is_frozen
-    from ding_lite.runtime.train_loop import RunOptions, start_run
+    from ding_lite.runtime.run_start import RunOptions, start_run
 
     with start_run(DQN, RunOptions(seed=3, exp_dir=tmp_path / "exp")) as run:
         cfg = run.cfg

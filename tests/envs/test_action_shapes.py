@@ -9,7 +9,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from ding_lite.data.demo import read_demos
+from ding_lite.data.demo_file import read_demos
 from ding_lite.entry.collect_demo import collect_demo_pipeline
 from ding_lite.entry.eval import eval_pipeline
 from ding_lite.entry.serial import serial_pipeline

@@ -9,7 +9,8 @@ import torch
 
 from ding_lite.build import build, fill_model_shapes
 from ding_lite.config import compile_config
-from ding_lite.data.demo import episodes_to_dataset, write_demo
+from ding_lite.data.demo import episodes_to_dataset
+from ding_lite.data.demo_file import write_demo
 from ding_lite.data.keys import ACTION, ADV, LOGP, OBS, RETURN, VALID, VALUE
 from ding_lite.errors import ConfigError
 from ding_lite.policy.ppo import action_distribution

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from conftest import DIZOO_CARTPOLE
 
-from ding_lite.data.demo import read_demo
+from ding_lite.data.demo_file import read_demo
 from ding_lite.entry import serial_pipeline
 from ding_lite.entry.collect_demo import collect_demo_pipeline
 from ding_lite.utils.checkpoint import load_checkpoint

@@ -1,4 +1,4 @@
-"""The seeds of a resumed segment (ding_lite/utils/seed.py's SeedPlan, wired in ding_lite/runtime/train_loop.py):
+"""The seeds of a resumed segment (ding_lite/utils/seed.py's SeedPlan, wired in ding_lite/runtime/run_start.py):
 a resumed segment collects on seeds drawn from where it resumes, so it does not replay the first segment's
 exploration and first episodes, and resuming the same checkpoint twice gives the same run."""
 from __future__ import annotations
