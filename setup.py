@@ -1,11 +1,15 @@
 """ding_lite: a light, registry-based reinforcement-learning framework in the style of DI-engine."""
+from pathlib import Path
+
 from setuptools import find_packages, setup
+
+README = Path(__file__).with_name("README.md")
 
 setup(
     name="ding_lite",
     version="0.1.0",
     description="A light, fast, strict registry-based RL framework (DI-engine style configs, Ray scale-out)",
-    long_description=open("README.md").read() if __import__("os").path.exists("README.md") else "",
+    long_description=README.read_text() if README.exists() else "",
     long_description_content_type="text/markdown",
     packages=find_packages(include=["ding_lite", "ding_lite.*", "dizoo", "dizoo.*"]),
     python_requires=">=3.10",

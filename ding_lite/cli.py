@@ -193,13 +193,18 @@ def _run(argv: Sequence[str] | None) -> int:
         if exc.errno not in SYSTEM_REFUSALS:
             raise  # not the user's disk or folder: a bug, with its traceback
         return _error(f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror or str(exc))
-    except Terminated:
-        print("ding_lite: terminated (SIGTERM)", file=sys.stderr)
+    except Terminated as exc:
+        print(f"ding_lite: terminated (SIGTERM){_said(exc)}", file=sys.stderr)
         return 143
-    except KeyboardInterrupt:
-        print("ding_lite: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"ding_lite: interrupted{_said(exc)}", file=sys.stderr)
         return 130
     return 0
+
+
+def _said(exc: BaseException) -> str:
+    """``': <message>'`` of a stop that says where it stopped (a training run's: its checkpoint), else nothing."""
+    return f": {exc}" if str(exc) and str(exc) != "SIGTERM" else ""
 
 
 TRAINING_MODES = ("serial", "serial_onpolicy", "parallel", "selfplay", "gsl")

@@ -82,9 +82,15 @@ def output_error(exc: OSError, path: object) -> OutputError:
     return OutputError(exc.errno, f"cannot write {path}: {exc.strerror or first_line(exc)}")
 
 
+class Interrupted(KeyboardInterrupt):
+    """A training run stopped by Ctrl-C at a safe point, after writing a checkpoint to resume from (its message says
+    which); the CLI exits with code 130 (128 + SIGINT), as for any Ctrl-C."""
+
+
 class Terminated(KeyboardInterrupt):
-    """A SIGTERM (a scheduler's stop, ``kill``) that ends a parallel run as Ctrl-C does: the actors closed, the
-    embedded Ray instance stopped; the CLI exits with code 143 (128 + SIGTERM)."""
+    """A SIGTERM (a scheduler's stop, ``kill``) that ends a run as Ctrl-C does: a training run at a safe point, after
+    writing a checkpoint to resume from (the message says which); a parallel run's actors closed and its embedded
+    Ray instance stopped; the CLI exits with code 143 (128 + SIGTERM)."""
 
 
 class PlotInputError(DingLiteError, ValueError):

@@ -178,7 +178,8 @@ def render() -> str:
                  + table(parallel.PARALLEL_CONFIG, source_comments(parallel, "PARALLEL_CONFIG"), "parallel.") + "\n")
     from ding_lite.utils import trackers
 
-    parts.append("## Log section\n\nWhere every run's scalars go and its console lines (see [tracking.md](tracking.md)) "
+    parts.append("## Log section\n\nWhere every run's scalars go and its console lines "
+                 "(see [tracking.md](tracking.md)) "
                  f"(`LOG_CONFIG` in {_source_link(trackers)}):\n\n"
                  + table(trackers.LOG_CONFIG, source_comments(trackers, "LOG_CONFIG"), "log.") + "\n")
     from ding_lite.league import config as league_config

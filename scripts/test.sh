@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 python -m pip --version >/dev/null
 python -c "import torch" 2>/dev/null || python -m pip install -q torch==2.13.0
 python -m pip install -q -e ".[test,ray,plot,docs,pettingzoo,envpool,atari,mujoco,minigrid,wandb,mlflow,video,tune,bench]"
-python -m ruff check ding_lite dizoo tests benchmarks
+python -m ruff check .
 python -m mypy ding_lite
 NO_MKDOCS_2_WARNING=1 python -m mkdocs build --strict  # not -q: quiet mode hides warnings from --strict
 # One worker per core (PYTEST_WORKERS overrides; 0 runs in this process); a file's tests stay on one worker, so its

@@ -19,6 +19,7 @@ from ding_lite.runtime.replay_ckpt import ReplayCheckpoints
 from ding_lite.runtime.restarts import ENTRY as RESTARTS_ENTRY
 from ding_lite.runtime.restarts import RunRestarts, per_1k
 from ding_lite.runtime.run_start import RunStart
+from ding_lite.runtime.stop_requests import StopRequests
 from ding_lite.utils.events import drop_events_after
 from ding_lite.utils.log import TEXT_LOG, ExperimentLogger
 from ding_lite.utils.seed import SeedPlan
@@ -157,29 +158,36 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
     learner.call_hooks("before_run")
     last_eval = None
     restarts_logged = restarts.total()  # a resumed run's count so far is in tensorboard already
-    while True:
-        if evaluator.should_eval(learner.train_iter):
-            last_eval = _evaluate(evaluator, learner, logger, collector.env_step, videos)
-            if last_eval.stop:
-                break
-        if _budget_spent(collector.env_step, learner.train_iter, max_env_step, max_train_iter):
-            if last_eval is None or last_eval.train_iter != learner.train_iter:
+    with StopRequests() as stops:  # Ctrl-C or SIGTERM: a checkpoint, then stop (runtime/stop_requests.py)
+        while True:
+            if stops.requested:  # between iterations: every part is whole
+                path = learner.save_for_stop(collector.env_step)
+                stop = stops.error(str(path) if path is not None else "none (no experiment folder)",
+                                   collector.env_step, learner.train_iter)
+                logger.text(f"[stop] {stop}")  # the console gets it from whoever catches it (the CLI)
+                raise stop
+            if evaluator.should_eval(learner.train_iter):
                 last_eval = _evaluate(evaluator, learner, logger, collector.env_step, videos)
-            break
-        samples, episodes = collector.collect(n_sample, learner.train_iter)
-        if restarts.total() != restarts_logged:
-            restarts_logged = restarts.total()
-            logger.scalar("env/restarts", restarts_logged, collector.env_step)
-            logger.scalar("env/restart_rate", per_1k(restarts_logged, collector.env_step), collector.env_step)
-        if episodes:
-            logger.scalar("collect/episode_return", sum(e.episode_return for e in episodes) / len(episodes),
-                          collector.env_step)
-        if buffer is None:
-            learner.train(samples, collector.env_step)
-        else:  # the policy's replay schedule: push, then the updates due (ding_lite/policy/replay.py)
-            learner.policy.replay.train(buffer, samples, collector.env_step, learner.train)
-        logger.progress(collector.env_step, learner.train_iter, learner.samples_trained,
-                        None if last_eval is None else last_eval.mean)
+                if last_eval.stop:
+                    break
+            if _budget_spent(collector.env_step, learner.train_iter, max_env_step, max_train_iter):
+                if last_eval is None or last_eval.train_iter != learner.train_iter:
+                    last_eval = _evaluate(evaluator, learner, logger, collector.env_step, videos)
+                break
+            samples, episodes = collector.collect(n_sample, learner.train_iter)
+            if restarts.total() != restarts_logged:
+                restarts_logged = restarts.total()
+                logger.scalar("env/restarts", restarts_logged, collector.env_step)
+                logger.scalar("env/restart_rate", per_1k(restarts_logged, collector.env_step), collector.env_step)
+            if episodes:
+                logger.scalar("collect/episode_return", sum(e.episode_return for e in episodes) / len(episodes),
+                              collector.env_step)
+            if buffer is None:
+                learner.train(samples, collector.env_step)
+            else:  # the policy's replay schedule: push, then the updates due (ding_lite/policy/replay.py)
+                learner.policy.replay.train(buffer, samples, collector.env_step, learner.train)
+            logger.progress(collector.env_step, learner.train_iter, learner.samples_trained,
+                            None if last_eval is None else last_eval.mean)
     learner.end_run(collector.env_step)
     per_manager = restarts.per_manager()
     if restarts.total():

@@ -113,6 +113,13 @@ class BaseLearner:
         self.env_step = env_step
         self.call_hooks("after_run")
 
+    def save_for_stop(self, env_step: int) -> Path | None:
+        """The run stops before its end at ``env_step`` (a signal, taken between iterations): write
+        ``iteration_N`` as a run's end does (whatever ``save_ckpt_after_run`` says), for ``--resume`` to go on from
+        here. Returns its path (None without an experiment folder)."""
+        self.env_step = env_step
+        return self.save_checkpoint(f"iteration_{self.train_iter}")
+
     def call_hooks(self, position: str) -> None:
         if position == "after_run":
             self.loss_check.flush()

@@ -188,3 +188,50 @@ def test_a_missing_start_checkpoint_names_where_it_was_given(tmp_path: Path, opt
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"ding_lite: error: {named}: checkpoint not found: missing.pth.tar"
     assert not (tmp_path / "exp").exists()
+
+
+@pytest.mark.parametrize("signal_name, code, said", [("SIGINT", 130, "interrupted"),
+                                                     ("SIGTERM", 143, "terminated (SIGTERM)")])
+def test_ctrl_c_or_sigterm_stops_between_iterations_with_a_checkpoint_to_resume_from(
+        tmp_path: Path, signal_name: str, code: int, said: str) -> None:
+    """Ctrl-C (SIGINT) or a scheduler's SIGTERM in the middle of a run: it ends its iteration, writes
+    ``iteration_N`` with its replay buffer and says so; ``--resume`` goes on from exactly there. Before, the run
+    stopped at once with nothing written since its last periodic checkpoint (by default 5 minutes of training), and a
+    run younger than that could not be resumed at all."""
+    import signal
+
+    settings = ["--set", "env.stop_value=100000", "--set", "policy.eval.final_episodes=2", "--exp-name", "exp",
+                "-s", "0", "--no-progress"]
+    proc = subprocess.Popen([sys.executable, "-m", "ding_lite", "-c", DQN, *settings, "--max-env-step", "1000000"],
+                            cwd=tmp_path, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    log = tmp_path / "exp" / "log" / "train.log"
+    try:
+        deadline = time.monotonic() + 240
+        while not (log.is_file() and re.search(r"\[eval\] iter +80 ", log.read_text())):
+            assert proc.poll() is None, "the run ended before its evaluation at iteration 80"
+            assert time.monotonic() < deadline, "no evaluation at iteration 80 within the time limit"
+            time.sleep(0.02)
+        proc.send_signal(getattr(signal, signal_name))
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == code, stderr
+    last = stderr.strip().splitlines()[-1]
+    stop = re.fullmatch(rf"ding_lite: {re.escape(said)}: stopped by {signal_name} at env_step (\d+), train_iter "
+                        r"(\d+); checkpoint exp/ckpt/(iteration_\d+\.pth\.tar): continue with --resume", last)
+    assert stop, last
+    env_step, train_iter, name = int(stop[1]), int(stop[2]), stop[3]
+    state = load_checkpoint(tmp_path / "exp" / "ckpt" / name)
+    assert (state["train_iter"], state["env_step"]) == (train_iter, env_step) and train_iter >= 80
+    assert name == f"iteration_{train_iter}.pth.tar" and latest_checkpoint(tmp_path / "exp" / "ckpt").name == name
+    assert f"[stop] stopped by {signal_name}" in log.read_text()
+    assert not (tmp_path / "exp" / "result.json").exists()  # stopped, not finished
+
+    resumed = run_cli("-c", DQN, *settings, "--resume", "--max-train-iter", str(train_iter + 40), cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    first = resumed.stderr.strip().splitlines()[0]
+    assert first == f"loaded exp/ckpt/{name} (train_iter {train_iter}, env_step {env_step}); replay buffer: " \
+                    f"{state['replay_buffer']['samples']:,} samples from {name.replace('.pth.tar', BUFFER_SUFFIX)}"
+    result = json.loads((tmp_path / "exp" / "result.json").read_text())
+    assert result["train_iter"] == train_iter + 40 and result["segments"] == 2

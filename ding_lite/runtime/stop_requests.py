@@ -1,0 +1,56 @@
+"""A stop asked for by a signal (Ctrl-C's SIGINT, a scheduler's or ``kill``'s SIGTERM), taken at a safe point.
+
+While a training loop runs, the first SIGINT or SIGTERM only sets a flag: the loop ends its current iteration, writes
+the checkpoint that ``--resume`` continues from, and raises :class:`~ding_lite.errors.Interrupted` (or
+:class:`~ding_lite.errors.Terminated`) naming it. A stop taken mid-update could save half an update (the optimiser
+stepped, the target net not yet); between iterations every part is whole. The first signal also puts the previous
+handlers back, so a second one stops at once, as before. Handlers can only be set from the main thread: elsewhere
+(a Ray Tune trial's thread) nothing changes.
+"""
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from types import FrameType, TracebackType
+from typing import Any
+
+from ding_lite.errors import Interrupted, Terminated
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class StopRequests:
+    """``with StopRequests() as stops:`` around a loop that checks :attr:`requested` between iterations."""
+
+    def __init__(self) -> None:
+        self.requested: str | None = None  # the signal's name once one came
+        self._before: dict[int, Any] = {}
+
+    def __enter__(self) -> StopRequests:
+        if threading.current_thread() is threading.main_thread():
+            for sig in _SIGNALS:
+                self._before[sig] = signal.signal(sig, self._on_signal)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._restore()
+
+    def _restore(self) -> None:
+        for sig, handler in self._before.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        self._before = {}
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self.requested = signal.Signals(signum).name
+        self._restore()  # a second signal acts at once
+        print(f"\nding_lite: {self.requested}: stopping after this iteration with a checkpoint to --resume from "
+              f"({'Ctrl-C' if signum == signal.SIGINT else 'the signal'} again stops at once, without one)",
+              file=sys.stderr, flush=True)
+
+    def error(self, checkpoint: str, env_step: int, train_iter: int) -> KeyboardInterrupt:
+        """The stop that was asked for, to raise, naming the checkpoint written for it."""
+        message = f"stopped by {self.requested} at env_step {env_step}, train_iter {train_iter}; checkpoint " \
+                  f"{checkpoint}: continue with --resume"
+        return Terminated(message) if self.requested == "SIGTERM" else Interrupted(message)
