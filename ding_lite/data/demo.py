@@ -27,7 +27,8 @@ DEMO_FORMAT = "ding_lite.demo"
 DEMO_VERSION = 1
 ARRAY_KEYS = (OBS, ACTION, REWARD, EPISODE_ID, "episode_return", "episode_length")  # in every demo file
 FINAL_OBS = "final_obs"  # (K, *obs_shape) each episode's observation after its last step
-PER_EPISODE_KEYS = ("episode_return", "episode_length", FINAL_OBS)  # (K, ...) arrays; the others are (M, ...)
+FINAL_ACTION_MASK = "final_action_mask"  # (K, n_actions) of a masked env: the legal actions after its last step
+PER_EPISODE_KEYS = ("episode_return", "episode_length", FINAL_OBS, FINAL_ACTION_MASK)  # (K, ...); others (M, ...)
 
 # The ``demo`` config section: settings of ``ding_lite -m collect_demo`` (registered: merged into every compiled
 # config).
@@ -56,6 +57,8 @@ class DemoDataset:
     final_obs: np.ndarray | None = None  # (K, *obs_shape) observation after each episode's last step (None: an
     # older file)
     action_mask: np.ndarray | None = None  # (M, n_actions) legal actions of each step (None: the env has no mask)
+    final_action_mask: np.ndarray | None = None  # (K, n_actions) legal actions after each episode's last step, beside
+    # final_obs (None: no masks, or a file written before they were kept)
     metadata: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None  # the file it was read from (None: built in memory)
 
@@ -68,8 +71,9 @@ class DemoDataset:
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Every array by its file key."""
-        episodes = {"episode_return": self.episode_return, "episode_length": self.episode_length}
-        return {**self.batch(), **episodes, **({} if self.final_obs is None else {FINAL_OBS: self.final_obs})}
+        episodes = {"episode_return": self.episode_return, "episode_length": self.episode_length,
+                    FINAL_OBS: self.final_obs, FINAL_ACTION_MASK: self.final_action_mask}
+        return {**self.batch(), **{k: v for k, v in episodes.items() if v is not None}}
 
     def batch(self) -> dict[str, np.ndarray]:
         """The step columns as one batch: ``obs``, ``action``, ``reward``, ``terminated``, ``truncated``,
@@ -81,15 +85,25 @@ class DemoDataset:
     def next_obs(self) -> np.ndarray:
         """(M, *obs_shape) the observation after each step: the next step's, and ``final_obs`` at an episode's last
         step. With ``terminated`` and ``truncated`` that is what a TD target needs: ``r + γ·(1 − terminated)·V(next)``
-        bootstraps a truncated episode's last step from its final observation. A :class:`ConfigError` for an older
-        file, which has no final observations."""
+        bootstraps a truncated episode's last step from its final observation (of a masked env, its observation
+        part: :meth:`next_action_mask` gives the legal actions there). A :class:`ConfigError` for an older file,
+        which has no final observations."""
         if self.final_obs is None:
             raise ConfigError(f"{self.where()} has no final observations (it was written before ding_lite recorded "
                               f"them): collect the demos again with ding_lite -m collect_demo")
-        out = np.empty_like(self.obs)
-        out[:-1] = self.obs[1:]
-        out[last_steps(self.episode_id)] = self.final_obs
-        return out
+        return _next_rows(self.obs, self.final_obs, self.episode_id)
+
+    def next_action_mask(self) -> np.ndarray:
+        """(M, n_actions) of a masked env: the legal actions after each step, beside :meth:`next_obs` (what a TD
+        target's max over the next actions ranges over): the next step's mask, and ``final_action_mask`` at an
+        episode's last step. A :class:`ConfigError` for a dataset without masks, or a file written before ding_lite
+        kept the final masks."""
+        if self.action_mask is None:
+            raise ConfigError(f"{self.where()} has no action masks (its env's observations carry none)")
+        if self.final_action_mask is None:
+            raise ConfigError(f"{self.where()} has no final action masks (it was written before ding_lite recorded "
+                              f"them): collect the demos again with ding_lite -m collect_demo")
+        return _next_rows(self.action_mask, self.final_action_mask, self.episode_id)
 
     def iter_batches(self, batch_size: int, seed: int = 0) -> Iterator[dict[str, np.ndarray]]:
         """Endless shuffled batches of ``batch_size`` steps (see :class:`DemoSampler`)."""
@@ -140,11 +154,14 @@ def model_spaces(model_cfg: Mapping[str, Any]) -> tuple[gym.Space, gym.Space]:
 
 
 def episodes_to_dataset(episodes: Sequence[Mapping[str, np.ndarray]], returns: Sequence[float],
-                        metadata: Mapping[str, Any], final_obs: Sequence[Any] | None = None) -> DemoDataset:
+                        metadata: Mapping[str, Any], final_obs: Sequence[Any] | None = None,
+                        final_action_mask: Sequence[Any] | None = None) -> DemoDataset:
     """Concatenate per-episode ``obs`` / ``action`` / ``reward`` / ``terminated`` / ``truncated`` (and
     ``action_mask``) arrays (each (T_k, ...), as :meth:`~ding_lite.worker.episodes.Episodes.steps` gives them) into
     a dataset; ``final_obs``: each episode's observation after its last step (None: not known). An episode without
-    the flags ends terminated at its last step."""
+    the flags ends terminated at its last step. ``final_action_mask``: the (A,) legal actions after each episode's
+    last step (:class:`~ding_lite.worker.episodes.Episode`'s), needed by masked episodes with final observations,
+    None (or Nones) for others."""
     if not episodes:
         raise ValueError("a demo dataset needs at least one episode")
     masked = [ACTION_MASK in e for e in episodes]
@@ -167,9 +184,31 @@ def episodes_to_dataset(episodes: Sequence[Mapping[str, np.ndarray]], returns: S
         truncated=np.concatenate([e.get(TRUNCATED, np.zeros(len(e[OBS]), dtype=bool)) for e in episodes]).astype(bool),
         final_obs=None if final_obs is None else np.stack([np.asarray(f) for f in final_obs]),
         action_mask=np.concatenate([e[ACTION_MASK] for e in episodes]) if all(masked) else None,
+        final_action_mask=_final_masks(len(episodes), all(masked) and final_obs is not None, final_action_mask),
         metadata={**metadata, "format": DEMO_FORMAT, "version": DEMO_VERSION, "n_episode": len(episodes),
                   "n_step": int(lengths.sum())},
     )
+
+
+def _final_masks(n_episode: int, needed: bool, masks: Sequence[Any] | None) -> np.ndarray | None:
+    """The (K, A) final action masks: ``needed`` for masked episodes with final observations, else none given."""
+    given = [] if masks is None else [m for m in masks if m is not None]
+    if not needed:
+        if given:
+            raise ValueError("final action masks need episodes with action masks and final observations")
+        return None
+    if len(given) != n_episode or len(given) != len(masks or ()):
+        raise ValueError(f"{n_episode} masked episodes with final observations need as many final action masks, got "
+                         f"{masks!r:.80}")
+    return np.stack([np.asarray(m) for m in given])
+
+
+def _next_rows(steps: np.ndarray, finals: np.ndarray, episode_id: np.ndarray) -> np.ndarray:
+    """(M, ...) each step's successor: the next step's row, and its episode's final row at its last step."""
+    out = np.empty_like(steps)
+    out[:-1] = steps[1:]
+    out[last_steps(episode_id)] = finals
+    return out
 
 
 def last_steps(episode_id: np.ndarray) -> np.ndarray:

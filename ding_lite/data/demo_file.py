@@ -15,6 +15,8 @@ File format: one ``.npz`` (a zip of ``.npy`` arrays, read with ``allow_pickle=Fa
   from; of a masked env, its observation part);
 - ``action_mask`` (M, n_actions), only where the env's observations carry an action mask (``Dict(observation,
   action_mask)``): the legal actions of each step, in the env's dtype (``obs`` holds the observation part);
+- ``final_action_mask`` (K, n_actions), beside ``action_mask`` and ``final_obs``: the legal actions after each
+  episode's last step (its final observation's mask: ``DemoDataset.next_action_mask``);
 - ``episode_return`` (K,) float64 and ``episode_length`` (K,) int64, one per kept episode;
 - ``metadata``: a 0-d unicode array holding JSON (format, version, env, policy, checkpoint, counts, success rule).
 
@@ -22,7 +24,8 @@ Which episodes are kept: :func:`~ding_lite.data.demo.success_rule`.
 
 Older files (written before the episode-end flags) lack ``terminated``, ``truncated`` and ``final_obs``; they read as
 they were taken before: every episode terminated at its last step, ``final_obs`` None. Those cut by a time limit
-cannot be told apart in them: collect the demos again where that matters.
+cannot be told apart in them: collect the demos again where that matters. A masked env's files written before the
+final action masks have ``final_obs`` but no ``final_action_mask``: they read with ``final_action_mask`` None.
 
 Writes are atomic (temp file in the target folder, fsync, rename): a killed run never leaves a truncated demo file;
 ``-m collect_demo`` never replaces an earlier file (it writes ``<stem>_1.npz``, ...; ``write_demo(overwrite=False)``).
@@ -42,6 +45,7 @@ from ding_lite.data.demo import (
     ARRAY_KEYS,
     DEMO_FORMAT,
     DEMO_VERSION,
+    FINAL_ACTION_MASK,
     FINAL_OBS,
     PER_EPISODE_KEYS,
     DemoDataset,
@@ -100,8 +104,8 @@ def read_demo(path: str | os.PathLike) -> DemoDataset:
         arrays[TERMINATED] = last_steps(arrays[EPISODE_ID])
         arrays[TRUNCATED] = np.zeros(len(arrays[EPISODE_ID]), dtype=bool)
     dataset = DemoDataset(**{k: arrays[k] for k in (*ARRAY_KEYS, TERMINATED, TRUNCATED)},
-                          final_obs=arrays.get(FINAL_OBS), action_mask=arrays.get(ACTION_MASK), metadata=metadata,
-                          path=path)
+                          final_obs=arrays.get(FINAL_OBS), action_mask=arrays.get(ACTION_MASK),
+                          final_action_mask=arrays.get(FINAL_ACTION_MASK), metadata=metadata, path=path)
     _check_consistent(dataset)
     check_finite(dataset)
     return dataset
@@ -156,6 +160,11 @@ def _shape_problems(ds: DemoDataset) -> list[str]:
     if ds.final_obs is not None and tuple(ds.final_obs.shape) != (k, *ds.obs.shape[1:]):
         problems.append(f"final observations of shape {tuple(ds.final_obs.shape)} for {k} episodes of observations "
                         f"{tuple(ds.obs.shape[1:])}")
+    final_mask, mask_shape = ds.final_action_mask, _mask_shape(ds)
+    if final_mask is not None and (mask_shape is None or ds.final_obs is None
+                                   or tuple(final_mask.shape) != (k, *mask_shape)):
+        problems.append(f"final action masks of shape {tuple(final_mask.shape)} for {k} episodes of action masks "
+                        f"{mask_shape}" + ("" if ds.final_obs is not None else " without final observations"))
     return problems
 
 
@@ -202,6 +211,8 @@ def read_demos(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> DemoDa
         final_obs=None if any(ds.final_obs is None for ds in datasets) else np.concatenate(
             [ds.final_obs for ds in datasets if ds.final_obs is not None]),
         action_mask=None if first.action_mask is None else np.concatenate([ds.action_mask for ds in datasets]),
+        final_action_mask=None if any(ds.final_action_mask is None for ds in datasets) else np.concatenate(
+            [ds.final_action_mask for ds in datasets if ds.final_action_mask is not None]),
         metadata={"format": DEMO_FORMAT, "version": DEMO_VERSION, "sources": [ds.metadata for ds in datasets],
                   "n_episode": int(sum(ds.n_episode for ds in datasets)),
                   "n_step": int(sum(len(ds) for ds in datasets))},

@@ -98,7 +98,8 @@ def collect_demo_pipeline(config: ConfigLike, seed: int | None = 0, load_ckpt: s
         n_episode_rolled_out=n_episode, created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     )
     dataset = episodes_to_dataset([e.steps for e in kept], [e.end.episode_return for e in kept], metadata,
-                                  final_obs=[e.final_obs for e in kept])
+                                  final_obs=[e.final_obs for e in kept],
+                                  final_action_mask=[e.final_action_mask for e in kept])
     out = write_demo(out, dataset, overwrite=False)  # the first free name now (another run may have taken one)
     n_truncated = int(dataset.truncated.sum())
     cut = f" ({n_truncated} of them truncated: cut by a time limit or the step cap)" if n_truncated else ""

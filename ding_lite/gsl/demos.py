@@ -53,7 +53,8 @@ def collect_gsl_demos(cfg: Any, root: Path, subsets: list[list[int]], ids: list[
                     policy=cfg.policy.type, policy_mode="eval", seed=seed, success_rule=rule,
                     n_episode_rolled_out=n_episode, created=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         dataset = episodes_to_dataset([e.steps for e in kept], [e.end.episode_return for e in kept], meta,
-                                      final_obs=[e.final_obs for e in kept])
+                                      final_obs=[e.final_obs for e in kept],
+                                      final_action_mask=[e.final_action_mask for e in kept])
         files.append(str(write_demo(root / DEMOS / f"{name}.npz", dataset)))
         kept_total, steps_total = kept_total + len(kept), steps_total + len(dataset)
     if not files:  # phase II then trains as plain PPO; the run's result says so

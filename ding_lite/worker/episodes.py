@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ding_lite.data.keys import ACTION, ACTION_MASK, OBS, REWARD, TERMINATED, TRUNCATED
+from ding_lite.data.keys import ACTION, ACTION_MASK, OBS, OBSERVATION, REWARD, TERMINATED, TRUNCATED
 from ding_lite.envs.actions import env_actions
 from ding_lite.envs.env_manager import EpisodeEnd, episode_quota
 from ding_lite.envs.env_outputs import (
@@ -16,6 +16,7 @@ from ding_lite.envs.env_outputs import (
     diverged_action,
     non_finite_kind,
     non_finite_rows,
+    obs_row,
     observation_array,
 )
 from ding_lite.errors import EnvError
@@ -28,8 +29,11 @@ class Episode(NamedTuple):
     """One finished episode with its step columns (a demo rollout's)."""
 
     steps: dict[str, np.ndarray]  # obs (T, *obs_shape), action (T, ...), reward (T,), terminated, truncated (T,)
+    # (and action_mask (T, A))
     end: EpisodeEnd
-    final_obs: np.ndarray | None = None  # (*obs_shape) the observation after its last step (to bootstrap a cut one)
+    final_obs: np.ndarray | None = None  # (*obs_shape) the observation after its last step (to bootstrap a cut one;
+    # of a masked env, its observation part)
+    final_action_mask: np.ndarray | None = None  # (A,) of a masked env: the legal actions after its last step
 
 
 class Episodes(NamedTuple):
@@ -44,7 +48,8 @@ class Episodes(NamedTuple):
     spans: list[tuple[int, int, int]]  # (env, first step, end step) of each episode in ``columns``
     columns: dict[str, np.ndarray] | None  # with ``record``: obs, action (as executed), reward (and action_mask),
     # each (T, N, ...)
-    finals: list[np.ndarray | None] | None = None  # with ``record``: each episode's observation after its last step
+    finals: list[Any] | None = None  # with ``record``: each episode's observation after its last step (a masked
+    # env's: its dict of observation and action_mask)
 
     @property
     def capped(self) -> int:
@@ -67,8 +72,9 @@ class Episodes(NamedTuple):
 
     def episodes(self) -> list[Episode]:
         """Every counted episode with its steps and final observation (needs ``record``); one cut at the step cap
-        ends truncated."""
-        return [Episode(self.steps(k), end, None if self.finals is None else self.finals[k])
+        ends truncated. A masked env's final observation is split as its steps are: its observation part and its
+        action mask."""
+        return [Episode(self.steps(k), end, *_split_masked(None if self.finals is None else self.finals[k]))
                 for k, end in enumerate(self.ends)]
 
 
@@ -157,7 +163,7 @@ class _Tally:
         self.ends: list[EpisodeEnd] = []
         self.cut: list[bool] = []
         self.spans: list[tuple[int, int, int]] = []
-        self.finals: list[np.ndarray | None] = []  # each counted episode's final observation (None: not recorded)
+        self.finals: list[Any] = []  # each counted episode's final observation (None: not recorded)
 
     def step(self) -> None:
         self.t += 1
@@ -166,7 +172,7 @@ class _Tally:
         """Envs whose running episode, one that still counts, has ``cap`` steps."""
         return np.flatnonzero((self.t - self.start >= cap) & (self.quota > 0)).tolist()
 
-    def ended(self, end: EpisodeEnd, counted: bool, capped: bool = False, final: np.ndarray | None = None) -> None:
+    def ended(self, end: EpisodeEnd, counted: bool, capped: bool = False, final: Any = None) -> None:
         """Count ``end`` (``final``: its final observation) if ``counted`` and its env's quota is not met; its env's
         next episode starts now."""
         i = end.env_id
@@ -184,10 +190,19 @@ class _Tally:
         self.episode_no[i] += 1
 
 
-def _final_obs(batch: Any, end: EpisodeEnd, record: bool) -> np.ndarray | None:
-    """With ``record``, a copy of the observation part of ``end``'s row of ``batch`` (a manager may reuse its
-    buffers); else None."""
-    return np.array(observation_array(batch)[end.env_id], copy=True) if record else None
+def _final_obs(batch: Any, end: EpisodeEnd, record: bool) -> Any:
+    """With ``record``, a copy of ``end``'s row of ``batch`` (a manager may reuse its buffers): an array, or a masked
+    observation's dict of its observation and action mask; else None."""
+    if not record:
+        return None
+    row = obs_row(batch, end.env_id)
+    return {k: np.array(v, copy=True) for k, v in row.items()} if isinstance(row, dict) else np.array(row, copy=True)
+
+
+def _split_masked(final: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """A final observation as its observation part and its action mask (None: the env has none), as
+    :func:`_record` splits each step's."""
+    return (final[OBSERVATION], final[ACTION_MASK]) if isinstance(final, dict) else (final, None)
 
 
 def _record(columns: dict[str, list[np.ndarray]], obs: Any, action: Any, reward: np.ndarray, space: Any) -> None:

@@ -297,3 +297,57 @@ def test_a_non_finite_box_action_is_refused(tmp_path):
     ds.action[4, 0] = -np.inf
     with pytest.raises(ConfigError, match=r"demo dataset holds inf in its action at step 4 \(episode 1\)"):
         write_demo(tmp_path / "demo.npz", ds)
+
+
+
+def _masked_episodes():
+    """Two masked episodes of 2 and 1 steps over 3 actions: step t of episode k allows action (k + t) % 3 only, and
+    so does the mask after its last step (t = T_k); the observation is [t]."""
+    episodes, finals, masks = [], [], []
+    for k, n in enumerate((2, 1)):
+        legal = (k + np.arange(n)) % 3
+        episodes.append({"obs": np.arange(n, dtype=np.float32)[:, None], "action": legal,
+                         "reward": np.ones(n, dtype=np.float32), "action_mask": np.eye(3, dtype=bool)[legal]})
+        finals.append(np.array([n], dtype=np.float32))
+        masks.append(np.eye(3, dtype=bool)[(k + n) % 3])
+    return episodes, finals, masks
+
+
+def test_a_masked_dataset_keeps_the_final_action_masks(tmp_path):
+    """Each step's mask was kept, the mask after an episode's last step was not: a masked env's next mask (what a TD
+    target's max ranges over) could not be had where its next observation could."""
+    episodes, finals, masks = _masked_episodes()
+    back = read_demo(write_demo(tmp_path / "masked.npz", episodes_to_dataset(
+        episodes, [2.0, 1.0], {}, final_obs=finals, final_action_mask=masks)))
+    np.testing.assert_array_equal(back.final_action_mask, [[0, 0, 1], [0, 0, 1]])  # episode 0: t=2; episode 1: t=1
+    np.testing.assert_array_equal(back.next_obs()[:, 0], [1, 2, 1])
+    np.testing.assert_array_equal(back.next_action_mask(), [[0, 1, 0], [0, 0, 1], [0, 0, 1]])
+    both = read_demos([tmp_path / "masked.npz", tmp_path / "masked.npz"])
+    np.testing.assert_array_equal(both.next_action_mask(), np.concatenate([back.next_action_mask()] * 2))
+    with pytest.raises(ValueError, match="need as many final action masks"):  # a masked episode's final obs: both
+        episodes_to_dataset(episodes, [2.0, 1.0], {}, final_obs=finals)
+    with pytest.raises(ValueError, match="need episodes with action masks and final observations"):
+        episodes_to_dataset(episodes, [2.0, 1.0], {}, final_action_mask=masks)
+    with pytest.raises(ConfigError, match=r"demo dataset has no action masks"):
+        _ended().next_action_mask()
+
+
+def test_an_older_masked_file_without_final_masks_still_loads(tmp_path):
+    """A masked env's file written with final observations but before the final masks reads as it was written."""
+    episodes, finals, masks = _masked_episodes()
+    path = write_demo(tmp_path / "old.npz", episodes_to_dataset(episodes, [2.0, 1.0], {}, final_obs=finals,
+                                                                final_action_mask=masks))
+    new = write_demo(tmp_path / "new.npz", read_demo(path))
+    with np.load(path) as npz:
+        arrays = {k: npz[k] for k in npz.files if k != "final_action_mask"}
+    np.savez(path, **arrays)
+    old = read_demo(path)
+    assert old.final_action_mask is None and old.action_mask is not None
+    np.testing.assert_array_equal(old.next_obs()[:, 0], [1, 2, 1])  # its final observations are still there
+    with pytest.raises(ConfigError, match=r"old\.npz has no final action masks .*collect the demos again"):
+        old.next_action_mask()
+    assert read_demos([path, new]).final_action_mask is None
+    _rewrite(path, final_action_mask=np.ones((2, 4), dtype=bool))
+    with pytest.raises(ConfigError, match=r"final action masks of shape \(2, 4\) for 2 episodes of action masks "
+                                          r"\(3,\)"):
+        read_demo(path)

@@ -13,6 +13,7 @@ from ding_lite.data.demo import episodes_to_dataset
 from ding_lite.data.demo_file import read_demo, write_demo
 from ding_lite.entry.collect_demo import collect_demo_pipeline, rollout_episodes, success_rule
 from ding_lite.envs.env_manager import BaseEnvManager, EpisodeEnd
+from ding_lite.envs.spaces import EncodedObservation
 from ding_lite.errors import ConfigError, DingLiteError
 from ding_lite.utils.checkpoint import save_checkpoint
 
@@ -231,3 +232,54 @@ def test_demo_files_tell_a_time_limit_from_a_terminal_state(tmp_path):
                                   final_obs=[limited.final_obs, free.final_obs])
     back = read_demo(write_demo(tmp_path / "ends.npz", dataset))
     assert back.truncated[4] and back.terminated[-1] and back.truncated.sum() == back.terminated.sum() == 1
+
+
+class _OneLegal(gym.Env):
+    """A masked env with one legal action per step, known by hand: at step t, action 0 at t = 0, else 1 + t % 2
+    (so no final mask equals a first one); the observation is [t]. It lasts ``length`` steps, terminated."""
+
+    def __init__(self, length: int) -> None:
+        self.length, self.t = length, 0
+        self.observation_space = gym.spaces.Dict(observation=gym.spaces.Box(0, 9, (1,), np.float32),
+                                                 action_mask=gym.spaces.MultiBinary(3))
+        self.action_space = gym.spaces.Discrete(3)
+
+    def _obs(self) -> dict[str, np.ndarray]:
+        return {"observation": np.array([self.t], dtype=np.float32),
+                "action_mask": np.eye(3, dtype=np.int8)[0 if self.t == 0 else 1 + self.t % 2]}
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return self._obs(), {}
+
+    def step(self, action):
+        assert self._obs()["action_mask"][int(action)], f"illegal action {action} at step {self.t}"
+        self.t += 1
+        return self._obs(), 1.0, self.t == self.length, False, {}
+
+
+def test_a_masked_envs_demo_keeps_each_episodes_final_action_mask(tmp_path):
+    """Before, a masked env's demo kept each episode's final observation but not its final action mask: the next
+    mask of an episode's last step (a TD target's legal next actions) was lost, though every step's mask was kept.
+    By hand: env 0 terminates after 2 steps (after them, t=2: mask [0, 1, 0]); env 1 would last 5 but the step cap
+    cuts it at 3 (truncated; t=3: mask [0, 0, 1])."""
+    envs = BaseEnvManager([lambda: EncodedObservation(_OneLegal(2)), lambda: EncodedObservation(_OneLegal(5))])
+    envs.seed(0)
+    episodes = rollout_episodes(envs, lambda obs: obs["action_mask"].argmax(axis=1), 2, max_episode_steps=3)
+    envs.close()
+    done, cut = sorted(episodes, key=lambda e: e.end.env_id)
+    assert done.end.terminated and not cut.end.terminated
+    np.testing.assert_array_equal(done.final_action_mask, [False, True, False])
+    np.testing.assert_array_equal(cut.final_action_mask, [False, False, True])
+    dataset = episodes_to_dataset([e.steps for e in (done, cut)], [2.0, 3.0], {},
+                                  final_obs=[e.final_obs for e in (done, cut)],
+                                  final_action_mask=[e.final_action_mask for e in (done, cut)])
+    back = read_demo(write_demo(tmp_path / "masked.npz", dataset))
+    np.testing.assert_array_equal(back.final_obs, [[2], [3]])
+    np.testing.assert_array_equal(back.final_action_mask, [[0, 1, 0], [0, 0, 1]])
+    assert back.final_action_mask.dtype == back.action_mask.dtype == bool
+    # beside next_obs (t + 1 within each episode), the legal actions there: the next step's, the final at an end
+    np.testing.assert_array_equal(back.next_obs()[:, 0], [1, 2, 1, 2, 3])
+    np.testing.assert_array_equal(back.action_mask, [[1, 0, 0], [0, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 0]])
+    np.testing.assert_array_equal(back.next_action_mask(), [[0, 0, 1], [0, 1, 0], [0, 0, 1], [0, 1, 0], [0, 0, 1]])

@@ -57,6 +57,13 @@ def test_collect_demo_keeps_legal_actions_and_the_masks_of_the_steps(tmp_path: P
     assert mask[rows, good.astype(np.int64)].all()
     t = rows - np.repeat(np.cumsum(demo.episode_length) - demo.episode_length, demo.episode_length)
     np.testing.assert_array_equal(mask[:, 0].astype(bool), t % BONUS_EVERY == BONUS_EVERY - 1)
+    # and after each episode's last step (t = LENGTH), the final observation's own mask, kept beside it
+    final = demo.final_action_mask
+    assert final is not None and final.shape == (8, N_ACTIONS) and final.dtype == mask.dtype
+    final_good = demo.final_obs.reshape(8, -1)
+    final_good = final_good[:, 0] if final_good.shape[1] == 1 else final_good.argmax(axis=1)
+    assert final[np.arange(8), final_good.astype(np.int64)].all() and final.sum(axis=1).tolist() == [2] * 8
+    assert not final[:, 0].any()  # LENGTH % BONUS_EVERY == 0: action 0 is not legal after the last step
 
 
 @BUFFER_REGISTRY.register("test_masked_recording")
