@@ -357,7 +357,13 @@ class PettingZooEnv:
     def check_config(cls, cfg: Mapping[str, Any]) -> None:
         """Build one game, reset it, play one move of legal actions and close it: a bad import path, unequal seat
         spaces, or game arguments that fail only once the game is played (PettingZoo's ``rps_v2`` takes
-        ``max_cycles=None`` and fails at its first move) fail before anything is written."""
+        ``max_cycles=None`` and fails at its first move) fail before anything is written. PettingZoo's
+        ``max_cycles`` (the moves after which a game is cut) must be a whole number: at ``inf`` a game that never
+        ends by itself (rock-paper-scissors) would hang its first evaluation."""
+        cycles = (cfg.get("kwargs") or {}).get("max_cycles")
+        if cycles is not None and (isinstance(cycles, bool) or not isinstance(cycles, int) or cycles < 1):
+            raise ConfigError(f"env.kwargs.max_cycles must be a positive int (the moves after which PettingZoo cuts "
+                              f"the game; leave it out for the game's default), got {cycles!r}")
         game: Any = cls(cfg)
         try:
             obs, _ = game.reset(seed=0)

@@ -97,9 +97,21 @@ def test_end_when_out_takes_integral_floats_as_seats() -> None:
     env.close()
 
 
-@pytest.mark.parametrize("max_cycles", [None, "x"])
+@pytest.mark.parametrize("max_cycles", [float("inf"), 0, 1.5, "x", True])
+def test_pettingzoos_max_cycles_is_a_positive_int(max_cycles) -> None:
+    """At max_cycles=inf rock-paper-scissors never ends, and its first evaluation hung (found by the config fuzzer)."""
+    from ding_lite.errors import ConfigError
+
+    cfg = dict(type="pettingzoo", import_path="pettingzoo.classic.rps_v2:parallel_env",
+               kwargs=dict(max_cycles=max_cycles), end_when_out=[], import_names=[])
+    with pytest.raises(ConfigError, match=r"env.kwargs.max_cycles must be a positive int \(the moves after which "
+                                          r"PettingZoo cuts the game; leave it out for the game's default\), got "):
+        PettingZooEnv.check_config(cfg)
+
+
+@pytest.mark.parametrize("max_cycles", [None])
 def test_game_arguments_that_fail_only_at_the_first_move_are_refused_by_the_config_check(max_cycles) -> None:
-    """PettingZoo's rps_v2 takes max_cycles=None or 'x' and fails at its first move: before, that was after the run's
+    """PettingZoo's rps_v2 takes max_cycles=None and fails at its first move: before, that was after the run's
     folder was written (found by the config fuzzer); the config check now plays one move of legal actions."""
     from ding_lite.errors import EnvError
 
