@@ -60,15 +60,25 @@ def build_parser() -> argparse.ArgumentParser:
 def training_run(args: argparse.Namespace, seed: int | None, n_seeds: int) -> tuple[Any, RunOptions]:
     """The compiled config and the :class:`~ding_lite.runtime.run_start.RunOptions` of a training mode's run of
     ``seed`` (one of ``n_seeds``; None: the config's ``seed``): the config is compiled here (``--strict``, ``--set``),
-    so the options carry none."""
+    so the options carry none. ``--resume`` of a command over several seeds that was stopped continues the seeds it
+    had started and starts those it had not reached (no folder yet); where no seed has a folder, it is refused as
+    for one seed (a mistyped --exp-name is no new run)."""
     from ding_lite.build import load_config
     from ding_lite.runtime.experiment import experiment_dir
     from ding_lite.runtime.run_start import RunOptions
+    from ding_lite.utils.log import LOGGER_NAME
 
     cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
     seed = int(cfg.seed)
-    return cfg, RunOptions(seed, args.max_env_step, args.max_train_iter,
-                           exp_dir=experiment_dir(cfg, args.exp_name, seed, n_seeds), resume=args.resume,
+    exp_dir = experiment_dir(cfg, args.exp_name, seed, n_seeds)
+    resume = args.resume
+    if resume and n_seeds > 1 and not exp_dir.exists() and \
+            any(experiment_dir(cfg, args.exp_name, other, n_seeds).exists() for other in args.seed or ()):
+        # a command over several seeds that was stopped: the seeds it had not reached start now
+        logging.getLogger(LOGGER_NAME).info(f"--resume: {exp_dir} holds no run yet (the command stopped before "
+                                            f"seed {seed}): starting it")
+        resume = False
+    return cfg, RunOptions(seed, args.max_env_step, args.max_train_iter, exp_dir=exp_dir, resume=resume,
                            load_ckpt=args.load_ckpt, progress=not args.no_progress)
 
 

@@ -176,6 +176,9 @@ def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None
         except CheckpointError as exc:
             raise CheckpointError(f"{source}: {exc}") from exc
     if resume:
+        if not exp_dir.is_dir():
+            raise CheckpointError(f"--resume: there is no run to continue in {exp_dir} (no such folder): leave "
+                                  f"--resume out to start it, or name the run's folder with --exp-name")
         latest = resume_checkpoint(exp_dir / "ckpt")  # the newest that loads: an unreadable one is skipped, warned
         if latest is None:
             raise CheckpointError(

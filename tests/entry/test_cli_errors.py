@@ -128,8 +128,7 @@ CASES = {
                                      "policy 'dqn'"),
     "resume without checkpoint": (
         lambda d: ["-c", DQN, "--resume"],
-        "--resume: no iteration_N.pth.tar or resume_N.pth.tar checkpoint in exp/ckpt (the run stopped before its "
-        "first one): start from another checkpoint with --load-ckpt PATH"),
+        "--resume: there is no run to continue in exp (no such folder): leave --resume out to start it"),
     "eval: missing checkpoint": (lambda d: ["-m", "eval", "-c", DQN, "--load-ckpt", "nope.pth.tar"],
                                  "checkpoint not found: nope.pth.tar"),
     "eval: corrupt checkpoint": (lambda d: ["-m", "eval", "-c", DQN, "--load-ckpt", _truncated_checkpoint(d)],

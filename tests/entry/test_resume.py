@@ -235,3 +235,35 @@ def test_ctrl_c_or_sigterm_stops_between_iterations_with_a_checkpoint_to_resume_
                     f"{state['replay_buffer']['samples']:,} samples from {name.replace('.pth.tar', BUFFER_SUFFIX)}"
     result = json.loads((tmp_path / "exp" / "result.json").read_text())
     assert result["train_iter"] == train_iter + 40 and result["segments"] == 2
+
+
+def test_resume_of_a_command_over_several_seeds_starts_the_seeds_it_had_not_reached(tmp_path: Path) -> None:
+    """`-s 0 -s 1 --resume` after the command stopped during seed 0 (Ctrl-C, a scheduler's SIGTERM): seed 0 goes on
+    from its checkpoint and seed 1, whose folder does not exist yet, starts. Before, seed 1 was refused ('no
+    checkpoint ... the run stopped before its first one') and the command could not be completed with --resume."""
+    budget = ["--max-env-step", "256", "--set", "env.stop_value=None", "--set", "policy.eval.final_episodes=0"]
+    first = run_cli("-c", DQN, "-s", "0", "--exp-name", "runs_seed0", *budget, cwd=tmp_path)  # seed 0's folder only
+    assert first.returncode == 0, first.stderr
+    proc = run_cli("-c", DQN, "-s", "0", "-s", "1", "--exp-name", "runs", "--resume", *budget, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith("loaded runs_seed0/ckpt/iteration_")
+    assert "--resume: runs_seed1 holds no run yet (the command stopped before seed 1): starting it" in lines
+    assert json.loads((tmp_path / "runs_seed1" / "result.json").read_text())["segments"] == 1
+
+
+def test_resume_of_a_folder_that_does_not_exist_says_so(tmp_path: Path) -> None:
+    """One seed (or several, none of whose folders exist): a mistyped --exp-name is no new run; the line says there
+    is no such folder (before: 'no checkpoint in .../ckpt (the run stopped before its first one)')."""
+    for seeds in (["-s", "0"], ["-s", "0", "-s", "1"]):
+        proc = run_cli("-c", DQN, *seeds, "--exp-name", "typo", "--resume", cwd=tmp_path)
+        assert proc.returncode == 2 and not list(tmp_path.iterdir()), proc.stderr
+        folder = "typo" if len(seeds) == 2 else "typo_seed0"
+        assert proc.stderr.strip() == f"ding_lite: error: --resume: there is no run to continue in {folder} (no such " \
+                                      f"folder): leave --resume out to start it, or name the run's folder with " \
+                                      f"--exp-name"
+    (tmp_path / "typo" / "ckpt").mkdir(parents=True)  # a folder whose run wrote no checkpoint yet
+    proc = run_cli("-c", DQN, "--exp-name", "typo", "--resume", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.startswith(
+        "ding_lite: error: --resume: no iteration_N.pth.tar or resume_N.pth.tar checkpoint in typo/ckpt (the run "
+        "stopped before its first one)")
