@@ -181,7 +181,8 @@ def summary_table(groups: Sequence[Group]) -> str:
     head += ["wall time (s)"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for label, s in rows:
-        seeds = str(s["runs"]) if s["finished"] == s["runs"] else f"{s['runs']} ({s['runs'] - s['finished']} running)"
+        unfinished = s["runs"] - s["finished"]
+        seeds = f"{s['runs']} ({unfinished} unfinished)" if unfinished else str(s["runs"])
         stop = ", ".join(_fmt(v) for v in s["stop_values"]) or "-"
         cells = [label, seeds, stop, f"{s['solved']}/{s['finished']}", _median_range(s["steps_to_stop"]),
                  _mean_sd(s["final_return"])]

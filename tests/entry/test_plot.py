@@ -108,7 +108,7 @@ def test_extra_panels_plug_in_by_tag(tmp_path: Path) -> None:
     assert panel_keys(groups, PANELS[1]) == {"main": "selfplay/elo_main"}
     table = plot_pipeline([tmp_path], tmp_path / "fig.png")
     assert _png_size(tmp_path / "fig.png") == (3 * 960, 660)
-    assert _rows(table)["gsl"]["seeds"] == "2 (2 running)"  # no result.json: still running
+    assert _rows(table)["gsl"]["seeds"] == "2 (2 unfinished)"  # no result.json: running, stopped or killed
 
 
 def test_stop_line_only_within_the_data_range(runs: Path) -> None:
