@@ -19,10 +19,11 @@ from ding_lite.config.compile import SECTIONS_BY_PATH, CompiledConfig, section_a
 from ding_lite.config.frozen import thawed
 from ding_lite.envs.env_outputs import close_env
 from ding_lite.envs.gym_env import build_env, env_fn
-from ding_lite.envs.hooks import BuildsOwnEnvs, ChecksConfig, SeatedGames
+from ding_lite.envs.hooks import BuildsOwnEnvs, ChecksConfig
 from ding_lite.envs.spaces import is_masked, observation_part
 from ding_lite.envs.variations import variation_env_fns, variation_ids
 from ding_lite.errors import ConfigError
+from ding_lite.league.seats import check_single_agent
 from ding_lite.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY, add_config_folder, import_modules
 from ding_lite.utils.seed import SeedPlan
 
@@ -63,15 +64,6 @@ def check_env_config(env_cfg: Mapping[str, Any]) -> None:
     if isinstance(env_type, ChecksConfig):
         env_type.check_config(env_cfg)
     variation_ids(env_cfg)  # ids out of range are config errors (envs/variations.py)
-
-
-def check_single_agent(env_cfg: Mapping[str, Any]) -> None:
-    """Refuse a multi-agent game (an env type with seats) where a pipeline trains one agent on a plain env: before,
-    a game reached the serial pipeline and failed on its packed action space, which named no way out."""
-    if isinstance(ENV_REGISTRY.get(env_cfg["type"]), SeatedGames):
-        raise ConfigError(f"env type '{env_cfg['type']}' plays a multi-agent game, and this pipeline trains one "
-                          f"agent on a single-agent env: train a game with -m selfplay (or -m parallel, which runs "
-                          f"self-play on Ray)")
 
 
 def fill_model_shapes(cfg: EasyDict, observation_space: gym.Space, action_space: gym.Space) -> None:
@@ -243,7 +235,7 @@ def fill_model_shapes_from_env(cfg: EasyDict) -> None:
     """Resolve a plain env's part of a config before anything is built or written: check the env section, fill the
     model shapes from one probe env (closed again) and check them. The probe is one env as the env managers build
     it: ``build_env``, or a one-env manager where the manager makes its own envs (envpool)."""
-    check_single_agent(cfg.env)
+    check_single_agent(cfg)
     check_env_config(cfg.env)
     manager_type = ENV_MANAGER_REGISTRY.get((cfg.env.get("manager") or {}).get("type", "base"))
     probe = build_env_manager(cfg.env, 1) if isinstance(manager_type, BuildsOwnEnvs) else build_env(cfg.env)

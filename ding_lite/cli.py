@@ -92,7 +92,7 @@ def run_serial(args: argparse.Namespace, seed: int | None, n_seeds: int) -> Any:
 def run_parallel(args: argparse.Namespace, seed: int | None, n_seeds: int) -> Any:
     from ding_lite.entry.parallel import parallel_pipeline
     from ding_lite.entry.parallel_selfplay import parallel_selfplay_pipeline
-    from ding_lite.league.arena import is_selfplay_config
+    from ding_lite.league.seats import is_selfplay_config
 
     cfg, options = training_run(args, seed, n_seeds)
     pipeline = parallel_selfplay_pipeline if is_selfplay_config(cfg) else parallel_pipeline  # a game: self-play

@@ -16,8 +16,9 @@ import numpy as np
 
 from ding_lite.build import build
 from ding_lite.envs.env_manager import EpisodeEnd
-from ding_lite.league.arena import SelfPlayEnvManager, game_layout
+from ding_lite.league.arena import SelfPlayEnvManager
 from ding_lite.league.opponents import PlayerSet
+from ding_lite.league.seats import game_layout
 
 
 class LeagueView(NamedTuple):

@@ -14,7 +14,7 @@ from ding_lite.data.demo import episodes_to_dataset, success_rule
 from ding_lite.data.demo_file import write_demo
 from ding_lite.data.keys import ACTION
 from ding_lite.errors import ConfigError, DingLiteError
-from ding_lite.league.arena import is_selfplay_config
+from ding_lite.league.seats import is_selfplay_config
 from ding_lite.runtime.experiment import checkpoint_to_run, experiment_dir
 from ding_lite.utils.atomic import check_writable, free_path
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights

@@ -14,7 +14,7 @@ from ding_lite.build import (
 )
 from ding_lite.config.frozen import freeze
 from ding_lite.errors import ConfigError
-from ding_lite.league.arena import is_selfplay_config
+from ding_lite.league.seats import is_selfplay_config
 from ding_lite.runtime.experiment import checkpoint_to_run
 from ding_lite.runtime.selfplay import checkpoint_evaluator, resolve_selfplay_config
 from ding_lite.utils.atomic import check_writable

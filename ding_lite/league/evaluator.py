@@ -10,8 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from ding_lite.league.arena import LEARNER, SelfPlayEnvManager
+from ding_lite.league.arena import SelfPlayEnvManager
 from ding_lite.league.payoff import DRAW, WIN
+from ding_lite.league.seats import LEARNER
 from ding_lite.worker.episodes import run_episodes
 from ding_lite.worker.evaluator import EvalResult
 from ding_lite.worker.tracker import BestReturnTracker, Tracked

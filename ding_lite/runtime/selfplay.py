@@ -13,12 +13,13 @@ import gymnasium as gym
 
 from ding_lite.build import build, build_env_manager, check_env_config, check_model_shapes, fill_model_shapes
 from ding_lite.errors import CheckpointError, ConfigError
-from ding_lite.league.arena import LEARNER, SelfPlayEnvManager, check_learner_seat, check_seat_count, game_layout
+from ding_lite.league.arena import SelfPlayEnvManager
 from ding_lite.league.evaluator import SelfPlayEvaluator
 from ding_lite.league.opponents import SNAPSHOT_ACTS, PlayerSet
 from ding_lite.league.payoff import PayoffTable
 from ding_lite.league.pool import LEARNER as ELO_LEARNER
 from ding_lite.league.pool import OpponentPool
+from ding_lite.league.seats import LEARNER, check_learner_seat, check_seat_count, game_layout
 from ding_lite.registry import OPPONENT_REGISTRY, closest_match
 from ding_lite.runtime.parts import StartCheckpoint
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights

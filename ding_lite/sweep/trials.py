@@ -228,10 +228,9 @@ def check_trial_start(cfg: Any) -> None:
     """What each trial's serial run checks before its first step, checked once here before Ray starts, so that a
     config no trial can run is one error and not every trial failed: the env (a multi-agent game, an unknown id, the
     model shapes from one probe env) and the policy (built once and dropped: its settings, its demo files)."""
-    from ding_lite.build import build, check_single_agent, fill_model_shapes_from_env
+    from ding_lite.build import build, fill_model_shapes_from_env
 
-    check_single_agent(cfg.env)  # trials run the serial pipeline
-    fill_model_shapes_from_env(cfg)
+    fill_model_shapes_from_env(cfg)  # a multi-agent game refused there: trials run the serial pipeline
     build(cfg, "policy")
 
 

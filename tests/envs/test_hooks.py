@@ -14,8 +14,9 @@ from ding_lite.envs.gym_env import GymnasiumEnv
 from ding_lite.envs.hooks import BuildsOwnEnvs, ChecksConfig, HasVariations, SeatedGames
 from ding_lite.envs.multi_agent import PettingZooEnv
 from ding_lite.errors import ConfigError
-from ding_lite.league.arena import SelfPlayEnvManager, game_layout, is_selfplay_config
+from ding_lite.league.arena import SelfPlayEnvManager
 from ding_lite.league.opponents import PlayerSet
+from ding_lite.league.seats import game_layout, is_selfplay_config
 from ding_lite.registry import ENV_REGISTRY
 
 pytestmark = pytest.mark.unittest

@@ -11,7 +11,7 @@ from ding_lite.build import load_config
 from ding_lite.envs.gym_env import build_env
 from ding_lite.envs.multi_agent import PettingZooEnv
 from ding_lite.errors import ConfigError
-from ding_lite.league.arena import check_learner_seat
+from ding_lite.league.seats import check_learner_seat
 from ding_lite.runtime.selfplay import selfplay_parts
 from ding_lite.worker.learner import BaseLearner
 

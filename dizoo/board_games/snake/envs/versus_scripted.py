@@ -17,8 +17,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ding_lite.league.arena import game_score
 from ding_lite.league.payoff import DRAW, WIN
+from ding_lite.league.seats import game_score
 from ding_lite.registry import OPPONENT_REGISTRY
 from dizoo.board_games.snake.envs import heuristic  # noqa: F401  (registers the scripted snakes)
 from dizoo.board_games.snake.envs.snake_arena import SnakeArenaEnv
