@@ -235,9 +235,9 @@ ENV_REGISTRY = Registry("env", ["ding_lite.envs"])
 ENV_MANAGER_REGISTRY = Registry("env_manager", ["ding_lite.envs"])
 BUFFER_REGISTRY = Registry("buffer", ["ding_lite.data"])
 COLLECTOR_REGISTRY = Registry("collector", ["ding_lite.worker"])
-EVALUATOR_REGISTRY = Registry("evaluator", ["ding_lite.worker"])
+EVALUATOR_REGISTRY = Registry("evaluator", ["ding_lite.worker", "ding_lite.gsl.plateau"])  # plateau: GSL phase I
 LEARNER_HOOK_REGISTRY = Registry("learner_hook", ["ding_lite.worker"])
-OPPONENT_REGISTRY = Registry("opponent", ["ding_lite.league"])  # scripted self-play opponents (baselines)
+OPPONENT_REGISTRY = Registry("opponent", ["ding_lite.league.opponents"])  # scripted self-play opponents (baselines)
 
 # Top-level config sections owned by a pipeline or another component (name -> the section's default dict), merged
 # into every compiled config. The owner registers its section next to its defaults, e.g.

@@ -244,3 +244,19 @@ def test_a_module_that_fails_while_imported_is_named(plugin_dir: Path) -> None:
     with pytest.raises(PluginImportError, match=r"module 'broken_plugin_raises' listed in env.import_names failed "
                                                  r"while being imported: ValueError: bad constant"):
         import_modules(["broken_plugin_raises"], "env")
+
+
+def test_every_builtin_type_is_found_in_a_fresh_process() -> None:
+    # A lookup in a process that imported nothing else finds every built-in docs/concepts.md lists: before, the
+    # 'plateau' evaluator and the 'random' opponent were registered only once their modules happened to be imported
+    # (`--set policy.eval.evaluator.type=plateau` was an unknown type).
+    import subprocess
+
+    from conftest import cli_env
+
+    code = ("from ding_lite.registry import EVALUATOR_REGISTRY as E, OPPONENT_REGISTRY as O\n"
+            "E.get('plateau'); O.get('random')\n"
+            "print(E.names(), O.names())")
+    proc = subprocess.run([sys.executable, "-c", code], env=cli_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "['interaction', 'plateau'] ['random']"
