@@ -127,6 +127,9 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         result.update(parts.stats())
         result.update(_final_eval(cfg, parts, learner, run.seeds))
         result.update(restarts.result(result["env_step"]))  # the final evaluation's restarts count too
+        if restarts.total():  # the same count as result.json's, the final evaluation's included
+            logger.info(f"env worker restarts: {restarts.total()} ("
+                        + ", ".join(f"{k} {v}" for k, v in restarts.per_manager().items()) + ")")
         ignored = ignored_keys(cfg)
         result.update(seed=run.seed, wall_seconds=round(record.wall_seconds(), 3), segments=len(record.resumes) + 1,
                       resumed_from=record.resumes, exp_dir=str(exp_dir), ignored_keys=ignored)
@@ -189,10 +192,6 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
             logger.progress(collector.env_step, learner.train_iter, learner.samples_trained,
                             None if last_eval is None else last_eval.mean)
     learner.end_run(collector.env_step)
-    per_manager = restarts.per_manager()
-    if restarts.total():
-        logger.info("env worker restarts: " + f"{restarts.total()} (" +
-                    ", ".join(f"{k} {v}" for k, v in per_manager.items()) + ")")
     return {
         "stop": bool(last_eval.stop),
         "stop_reason": last_eval.stop_reason if last_eval.stop else None,  # the log's words for why it stopped

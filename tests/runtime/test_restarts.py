@@ -58,3 +58,17 @@ def test_a_resumed_run_counts_on_from_its_checkpoints_restarts(tmp_path: Path) -
     assert json.loads((exp / "result.json").read_text())["env_restarts"] == result["env_restarts"]
     counts = read_scalars(exp / "log").series["env/restarts"].values
     assert counts == sorted(counts) and counts[-1] >= saved["collector"] + 4, counts
+
+
+def test_the_logs_restart_line_counts_the_final_evaluations_restarts(tmp_path: Path) -> None:
+    # the text log's "env worker restarts" line and result.json's env_restarts count the same restarts: before, the
+    # line was written before the final evaluation of the best checkpoint, whose restarts only result.json counted
+    # (6 in the log, 16 in result.json for an env whose workers die every 50 steps)
+    exp = tmp_path / "exp"
+    result = serial_pipeline(_faulty_dqn(exp), seed=0, max_env_step=64, progress=False)
+    lines = [line for line in (exp / "log" / "train.log").read_text().splitlines()
+             if line.startswith("env worker restarts: ")]
+    assert len(lines) == 1, lines
+    evaluator = int(lines[0].rsplit("evaluator ", 1)[1].rstrip(")"))
+    assert evaluator > 0  # the final evaluation's 20 episodes of 12 steps restart its one env's worker
+    assert lines[0].startswith(f"env worker restarts: {result['env_restarts']} (")
