@@ -106,8 +106,11 @@ def check_backends(log_cfg: Mapping[str, Any]) -> list[Any]:
     for name in backends:
         try:
             cls = TRACKER_REGISTRY.get(name)
-        except UnknownTypeError as exc:
-            raise ConfigError(f"log.backends: {exc}") from None
+        except UnknownTypeError as exc:  # the log section has no import_names: say which one imports a tracker
+            known = str(exc).split(". A custom ")[0]
+            raise ConfigError(f"log.backends: {known}. A tracker of your own must be registered with "
+                              f"@TRACKER_REGISTRY.register('{name}') in a module that a section's import_names "
+                              f"imports (e.g. env.import_names), or by a plugin") from None
         check = getattr(cls, "check", None)
         if check is not None:
             check(log_cfg)

@@ -188,6 +188,10 @@ def test_a_tracker_whose_package_fails_to_import_quotes_the_error(error, capsys,
 def test_unknown_tracker_did_you_mean(capsys, tmp_path, monkeypatch) -> None:
     line = _bad(["--set", "log.backends=['tensorbord']"], capsys, tmp_path, monkeypatch)
     assert "log.backends: unknown tracker type 'tensorbord' (did you mean 'tensorboard'?)" in line
+    # the fix names a section that has import_names (before: "the section's import_names", and the log section has
+    # none: log.import_names was an unknown key)
+    assert "in a module that a section's import_names imports (e.g. env.import_names)" in line
+    assert "the section's import_names" not in line
     line = _bad(["--set", "log.backends='wandb'"], capsys, tmp_path, monkeypatch)
     assert "config key 'log.backends' must be a list, got str 'wandb'" in line
 
