@@ -40,7 +40,8 @@ NO_EFFECT: dict[str, str] = {
                                                    "(collect/episode_return)",
     "env.replay_path": "training records no videos (DI-engine's serial pipeline does not either; its eval entry "
                        "does)",
-    "env.manager.shared_memory": "observations travel through the env manager's pipes or in-process",
+    "env.manager.shared_memory": "the subprocess env manager always passes observations through shared memory (the "
+                                 "base manager steps its envs in-process)",
     "env.manager.cfg_type": "DI-engine's config bookkeeping",
     "policy.learn.learner.train_iterations": "the budget is --max-train-iter",
     "policy.learn.multi_gpu": "ding_lite trains on one device",

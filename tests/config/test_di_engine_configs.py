@@ -117,3 +117,12 @@ def test_di_engine_collect_n_episode() -> None:
     assert "n_episode" not in samples.policy.collect and ignored_keys(samples) == []
     assert any("'policy.collect.n_episode' has no effect here: the 'sample' collector collects policy.collect.n_sample"
                in note for note in notes)
+
+
+def test_the_shared_memory_note_says_what_the_subprocess_manager_does() -> None:
+    # DI-engine's env.manager.shared_memory has no effect because the subprocess manager always uses shared memory
+    # (docs/env_managers.md); the note said observations travel through the pipes
+    from ding_lite.config.di_engine import NO_EFFECT
+
+    note = NO_EFFECT["env.manager.shared_memory"]
+    assert "always passes observations through shared memory" in note and "pipes" not in note
