@@ -104,7 +104,8 @@ def build_sweep_parser() -> argparse.ArgumentParser:
     parser.add_argument("--metric", default="eval_return", help=f"objective, a result.json number: "
                         f"{', '.join(METRICS)} (default eval_return, the last evaluation's return)")
     parser.add_argument("--objective-mode", dest="objective_mode", default=None, choices=["max", "min"],
-                        help="maximise or minimise the objective (default: max for returns, min for env_step)")
+                        help="maximise or minimise the objective (default: max for returns, min for env_step and "
+                        "wall_seconds)")
     parser.add_argument("--pruner", default=None, choices=PRUNERS, help="stop trials that trail at the same env "
                         "step (default asha for optuna search, none otherwise)")
     parser.add_argument("--prune-after", type=positive_int, default=None, metavar="ENV_STEPS",

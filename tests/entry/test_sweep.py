@@ -298,3 +298,13 @@ def test_a_finished_seed_of_a_trial_leaves_no_replay_buffer_files(tmp_path: Path
     for seed in (0, 1):
         ckpt = tmp_path / f"run_seed{seed}" / "ckpt"
         assert sorted(p.name for p in ckpt.iterdir()) == ["iteration_10.pth.tar", "resume_12.pth.tar"]
+
+
+def test_the_objective_modes_help_names_every_metric_minimised() -> None:
+    # --metric wall_seconds is minimised by default as env_step is (docs/sweep.md); the help named env_step only
+    from ding_lite.entry.sweep import build_sweep_parser
+    from ding_lite.sweep.trials import METRICS
+
+    text = " ".join(build_sweep_parser().format_help().split())
+    assert all(metric in text.split("--objective-mode {max,min}")[-1].split("--pruner")[0]
+               for metric, mode in METRICS.items() if mode == "min")
