@@ -253,9 +253,9 @@ Every default key, with its default and the comment written next to it in the co
 defaults of the components a config names (by `type`) under the user's values; see [concepts](concepts.md#config)
 for the rules. Types are checked against the defaults: a key whose default is `None` takes any value (but a bool
 never where its name implies a number), `None` is accepted only for such keys and for those whose comment gives it
-a meaning (`type`, clips, timeouts, windows, `n_sample`, `discount_factor`, `max_episode_steps`, `exp_name`), an int
-key also takes an integral float (`1e4`), a float key also takes an int. An empty dict (`{}`) is a section whose
-keys come from another component (e.g. `policy.model` from the model) or are free.
+a meaning (`type`, clips, timeouts, windows, `n_sample`, `discount_factor`, `max_episode_steps`, `exp_name`,
+`target_theta`), an int key also takes an integral float (`1e4`), a float key also takes an int. An empty dict
+(`{}`) is a section whose keys come from another component (e.g. `policy.model` from the model) or are free.
 Numbers are also checked against the range their key's name implies (counts at least 1, learning rates > 0, loss
 weights ≥ 0, discount factors and probabilities in [0, 1], no NaN; see [concepts](concepts.md#config), step 6).
 

@@ -99,12 +99,13 @@ RULES: tuple[tuple[str, Bound], ...] = (
 
 # Keys whose default is a value but which also take None, in the meaning their reference gives: a section's
 # component type (None: the default one), a clip or a rate guard switched off, a time limit lifted, γ given at
-# DI-engine's positions instead, n_sample from the env count, the experiment folder from --exp-name. None for any
+# DI-engine's positions instead, n_sample from the env count, the experiment folder from --exp-name, target networks
+# copied every target_update_freq updates instead of averaged (an off-policy target_theta). None for any
 # other key whose default is not None is a ConfigError (a count of None would fail deep inside a run, a switch of
 # None would silently be off).
 NULLABLE: tuple[str, ...] = (
     "type", "exp_name", "grad_clip_value", "reward_clip", "*_timeout", "*_window", "n_sample", "discount_factor",
-    "max_episode_steps",
+    "max_episode_steps", "target_theta",
 )
 
 

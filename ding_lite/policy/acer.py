@@ -86,7 +86,7 @@ class ACERPolicy(Policy):
         if learn["trust_region_statistics"] not in TRUST_REGION_STATISTICS:
             raise ConfigError(f"policy.learn.trust_region_statistics must be 'probability' or 'logit', got "
                               f"{learn['trust_region_statistics']!r}")
-        if not 0.0 <= float(learn["target_theta"]) <= 1.0:
+        if learn["target_theta"] is None or not 0.0 <= float(learn["target_theta"]) <= 1.0:  # no hard copies here
             raise ConfigError(f"policy.learn.target_theta must be in [0, 1], got {learn['target_theta']!r}")
         self._optimizer_actor = adam(self._model.actor.parameters(), lr=learn["learning_rate_actor"])
         self._optimizer_critic = adam(self._model.critic.parameters(), lr=learn["learning_rate_critic"])

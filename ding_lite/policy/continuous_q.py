@@ -49,7 +49,7 @@ class ContinuousQPolicy(OffPolicyPolicy):
         learn=dict(
             batch_size=256,  # samples per gradient step
             update_per_collect=1,  # gradient steps after each collect
-            target_theta=0.005,  # Polyak τ of the target networks
+            target_theta=0.005,  # Polyak τ of the target networks (None: hard copies every target_update_freq)
             # values, targets, weights and Adam stay float32 whatever this is (docs/sac_td3.md)
             gradient_dtype="float32",  # 'bfloat16': gradient-only products between layers >= 64 wide in bfloat16
         ),

@@ -147,6 +147,8 @@ def test_config_errors_name_the_setting():
         build(_cfg(trust_region_value=0.0), "policy", enable_field=["learn"])
     with pytest.raises(ConfigError, match="target_theta must be in \\[0, 1\\], got 2"):
         build(_cfg(target_theta=2.0), "policy", enable_field=["learn"])
+    with pytest.raises(ConfigError, match="target_theta must be in \\[0, 1\\], got None"):  # no hard copies here
+        build(_cfg(target_theta=None), "policy", enable_field=["learn"])
     cfg = _cfg()
     cfg.policy.model.action_space = "continuous"
     with pytest.raises(ConfigError, match="discrete action space"):

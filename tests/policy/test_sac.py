@@ -99,3 +99,12 @@ def test_samples_are_the_valid_one_step_transitions() -> None:
 def test_bad_settings_name_their_key(override: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         continuous_policy("sac", override)
+
+
+@pytest.mark.parametrize("policy_type", ["sac", "td3"])
+def test_target_theta_none_is_hard_copies_as_the_off_policy_base_says(policy_type: str) -> None:
+    # docs/sac_td3.md: target_theta None means hard copies every target_update_freq updates; SAC's and TD3's own
+    # message says "(0, 1] or None", but the config check refused None ("must be a number, got None")
+    policy = continuous_policy(policy_type, "policy.learn.target_theta=None", "policy.learn.target_update_freq=2")
+    assert policy.cfg.learn.target_theta is None
+    assert [policy._targets_due(k) for k in (1, 2, 3, 4)] == [False, True, False, True]
