@@ -127,9 +127,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         result.update(parts.stats())
         result.update(_final_eval(cfg, parts, learner, run.seeds))
         result.update(restarts.result(result["env_step"]))  # the final evaluation's restarts count too
-        if restarts.total():  # the same count as result.json's, the final evaluation's included
-            logger.info(f"env worker restarts: {restarts.total()} ("
-                        + ", ".join(f"{k} {v}" for k, v in restarts.per_manager().items()) + ")")
+        _log_restarts(logger, restarts)  # the same count as result.json's, the final evaluation's included
         ignored = ignored_keys(cfg)
         result.update(seed=run.seed, wall_seconds=round(record.wall_seconds(), 3), segments=len(record.resumes) + 1,
                       resumed_from=record.resumes, exp_dir=str(exp_dir), ignored_keys=ignored)
@@ -140,6 +138,12 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         if videos is not None:
             videos.close()
     return result
+
+
+def _log_restarts(logger: ExperimentLogger, restarts: RunRestarts) -> None:
+    if restarts.total():
+        logger.info(f"env worker restarts: {restarts.total()} ("
+                    + ", ".join(f"{k} {v}" for k, v in restarts.per_manager().items()) + ")")
 
 
 def _log_done(logger: ExperimentLogger, result: dict[str, Any], exp_dir: Path, ignored: list[str]) -> None:
