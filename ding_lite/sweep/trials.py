@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ding_lite.errors import ConfigError, PluginImportError, first_line
+from ding_lite.errors import ConfigError, DingLiteError, PluginImportError, first_line
 from ding_lite.runtime.replay_ckpt import remove_buffer_files
 from ding_lite.sweep.space import (
     SweepError,
@@ -235,8 +235,9 @@ def check_trial_start(cfg: Any) -> None:
 
 
 def check_spec(spec: SweepSpec, resume: bool) -> list[Any]:
-    """Every input checked before Ray starts or anything is written: the space, its keys and each listed value
-    (compiled into the config), the metric, the pruner, the sweep folder. Returns the dimensions."""
+    """Every input checked before Ray starts or anything is written: the space, its keys and each listed value (the
+    config with it checked as a trial's run would check it: :func:`check_trial_start`), the metric, the pruner, the
+    sweep folder. Returns the dimensions."""
     from ding_lite.build import load_config
     from ding_lite.runtime.run_start import check_budget
 
@@ -251,8 +252,9 @@ def check_spec(spec: SweepSpec, resume: bool) -> list[Any]:
         for d in dims:
             for value in d.probe_values():
                 try:
-                    load_config(spec.config, strict=spec.strict, overrides=[*spec.overrides, override(d.key, value)])
-                except ConfigError as exc:
+                    check_trial_start(load_config(spec.config, strict=spec.strict,
+                                                  overrides=[*spec.overrides, override(d.key, value)]))
+                except DingLiteError as exc:
                     raise SweepError(f"--space {d.spec}: {exc}") from None
     finally:
         console.setLevel(level)

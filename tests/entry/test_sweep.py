@@ -248,6 +248,9 @@ BAD = {
     "pruning a step count": ([*GRID, "--metric", "env_step", "--pruner", "asha"],
                              "--pruner asha compares evaluation returns during a trial"),
     "resume of nothing": ([*GRID, "--resume"], "--resume: no sweep to continue in"),
+    "a value no trial's run could start with": (["--space", "policy.model.sigma_type=['bogus']"],
+                                                "--space policy.model.sigma_type=['bogus']: model.sigma_type must be "
+                                                "'fixed'"),
 }
 
 
