@@ -25,9 +25,12 @@ Run from the repository root (a few seconds per case that compiles; ``--help`` l
 from __future__ import annotations
 
 import argparse
+import atexit
+import functools
 import logging
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -83,7 +86,15 @@ CONFIG_TINY: dict[str, list[str]] = {
     "snake_arena_ppo_config.py": ["policy.collect.n_sample=64"],
     "rps_ppo_config.py": ["policy.collect.n_sample=60"],
     "cartpole_ppo_config.py": ["policy.collect.n_sample=64"],
+    "pendulum_ppo_config.py": ["policy.collect.n_sample=64"],
+    "cartpole_ppo_dapg_config.py": ["policy.collect.n_sample=64"],
+    # off-policy: a first gradient step inside the 128 env steps (their 1,000 random steps would refuse the budget)
+    "pendulum_sac_config.py": ["policy.learning_starts=32"],
+    "pendulum_td3_config.py": ["policy.learning_starts=32"],
 }
+# configs that learn from a demo file (policy.learn.demo_path, made by a trained expert): each case is given a
+# synthetic one that fits the config's model (random steps; see demo_file)
+NEEDS_DEMO = ("cartpole_ppo_dapg_config.py",)
 
 
 @dataclass(frozen=True)
@@ -95,7 +106,29 @@ class Target:
     extra: tuple[str, ...] = ()  # --set of every case (e.g. env.manager.type=subprocess)
 
     def tiny(self) -> list[str]:
-        return TINY[self.mode] + CONFIG_TINY.get(self.path.name, []) + list(self.extra)
+        demo = [f"policy.learn.demo_path={str(demo_file(self))!r}"] if self.path.name in NEEDS_DEMO else []
+        return TINY[self.mode] + CONFIG_TINY.get(self.path.name, []) + demo + list(self.extra)
+
+
+@functools.cache
+def demo_file(target: Target) -> Path:
+    """A demo file of random steps fitting ``target``'s model (its observation and action spaces), in a folder of
+    this process's that is removed when it ends: what a config's tiny run reads in place of an expert's demos."""
+    import numpy as np
+
+    from ding_lite.data.demo import episodes_to_dataset, model_spaces, write_demo
+
+    main, create = read_config(target.path)
+    cfg = compile_config(main, create, overrides=TINY[target.mode] + CONFIG_TINY.get(target.path.name, []))
+    obs_space, act_space = model_spaces(cfg["policy"]["model"])
+    obs_space.seed(0)
+    act_space.seed(0)
+    n = 64
+    episode = {"obs": np.stack([obs_space.sample() for _ in range(n)]).clip(-1, 1),
+               "action": np.stack([act_space.sample() for _ in range(n)]), "reward": np.ones(n, dtype=np.float32)}
+    folder = Path(tempfile.mkdtemp(prefix="config_fuzz_demo_"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return write_demo(folder / f"{target.path.stem}_demo.npz", episodes_to_dataset([episode], [float(n)], {}))
 
 
 @dataclass
@@ -176,13 +209,20 @@ def make_cases(target: Target, keys: Sequence[str], value_names: Sequence[str]) 
     return cases
 
 
+POLICY_PARTS = (("collect", "collector"), ("eval", "evaluator"), ("other", "replay_buffer"), ("learn", "learner"))
+
+
 def component_of(cfg: Mapping[str, Any], key: str) -> str:
     """The component that reads ``key`` (its section's type; a game's kwargs: the game): a key of the same component
     in the same mode behaves alike in every config, so one run of each (key, value) is enough (``--no-dedupe``: all).
     """
     env, policy = cfg["env"], cfg["policy"]
+    # a policy's parts (collector, evaluator, replay buffer, learner) are components of their own, alike under
+    # every policy
+    parts = [(f"policy.{section}.{part}.", policy.get(section, {}).get(part, {}).get("type", part))
+             for section, part in POLICY_PARTS]
     for prefix, name in (("env.kwargs", env.get("import_path") or env.get("env_id")),
-                         ("env.manager.", env["manager"]["type"]), ("env.", env["type"]),
+                         ("env.manager.", env["manager"]["type"]), ("env.", env["type"]), *parts,
                          ("policy.model.", policy["model"]["type"]), ("policy.", policy["type"])):
         if key.startswith(prefix):
             return f"{prefix}{name}"
