@@ -289,7 +289,8 @@ def check_config(user: dict[str, Any], defaults: Mapping[str, Any], *, strict: b
     """Check every user key against ``defaults``: unknown keys (warning, or error under ``strict``), wrong types
     (always an error). Integral floats given for int settings (e.g. ``1e4``) are accepted and converted to int in
     ``user``, so that code reading the compiled config gets the int it expects (``range(8.0)`` would fail).
-    Unknown keys are removed from ``user`` after the warning: the compiled config (and ``total_config.py``) holds
+    None given for a section without defaults of its own (``env.kwargs``) is the empty section, as
+    :func:`section_at` reads it. Unknown keys are removed from ``user`` after the warning: the compiled config (and ``total_config.py``) holds
     only settings that some component reads. Returns the dotted paths of the removed keys."""
     all_paths = list(_dotted_paths(defaults))
     unknown: list[tuple[dict[str, Any], str]] = []
@@ -304,6 +305,8 @@ def check_config(user: dict[str, Any], defaults: Mapping[str, Any], *, strict: b
         _check_type(path, value, default)
         if isinstance(value, float) and _expected_type(default) == "int":
             node[key] = int(value)
+        elif value is None and _expected_type(default) == "dict":
+            node[key] = {}  # None for a section whose defaults are empty (env.kwargs, PPO's policy.other): empty
     for node, key in unknown:
         del node[key]
     return ignored

@@ -254,3 +254,11 @@ def test_a_component_named_differently_in_main_and_create_config_is_a_config_err
                                                     "create_config.policy.type is 'dqn'")):
         compile_config(main, dict(policy=dict(type="dqn")))
     assert compile_config(main, dict(policy=dict(type="ppo"))).policy.type == "ppo"  # the same name twice is fine
+
+
+@pytest.mark.parametrize("override", ["policy.other=None", "env.kwargs=None"])
+def test_none_for_a_section_without_defaults_is_the_empty_section(override: str) -> None:
+    # policy.other=None for PPO (whose other section is empty) was kept as None, and the buffer check of the compiled
+    # config was an AttributeError traceback (found by the config fuzzer)
+    cfg = compile_config(dict(env=ENV, policy=dict(type="ppo")), overrides=[override])
+    assert cfg.policy.other == {} and cfg.env.kwargs == {}
