@@ -120,6 +120,7 @@ def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = N
     defaults = component_defaults(user)
     resolve_di_engine_keys(user, defaults)
     ignored = check_config(user, defaults, strict=strict)
+    check_policy_kind(user, defaults)
     cfg = CompiledConfig(deep_merge(defaults, user))
     whole_counts(cfg)
     check_config_values(cfg)
@@ -137,6 +138,19 @@ def check_config_values(cfg: Mapping[str, Any]) -> None:
     if not policy.get("on_policy") and size is not None and batch is not None and size < batch:
         raise ConfigError(f"policy.other.replay_buffer.replay_buffer_size={size} is smaller than "
                           f"policy.learn.batch_size={batch}: the buffer could never serve a batch")
+
+
+def check_policy_kind(user: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
+    """``policy.on_policy`` as the policy type declares it (a DI-engine config may restate it); else a
+    :class:`ConfigError`. It says how the policy learns (each fresh collect, or batches from a replay buffer), which
+    its learn step is written for: it is the policy's, not a setting (ACER with on_policy=True got no replay buffer
+    and its first update failed on an empty batch)."""
+    given, own = user["policy"].get("on_policy"), defaults["policy"].get("on_policy")
+    if "on_policy" in user["policy"] and given != own:
+        how = "on each fresh collect (no replay buffer)" if own else "from its replay buffer"
+        raise ConfigError(f"policy.on_policy={given!r}: policy '{defaults['policy']['type']}' learns {how}, "
+                          f"on_policy={own}; it is the policy type's, not a setting: leave it out (or pick a policy "
+                          f"that learns {'off' if own else 'on'}-policy)")
 
 
 @dataclass(frozen=True)

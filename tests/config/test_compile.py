@@ -262,3 +262,12 @@ def test_none_for_a_section_without_defaults_is_the_empty_section(override: str)
     # config was an AttributeError traceback (found by the config fuzzer)
     cfg = compile_config(dict(env=ENV, policy=dict(type="ppo")), overrides=[override])
     assert cfg.policy.other == {} and cfg.env.kwargs == {}
+
+
+@pytest.mark.parametrize("policy,value", [("acer", True), ("dqn", True), ("ppo", False)])
+def test_on_policy_is_the_policy_types_own(policy: str, value: bool) -> None:
+    # ACER with policy.on_policy=True got no replay buffer and its first update was a torch RuntimeError traceback
+    # (found by the config fuzzer)
+    with pytest.raises(ConfigError, match=re.escape(f"policy.on_policy={value}: policy '{policy}' learns")):
+        compile_config(dict(env=ENV, policy=dict(type=policy)), overrides=[f"policy.on_policy={value}"])
+    assert compile_config(dict(env=ENV, policy=dict(type=policy, on_policy=not value))).policy.on_policy is not value
