@@ -74,8 +74,9 @@ class SACPolicy(ContinuousQPolicy):
                        "learn.alpha")
         target_entropy = learn["target_entropy"]
         if target_entropy is not None and (isinstance(target_entropy, bool)
-                                           or not isinstance(target_entropy, (int, float))):
-            raise ConfigError(f"policy.learn.target_entropy must be a number or None (-dim(A)), got "
+                                           or not isinstance(target_entropy, (int, float))
+                                           or not math.isfinite(target_entropy)):  # ±inf: alpha's loss is NaN
+            raise ConfigError(f"policy.learn.target_entropy must be a finite number or None (-dim(A)), got "
                               f"{target_entropy!r}")
         self._target_entropy = -float(self._model.actor.act_size) if target_entropy is None else float(target_entropy)
         self._temperature = Temperature(float(learn["alpha"])).to(self.device)

@@ -89,7 +89,10 @@ def test_samples_are_the_valid_one_step_transitions() -> None:
     ("policy.model.hidden_size_list=True", r"model.hidden_size_list must be a list of positive int widths"),
     ("policy.model.action_low=True", r"model.action_low must be 1 finite numbers, got True"),
     ("policy.model.action_high='far'", r"model.action_high must be 1 finite numbers, got 'far'"),
-    ("policy.learn.target_entropy='high'", r"policy.learn.target_entropy must be a number or None"),
+    ("policy.learn.target_entropy='high'", r"policy.learn.target_entropy must be a finite number or None"),
+    ("policy.learn.target_entropy=inf", r"policy.learn.target_entropy must be a finite number or None \(-dim\(A\)\), "
+                                        r"got inf"),  # alpha's loss was NaN at the first update
+    ("policy.learn.target_entropy=-inf", r"policy.learn.target_entropy must be a finite number or None"),
     ("policy.learn.target_theta=0.0", r"policy.learn.target_theta must be in \(0, 1\] or None"),
     ("policy.model.action_space='discrete'", r"model.action_space must be one of \('reparameterization', "
                                              r"'regression'\) for model type 'qac'"),
