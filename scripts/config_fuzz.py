@@ -10,6 +10,8 @@ system's temporary folder, on a tiny budget, with a timeout. Outcomes:
 
 * ``refused``: exit 2, one ``ding_lite: error:`` line, no traceback, nothing written: good;
 * ``accepted``: exit 0 (fine for a legal value; ``accepted?`` marks a suspicious one, such as NaN or inf);
+* ``diverged``: exit 2 with the learner's one ``training diverged`` line, after the run's folder was written: a legal
+  value (a huge learning rate: counts and step sizes have no upper limit) that the run's divergence check stopped;
 * ``DEFECT``: a traceback, another exit code, files written before the error, or a hang (the timeout).
 
 A case whose config does not compile is refused in this process first (the command line compiles the same config
@@ -68,6 +70,7 @@ UNREAD: dict[str, tuple[str, ...]] = {
     "selfplay": ("gsl.*", "demo.*", "parallel.*", "log.wandb.*", "log.mlflow.*"),
     "gsl": ("league.*", "parallel.*", "log.wandb.*", "log.mlflow.*"),
 }
+DIVERGED = "ding_lite: error: training diverged at"  # the learner's divergence check (worker/learner.py)
 TRAINING_BUDGET = 128  # env steps of a serial or self-play case
 _SHORT = ["env.collector_env_num=2", "env.evaluator_env_num=2", "env.n_evaluator_episode=2",
           "policy.eval.final_episodes=0", "policy.learn.batch_size=32"]
@@ -292,6 +295,8 @@ def classify(case: Case, code: int, stderr: str, written: list[str]) -> None:
         case.outcome, case.detail = ("accepted?" if suspicious(case) else "accepted"), ""
     elif code != 2 or len(errors) != 1:
         case.outcome, case.detail = "DEFECT", f"exit {code}, {len(errors)} error lines: {last}"
+    elif written and errors[0].startswith(DIVERGED):
+        case.outcome, case.detail = "diverged", errors[0]
     elif written:
         case.outcome, case.detail = "DEFECT", f"wrote {', '.join(written)} before: {errors[0]}"
     else:
@@ -306,7 +311,7 @@ def baseline_ok(target: Target, timeout: float) -> str:
 
 def report(cases: Sequence[Case], out: Path | None) -> str:
     """A markdown summary: counts per config and outcome, then every defect and suspicious acceptance."""
-    lines = ["| config | mode | keys | cases | refused | accepted | accepted? | DEFECT |", "|---" * 8 + "|"]
+    lines = ["| config | mode | keys | cases | refused | accepted | accepted? | diverged | DEFECT |", "|---" * 9 + "|"]
     by_config: dict[Path, list[Case]] = {}
     for case in cases:
         by_config.setdefault(case.target.path, []).append(case)
@@ -314,8 +319,8 @@ def report(cases: Sequence[Case], out: Path | None) -> str:
         counts = Counter(c.outcome for c in group)
         keys = len({c.key for c in group})
         lines.append(f"| {path.stem} | {group[0].target.mode} | {keys} | {len(group)} | {counts['refused']} | "
-                     f"{counts['accepted']} | {counts['accepted?']} | {counts['DEFECT']} |")
-    for outcome in ("DEFECT", "accepted?"):
+                     f"{counts['accepted']} | {counts['accepted?']} | {counts['diverged']} | {counts['DEFECT']} |")
+    for outcome in ("DEFECT", "accepted?", "diverged"):
         flagged = [c for c in cases if c.outcome == outcome]
         if flagged:
             lines += ["", f"## {outcome} ({len(flagged)})", "", "| config | --set | detail |", "|---|---|---|"]
