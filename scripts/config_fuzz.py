@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import functools
+import json
 import logging
 import math
 import os
@@ -344,6 +345,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         "on every config (default: once per mode)")
     parser.add_argument("--dry-run", action="store_true", help="count the cases, run none")
     parser.add_argument("--out", type=Path, default=None, help="write the summary (markdown) here too")
+    parser.add_argument("--cases", type=Path, default=None, help="write every case here, one JSON object a line "
+                        "(config, key, value, outcome, detail): the accepted values the summary does not list")
     return parser.parse_args(argv)
 
 
@@ -373,6 +376,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"  {done}/{len(to_run)} run", flush=True)
         cases += found
     print(report(cases, args.out))
+    if args.cases is not None:
+        args.cases.write_text("".join(json.dumps(dict(config=c.target.path.stem, mode=c.target.mode, key=c.key,
+                                                      value=VALUES[c.value_name], outcome=c.outcome, detail=c.detail))
+                                      + "\n" for c in cases))
     return 1 if any(c.outcome == "DEFECT" for c in cases) else 0
 
 
