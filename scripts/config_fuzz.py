@@ -10,8 +10,8 @@ system's temporary folder, on a tiny budget, with a timeout. Outcomes:
 
 * ``refused``: exit 2, one ``ding_lite: error:`` line, no traceback, nothing written: good;
 * ``accepted``: exit 0 (fine for a legal value; ``accepted?`` marks a suspicious one, such as NaN or inf);
-* ``diverged``: exit 2 with the learner's one ``training diverged`` line, after the run's folder was written: a legal
-  value (a huge learning rate: counts and step sizes have no upper limit) that the run's divergence check stopped;
+* ``diverged``: exit 2 with one line of a divergence check (the learner's losses, the collector's actions), after the
+  run's folder was written: a legal value (a huge learning rate: step sizes have no upper limit) whose run diverged;
 * ``DEFECT``: a traceback, another exit code, files written before the error, or a hang (the timeout).
 
 A case whose config does not compile is refused in this process first (the command line compiles the same config
@@ -51,7 +51,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from ding_lite.config import compile_config, read_config  # noqa: E402
 from ding_lite.config.ranges import bound_for  # noqa: E402
-from ding_lite.errors import DingLiteError  # noqa: E402
+from ding_lite.errors import DIVERGED_ADVICE, DingLiteError  # noqa: E402
 from dizoo.modes import config_mode  # noqa: E402
 
 # name -> what --set is given (the CLI parses it as a Python literal, or inf / nan, or a bare word)
@@ -71,7 +71,6 @@ UNREAD: dict[str, tuple[str, ...]] = {
     "selfplay": ("gsl.*", "demo.*", "parallel.*", "log.wandb.*", "log.mlflow.*"),
     "gsl": ("league.*", "parallel.*", "log.wandb.*", "log.mlflow.*"),
 }
-DIVERGED = "ding_lite: error: training diverged at"  # the learner's divergence check (worker/learner.py)
 TRAINING_BUDGET = 128  # env steps of a serial or self-play case
 _SHORT = ["env.collector_env_num=2", "env.evaluator_env_num=2", "env.n_evaluator_episode=2",
           "policy.eval.final_episodes=0", "policy.learn.batch_size=32"]
@@ -296,7 +295,7 @@ def classify(case: Case, code: int, stderr: str, written: list[str]) -> None:
         case.outcome, case.detail = ("accepted?" if suspicious(case) else "accepted"), ""
     elif code != 2 or len(errors) != 1:
         case.outcome, case.detail = "DEFECT", f"exit {code}, {len(errors)} error lines: {last}"
-    elif written and errors[0].startswith(DIVERGED):
+    elif written and errors[0].endswith(DIVERGED_ADVICE):  # a DivergedError: the learner's or collector's check
         case.outcome, case.detail = "diverged", errors[0]
     elif written:
         case.outcome, case.detail = "DEFECT", f"wrote {', '.join(written)} before: {errors[0]}"
