@@ -120,22 +120,26 @@ def conv_fits(obs_shape: Any) -> bool:
 def conv_layers(spec: Any, obs_shape: Any) -> list[tuple[int, ...]] | None:
     """``model.conv_layers`` checked: None (the stack chosen from the frame size), or a list of ``[out_channels,
     kernel, stride]`` or ``[out_channels, kernel, stride, padding]`` whose output still has cells left for the
-    observation's frames; a config error names the layer otherwise."""
+    observation's frames; a config error names the layer otherwise. ``obs_shape`` None (an MLP encoder, which builds
+    no conv stack): the list's form only is checked, so that a bad value is refused whatever the encoder."""
     if spec is None:
         return None
     if not isinstance(spec, (list, tuple)) or not spec:
         raise ConfigError(f"policy.model.conv_layers must be None or a non-empty list of [out_channels, kernel, "
                           f"stride(, padding)], got {spec!r}")
-    shape = image_shape(obs_shape)
-    assert shape is not None, obs_shape
-    height, width = shape[1:]
-    out: list[tuple[int, ...]] = []
     for k, layer in enumerate(spec):
         ok = isinstance(layer, (list, tuple)) and len(layer) in (3, 4) and all(
             isinstance(v, int) and not isinstance(v, bool) for v in layer)
         if not ok or min(layer[:3]) < 1 or (len(layer) == 4 and layer[3] < 0):
             raise ConfigError(f"policy.model.conv_layers[{k}] must be [out_channels, kernel, stride] or [out_channels, "
                               f"kernel, stride, padding] of positive integers (padding 0 or more), got {layer!r}")
+    if obs_shape is None:
+        return None
+    shape = image_shape(obs_shape)
+    assert shape is not None, obs_shape
+    height, width = shape[1:]
+    out: list[tuple[int, ...]] = []
+    for k, layer in enumerate(spec):
         _, kernel, stride, *pad = layer
         padding = pad[0] if pad else 0
         height = (height + 2 * padding - kernel) // stride + 1
@@ -166,7 +170,7 @@ def build_encoder(cfg: Mapping[str, Any], hidden_sizes: Sequence[int], act: str)
         raise ConfigError(f"policy.model.encoder='conv' needs frames (C, H, W) or (H, W, C) of at least "
                           f"{SMALL_MIN_SIDE}x{SMALL_MIN_SIDE}, got obs_shape={obs_shape!r}: set "
                           f"policy.model.encoder='auto' or 'mlp'")
-    layers_spec = conv_layers(cfg.get("conv_layers"), obs_shape) if fits and choice != "mlp" else None
+    layers_spec = conv_layers(cfg.get("conv_layers"), obs_shape if fits and choice != "mlp" else None)
     if fits and choice != "mlp":
         encoder = ConvEncoder(obs_shape, hidden_sizes, act, float(cfg.get("image_scale", 1.0 / 255.0)), layers_spec)
         return encoder, encoder.out_size

@@ -151,3 +151,12 @@ def test_conv_layers_name_the_conv_stack_and_bad_ones_are_config_errors() -> Non
             _qnet([6, 7, 3], conv_layers=bad)
     # an MLP encoder ignores the key (nothing to convolve), as a vector observation does
     assert not any(isinstance(m, nn.Conv2d) for m in _qnet(11, conv_layers=[[8, 2, 1]]).modules())
+
+
+@pytest.mark.parametrize("bad", [-1, True, "x", [None], [], {}, [[8, 0, 1]]])
+@pytest.mark.parametrize("obs_shape,encoder", [(11, "auto"), ([6, 7, 3], "mlp")])
+def test_a_bad_conv_layers_is_refused_whatever_the_encoder(bad, obs_shape, encoder: str) -> None:
+    # an MLP encoder (a vector observation, or encoder='mlp') took any value without a word, e.g. conv_layers=-1 on
+    # CartPole (found by the config fuzzer)
+    with pytest.raises(ConfigError, match=r"policy\.model\.conv_layers"):
+        _qnet(obs_shape, conv_layers=bad, encoder=encoder)
