@@ -343,9 +343,16 @@ def _walk(user: dict[str, Any], defaults: Mapping[str, Any], prefix: str):
             yield user, key, path, default, None
 
 
+# Keys whose default is None that name one file (a checkpoint to load, a demo file to write): a string or None.
+FILE_KEYS: tuple[str, ...] = ("policy.load_path", "demo.demo_path")
+
+
 def _check_type(path: str, value: Any, default: Any) -> None:
     if default is None:
         check_free_type(path, value)  # any type, but a key named like a number takes one
+        if path in FILE_KEYS and value is not None and not isinstance(value, str):
+            raise ConfigError(f"config key '{path}' must be a file path (a string) or None, got "
+                              f"{type(value).__name__} {value!r}")
         return
     expected = _expected_type(default)
     if value is None:

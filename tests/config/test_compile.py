@@ -271,3 +271,12 @@ def test_on_policy_is_the_policy_types_own(policy: str, value: bool) -> None:
     with pytest.raises(ConfigError, match=re.escape(f"policy.on_policy={value}: policy '{policy}' learns")):
         compile_config(dict(env=ENV, policy=dict(type=policy)), overrides=[f"policy.on_policy={value}"])
     assert compile_config(dict(env=ENV, policy=dict(type=policy, on_policy=not value))).policy.on_policy is not value
+
+
+@pytest.mark.parametrize("key", ["policy.load_path", "demo.demo_path"])
+@pytest.mark.parametrize("value", ["-1", "True", "[]", "{}", "inf"])
+def test_a_file_key_takes_a_path_or_none(key: str, value: str) -> None:
+    # policy.load_path=-1 compiled, and -m eval was a TypeError traceback of Path(-1) (found by the config fuzzer)
+    with pytest.raises(ConfigError, match=re.escape(f"config key '{key}' must be a file path (a string) or None")):
+        compile_config(dict(env=ENV, policy=dict(type="dqn")), overrides=[f"{key}={value}"])
+    assert compile_config(dict(env=ENV, policy=dict(type="dqn")), overrides=[f"{key}='ckpt/x.pth.tar'"])
