@@ -52,6 +52,11 @@ ABOVE_ONE = Bound(1, False, words="> 1")
 SEED = Bound(0, True, 2**32 - 1, True, words="in [0, 4294967295] (numpy's seed range)")
 ANY_NUMBER = Bound(-math.inf, True, allow_inf=True, words="a number")
 FINITE = Bound(-math.inf, True, words="a real number, not inf")
+# a log standard deviation whose exp, the standard deviation, is a positive finite float32 (the models' dtype): above
+# ln(3.4e38) ≈ 88.7 it is inf, below ln(1.2e-38) ≈ -87.3 (float32's smallest normal) it is 0 or a denormal, and the
+# first sampled action or log-probability is inf or NaN
+LOG_STD = Bound(-87.3, True, 88.7, True, words="in [-87.3, 88.7] (e^x, the standard deviation, must be a positive "
+                "finite float32)")
 
 # (pattern, bound): a pattern without a dot matches the key's own name, one with a dot its dotted path (fnmatch);
 # the first match decides. Counts: a 0 divides by zero, splits into empty minibatches or trains nothing.
@@ -92,8 +97,9 @@ RULES: tuple[tuple[str, Bound], ...] = (
     ("*.eps.start", UNIT), ("*.eps.end", UNIT), ("*replay_buffer.beta", UNIT),
     # thresholds: any number (a string or NaN would fail deep inside a comparison)
     ("stop_value", ANY_NUMBER), ("return_threshold", ANY_NUMBER),
-    # initial values of weights: inf makes every output inf or NaN from the first step
-    ("init_log_std", FINITE),
+    # initial values of weights: inf makes every output inf or NaN from the first step, and so does a log std whose
+    # exp overflows or underflows float32
+    ("init_log_std", LOG_STD),
 )
 
 

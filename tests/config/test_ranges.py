@@ -47,7 +47,13 @@ def test_unknown_names_none_and_switches_pass() -> None:
      "policy.model.encoder_hidden_size_list must be at least 1, got [64, 0]"),
     ({"policy": {"model": {"init_log_std": math.nan}}}, "policy.model.init_log_std is NaN"),
     ({"policy": {"model": {"init_log_std": math.inf}}},
-     "policy.model.init_log_std must be a finite number (a real number, not inf), got inf"),
+     "policy.model.init_log_std must be a finite number (in [-87.3, 88.7] (e^x, the standard deviation, must be a "
+     "positive finite float32)), got inf"),
+    # e^x is inf or 0 in float32: before, the first action or loss was inf or NaN, refused as a diverged run after
+    # the run's folder was written (found by the config fuzzer)
+    ({"policy": {"model": {"init_log_std": 1e12}}}, "policy.model.init_log_std must be in [-87.3, 88.7]"),
+    ({"policy": {"model": {"init_log_std": 89.0}}}, "policy.model.init_log_std must be in [-87.3, 88.7]"),
+    ({"policy": {"model": {"init_log_std": -1e12}}}, "policy.model.init_log_std must be in [-87.3, 88.7]"),
     ({"env": {"manager": {"step_timeout": 0}}}, "env.manager.step_timeout must be > 0 (inf: never), got 0"),
     ({"policy": {"learn": {"dual_clip": 1.0}}}, "policy.learn.dual_clip must be > 1, got 1.0"),
     # a model's filters (connect four's pool_channels): before, -1 was a torch traceback as the model was built
