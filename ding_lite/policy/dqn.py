@@ -124,6 +124,9 @@ class DQNPolicy(OffPolicyPolicy):
                                        "policy.nstep)")
         self._eps = epsilon_schedule(self.cfg["other"]["eps"])
         path = self.cfg["collect"].get("augment")
+        if path is not None and not isinstance(path, str):  # 0, [] or {} would be taken as None without a word
+            raise ConfigError(f"policy.collect.augment must be 'package.module:function' (a string) or None, got "
+                              f"{type(path).__name__} {path!r}")
         self._augment = None if not path else import_object(str(path), "policy.collect.augment",
                                                                "mapping a dict of sample arrays to extra samples")
         self._rng = np.random.default_rng(torch.initial_seed())  # seeded by set_seed: runs repeat exactly

@@ -256,3 +256,13 @@ def test_a_bad_augment_path_names_the_key() -> None:
 
     with pytest.raises(ConfigError, match="policy.collect.augment='no_such_module:f'"):
         _policy("policy.collect.augment=no_such_module:f", fields=("collect",))
+
+
+@pytest.mark.parametrize("value", ["0", "[]", "{}", "1.5"])
+def test_an_augment_that_is_no_string_is_refused(value: str) -> None:
+    # 0, [] and {} were taken as None (no augmentation) without a word (found by the config fuzzer)
+    from ding_lite.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"policy.collect.augment must be 'package.module:function' \(a string\) "
+                                          r"or None, got"):
+        _policy(f"policy.collect.augment={value}", fields=("collect",))
