@@ -304,8 +304,9 @@ def check_config(user: dict[str, Any], defaults: Mapping[str, Any], *, strict: b
     (always an error). Integral floats given for int settings (e.g. ``1e4``) are accepted and converted to int in
     ``user``, so that code reading the compiled config gets the int it expects (``range(8.0)`` would fail).
     None given for a section without defaults of its own (``env.kwargs``) is the empty section, as
-    :func:`section_at` reads it. Unknown keys are removed from ``user`` after the warning: the compiled config (and ``total_config.py``) holds
-    only settings that some component reads. Returns the dotted paths of the removed keys."""
+    :func:`section_at` reads it. Unknown keys are removed from ``user`` after the warning: the compiled config (and
+    ``total_config.py``) holds only settings that some component reads. Returns the dotted paths of the removed
+    keys."""
     all_paths = list(_dotted_paths(defaults))
     unknown: list[tuple[dict[str, Any], str]] = []
     ignored: list[str] = []
