@@ -119,7 +119,8 @@ def demo_file(target: Target) -> Path:
     this process's that is removed when it ends: what a config's tiny run reads in place of an expert's demos."""
     import numpy as np
 
-    from ding_lite.data.demo import episodes_to_dataset, model_spaces, write_demo
+    from ding_lite.data.demo import episodes_to_dataset, model_spaces
+    from ding_lite.data.demo_file import write_demo
 
     main, create = read_config(target.path)
     cfg = compile_config(main, create, overrides=TINY[target.mode] + CONFIG_TINY.get(target.path.name, []))

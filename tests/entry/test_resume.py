@@ -26,19 +26,23 @@ SETTINGS = ["--set", "policy.learn.learner.hook.save_resume_ckpt.every_seconds=i
             "--set", "policy.eval.final_episodes=2", "--exp-name", "exp", "-s", "0"]
 
 
+def _wait_for_evaluation_80(proc: subprocess.Popen, log: Path) -> None:
+    """Until the run ``proc`` logged its evaluation at iteration 80 in ``log`` (its text log)."""
+    deadline = time.monotonic() + 240
+    while not (log.is_file() and re.search(r"\[eval\] iter +80 ", log.read_text())):
+        assert proc.poll() is None, "the run ended before its evaluation at iteration 80"
+        assert time.monotonic() < deadline, "no evaluation at iteration 80 within the time limit"
+        time.sleep(0.02)
+
+
 def _kill_after_two_evaluations(cwd: Path) -> None:
     """Start a run and SIGKILL it once it logged its evaluation at iteration 80: the last checkpoint was written
     just before that line, so the line is the killed run's past its checkpoint (the resumed run logs it again)."""
     proc = subprocess.Popen([sys.executable, "-m", "ding_lite", "-m", "serial", "-c", DQN, *SETTINGS,
                              "--max-env-step", "1000000"], cwd=cwd, env=cli_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    log = cwd / "exp" / "log" / "train.log"
     try:
-        deadline = time.monotonic() + 240
-        while not (log.is_file() and re.search(r"\[eval\] iter +80 ", log.read_text())):
-            assert proc.poll() is None, "the run ended before its evaluation at iteration 80"
-            assert time.monotonic() < deadline, "no evaluation at iteration 80 within the time limit"
-            time.sleep(0.02)
+        _wait_for_evaluation_80(proc, cwd / "exp" / "log" / "train.log")
     finally:
         proc.kill()  # SIGKILL: no cleanup, no final checkpoint, no result.json
         proc.wait()
@@ -206,11 +210,7 @@ def test_ctrl_c_or_sigterm_stops_between_iterations_with_a_checkpoint_to_resume_
                             cwd=tmp_path, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     log = tmp_path / "exp" / "log" / "train.log"
     try:
-        deadline = time.monotonic() + 240
-        while not (log.is_file() and re.search(r"\[eval\] iter +80 ", log.read_text())):
-            assert proc.poll() is None, "the run ended before its evaluation at iteration 80"
-            assert time.monotonic() < deadline, "no evaluation at iteration 80 within the time limit"
-            time.sleep(0.02)
+        _wait_for_evaluation_80(proc, log)
         proc.send_signal(getattr(signal, signal_name))
         _, stderr = proc.communicate(timeout=120)
     finally:

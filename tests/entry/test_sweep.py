@@ -144,7 +144,8 @@ def test_a_trial_finds_a_file_the_config_names_relative_to_the_sweeps_folder(ray
     found' while ``-m serial`` of the same config ran."""
     import numpy as np
 
-    from ding_lite.data.demo import episodes_to_dataset, write_demo
+    from ding_lite.data.demo import episodes_to_dataset
+    from ding_lite.data.demo_file import write_demo
 
     rng = np.random.default_rng(0)
     episode = {"obs": rng.normal(size=(30, 4)).astype(np.float32), "action": rng.integers(0, 2, 30),
