@@ -66,7 +66,7 @@ def training_run(args: argparse.Namespace, seed: int | None, n_seeds: int) -> tu
     from ding_lite.build import load_config
     from ding_lite.runtime.experiment import experiment_dir
     from ding_lite.runtime.run_start import RunOptions
-    from ding_lite.utils.log import LOGGER_NAME
+    from ding_lite.utils.log import setup_console_logging
 
     cfg = load_config(args.config, strict=args.strict, overrides=args.overrides, seed=seed)
     seed = int(cfg.seed)
@@ -75,8 +75,8 @@ def training_run(args: argparse.Namespace, seed: int | None, n_seeds: int) -> tu
     if resume and n_seeds > 1 and not exp_dir.exists() and \
             any(experiment_dir(cfg, args.exp_name, other, n_seeds).exists() for other in args.seed or ()):
         # a command over several seeds that was stopped: the seeds it had not reached start now
-        logging.getLogger(LOGGER_NAME).info(f"--resume: {exp_dir} holds no run yet (the command stopped before "
-                                            f"seed {seed}): starting it")
+        setup_console_logging().info(f"--resume: {exp_dir} holds no run yet (the command stopped before seed "
+                                     f"{seed}): starting it")
         resume = False
     return cfg, RunOptions(seed, args.max_env_step, args.max_train_iter, exp_dir=exp_dir, resume=resume,
                            load_ckpt=args.load_ckpt, progress=not args.no_progress)
@@ -194,6 +194,7 @@ def _run(argv: Sequence[str] | None) -> int:
             raise ConfigError(f"-m {args.mode} takes a command line of its own: write it as ding_lite -m {args.mode} "
                               f"... (see ding_lite -m {args.mode} --help)")
         _check_mode_options(args)
+        _warn_of_a_gsl_section(args)
         seeds: list[int | None] = args.seed or [None]  # None: the config's seed (a total_config.py's is its run's)
         for seed in seeds:
             RUNNERS[args.mode](args, seed, len(seeds))
@@ -230,6 +231,20 @@ MODE_OPTIONS = (
     ("--max-train-iter", "max_train_iter", ("serial", "serial_onpolicy", "parallel", "selfplay"),
      "-m eval and -m collect_demo do not train"),
 )
+
+
+def _warn_of_a_gsl_section(args: argparse.Namespace) -> None:
+    """A GSL config trained with -m serial or -m parallel trains its generalist alone: say so (the compiled config
+    always holds a ``gsl`` section, so only the file tells whether the user wrote one)."""
+    if args.mode not in ("serial", "serial_onpolicy", "parallel"):
+        return
+    from ding_lite.config import read_config
+    from ding_lite.utils.log import setup_console_logging
+
+    if "gsl" in read_config(args.config)[0]:
+        setup_console_logging().warning(
+            f"warning: {args.config} has a gsl section, which only -m gsl reads: -m {args.mode} trains one policy "
+            f"on its env without the specialists and the PPO-DAPG phase (run -m gsl for them)")
 
 
 def _check_mode_options(args: argparse.Namespace) -> None:
