@@ -194,7 +194,6 @@ def _run(argv: Sequence[str] | None) -> int:
             raise ConfigError(f"-m {args.mode} takes a command line of its own: write it as ding_lite -m {args.mode} "
                               f"... (see ding_lite -m {args.mode} --help)")
         _check_mode_options(args)
-        _warn_of_a_gsl_section(args)
         seeds: list[int | None] = args.seed or [None]  # None: the config's seed (a total_config.py's is its run's)
         for seed in seeds:
             RUNNERS[args.mode](args, seed, len(seeds))
@@ -231,20 +230,6 @@ MODE_OPTIONS = (
     ("--max-train-iter", "max_train_iter", ("serial", "serial_onpolicy", "parallel", "selfplay"),
      "-m eval and -m collect_demo do not train"),
 )
-
-
-def _warn_of_a_gsl_section(args: argparse.Namespace) -> None:
-    """A GSL config trained with -m serial or -m parallel trains its generalist alone: say so (the compiled config
-    always holds a ``gsl`` section, so only the file tells whether the user wrote one)."""
-    if args.mode not in ("serial", "serial_onpolicy", "parallel"):
-        return
-    from ding_lite.config import read_config
-    from ding_lite.utils.log import setup_console_logging
-
-    if "gsl" in read_config(args.config)[0]:
-        setup_console_logging().warning(
-            f"warning: {args.config} has a gsl section, which only -m gsl reads: -m {args.mode} trains one policy "
-            f"on its env without the specialists and the PPO-DAPG phase (run -m gsl for them)")
 
 
 def _check_mode_options(args: argparse.Namespace) -> None:

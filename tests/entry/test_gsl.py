@@ -237,20 +237,3 @@ def test_serial_run_with_an_out_of_range_variation_is_rejected(tmp_path: Path) -
     proc = run_cli("-m", "serial", "-c", cfg, "--set", "env.variations=[3,20]", cwd=tmp_path)
     _assert_rejected(proc, "id 20 is out of range for env type 'maze' (ids 0..19)", tmp_path, {cfg})
 
-
-def test_a_gsl_config_trained_serially_says_its_gsl_section_is_not_read(tmp_path: Path, monkeypatch, capsys) -> None:
-    """-m serial of a GSL config trains the generalist alone; before, it did so without a word (the compiled config
-    always holds a gsl section, so the file is read for it). -m gsl and a config without the section: no warning."""
-    from ding_lite.cli import main
-
-    config = str(Path(__file__).resolve().parents[2] / "dizoo" / "classic_control" / "mountain_car_family" / "config"
-                 / "mountain_car_family_gsl_config.py")
-    monkeypatch.chdir(tmp_path)
-    quick = ["--max-env-step", "64", "--no-progress", "--set", "policy.eval.final_episodes=0", "env.stop_value=None"]
-    assert main(["-c", config, "--exp-name", "serial", *quick]) == 0
-    err = capsys.readouterr().err
-    assert f"warning: {config} has a gsl section, which only -m gsl reads: -m serial trains one policy on its env " \
-           f"without the specialists and the PPO-DAPG phase (run -m gsl for them)" in err
-    plain = config.replace("mountain_car_family_gsl_config", "mountain_car_family_ppo_config")
-    assert main(["-c", plain, "--exp-name", "plain", *quick]) == 0
-    assert "gsl section" not in capsys.readouterr().err
