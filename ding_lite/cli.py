@@ -214,7 +214,7 @@ def _run(argv: Sequence[str] | None) -> int:
 
 def _said(exc: BaseException) -> str:
     """``': <message>'`` of a stop that says where it stopped (a training run's: its checkpoint), else nothing."""
-    return f": {exc}" if str(exc) and str(exc) != "SIGTERM" else ""
+    return f": {exc}" if str(exc) else ""
 
 
 TRAINING_MODES = ("serial", "serial_onpolicy", "parallel", "selfplay", "gsl")

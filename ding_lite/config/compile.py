@@ -2,7 +2,6 @@
 values, every key and type checked, ``--set`` overrides applied."""
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -10,7 +9,8 @@ from typing import Any
 from easydict import EasyDict
 
 from ding_lite.config.di_engine import BUFFER_SECTION, di_engine_type, drop_built_in_imports, resolve_di_engine_keys
-from ding_lite.config.ranges import check_free_type, check_ranges, nullable, whole_counts
+from ding_lite.config.key_checks import check_config
+from ding_lite.config.ranges import check_ranges, whole_counts
 from ding_lite.config.reader import apply_overrides
 from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
 from ding_lite.errors import ConfigError
@@ -29,8 +29,6 @@ from ding_lite.registry import (
 )
 from ding_lite.utils.dicts import deep_merge, to_plain
 from ding_lite.worker.learner import BaseLearner
-
-logger = logging.getLogger("ding_lite")
 
 TOP_LEVEL_DEFAULTS: dict[str, Any] = dict(
     exp_name="ding_lite_exp",  # experiment folder
@@ -299,113 +297,3 @@ def _import_section(section: Mapping[str, Any], where: str) -> None:
 
 
 # ---- validation ------------------------------------------------------------------------------------------------
-def check_config(user: dict[str, Any], defaults: Mapping[str, Any], *, strict: bool = False) -> list[str]:
-    """Check every user key against ``defaults``: unknown keys (warning, or error under ``strict``), wrong types
-    (always an error). Integral floats given for int settings (e.g. ``1e4``) are accepted and converted to int in
-    ``user``, so that code reading the compiled config gets the int it expects (``range(8.0)`` would fail).
-    None given for a section without defaults of its own (``env.kwargs``) is the empty section, as
-    :func:`section_at` reads it. Unknown keys are removed from ``user`` after the warning: the compiled config (and
-    ``total_config.py``) holds only settings that some component reads. Returns the dotted paths of the removed
-    keys."""
-    all_paths = list(_dotted_paths(defaults))
-    unknown: list[tuple[dict[str, Any], str]] = []
-    ignored: list[str] = []
-    for node, key, path, default, known in _walk(user, defaults, ""):
-        if known is not None:  # unknown key at `path`; `known` are the valid sibling keys
-            _report_unknown(path, known, all_paths, strict)
-            unknown.append((node, key))
-            ignored.append(path)
-            continue
-        value = node[key]
-        _check_type(path, value, default)
-        if isinstance(value, float) and _expected_type(default) == "int":
-            node[key] = int(value)
-        elif value is None and _expected_type(default) == "dict":
-            node[key] = {}  # None for a section whose defaults are empty (env.kwargs, PPO's policy.other): empty
-    for node, key in unknown:
-        del node[key]
-    return ignored
-
-
-def _walk(user: dict[str, Any], defaults: Mapping[str, Any], prefix: str):
-    """Yield ``(parent, key, dotted path, default, known sibling keys or None)`` for every user leaf."""
-    for key, value in user.items():
-        path = f"{prefix}{key}"
-        if key not in defaults:
-            yield user, key, path, None, list(defaults)
-            continue
-        default = defaults[key]
-        if isinstance(default, Mapping) and default:  # a section with known keys: recurse
-            if not isinstance(value, dict):
-                raise ConfigError(f"config key '{path}' must be a dict (a section), got {type(value).__name__} "
-                                  f"{value!r}")
-            yield from _walk(value, default, path + ".")
-        else:
-            yield user, key, path, default, None
-
-
-# Keys whose default is None that name one file (a checkpoint to load, a demo file to write): a string or None.
-FILE_KEYS: tuple[str, ...] = ("policy.load_path", "demo.demo_path")
-
-
-def _check_type(path: str, value: Any, default: Any) -> None:
-    if default is None:
-        check_free_type(path, value)  # any type, but a key named like a number takes one
-        if path in FILE_KEYS and value is not None and not isinstance(value, str):
-            raise ConfigError(f"config key '{path}' must be a file path (a string) or None, got "
-                              f"{type(value).__name__} {value!r}")
-        return
-    expected = _expected_type(default)
-    if value is None:
-        if nullable(path) or expected == "dict":
-            return  # None: the setting switched off or resolved elsewhere (ranges.NULLABLE), or an empty section
-        raise ConfigError(f"config key '{path}' must be {_ARTICLE.get(expected, 'a value')}, got None (default: "
-                          f"{default!r}): None switches off only the keys whose reference says so; give a value, or "
-                          f"leave the key out for its default")
-    ok = {
-        "dict": isinstance(value, Mapping),
-        "bool": isinstance(value, bool),
-        "int": (isinstance(value, int) and not isinstance(value, bool))
-        or (isinstance(value, float) and value.is_integer()),
-        "float": isinstance(value, (int, float)) and not isinstance(value, bool),
-        "str": isinstance(value, str),
-        "list": isinstance(value, (list, tuple)),
-    }.get(expected, True)
-    if not ok:
-        raise ConfigError(f"config key '{path}' must be {_ARTICLE[expected]}, got {type(value).__name__} {value!r} "
-                          f"(default: {default!r})")
-
-
-_ARTICLE = {"dict": "a dict", "bool": "a bool", "int": "an int", "float": "a number", "str": "a string",
-            "list": "a list"}
-
-
-def _expected_type(default: Any) -> str:
-    for name, types in (("bool", bool), ("int", int), ("float", float), ("str", str), ("list", (list, tuple)),
-                        ("dict", Mapping)):
-        if isinstance(default, types):
-            return name
-    return "any"
-
-
-def _report_unknown(path: str, siblings: list[str], all_paths: list[str], strict: bool) -> None:
-    key = path.rsplit(".", 1)[-1]
-    parent = path[: -len(key)]
-    hint = closest_match(key, siblings)
-    suggestion = parent + hint if hint else None
-    if suggestion is None:  # maybe the right key in the wrong section
-        elsewhere = [p for p in all_paths if p.rsplit(".", 1)[-1] == key]
-        suggestion = elsewhere[0] if elsewhere else None
-    did_you_mean = f" (did you mean '{suggestion}'?)" if suggestion else ""
-    message = f"unknown config key '{path}'{did_you_mean}"
-    if strict:
-        raise ConfigError(message)
-    logger.warning("warning: %s; it is ignored (use --strict to make this an error)", message)
-
-
-def _dotted_paths(tree: Mapping[str, Any], prefix: str = ""):
-    for key, value in tree.items():
-        path = f"{prefix}{key}"
-        yield path
-        if isinstance(value, Mapping):
-            yield from _dotted_paths(value, path + ".")

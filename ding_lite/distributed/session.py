@@ -82,7 +82,7 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         return
 
     def terminate(signum: int, frame: Any) -> None:
-        raise Terminated("SIGTERM")
+        raise Terminated()
 
     before = signal.signal(signal.SIGTERM, terminate)
     try:
