@@ -18,7 +18,7 @@ from ding_lite.config import compile_config, read_config
 from ding_lite.config.compile import SECTIONS_BY_PATH, CompiledConfig, section_at
 from ding_lite.config.frozen import thawed
 from ding_lite.envs.env_outputs import close_env
-from ding_lite.envs.gym_env import build_env, env_fn
+from ding_lite.envs.gym_env import build_env, check_env_constructor, env_fn
 from ding_lite.envs.hooks import BuildsOwnEnvs, ChecksConfig
 from ding_lite.envs.spaces import is_masked, observation_part
 from ding_lite.envs.variations import variation_env_fns, variation_ids
@@ -61,6 +61,7 @@ def load_config(config: ConfigLike, *, strict: bool = False, overrides: Iterable
 def check_env_config(env_cfg: Mapping[str, Any]) -> None:
     """Fail before anything is built or written if the env section cannot work (e.g. an unknown gymnasium id)."""
     env_type = ENV_REGISTRY.get(env_cfg["type"])
+    check_env_constructor(env_type, env_cfg["type"])
     if isinstance(env_type, ChecksConfig):
         env_type.check_config(env_cfg)
     variation_ids(env_cfg)  # ids out of range are config errors (envs/variations.py)

@@ -78,8 +78,24 @@ def training_run(args: argparse.Namespace, seed: int | None, n_seeds: int) -> tu
         setup_console_logging().info(f"--resume: {exp_dir} holds no run yet (the command stopped before seed "
                                      f"{seed}): starting it")
         resume = False
+    if args.mode in ("serial", "serial_onpolicy", "parallel") and seed == (args.seed or [seed])[0]:
+        _warn_of_gsl_settings(cfg, args.mode)
     return cfg, RunOptions(seed, args.max_env_step, args.max_train_iter, exp_dir=exp_dir, resume=resume,
                            load_ckpt=args.load_ckpt, progress=not args.no_progress)
+
+
+def _warn_of_gsl_settings(cfg: Any, mode: str) -> None:
+    """A GSL config trained by another mode trains its generalist alone: say so. Every compiled config has a ``gsl``
+    section, so only settings that differ from its defaults tell that the config was written for -m gsl."""
+    from ding_lite.gsl.plateau import GSL_CONFIG
+    from ding_lite.utils.log import setup_console_logging
+
+    changed = [f"gsl.{key}" for key, default in GSL_CONFIG.items() if cfg.gsl.get(key, default) != default]
+    if changed:
+        setup_console_logging().warning(
+            f"warning: {', '.join(changed)} {'is' if len(changed) == 1 else 'are'} set, but only -m gsl reads the gsl "
+            f"section: -m {mode} trains one policy on the env, without the specialists and the PPO-DAPG phase "
+            f"(run -m gsl for them)")
 
 
 def run_serial(args: argparse.Namespace, seed: int | None, n_seeds: int) -> Any:

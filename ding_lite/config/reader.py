@@ -106,6 +106,10 @@ def parse_override(text: str) -> tuple[list[str], Any]:
         value = ast.literal_eval(raw.strip())
     except (ValueError, SyntaxError):
         value = raw.strip()  # a bare word such as ppo or CartPole-v1
+        if value[:1] in "[{(" and value:  # meant as a container: as a string it would be one odd name
+            raise ConfigError(f"--set {text}: {value} is not a Python literal: quote the strings inside it "
+                              f"(e.g. {key.strip()}=['name']) and the whole argument for the shell "
+                              f"(--set \"{key.strip()}=['name']\")") from None
         if value.lower().lstrip("+-") in _FLOAT_WORDS:
             value = float(value)  # inf, -inf, nan: numbers, as total_config.py writes them (NaN is then refused)
     return parts, value

@@ -1,6 +1,7 @@
 """Env types: building gymnasium envs from the ``env`` config section."""
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
@@ -73,6 +74,33 @@ def check_env_id(env_id: Any) -> None:
 def _did_you_mean(env_id: str) -> str:
     hint = closest_match(env_id, gym.registry.keys())
     return f" (did you mean '{hint}'?)" if hint else ""
+
+
+def check_env_constructor(env_type: Any, type_name: str) -> None:
+    """A :class:`ConfigError` when a registered env type cannot take the ``env`` section it is built with
+    (``env_type(cfg)``): a constructor without a positional parameter fails at the first build, and one whose first
+    parameter has a default of another kind (``def __init__(self, size=5)``, gymnasium's keyword style) would
+    silently get the whole section as that argument."""
+    try:
+        parameters = list(inspect.signature(env_type).parameters.values())
+    except (TypeError, ValueError):  # a builtin or C callable: nothing to read
+        return
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
+        return
+    positional = [p for p in parameters
+                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    name = getattr(env_type, "__qualname__", repr(env_type))
+    how = ("take the section (def __init__(self, cfg)) and read your settings from it, declared with their defaults "
+           "in a `config` class dict so that the env section accepts them (see the custom env tutorial)")
+    if not positional:
+        raise ConfigError(f"env type '{type_name}' ({name}) is built as {name}(cfg) with the env section, but its "
+                          f"constructor takes no positional argument: {how}")
+    first = positional[0]
+    if first.default is not inspect.Parameter.empty and first.default is not None \
+            and not isinstance(first.default, Mapping):
+        raise ConfigError(f"env type '{type_name}' ({name}) is built as {name}(cfg) with the env section, but its "
+                          f"first parameter '{first.name}' defaults to {first.default!r}, so it would get the whole "
+                          f"section: {how}")
 
 
 def env_fn(env_cfg: Mapping[str, Any]) -> Callable[[], gym.Env]:

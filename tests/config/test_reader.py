@@ -81,6 +81,14 @@ def test_parse_override(text: str, expected) -> None:
     assert parse_override(text) == expected
 
 
+@pytest.mark.parametrize("text", ["env.import_names=[my_env]", "policy.model.encoder_hidden_size_list=[64, x]",
+                                  "env.kwargs={size: 5}"])
+def test_an_override_meant_as_a_container_but_not_a_literal_is_refused(text: str) -> None:
+    # as a string, '[my_env]' would be imported as a module of that name, '{size: 5}' passed as one string
+    with pytest.raises(ConfigError, match=r"is not a Python literal: quote the strings inside it"):
+        parse_override(text)
+
+
 def test_a_file_that_is_not_python_says_what_a_config_is(tmp_path: Path) -> None:
     path = tmp_path / "cfg.yaml"
     path.write_text("env:\n  type: cartpole\npolicy:\n  type: dqn\n")

@@ -68,6 +68,25 @@ def _raising_plugin_config(folder: Path) -> str:
         """)
 
 
+def _keyword_env_config(folder: Path) -> str:
+    """A custom env type written gymnasium's way, with keyword settings: built with the env section as its one
+    argument, its `size` would silently be that whole section."""
+    _write(folder, "keyword_env_xyz.py", """
+        import gymnasium as gym
+        from ding_lite.registry import ENV_REGISTRY
+
+        @ENV_REGISTRY.register('keyword_env_xyz')
+        class KeywordEnv(gym.Env):
+            def __init__(self, size=5):
+                self.observation_space = gym.spaces.Box(-1.0, 1.0, (size,))
+                self.action_space = gym.spaces.Discrete(2)
+        """)
+    return _write(folder, "cfg.py", """
+        main_config = dict(env=dict(type='keyword_env_xyz', import_names=['keyword_env_xyz']),
+                           policy=dict(type='dqn'))
+        """)
+
+
 def _custom_class_checkpoint(folder: Path) -> str:
     torch.save({"policy": {"model": NotAllowed()}}, folder / "custom.pth.tar")
     return "custom.pth.tar"
@@ -297,6 +316,11 @@ IN_PROCESS = {**{case: CASES[case] for case in CASES if case not in IN_SUBPROCES
     "sweep: a demo file no trial would find": (lambda d: ["-m", "sweep", "-c", DAPG, "--space",
                                                           "policy.learn.demo_coeff=[0.5]"],
                                                "demo file not found: cartpole_ppo_expert/demo.npz"),
+    "an env type that takes keywords": (lambda d: ["-c", _keyword_env_config(d)],
+                                        "env type 'keyword_env_xyz' (KeywordEnv) is built as KeywordEnv(cfg) with the "
+                                        "env section, but its first parameter 'size' defaults to 5"),
+    "a --set list of bare words": (lambda d: ["-c", DQN, "--set", "env.import_names=[my_env]"],
+                                   "--set env.import_names=[my_env]: [my_env] is not a Python literal"),
     "plot: no bootstrap resample": (lambda d: ["-m", "plot", "runs", "--aggregate", "--reps", "0"],
                                     "--reps 0: give 1 or more bootstrap resamples"),
 }

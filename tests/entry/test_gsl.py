@@ -5,6 +5,7 @@ folder, a kill in phase II and ``--resume``, specialists that only see their sub
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -237,3 +238,22 @@ def test_serial_run_with_an_out_of_range_variation_is_rejected(tmp_path: Path) -
     proc = run_cli("-m", "serial", "-c", cfg, "--set", "env.variations=[3,20]", cwd=tmp_path)
     _assert_rejected(proc, "id 20 is out of range for env type 'maze' (ids 0..19)", tmp_path, {cfg})
 
+
+
+def test_a_gsl_config_trained_serially_says_its_gsl_settings_are_not_read(tmp_path: Path, monkeypatch, capsys) -> None:
+    """-m serial of a GSL config trains the generalist alone; before, it did so without a word. Every compiled config
+    (and so every run's total_config.py) holds a gsl section at its defaults: only settings off them warn."""
+    from ding_lite.cli import main
+
+    config = str(Path(__file__).resolve().parents[2] / "dizoo" / "classic_control" / "mountain_car_family" / "config"
+                 / "mountain_car_family_gsl_config.py")
+    monkeypatch.chdir(tmp_path)
+    quick = ["--max-env-step", "64", "--no-progress", "--set", "policy.eval.final_episodes=0", "env.stop_value=None"]
+    assert main(["-c", config, "--exp-name", "serial", *quick]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"warning: gsl\.\w+(, gsl\.\w+)* (is|are) set, but only -m gsl reads the gsl section: -m serial "
+                     r"trains one policy on the env, without the specialists and the PPO-DAPG phase", err), err
+    plain = config.replace("mountain_car_family_gsl_config", "mountain_car_family_ppo_config")
+    assert main(["-c", plain, "--exp-name", "plain", *quick]) == 0
+    assert main(["-c", "plain/total_config.py", "--exp-name", "again", *quick]) == 0
+    assert "gsl section" not in capsys.readouterr().err
