@@ -207,8 +207,8 @@ class _SeatedBase(gym.Env):
             cut, over = [bool(c or a) for c, a in zip(cut, alive, strict=True)], True
         elif not over and self._moves == LONG_GAME and self.max_moves is None and self.name not in _WARNED_LONG:
             _WARNED_LONG.add(self.name)
-            logger.warning(f"env '{self.name}': a game has run {LONG_GAME:,} moves without ending (players that "
-                           f"repeat a cycle of moves may never end it, and an evaluation would wait for it); set "
+            logger.warning(f"warning: env '{self.name}': a game has run {LONG_GAME:,} moves without ending (players "
+                           f"that repeat a cycle of moves may never end it, and an evaluation would wait for it); set "
                            f"env.max_episode_steps to cut games at that many moves (truncated, the result decided "
                            f"by the scores so far: a draw where rewards come only at the end)")
         truncated = over and any(cut)

@@ -58,8 +58,8 @@ def collect_gsl_demos(cfg: Any, root: Path, subsets: list[list[int]], ids: list[
         files.append(str(write_demo(root / DEMOS / f"{name}.npz", dataset)))
         kept_total, steps_total = kept_total + len(kept), steps_total + len(dataset)
     if not files:  # phase II then trains as plain PPO; the run's result says so
-        setup_console_logging().warning(f"[gsl] no successful demo episode ({rule}): phase II has no demo term; "
-                                        f"give the specialists more env steps (gsl.specialist_max_env_step)")
+        setup_console_logging().warning(f"[gsl] warning: no successful demo episode ({rule}): phase II has no demo "
+                                        f"term; give the specialists more env steps (gsl.specialist_max_env_step)")
     summary = {"files": files, "n_episode_kept": kept_total, "n_step": steps_total, "env_step": env_step,
                "success_rule": rule, "sources": per_source}
     write_json(root / DEMOS / "summary.json", summary)

@@ -97,7 +97,7 @@ class SelfPlayEvaluator(Tracked):
         run = run_episodes(arena, lambda obs: self.policy.forward(obs)["action"], self.n_episode,
                            max_episode_steps=self.max_episode_steps, counts=lambda end: "score" in end.info)
         if run.capped:
-            logger.warning(f"self-play evaluation against {label}: {run.capped} of {len(run.returns)} game(s) "
+            logger.warning(f"warning: self-play evaluation against {label}: {run.capped} of {len(run.returns)} game(s) "
                            f"cut at policy.eval.evaluator.max_episode_steps={self.max_episode_steps} steps, "
                            f"counted as draws")
         return [DRAW if cut else end.info["score"] for end, cut in zip(run.ends, run.cut, strict=True)], \

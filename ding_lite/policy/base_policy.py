@@ -134,7 +134,7 @@ class Policy:
             if torch.cuda.is_available():
                 self.device = torch.device("cuda")
             else:
-                logger.warning("policy.cuda=True but CUDA is not available: running on the CPU")
+                logger.warning("warning: policy.cuda=True but CUDA is not available: running on the CPU")
         model_cfg = cfg.get("model") or {}
         if model is None:
             model = build_model(model_cfg, model_cfg.get("type") or default_model_name(self))

@@ -86,12 +86,13 @@ class ContinuousQPolicy(OffPolicyPolicy):
         if name == "float32":
             return None
         if self.device.type != "cpu":
-            logger.warning("policy.learn.gradient_dtype=%r applies to the CPU's written-out backward passes only: "
-                           "on %s every product stays float32", name, self.device.type)
+            logger.warning("warning: policy.learn.gradient_dtype=%r applies to the CPU's written-out backward passes "
+                           "only: on %s every product stays float32", name, self.device.type)
             return None
         if rb.native_bfloat16() is False:  # emulated products are slower than float32 ones: no reason to round
-            logger.warning("policy.learn.gradient_dtype=%r: this CPU has no native bfloat16 products (AVX512-BF16 "
-                           "or AMX), where they are slower than float32 ones: running them in float32", name)
+            logger.warning("warning: policy.learn.gradient_dtype=%r: this CPU has no native bfloat16 products "
+                           "(AVX512-BF16 or AMX), where they are slower than float32 ones: running them in float32",
+                           name)
             return None
         return GRADIENT_DTYPES[name]
 

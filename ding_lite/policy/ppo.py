@@ -340,8 +340,8 @@ class PPOPolicy(OnPolicyPolicy):
     def _load_state_dict_learn(self, state: dict[str, Any]) -> None:
         """A checkpoint written before the reward scaler was saved resumes with fresh reward statistics (warned)."""
         if self._reward_scaler is not None and "reward_scaler" not in state:
-            logger.warning("the checkpoint has no reward-scaler statistics (written by an older ding_lite): the "
-                           "reward scale starts afresh")
+            logger.warning("warning: the checkpoint has no reward-scaler statistics (written by an older ding_lite): "
+                           "the reward scale starts afresh")
             state = {**state, "reward_scaler": self._reward_scaler.state_dict()}
         super()._load_state_dict_learn(state)
 

@@ -112,10 +112,10 @@ class InteractionEvaluator(Tracked):
             run = run_episodes(self.env, lambda obs: self.policy.forward(obs)["action"], self.n_episode,
                                max_episode_steps=self.max_episode_steps)
         if run.capped:
-            logger.warning(f"evaluation at train_iter {train_iter}: {run.capped} of {len(run.returns)} episode(s) "
-                           f"cut at policy.eval.evaluator.max_episode_steps={self.max_episode_steps} steps, counted "
-                           f"with their return so far (a policy that stalls, e.g. one that never presses FIRE, may "
-                           f"never end an episode)")
+            logger.warning(f"warning: evaluation at train_iter {train_iter}: {run.capped} of {len(run.returns)} "
+                           f"episode(s) cut at policy.eval.evaluator.max_episode_steps={self.max_episode_steps} steps, "
+                           f"counted with their return so far (a policy that stalls, e.g. one that never presses FIRE, "
+                           f"may never end an episode)")
         improved = self.tracker.update(float(np.mean(run.returns)), train_iter)
         return EvalResult(train_iter, env_step, run.returns, run.lengths, self.tracker.should_stop, improved,
                           time.perf_counter() - start, [e.info.get(VARIATION) for e in run.ends],
