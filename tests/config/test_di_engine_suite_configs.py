@@ -259,7 +259,10 @@ def test_di_engine_hopper_sac_config_trains_unchanged(tmp_path: Path) -> None:
     proc = run_cli("-m", "serial", "-c", str(CONFIGS / "hopper_sac_config.py"), "--max-env-step", "600",
                    "--set", "policy.random_collect_size=300", "--exp-name", "exp", "--no-progress", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "warning" not in proc.stderr.lower(), proc.stderr
+    # the config asks for cuda=True: on a machine without CUDA that one warning is expected
+    others = [line for line in proc.stderr.splitlines()
+              if not line.startswith("warning: policy.cuda=True but CUDA is not available")]
+    assert "warning" not in "\n".join(others).lower(), proc.stderr
     assert "env.env_id='Hopper-v3' runs as 'Hopper-v4'" in proc.stderr
     result = json.loads((tmp_path / "exp" / "result.json").read_text())
     assert result["train_iter"] > 0 and result["env_step"] >= 600
