@@ -241,6 +241,7 @@ def test_serial_run_with_an_out_of_range_variation_is_rejected(tmp_path: Path) -
 
 
 
+@pytest.mark.unittest
 def test_a_gsl_config_trained_serially_says_its_gsl_settings_are_not_read(tmp_path: Path, monkeypatch, capsys) -> None:
     """-m serial of a GSL config trains the generalist alone; before, it did so without a word. Every compiled config
     (and so every run's total_config.py) holds a gsl section at its defaults: only settings off them warn."""
