@@ -250,9 +250,12 @@ def fill_model_shapes_from_env(cfg: EasyDict) -> None:
             probe.close()
 
 
-def import_plugins(cfg: Mapping[str, Any], where: str = "") -> None:
+def import_plugins(cfg: Mapping[str, Any], where: str = "", folders: Iterable[str] = ()) -> None:
     """Import the modules of every ``import_names`` in a compiled config, so that a fresh process (a Ray actor) knows
-    every custom type the config names."""
+    every custom type the config names; ``folders``: the driver's config folders (``config_folders()``), searched
+    as the driver searched them."""
+    for folder in folders:
+        add_config_folder(folder)
     for key, value in cfg.items():
         if key == "import_names":
             import_modules(value, where or "config")

@@ -221,6 +221,12 @@ def add_config_folder(folder: str | os.PathLike) -> None:
         sys.path.append(path)
 
 
+def config_folders() -> list[str]:
+    """The config folders searched so far: a fresh process (a Ray actor) adds them too, so that it finds what the
+    driver found next to its config file."""
+    return list(_CONFIG_FOLDERS)
+
+
 def _searched() -> str:
     """The folders an import searched that a user chooses: the working folder, config folders, PYTHONPATH."""
     folders = [os.getcwd(), *_CONFIG_FOLDERS]

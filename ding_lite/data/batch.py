@@ -26,6 +26,12 @@ def index_batch(batch: Mapping[str, Any], index: Any) -> Batch:
     return map_batch(lambda a: a[index], batch)
 
 
+def writable(batch: Mapping[str, Any]) -> Batch:
+    """``batch`` with every read-only leaf array copied: arrays that arrive from Ray's object store are read-only,
+    and a policy may write into its batch (normalise advantages in place) as it does in the serial pipeline."""
+    return map_batch(lambda a: a.copy() if isinstance(a, np.ndarray) and not a.flags.writeable else a, batch)
+
+
 def concat_batches(batches: Sequence[Mapping[str, Any]]) -> Batch:
     """Concatenate batches with the same keys along the leading dimension."""
     if len(batches) == 1:

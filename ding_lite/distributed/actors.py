@@ -38,8 +38,9 @@ class CollectOutput(NamedTuple):
 class _Shell:
     """Common part: plugins imported, process seeded, one torch thread, versioned weight loading."""
 
-    def __init__(self, cfg: Mapping[str, Any], seed: int) -> None:
-        import_plugins(cfg)  # the config's custom types must be registered in this fresh process too
+    def __init__(self, cfg: Mapping[str, Any], seed: int, folders: tuple[str, ...] = ()) -> None:
+        # the config's custom types must be registered in this fresh process too, found where the driver found them
+        import_plugins(cfg, folders=folders)
         self.cfg = EasyDict(cfg)
         self.seed = seed
         set_seed(seed)
@@ -70,8 +71,8 @@ class CollectorShell(_Shell):
     for a plain env) wraps the env manager (``games.wrap(cfg, seed, inner)``: the self-play arena) and takes the
     driver's message before each collect (``games.update(message)``: the pool as it is now)."""
 
-    def __init__(self, cfg: Mapping[str, Any], seed: int, games: Any = None) -> None:
-        super().__init__(cfg, seed)
+    def __init__(self, cfg: Mapping[str, Any], seed: int, games: Any = None, folders: tuple[str, ...] = ()) -> None:
+        super().__init__(cfg, seed, folders)
         inner = build_env_manager(self.cfg.env, self.cfg.env.collector_env_num, seed)
         try:
             self.games = games
@@ -109,8 +110,8 @@ class EvaluatorShell(_Shell):
     """The evaluator actor: env manager over ``env.evaluator_env_num`` envs and the configured evaluator with the
     policy's eval mode, seeded as in the serial pipeline so that evaluations of both modes are comparable."""
 
-    def __init__(self, cfg: Mapping[str, Any], seed: int) -> None:
-        super().__init__(cfg, seed)
+    def __init__(self, cfg: Mapping[str, Any], seed: int, folders: tuple[str, ...] = ()) -> None:
+        super().__init__(cfg, seed, folders)
         self.env = build_env_manager(self.cfg.env, self.cfg.env.evaluator_env_num, SeedPlan(seed).evaluator)
         try:
             self.policy = build(self.cfg, "policy", enable_field=["eval"])

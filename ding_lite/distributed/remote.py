@@ -11,10 +11,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ding_lite.data.batch import Batch, concat_batches
+from ding_lite.data.batch import Batch, concat_batches, writable
 from ding_lite.distributed.actors import CollectorShell, CollectOutput, EvaluatorShell
 from ding_lite.distributed.session import last_line
 from ding_lite.errors import WorkerError
+from ding_lite.registry import config_folders
 from ding_lite.utils.dicts import to_plain
 from ding_lite.utils.failure_budget import FailureBudget
 from ding_lite.utils.seed import SeedPlan
@@ -96,6 +97,7 @@ class ActorFactory:
         self.created = 0  # collectors created so far; the k-th gets seeds.collector_actor(k): no two share env seeds
         self.started = 0  # actors started so far (numbers their names)
         self.tag = f"ding_lite-{os.getpid()}-{id(self):x}"  # names: <tag>/collector<slot>-<k>, <tag>/evaluator-<k>
+        self.folders = tuple(config_folders())  # where the driver found the config's import_names
         self.games = games  # each collector actor gets a copy: how it wraps its env manager (None: it does not)
         self.collector_cls = ray.remote(num_cpus=float(par.collector_num_cpus), max_restarts=0)(CollectorShell)
         self.evaluator_cls = ray.remote(num_cpus=float(par.evaluator_num_cpus), max_restarts=0)(EvaluatorShell)
@@ -122,7 +124,7 @@ class ActorFactory:
         return self._start("evaluator", self.evaluator_cls, (self.seeds.seed,), self.evaluator)
 
     def _start(self, role: str, cls: Any, args: tuple, again: Callable[[], Any]) -> Any:
-        handle = cls.options(name=f"{self.tag}/{role}-{self.started}").remote(self.cfg, *args)
+        handle = cls.options(name=f"{self.tag}/{role}-{self.started}").remote(self.cfg, *args, folders=self.folders)
         self.started += 1
         self.live[role] = handle
         self._restart[role] = again
@@ -265,7 +267,7 @@ class RemoteCollectors:
                 continue
             self.idle.append(slot)
             self._account(slot, out, train_iter)
-            return out.samples, out.episodes
+            return writable(out.samples), out.episodes
 
     def _round(self, n_sample: int, train_iter: int) -> tuple[Batch, list]:
         ref, version = self.weights.latest(train_iter, 1)  # on-policy: always the learner's current weights
@@ -281,7 +283,7 @@ class RemoteCollectors:
         for slot in sorted(outputs):
             self._account(slot, outputs[slot], train_iter)
         episodes = [e for slot in sorted(outputs) for e in outputs[slot].episodes]
-        return concat_batches([outputs[slot].samples for slot in sorted(outputs)]), episodes
+        return writable(concat_batches([outputs[slot].samples for slot in sorted(outputs)])), episodes
 
     def _submit(self, slot: int, ref: Any, version: int, n_sample: int, train_iter: int) -> None:
         # The weights travel only to an actor that does not hold this version yet (Ray resolves the ref there).

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.gsl.plateau import specialist_name
+from ding_lite.registry import add_config_folder, config_folders
 from ding_lite.utils.seed import SeedPlan
 
 TrainSpecialist = Callable[..., dict[str, Any]]  # (cfg, root, k, subset, seed, progress) -> the phase's result
@@ -15,7 +16,9 @@ TrainSpecialist = Callable[..., dict[str, Any]]  # (cfg, root, k, subset, seed, 
 class SpecialistActor:
     """A Ray actor that trains one specialist with ``train`` (the function the in-process path calls)."""
 
-    def __init__(self, train: TrainSpecialist) -> None:
+    def __init__(self, train: TrainSpecialist, folders: tuple[str, ...] = ()) -> None:
+        for folder in folders:  # the driver's config folders: its import_names are found here as there
+            add_config_folder(folder)
         self._train = train
 
     def train(self, cfg: Any, root: str, k: int, subset: list[int], seed: int) -> dict[str, Any]:
@@ -43,7 +46,7 @@ def _train_on_actors(ray: Any, train: TrainSpecialist, cfg: Any, root: Path, sub
     it is done with one: a fresh worker process (Python, torch) per specialist would cost more than a tiny one."""
     actor_cls = ray.remote(num_cpus=1, max_restarts=0)(SpecialistActor)
     n_actors = max(1, min(len(todo), int(ray.cluster_resources().get("CPU", 1))))
-    actors = [actor_cls.remote(train) for _ in range(n_actors)]
+    actors = [actor_cls.remote(train, tuple(config_folders())) for _ in range(n_actors)]
     waiting = list(todo)
     pending: dict[Any, Any] = {}
 

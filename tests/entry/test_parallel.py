@@ -112,7 +112,7 @@ class _FakeRay:
             def options(name: str) -> Any:
                 class Starter:
                     @staticmethod
-                    def remote(cfg: Any, seed: int) -> Any:
+                    def remote(cfg: Any, seed: int, folders: tuple[str, ...] = ()) -> Any:
                         result = fake.start_results.pop(0) if fake.start_results else True
                         return type("Handle", (), {"ready": type("M", (), {"remote": staticmethod(lambda: result)})})
 
