@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.errors import ConfigError, first_line
+from ding_lite.registry import add_config_folder
 from ding_lite.utils.dicts import to_plain
 
 
@@ -60,6 +61,11 @@ def read_config(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any]
     create = namespace.get("create_config") or {}
     if not isinstance(create, Mapping):
         raise ConfigError(f"config file {path}: create_config must be a dict, got {type(create).__name__}")
+    folders = namespace.get("config_folders") or []  # a saved config's: where the original found its import_names
+    if not isinstance(folders, (list, tuple)) or not all(isinstance(f, str) for f in folders):
+        raise ConfigError(f"config file {path}: config_folders must be a list of folder paths, got {folders!r}")
+    for folder in folders:
+        add_config_folder(folder)
     return to_plain(main), to_plain(create)
 
 

@@ -1,6 +1,7 @@
 """Reading config files (ding_lite/config/reader.py): both forms, and one clear error per kind of bad file."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -94,4 +95,16 @@ def test_a_file_that_is_not_python_says_what_a_config_is(tmp_path: Path) -> None
     path.write_text("env:\n  type: cartpole\npolicy:\n  type: dqn\n")
     with pytest.raises(ConfigError, match=r"cfg.yaml is not Python \(syntax error at line 1: .*\): a ding_lite config "
                                           r"is a .py file that defines main_config"):
+        read_config(path)
+
+
+def test_config_folders_of_a_saved_config_are_searched_and_checked(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr("sys.path", list(sys.path))
+    monkeypatch.setattr("ding_lite.registry._CONFIG_FOLDERS", [])
+    path = tmp_path / "total_config.py"
+    path.write_text(f"config_folders = [{str(tmp_path / 'src')!r}]\nmain_config = dict(policy=dict(type='dqn'))\n")
+    read_config(path)
+    assert str(tmp_path / "src") in sys.path  # searched for import_names, as the original's folder
+    path.write_text("config_folders = 'src'\nmain_config = dict(policy=dict(type='dqn'))\n")
+    with pytest.raises(ConfigError, match="config_folders must be a list of folder paths, got 'src'"):
         read_config(path)

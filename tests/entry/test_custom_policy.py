@@ -57,3 +57,18 @@ def test_plugin_is_not_visible_without_its_path(tmp_path: Path) -> None:
     proc = run_cli("-m", "serial", "-c", "custom_config.py", cwd=tmp_path)
     assert proc.returncode == 2
     assert "cannot import module 'custom_dqn_plugin' listed in policy.import_names" in proc.stderr
+
+
+def test_saved_config_finds_the_plugin_next_to_the_original_config(tmp_path: Path) -> None:
+    """total_config.py says `Run it again with: ding_lite -m serial -c total_config.py`; with the plugin module next
+    to the original config (as the tutorial keeps it), that now works from the experiment folder too."""
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "custom_config.py").write_text(CONFIG)
+    (source / "custom_dqn_plugin.py").write_text((PLUGINS / "custom_dqn_plugin.py").read_text())
+    proc = run_cli("-m", "serial", "-c", "src/custom_config.py", "--max-env-step", "16", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    # before: "cannot import module 'custom_dqn_plugin' listed in policy.import_names" (only src/ held it)
+    proc = run_cli("-m", "eval", "-c", "custom/total_config.py", "--n-episode", "1", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "custom/ckpt/ckpt_best.pth.tar: return" in proc.stderr
