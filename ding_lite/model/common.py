@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from ding_lite.data.keys import LOGIT, MU, SIGMA
-from ding_lite.errors import ConfigError
+from ding_lite.errors import ConfigError, DingLiteError, first_line
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU, "gelu": nn.GELU, "silu": nn.SiLU}
 INPLACE_ACTIVATIONS = ("relu", "elu", "silu")
@@ -212,10 +212,20 @@ def build_model(model_cfg: Mapping[str, Any], default_type: str) -> nn.Module:
 
     name = model_cfg.get("type") or default_type
     model_cls = MODEL_REGISTRY.get(name)
-    if isinstance(getattr(model_cls, "config", None), Mapping):
-        return model_cls(model_cfg)
+    with_config = isinstance(getattr(model_cls, "config", None), Mapping)
     kwargs = {k: v for k, v in model_cfg.items() if k not in ("type", "import_names")}
     try:
-        return model_cls(**kwargs)
-    except TypeError as exc:
-        raise ConfigError(f"model type '{name}' cannot be built from policy.model {sorted(kwargs)}: {exc}") from exc
+        return model_cls(model_cfg) if with_config else model_cls(**kwargs)
+    except DingLiteError:
+        raise  # a template's own check of its settings says what is wrong
+    except Exception as exc:
+        if isinstance(exc, TypeError) and not with_config:  # most often a setting the constructor does not take
+            raise ConfigError(f"model type '{name}' cannot be built from policy.model {sorted(kwargs)}: "
+                              f"{exc}") from exc
+        # the model's own code failed: named, as a module that fails while imported is
+        raise ConfigError(f"model type '{name}' ({_qualname(model_cls)}) failed while being built from policy.model: "
+                          f"{type(exc).__name__}: {first_line(exc)}") from exc
+
+
+def _qualname(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', type(obj).__name__)}"

@@ -14,6 +14,7 @@ from torch import nn
 from ding_lite.errors import CheckpointError, ConfigError, first_line
 from ding_lite.model.common import build_model, rollout_weights, wide_layers
 from ding_lite.model.contract import ModelProbe, probe_n_actions, probe_obs_shape
+from ding_lite.policy.hook_checks import check_signatures, checked_forward, checked_samples
 from ding_lite.policy.replay import ReplaySchedule
 from ding_lite.utils.checkpoint import state_mismatch
 from ding_lite.utils.dicts import deep_merge
@@ -21,18 +22,6 @@ from ding_lite.utils.dicts import deep_merge
 logger = logging.getLogger("ding_lite")
 
 FIELDS = ("learn", "collect", "eval")
-
-# How the workers call a policy's methods: method -> (the call as written in messages, positional args, keywords).
-# A port that keeps DI-engine's signatures (``_process_transition(obs, policy_output, timestep)``,
-# ``_forward_collect(data, eps)``) is refused when the policy is built, not by a TypeError in the middle of a run.
-HOOK_CALLS: dict[str, tuple[str, tuple[Any, ...], dict[str, Any]]] = {
-    "_forward_learn": ("_forward_learn(batch)", (None,), {}),
-    "_forward_collect": ("_forward_collect(obs, env_step=...)", (None,), {"env_step": 0}),
-    "_process_transition": ("_process_transition(policy_output)", (None,), {}),
-    "_get_train_sample": ("_get_train_sample(rollout)", (None,), {}),
-    "_forward_eval": ("_forward_eval(obs)", (None,), {}),
-}
-
 
 class LearnMode(NamedTuple):
     """What a learner may call. ``forward(batch)`` returns one log dict per gradient step it took (a list; a single
@@ -148,7 +137,7 @@ class Policy:
         self._wide_layers = wide_layers(self._model)  # found once, not at every rollout (a walk over the modules)
         self._learn_state: dict[str, Any] = {"model": self._model}
         self._enabled = tuple(enable_field or FIELDS)
-        self._check_signatures()
+        check_signatures(self, Policy)  # before _init_*: a method left out is one line, not a traceback
         for field in self._enabled:
             if field not in FIELDS:
                 raise ValueError(f"unknown policy field '{field}', expected some of {FIELDS}")
@@ -163,13 +152,15 @@ class Policy:
 
     @property
     def collect_mode(self) -> CollectMode:
-        return CollectMode(self._forward_collect, self._process_transition, self._get_train_sample,
+        return CollectMode(checked_forward(self._forward_collect, self, "_forward_collect(obs, env_step)"),
+                           self._process_transition, checked_samples(self._get_train_sample, self),
                            self._reset_collect, self._state_dict_model, self._load_state_dict_model,
                            self._rollout_weights)
 
     @property
     def eval_mode(self) -> EvalMode:
-        return EvalMode(self._forward_eval, self._reset_eval, self._state_dict_model, self._load_state_dict_model,
+        return EvalMode(checked_forward(self._forward_eval, self, "_forward_eval(obs)"), self._reset_eval,
+                        self._state_dict_model, self._load_state_dict_model,
                         self._rollout_weights)
 
     # ---- to implement ------------------------------------------------------------------------------------------
@@ -220,22 +211,6 @@ class Policy:
 
     def _monitor_vars_learn(self) -> list[str]:
         return []
-
-    def _check_signatures(self) -> None:
-        """A :class:`ConfigError` if a method the workers call cannot take the arguments they pass
-        (:data:`HOOK_CALLS`): e.g. DI-engine's ``_process_transition(obs, policy_output, timestep)``."""
-        for name, (call, args, kwargs) in HOOK_CALLS.items():
-            method = getattr(self, name)
-            try:
-                signature = inspect.signature(method)
-            except (TypeError, ValueError):  # a builtin or C-implemented callable: nothing to check
-                continue
-            try:
-                signature.bind(*args, **kwargs)
-            except TypeError as exc:
-                raise ConfigError(f"policy '{self.cfg.get('type')}': {type(self).__qualname__}.{name}{signature} "
-                                  f"does not fit how ding_lite calls it, {call}; see 'What differs' in "
-                                  f"docs/coming_from_di_engine.md") from exc
 
     def _check_model(self, probe: ModelProbe) -> None:
         """Check, once, that the model gives what the modes read (``probe.expect('forward', {'q_value': ('B',

@@ -9,6 +9,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ding_lite.errors import output_error
 from ding_lite.utils.throughput import RateMeter, Rates, rate_text
 
@@ -104,7 +106,7 @@ class ExperimentLogger:
     def scalars(self, prefix: str, values: dict[str, Any], step: int) -> None:
         """Several scalars under ``prefix/``; tensors and numpy scalars are converted here, only when logged."""
         for k, v in values.items():
-            if getattr(v, "ndim", 0) == 0:
+            if is_scalar(v):
                 self.scalar(f"{prefix}/{k}", float(v), step)
 
     def info(self, msg: str) -> None:
@@ -207,6 +209,16 @@ def _close_text(file: Any, path: Path | None, failed: bool) -> None:
 
 
 BAR_RATE_WINDOW = 2.0  # seconds over which the progress bar's rates are measured
+
+
+def is_scalar(value: Any) -> bool:
+    """A learn log value that is logged as a number: a Python or numpy number, a 0-dim numeric array or a 0-dim
+    tensor. Anything else a policy returns (a string, None, a list, a vector such as ``priority``) is not logged."""
+    if isinstance(value, (int, float, np.number, np.bool_)):  # bool is an int
+        return not isinstance(value, np.complexfloating)
+    if isinstance(value, np.ndarray):
+        return value.ndim == 0 and value.dtype.kind in "biuf"
+    return getattr(value, "ndim", None) == 0 and not isinstance(value, str)  # a 0-dim tensor
 
 
 def _log_interval(cfg: Mapping[str, Any]) -> int:

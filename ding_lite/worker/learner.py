@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.data.batch import batch_len
-from ding_lite.errors import DIVERGED_ADVICE, DivergedError
+from ding_lite.errors import DIVERGED_ADVICE, ConfigError, DivergedError
 from ding_lite.registry import LEARNER_HOOK_REGISTRY
 from ding_lite.utils.checkpoint import CKPT_SUFFIX, checkpoint_iteration, load_policy_weights, save_checkpoint
+from ding_lite.utils.log import is_scalar
 
 POSITIONS = ("before_run", "after_iter", "after_eval", "after_run")
 
@@ -87,7 +88,7 @@ class BaseLearner:
         policy returns (a single dict counts as one), and the ``after_iter`` hooks run once per step, so that
         ``eval_freq``, ``save_ckpt_after_iter`` and ``log_show_after_iter`` mean what they mean in DI-engine."""
         self.env_step = env_step
-        logs = as_log_list(self.policy.forward(batch))
+        logs = as_log_list(self.policy.forward(batch), self.policy.forward)
         self.samples_trained += batch_len(batch)
         for log in logs:
             self.loss_check.add(log, self.train_iter + 1, env_step)
@@ -103,7 +104,7 @@ class BaseLearner:
             return
         self.last_logged_iter = self.train_iter
         self.logger.scalars("learn", self.last_log, self.train_iter)
-        scalars = " ".join(f"{k}={float(v):.4g}" for k, v in self.last_log.items() if getattr(v, "ndim", 0) == 0)
+        scalars = " ".join(f"{k}={float(v):.4g}" for k, v in self.last_log.items() if is_scalar(v))
         self.logger.text(f"[learn] iter {self.train_iter} env_step {self.env_step} {scalars}")
 
     def end_run(self, env_step: int) -> None:
@@ -280,7 +281,7 @@ class LossCheck:
 
     def add(self, log: Mapping[str, Any], train_iter: int, env_step: int) -> None:
         for key, value in log.items():
-            if not key.endswith("loss") or getattr(value, "ndim", 0) != 0:
+            if not key.endswith("loss") or not is_scalar(value):
                 continue
             if on_accelerator(value):
                 self.pending.append((train_iter, env_step, key, value))
@@ -313,15 +314,20 @@ def _diverged(train_iter: int, env_step: int, key: str, value: Any) -> DivergedE
                          f"{float(value)}; {DIVERGED_ADVICE}")
 
 
-def as_log_list(out: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def as_log_list(out: Mapping[str, Any] | Sequence[Mapping[str, Any]], forward: Any = None) -> list[dict[str, Any]]:
     """What ``learn_mode.forward`` returned, as a list of log dicts (DI-engine's convention: a list with one dict
-    per gradient step; a single dict is one step)."""
+    per gradient step; a single dict is one step). Anything else is a :class:`ConfigError` naming ``forward`` (the
+    policy's method)."""
     if isinstance(out, Mapping):
         return [dict(out)]
-    logs = [dict(log) for log in out]
-    if not logs:
-        raise ValueError("learn_mode.forward returned an empty list: it must return one log dict per gradient step")
-    return logs
+    if isinstance(out, (list, tuple)) and out and all(isinstance(log, Mapping) for log in out):
+        return [dict(log) for log in out]
+    name = getattr(forward, "__qualname__", "learn_mode.forward")
+    got = "an empty list" if isinstance(out, (list, tuple)) and not out else \
+        "None" if out is None else f"a {type(out).__name__}" if not isinstance(out, (list, tuple)) else \
+        f"a list holding a {next(type(log).__name__ for log in out if not isinstance(log, Mapping))}"
+    raise ConfigError(f"{name}(batch) returned {got}: it must return one log dict per gradient step (a list of "
+                      f"dicts, or one dict for one step)")
 
 
 def mean_log(logs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -331,6 +337,6 @@ def mean_log(logs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     values: dict[str, list[Any]] = {}
     for log in logs:
         for k, v in log.items():
-            if getattr(v, "ndim", 0) == 0:
+            if is_scalar(v):
                 values.setdefault(k, []).append(torch.as_tensor(v, dtype=torch.float32))
     return {k: torch.stack(v).mean() for k, v in values.items()}

@@ -72,3 +72,27 @@ def test_saved_config_finds_the_plugin_next_to_the_original_config(tmp_path: Pat
     proc = run_cli("-m", "eval", "-c", "custom/total_config.py", "--n-episode", "1", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "custom/ckpt/ckpt_best.pth.tar: return" in proc.stderr
+
+
+def test_a_plugin_policy_missing_a_method_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    plugin = (PLUGINS / "custom_dqn_plugin.py").read_text()
+    (tmp_path / "custom_dqn_plugin.py").write_text(plugin + '''
+from ding_lite.policy import Policy
+
+
+@POLICY_REGISTRY.register("custom_no_samples")
+class NoSamples(Policy):
+    config = dict(type="custom_no_samples")
+
+    @classmethod
+    def default_model(cls):
+        return "dqn"
+''')
+    (tmp_path / "custom_config.py").write_text(CONFIG.replace('type="custom_dqn"', 'type="custom_no_samples"'))
+    proc = run_cli("-m", "serial", "-c", "custom_config.py", "--max-env-step", "16", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "ding_lite: error: policy 'custom_no_samples': NoSamples does not implement _init_learn, _forward_learn, "
+        "_init_collect, _forward_collect, _get_train_sample, _init_eval, _forward_eval, which its modes call (see "
+        "docs/tutorial_custom_policy.md)")
+    assert not (tmp_path / "custom").exists()  # before: NotImplementedError's traceback, after the folder was made

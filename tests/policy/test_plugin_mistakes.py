@@ -1,0 +1,143 @@
+"""A plugin policy or model that breaks what the workers expect of it (ding_lite/policy/hook_checks.py,
+ding_lite/model/common.py's build_model, the learner's log handling) is one ConfigError naming the method, not a
+KeyError, AttributeError or NotImplementedError deep in a worker."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from ding_lite.config import compile_config
+from ding_lite.errors import ConfigError
+from ding_lite.model.common import build_model
+from ding_lite.policy import DQNPolicy, Policy
+from ding_lite.registry import MODEL_REGISTRY
+from ding_lite.utils.log import is_scalar
+from ding_lite.worker.learner import as_log_list
+
+pytestmark = pytest.mark.unittest
+
+ENV = dict(type="gymnasium", env_id="CartPole-v1")
+OBS = np.zeros((3, 4), dtype=np.float32)
+
+
+def _cfg(policy_type: str = "dqn") -> dict:
+    return compile_config(dict(env=ENV, policy=dict(type=policy_type, model=dict(obs_shape=4, action_shape=2)))).policy
+
+
+class _NoLearn(Policy):
+    """Implements collect and eval, leaves out what learning and samples need."""
+
+    @classmethod
+    def default_model(cls) -> str:
+        return "dqn"
+
+    def _init_learn(self) -> None:
+        pass
+
+    def _init_collect(self) -> None:
+        pass
+
+    def _init_eval(self) -> None:
+        pass
+
+    def _forward_collect(self, obs, env_step=0):
+        return {"action": np.zeros(len(obs), dtype=np.int64)}
+
+    def _forward_eval(self, obs):
+        return {"action": np.zeros(len(obs), dtype=np.int64)}
+
+
+def test_a_method_the_modes_call_left_out_is_named_when_the_policy_is_built() -> None:
+    with pytest.raises(ConfigError, match=r"_NoLearn does not implement _forward_learn, _get_train_sample, which its "
+                                          r"modes call"):
+        _NoLearn(_cfg())  # before: NotImplementedError in the learner, after the run's folder was written
+    _NoLearn(_cfg(), enable_field=["eval"])  # eval needs neither
+
+
+class _Outputs(DQNPolicy):
+    """DQN whose collect / eval outputs, samples and logs are replaced by ``self.bad``."""
+
+    bad: dict = {}
+
+    def _forward_collect(self, obs, env_step=0):
+        return self.bad.get("collect", super()._forward_collect)(obs, env_step)
+
+    def _forward_eval(self, obs):
+        return self.bad.get("eval", super()._forward_eval)(obs)
+
+    def _get_train_sample(self, rollout):
+        samples = super()._get_train_sample(rollout)
+        return self.bad.get("samples", lambda s: s)(samples)
+
+
+@pytest.mark.parametrize("output,described", [
+    ({"act": np.zeros(3)}, r"keys \['act'\] \(no 'action'\)"),
+    ({"action": np.zeros(1)}, r"'action' of shape \[1\]"),
+    (np.zeros(3), "a ndarray"),
+])
+def test_collect_and_eval_outputs_need_one_action_per_observation(output, described) -> None:
+    policy = _Outputs(_cfg())
+    policy.bad = {"collect": lambda obs, env_step: output, "eval": lambda obs: output}
+    with pytest.raises(ConfigError, match=rf"_Outputs._forward_collect\(obs, env_step\) returned {described} for 3 "
+                                          r"observations; it must return a dict with 'action'"):
+        policy.collect_mode.forward(OBS, env_step=0)  # before: a KeyError in the collector, or the env blamed
+    with pytest.raises(ConfigError, match=rf"_Outputs._forward_eval\(obs\) returned {described} for 3"):
+        policy.eval_mode.forward(OBS)
+    policy.bad = {}
+    assert policy.collect_mode.forward(OBS, env_step=0)["action"].shape == (3,)  # a right one passes as it is
+    masked = {"observation": OBS, "action_mask": np.ones((3, 2), dtype=bool)}
+    policy.bad = {"eval": lambda obs: {"action": np.zeros(3)}}
+    assert len(policy.eval_mode.forward(masked)["action"]) == 3  # N of a dict observation: its arrays' rows
+
+
+def test_train_samples_must_be_columns_not_di_engines_list() -> None:
+    policy = _Outputs(_cfg())
+    policy.bad = {"samples": lambda s: [{k: v[i] for k, v in s.items()} for i in range(len(s["obs"]))]}
+    rollout = {"obs": np.zeros((2, 1, 4), np.float32), "next_obs": np.zeros((2, 1, 4), np.float32),
+               "action": np.zeros((2, 1), np.int64), "reward": np.ones((2, 1), np.float32),
+               "terminated": np.zeros((2, 1), bool), "truncated": np.array([[False], [True]]),
+               "done": np.array([[False], [True]])}
+    with pytest.raises(ConfigError, match=r"_Outputs._get_train_sample\(rollout\) returned a list; it must return a "
+                                          r"dict of arrays \(B, ...\), one column per key, not DI-engine's list"):
+        policy.collect_mode.get_train_sample(rollout)  # before: AttributeError: 'list' object has no 'values'
+
+
+def _learn():  # a stand-in for a policy's bound _forward_learn, named in the message
+    pass
+
+
+@pytest.mark.parametrize("out,got", [(None, "None"), (1.0, "a float"), ([], "an empty list"),
+                                     ([{"loss": 1.0}, 2.0], "a list holding a float")])
+def test_forward_learn_must_return_log_dicts(out, got) -> None:
+    with pytest.raises(ConfigError, match=rf"_learn\(batch\) returned {got}: it must return one log dict per "
+                                          r"gradient step"):
+        as_log_list(out, _learn)  # before: TypeError: 'NoneType' object is not iterable
+
+
+def test_only_numbers_are_logged_from_a_learn_log() -> None:
+    assert all(is_scalar(v) for v in (1, 0.5, True, np.float32(2), np.array(3.0), torch.tensor(1.0)))
+    # before: float('hello') stopped the run in the logger; DI-engine's logs carry such entries
+    assert not any(is_scalar(v) for v in ("hello", None, [1.0], np.ones(3), torch.ones(2), np.array("a")))
+
+
+class _RaisingModel(nn.Module):
+    def __init__(self, obs_shape: int, action_shape: int) -> None:
+        super().__init__()
+        raise ValueError("hidden sizes do not add up")
+
+
+def test_a_model_whose_constructor_raises_is_named() -> None:
+    MODEL_REGISTRY.register("test_plugin_mistakes_raising")(_RaisingModel)
+    try:
+        _build_raising()
+    finally:
+        MODEL_REGISTRY._entries.pop("test_plugin_mistakes_raising")
+
+
+def _build_raising() -> None:
+    with pytest.raises(ConfigError, match=r"model type 'test_plugin_mistakes_raising' \(.*_RaisingModel\) failed "
+                                          r"while being built from policy.model: ValueError: hidden sizes do not "
+                                          r"add up"):
+        build_model(dict(obs_shape=4, action_shape=2), "test_plugin_mistakes_raising")  # before: the traceback
