@@ -136,8 +136,18 @@ def resolve_di_engine_keys(user: dict[str, Any], defaults: Mapping[str, Any]) ->
     _resolve_env_batch_sizes(user, defaults)
     for path, why in NO_EFFECT.items():
         if _has(user, path) and not _has(defaults, path):
+            if path == UPDATE_PER_COLLECT and not _on_policy(user, defaults):
+                continue  # an off-policy policy's replay schedule reads it: one that does not declare it is told so
             _pop(user, path)
             setup_console_logging().info("note: DI-engine config key '%s' has no effect here: %s", path, why)
+
+
+UPDATE_PER_COLLECT = "policy.learn.update_per_collect"
+
+
+def _on_policy(user: Mapping[str, Any], defaults: Mapping[str, Any]) -> bool:
+    path = "policy.on_policy"
+    return bool(_get(user, path) if _has(user, path) else _has(defaults, path) and _get(defaults, path))
 
 
 GRAD_CLIP_TYPE = "policy.learn.grad_clip_type"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -126,3 +127,39 @@ def test_the_shared_memory_note_says_what_the_subprocess_manager_does() -> None:
 
     note = NO_EFFECT["env.manager.shared_memory"]
     assert "always passes observations through shared memory" in note and "pipes" not in note
+
+
+def _messages(make: Any) -> str:
+    """The ding_lite log lines (notes and warnings) of ``make()``."""
+    lines: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("ding_lite").addHandler(handler)
+    try:
+        make()
+    finally:
+        logging.getLogger("ding_lite").removeHandler(handler)
+    return "\n".join(lines)
+
+
+def test_update_per_collect_is_noted_as_unused_only_for_an_on_policy_policy() -> None:
+    """The note says that each collect is learned in epoch_per_collect passes: true of PPO, not of an off-policy
+    plugin policy whose replay schedule reads the key (before: the note, and the key dropped)."""
+    from ding_lite.policy import Policy
+    from ding_lite.registry import POLICY_REGISTRY
+
+    class OffPolicyWithoutReplayKeys(Policy):  # a plugin that forgot to declare the replay schedule's keys
+        config = dict(type="test_no_replay_keys", on_policy=False)
+
+    POLICY_REGISTRY.register("test_no_replay_keys")(OffPolicyWithoutReplayKeys)
+    try:
+        off_policy = _messages(lambda: compile_config(_cartpole(dict(
+            type="test_no_replay_keys", model=dict(type="dqn"), learn=dict(update_per_collect=4)))))
+    finally:
+        POLICY_REGISTRY._entries.pop("test_no_replay_keys")
+    assert "epoch_per_collect passes" not in off_policy
+    assert "unknown config key 'policy.learn.update_per_collect'" in off_policy
+    on_policy = _messages(lambda: compile_config(_cartpole(dict(type="ppo", learn=dict(update_per_collect=4))),
+                                                 strict=True))
+    assert "'policy.learn.update_per_collect' has no effect here: each collect is learned in epoch_per_collect" \
+           in on_policy
