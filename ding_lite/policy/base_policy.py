@@ -14,7 +14,7 @@ from torch import nn
 from ding_lite.errors import CheckpointError, ConfigError, first_line
 from ding_lite.model.common import build_model, rollout_weights, wide_layers
 from ding_lite.model.contract import ModelProbe, probe_n_actions, probe_obs_shape
-from ding_lite.policy.hook_checks import check_signatures, checked_forward, checked_samples
+from ding_lite.policy.hook_checks import check_signatures, checked_forward, checked_samples, checked_transition
 from ding_lite.policy.replay import ReplaySchedule
 from ding_lite.utils.checkpoint import state_mismatch
 from ding_lite.utils.dicts import deep_merge
@@ -153,7 +153,8 @@ class Policy:
     @property
     def collect_mode(self) -> CollectMode:
         return CollectMode(checked_forward(self._forward_collect, self, "_forward_collect(obs, env_step)"),
-                           self._process_transition, checked_samples(self._get_train_sample, self),
+                           checked_transition(self._process_transition, self),
+                           checked_samples(self._get_train_sample, self),
                            self._reset_collect, self._state_dict_model, self._load_state_dict_model,
                            self._rollout_weights)
 

@@ -73,6 +73,23 @@ def checked_forward(forward: Callable[..., Any], policy: Any, method: str) -> Ca
     return checked
 
 
+def checked_transition(process_transition: Callable[[dict], Any], policy: Any) -> Callable[[dict], Any]:
+    """``process_transition`` whose result must be a dict of the columns the policy adds to each transition (the
+    collector stores ``obs``, ``next_obs``, ``reward`` and the episode ends itself); anything else is a
+    :class:`ConfigError` naming the method, not an ``AttributeError`` in the collector's hot loop."""
+
+    def checked(policy_output: dict) -> Any:
+        columns = process_transition(policy_output)
+        if not isinstance(columns, Mapping):
+            raise ConfigError(f"policy '{policy.cfg.get('type')}': {type(policy).__qualname__}._process_transition"
+                              f"(policy_output) returned a {type(columns).__name__}; it must return a dict of the "
+                              f"columns it adds to the transitions (e.g. {{'action': ..., 'logit': ...}}); "
+                              f"{WHAT_DIFFERS}")
+        return columns
+
+    return checked
+
+
 def checked_samples(get_train_sample: Callable[[dict], Any], policy: Any) -> Callable[[dict], Any]:
     """``get_train_sample`` whose result must be a dict of columns (arrays with one leading dimension), the form the
     buffer and the learner take; DI-engine's list of sample dicts is a :class:`ConfigError` naming the method."""

@@ -67,6 +67,9 @@ class _Outputs(DQNPolicy):
     def _forward_eval(self, obs):
         return self.bad.get("eval", super()._forward_eval)(obs)
 
+    def _process_transition(self, policy_output):
+        return self.bad.get("transition", super()._process_transition)(policy_output)
+
     def _get_train_sample(self, rollout):
         samples = super()._get_train_sample(rollout)
         return self.bad.get("samples", lambda s: s)(samples)
@@ -102,6 +105,17 @@ def test_train_samples_must_be_columns_not_di_engines_list() -> None:
     with pytest.raises(ConfigError, match=r"_Outputs._get_train_sample\(rollout\) returned a list; it must return a "
                                           r"dict of arrays \(B, ...\), one column per key, not DI-engine's list"):
         policy.collect_mode.get_train_sample(rollout)  # before: AttributeError: 'list' object has no 'values'
+
+
+def test_a_transition_must_be_a_dict_of_columns() -> None:
+    policy = _Outputs(_cfg())
+    policy.bad = {"transition": lambda output: (output["action"],)}
+    output = policy.collect_mode.forward(OBS, env_step=0)
+    with pytest.raises(ConfigError, match=r"_Outputs._process_transition\(policy_output\) returned a tuple; it must "
+                                          r"return a dict of the columns it adds"):
+        policy.collect_mode.process_transition(output)  # before: an AttributeError in the collector's loop
+    policy.bad = {}
+    assert set(policy.collect_mode.process_transition(output)) >= {"action"}
 
 
 def _learn():  # a stand-in for a policy's bound _forward_learn, named in the message
