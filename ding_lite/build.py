@@ -179,6 +179,14 @@ def check_model_shapes(cfg: EasyDict, observation_space: gym.Space, action_space
     if space in ("discrete", "continuous") and space != kind:
         raise ConfigError(f"policy.model.action_space='{space}' does not fit env '{env_id}', whose action space is "
                           f"{kind}: set it to '{kind}' or leave it out (the env fills it in)")
+    # DI-engine's bound_type='tanh' assumes envs that take [-1, 1] (act_scale); on wider bounds the greedy action
+    # never left [-1, 1] (Pendulum-v1's torques stayed within half their range)
+    unit = isinstance(action_space, gym.spaces.Box) and bool((action_space.low == -1).all()) \
+        and bool((action_space.high == 1).all())
+    if model.get("bound_type") == "tanh" and kind == "continuous" and not unit:
+        raise ConfigError(f"policy.model.bound_type='tanh' keeps the Gaussian's mean in [-1, 1], but env '{env_id}' "
+                          f"takes actions in {action_space}: leave bound_type out (the env's bounds clip the "
+                          f"actions), or rescale the env's actions to [-1, 1] (gymnasium.wrappers.RescaleAction)")
 
 
 def _shape_value(shape: tuple[int, ...]) -> Any:

@@ -84,7 +84,7 @@ class VAC(nn.Module):
         activation="tanh",  # hidden-layer activation: relu, tanh, elu, gelu or silu
         sigma_type="fixed",  # continuous: 'fixed' (learned log-std; DI-engine: 'independent') or 'conditioned'
         init_log_std=0.0,  # continuous: initial log standard deviation
-        bound_type=None,  # continuous: 'tanh' bounds the Gaussian's mean to [-1, 1] (DI-engine's key); None: unbounded
+        bound_type=None,  # continuous: 'tanh' bounds the Gaussian's mean to [-1, 1] (envs acting in [-1, 1]); None: not
         obs_norm=False,  # normalise observations by running statistics kept in the model (MuJoCo; not images)
         obs_norm_clip=10.0,  # bound of the normalised observations
         ortho_init=True,  # orthogonal init (sqrt 2 hidden, 0.01 actor head, 1 critic head); False: PyTorch's default

@@ -131,6 +131,10 @@ CASES = {
     "model action_shape does not fit the env": (lambda d: ["-c", DQN, "--set", "policy.model.action_shape=3"],
                                                 "policy.model.action_shape=3 does not fit env 'cartpole', whose "
                                                 "discrete action space has 2 actions"),
+    "ppo tanh-bounded mean on Pendulum's [-2, 2]": (  # the greedy torque stayed in [-1, 1] before
+        lambda d: ["-c", str(DIZOO_PENDULUM / "pendulum_ppo_config.py"), "--set", "policy.model.bound_type=tanh"],
+        "policy.model.bound_type='tanh' keeps the Gaussian's mean in [-1, 1], but env 'pendulum' takes actions in "
+        "Box(-2.0, 2.0, (1,), float32): leave bound_type out"),
     "ppo model action_space does not fit the env": (
         lambda d: ["-c", str(DIZOO_CARTPOLE / "cartpole_ppo_config.py"), "--set",
                    "policy.model.action_space=continuous"],
