@@ -26,6 +26,11 @@ ENV_SECTION_DEFAULTS: dict[str, Any] = dict(
 )
 
 
+# gymnasium ids whose raw observations no array holds, and the env type that wraps them (envs/suites.py): MiniGrid
+# and BabyAI observe Dict(image, direction, mission=MissionSpace), the minigrid type the image alone
+SUITE_ROUTES = {"MiniGrid-": "minigrid", "BabyAI-": "minigrid"}
+
+
 @ENV_REGISTRY.register("gymnasium")
 class GymnasiumEnv:
     """Factory for any env in gymnasium's registry: ``env=dict(type='gymnasium', env_id='CartPole-v1')``."""
@@ -136,6 +141,10 @@ def build_env(env_cfg: Mapping[str, Any]) -> gym.Env:
     # sees arrays (envs/spaces.py)
     try:
         return with_encoded_observations(env, f"env '{name}'")
-    except ConfigError:
+    except ConfigError as exc:
         close_env(env, f"env '{name}'")
+        route = next((t for prefix, t in SUITE_ROUTES.items() if str(name).startswith(prefix)), None)
+        if env_cfg["type"] == "gymnasium" and route is not None:
+            raise ConfigError(f"{exc}; or use env type '{route}' (env=dict(type='{route}', env_id='{name}')), "
+                              f"which observes what its suite's models read") from exc
         raise

@@ -7,8 +7,9 @@ networks as it is; uint8 stays uint8, a quarter of the bytes (Atari frames); a s
 vector of one. The other common spaces are turned into a float32 vector by the env, as Stable-Baselines3 and
 DI-engine users expect: ``Discrete(n)`` one-hot (n,), ``MultiDiscrete(nvec)`` the concatenated one-hots
 (sum(nvec),), ``MultiBinary`` flattened to 0/1 floats, and ``Tuple`` / ``Dict`` of those the concatenation of their
-parts (gymnasium's ``flatten_space``). A space that no array can hold (``Text``, ``Graph``, ``Sequence``) is a
-:class:`~ding_lite.errors.ConfigError` when the env is built, before anything is written.
+parts (gymnasium's ``flatten_space``). A space that no array can hold (``Text``, ``Graph``, ``Sequence``, or a
+``Tuple`` / ``Dict`` with such a part, named by its path) is a :class:`~ding_lite.errors.ConfigError` when the env
+is built, before anything is written.
 
 Action masks (what Stable-Baselines3-contrib's MaskablePPO and RLlib users expect): an env with a ``Discrete(A)``
 action space that observes PettingZoo's ``Dict(observation=<any of the above>, action_mask=MultiBinary(A) or Box(0,
@@ -37,16 +38,21 @@ def _kept_box(space: gym.Space) -> bool:
     return isinstance(space, gym.spaces.Box) and space.dtype in _KEPT_DTYPES and space.shape != ()
 
 
-def _encodable(space: gym.Space) -> bool:
+def _unencodable_part(space: gym.Space, path: str = "") -> tuple[str, gym.Space] | None:
+    """The first part of ``space`` that no array can hold, as ``(its path in the space, e.g. "['mission']", the
+    part)`` (path "" for ``space`` itself); None where every part can be encoded."""
     if isinstance(space, gym.spaces.Box):
-        return np.issubdtype(space.dtype, np.number) or np.issubdtype(space.dtype, np.bool_)
+        numeric = np.issubdtype(space.dtype, np.number) or np.issubdtype(space.dtype, np.bool_)
+        return None if numeric else (path, space)
     if isinstance(space, _FLAT):
-        return True
-    if isinstance(space, gym.spaces.Tuple):
-        return all(_encodable(s) for s in space.spaces)
-    if isinstance(space, gym.spaces.Dict):
-        return all(_encodable(s) for s in space.spaces.values())
-    return False
+        return None
+    if isinstance(space, (gym.spaces.Tuple, gym.spaces.Dict)):
+        items = space.spaces.items() if isinstance(space, gym.spaces.Dict) else enumerate(space.spaces)
+        for key, part in items:
+            if (found := _unencodable_part(part, f"{path}[{key!r}]")) is not None:
+                return found
+        return None
+    return path, space
 
 
 def is_masked(space: gym.Space) -> TypeGuard[gym.spaces.Dict]:
@@ -92,10 +98,12 @@ def needs_encoding(space: gym.Space, where: str = "env", action_space: gym.Space
         _check_masked(space, action_space, where)
         needs_encoding(space[OBSERVATION], where)
         return True
-    if not _encodable(space):
-        raise ConfigError(f"{where} observes {space}, which no array can hold: ding_lite's models take Box, "
+    if (found := _unencodable_part(space)) is not None:
+        path, part = found  # a Dict's repr can run long (MiniGrid's names a function): name the culprit alone
+        what = f"{part}" if not path else f"a {type(space).__name__} whose part obs{path} is {part}"
+        raise ConfigError(f"{where} observes {what}, which no array can hold: ding_lite's models take Box, "
                           f"Discrete, MultiDiscrete, MultiBinary observations and Tuple / Dict of them; wrap the env "
-                          f"so that it observes one of those")
+                          f"so that it observes one of those{' (without that part)' if path else ''}")
     return not _kept_box(space)
 
 
@@ -109,7 +117,7 @@ def encoded_space(space: gym.Space) -> gym.spaces.Box:
         return gym.spaces.Box(space.low.astype(np.float32).reshape(shape), space.high.astype(np.float32).reshape(shape),
                               shape, np.float32)
     flat = gym.spaces.flatten_space(space)
-    assert isinstance(flat, gym.spaces.Box), flat  # _encodable let only spaces that flatten to a Box through
+    assert isinstance(flat, gym.spaces.Box), flat  # needs_encoding let only spaces that flatten to a Box through
     return gym.spaces.Box(flat.low.astype(np.float32), flat.high.astype(np.float32), flat.shape, np.float32)
 
 

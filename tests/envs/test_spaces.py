@@ -103,3 +103,20 @@ def test_an_observation_space_no_array_holds_is_one_line_before_anything_is_writ
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr
     assert lines[0].startswith(f"ding_lite: error: env 'space_env' observes {shown}") and says in lines[0]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_part_no_array_holds_is_named():
+    """A Dict with one Text part was refused with the Dict's whole repr (MiniGrid's names a function at an address)
+    and no word of which part; the message names the part by its path."""
+    nested = gym.spaces.Dict(image=gym.spaces.Box(0, 255, (7, 7, 3), np.uint8),
+                             extra=gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Text(4))))
+    with pytest.raises(Exception, match=r"^env 'x' observes a Dict whose part obs\['extra'\]\[1\] is Text\(") as info:
+        needs_encoding(nested, "env 'x'")
+    assert "image" not in str(info.value) and "without that part" in str(info.value)
+
+
+def test_a_minigrid_id_through_the_gymnasium_type_is_pointed_to_the_minigrid_type():
+    pytest.importorskip("minigrid")
+    with pytest.raises(Exception, match=r"part obs\['mission'\] is MissionSpace.*use env type 'minigrid' "
+                                        r"\(env=dict\(type='minigrid', env_id='MiniGrid-Empty-5x5-v0'\)\)"):
+        build_env(dict(type="gymnasium", env_id="MiniGrid-Empty-5x5-v0", import_names=["minigrid"]))
