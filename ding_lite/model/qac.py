@@ -248,7 +248,9 @@ def action_bounds(cfg: Mapping[str, Any], act_size: int) -> tuple[np.ndarray, np
 def _vector_size(obs_shape: Any) -> int:
     shape = [obs_shape] if isinstance(obs_shape, int) or obs_shape is None else list(obs_shape)
     if len(shape) != 1:
-        raise ConfigError(f"model type 'qac' takes vector observations (obs_shape an int), got obs_shape={obs_shape!r}")
+        raise ConfigError(f"model type 'qac' (SAC, TD3) takes vector observations (obs_shape an int), got "
+                          f"obs_shape={obs_shape!r}: flatten them in the env (gymnasium.wrappers.FlattenObservation), "
+                          f"or, for frames, use ppo, whose model reads them with a conv net")
     return flat_size(shape[0])
 
 
