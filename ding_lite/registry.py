@@ -38,8 +38,14 @@ PLUGIN_GROUP = "ding_lite.plugins"
 
 
 def closest_match(name: str, candidates: Iterable[str]) -> str | None:
-    """Return the candidate closest to ``name`` (difflib ratio >= 0.6), or None."""
-    matches = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    """Return the candidate that ``name`` abbreviates (``eppo`` for ``ensemble_ppo``: the initials of the words
+    before the last one, then the last), else the closest one (difflib ratio >= 0.6), or None."""
+    candidates = list(candidates)
+    for candidate in candidates:
+        words = candidate.split("_")
+        if len(words) > 1 and name.lower() == "".join(w[:1] for w in words[:-1]) + words[-1]:
+            return candidate
+    matches = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
     return matches[0] if matches else None
 
 

@@ -74,6 +74,13 @@ def test_closest_match() -> None:
     assert closest_match("xyz", ["CartPole-v1"]) is None
 
 
+def test_an_abbreviated_type_points_to_its_full_name() -> None:
+    # the docs call ensemble_ppo EPPO; by spelling alone 'eppo' is closest to 'ppo'
+    with pytest.raises(UnknownTypeError, match=r"unknown policy type 'eppo' \(did you mean 'ensemble_ppo'\?\)"):
+        POLICY_REGISTRY.get("eppo")
+    assert closest_match("EPPO", ["ppo", "ensemble_ppo"]) == "ensemble_ppo"
+
+
 def test_different_object_under_taken_name_is_an_error() -> None:
     reg = Registry("widget")
 
