@@ -111,8 +111,9 @@ class InteractionEvaluator(Tracked):
         with getattr(self.policy, "rollout_weights", nullcontext)():  # the weights are fixed during an evaluation
             run = run_episodes(self.env, lambda obs: self.policy.forward(obs)["action"], self.n_episode,
                                max_episode_steps=self.max_episode_steps)
-        if run.capped:
-            logger.warning(f"warning: evaluation at train_iter {train_iter}: {run.capped} of {len(run.returns)} "
+        if run.capped:  # a final evaluation or -m eval passes no train_iter: then none is named
+            at = f" at train_iter {train_iter}" if train_iter or env_step else ""
+            logger.warning(f"warning: evaluation{at}: {run.capped} of {len(run.returns)} "
                            f"episode(s) cut at policy.eval.evaluator.max_episode_steps={self.max_episode_steps} steps, "
                            f"counted with their return so far (a policy that stalls, e.g. one that never presses FIRE, "
                            f"may never end an episode)")
