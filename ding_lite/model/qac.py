@@ -174,7 +174,7 @@ class QAC(nn.Module):
 
     config: dict[str, Any] = dict(
         type="qac",
-        obs_shape=None,  # int (vector observations); None: from the env
+        obs_shape=None,  # int, or a shape list whose observations are read flattened; None: from the env
         action_shape=None,  # action dimensions; None: from the env
         action_space="reparameterization",  # 'reparameterization' (SAC) or 'regression' (TD3); set by the policy
         action_low=None,  # lower bounds, one per dimension; None: the env's Box bounds
@@ -246,12 +246,9 @@ def action_bounds(cfg: Mapping[str, Any], act_size: int) -> tuple[np.ndarray, np
 
 
 def _vector_size(obs_shape: Any) -> int:
-    shape = [obs_shape] if isinstance(obs_shape, int) or obs_shape is None else list(obs_shape)
-    if len(shape) != 1:
-        raise ConfigError(f"model type 'qac' (SAC, TD3) takes vector observations (obs_shape an int), got "
-                          f"obs_shape={obs_shape!r}: flatten them in the env (gymnasium.wrappers.FlattenObservation), "
-                          f"or, for frames, use ppo, whose model reads them with a conv net")
-    return flat_size(shape[0])
+    """Inputs of the networks: an observation of any shape is read flattened (the SAC / TD3 policies flatten each
+    batch), as SB3's MLP policies read one."""
+    return flat_size(obs_shape)
 
 
 def _widths(cfg: Mapping[str, Any], part: str) -> list[int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -72,6 +73,17 @@ class ContinuousQPolicy(OffPolicyPolicy):
     def _check_model(self, probe: ModelProbe) -> None:
         probe.require("actor", "critic", "bounds", hint="the policy calls the parts of the 'qac' model directly; "
                       "build a custom model on it (a subclass of ding_lite.model.qac.QAC), see docs/sac_td3.md")
+
+    # ---- observations: read flattened (the qac networks take vectors, as SB3's MLP policies do) ---------------
+    def obs_tensor(self, obs: Any) -> torch.Tensor:
+        return _flat(super().obs_tensor(obs))
+
+    def batch_tensors(self, batch: Mapping[str, Any]) -> dict[str, Any]:
+        data = super().batch_tensors(batch)
+        for key in (OBS, NEXT_OBS):
+            if key in data:
+                data[key] = _flat(data[key])
+        return data
 
     # ---- learn: the critic stage -------------------------------------------------------------------------------
     def _init_learn(self) -> None:
@@ -187,3 +199,10 @@ def check_positive(cfg: Any, *keys: str) -> None:
             node = node[part]
         if isinstance(node, bool) or not isinstance(node, (int, float)) or not 0 < node < math.inf:
             raise ConfigError(f"policy.{key} must be a finite number > 0, got {node!r}")
+
+
+def _flat(obs: torch.Tensor) -> torch.Tensor:
+    """A batch of observations as float32 (B, features), as the networks take them (a replayed batch keeps the env's
+    dtype, e.g. uint8 frames): a view where they are float32 vectors, or contiguous ones, already."""
+    obs = obs if obs.ndim <= 2 else obs.reshape(obs.shape[0], -1)
+    return obs if obs.dtype == torch.float32 else obs.float()

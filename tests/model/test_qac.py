@@ -2,13 +2,10 @@
 autograd's value and action gradient, and no critic weight gradient."""
 from __future__ import annotations
 
-import re
-
 import pytest
 import torch
 from easydict import EasyDict
 
-from ding_lite.errors import ConfigError
 from ding_lite.model.qac import QAC
 
 pytestmark = pytest.mark.unittest
@@ -189,12 +186,3 @@ def test_actors_decline_what_they_cannot_write_out(make) -> None:
     model = make()
     model.actor.net[0].weight.requires_grad_(False)
     assert model.actor.forward_for_backward(torch.randn(4, 5)) is None
-
-
-@pytest.mark.parametrize("obs_shape", [[3, 5], [7, 7, 3]])
-def test_observations_other_than_vectors_are_refused_with_what_to_do(obs_shape: list[int]) -> None:
-    """SAC and TD3 on a (3, 5) Box or on frames said only that qac takes vectors; the line now says what to do."""
-    says = f"got obs_shape={obs_shape!r}: flatten them in the env (gymnasium.wrappers.FlattenObservation), or, for " \
-        f"frames, use ppo"
-    with pytest.raises(ConfigError, match=re.escape(says)):
-        QAC(EasyDict(QAC.config, obs_shape=obs_shape, action_shape=2, action_low=-1.0, action_high=1.0))
