@@ -4,14 +4,17 @@ Seat s observes ``[s, t, 1]`` (its seat, the step count, 1 while in the game) an
 a learner row that carries another seat's data shows at once. Agents listed in ``leave_at`` terminate at that step
 while the game goes on; the game ends (all terminate) at ``episode_len``, or by a time limit at ``truncate_at``
 (every agent still in truncated, as PettingZoo's ``max_cycles``); ``winner`` gets score 1, the others 0, unless
-``scores`` gives every seat's score. An action for an agent that is not in the game raises. ``crash_at`` (with
-``token_dir``) raises once, at the instance's ``crash_at``-th step over all its episodes. ``obs_sizes`` gives seats
-unequal observation sizes.
+``scores`` gives every seat's score. An action for an agent that is not in the game, or one outside its action
+space, raises. ``crash_at`` (with ``token_dir``) raises once, at the instance's ``crash_at``-th step over all its
+episodes. ``obs_sizes`` gives seats unequal observation sizes; the seats in ``discrete_obs`` observe
+``Discrete(obs_size)`` (the step count modulo it) instead of a Box; ``action_start`` numbers the two actions from
+it (gymnasium's ``Discrete(2, start=action_start)``).
 
 ``TurnGame`` is the turn-based (AEC) counterpart, written to PettingZoo's AEC protocol: the agents move in turn, the
 mover gets reward ``s + 1`` and observes ``[s, turn, 1]``; an agent in ``leave_at`` terminates after the turn of that
 number while the others play on, and stays selected until it is stepped with ``None`` (its dead step). With
-``info_mask`` the action masks come in the infos (action 1 illegal on odd turns), and an illegal action raises.
+``info_mask`` the action masks come in the infos (action 1 illegal on odd turns), and an illegal action raises, as
+does one outside the action space (``Discrete(2, start=action_start)``).
 """
 from __future__ import annotations
 
@@ -28,7 +31,8 @@ class TagGame(ParallelEnv):
 
     def __init__(self, n_seats: int = 2, episode_len: int = 5, leave_at: dict | None = None, winner: int = 0,
                  crash_at: int | None = None, token_dir: str | None = None, obs_sizes: list | None = None,
-                 truncate_at: int | None = None, scores: list | None = None) -> None:
+                 truncate_at: int | None = None, scores: list | None = None, discrete_obs: list | None = None,
+                 action_start: int = 0) -> None:
         self.possible_agents = [f"p{s}" for s in range(n_seats)]
         self.agents: list[str] = []
         self.episode_len, self.winner = episode_len, winner
@@ -38,17 +42,23 @@ class TagGame(ParallelEnv):
         self.leave_at = {int(k): int(v) for k, v in (leave_at or {}).items()}
         self.crash_at, self.token_dir = crash_at, token_dir
         self.obs_sizes = obs_sizes or [3] * n_seats
+        self.discrete_obs, self.action_start = set(discrete_obs or ()), action_start
         self.life_steps = 0
         self.t = 0
 
     def observation_space(self, agent: str) -> spaces.Space:
-        return spaces.Box(-np.inf, np.inf, (self.obs_sizes[self.possible_agents.index(agent)],), np.float32)
+        s = self.possible_agents.index(agent)
+        if s in self.discrete_obs:
+            return spaces.Discrete(self.obs_sizes[s])
+        return spaces.Box(-np.inf, np.inf, (self.obs_sizes[s],), np.float32)
 
     def action_space(self, agent: str) -> spaces.Space:
-        return spaces.Discrete(2)
+        return spaces.Discrete(2, start=self.action_start)
 
-    def _obs(self, agent: str, alive: bool = True) -> np.ndarray:
+    def _obs(self, agent: str, alive: bool = True) -> Any:
         s = self.possible_agents.index(agent)
+        if s in self.discrete_obs:
+            return self.t % self.obs_sizes[s]
         out = np.zeros(self.obs_sizes[s], dtype=np.float32)
         out[:3] = (s, self.t, float(alive))
         return out
@@ -62,6 +72,9 @@ class TagGame(ParallelEnv):
         stray = set(actions) - set(self.agents)
         if stray:
             raise RuntimeError(f"tag game: actions for agents not in the game: {stray}")
+        illegal = {a: m for a, m in actions.items() if not self.action_space(a).contains(m)}
+        if illegal:
+            raise RuntimeError(f"tag game: actions outside the action space: {illegal}")
         self.life_steps += 1
         if self.crash_at is not None and self.life_steps == self.crash_at and self._claim():
             raise RuntimeError("tag game: crash on purpose")
@@ -95,13 +108,14 @@ class TurnGame(AECEnv):
     metadata = {"name": "turn_game_v0", "render_modes": []}
 
     def __init__(self, n_seats: int = 3, episode_len: int = 9, leave_at: dict | None = None,
-                 info_mask: bool = False) -> None:
+                 info_mask: bool = False, action_start: int = 0) -> None:
         super().__init__()
         self.possible_agents = [f"p{s}" for s in range(n_seats)]
         self.episode_len, self.info_mask = episode_len, info_mask
         self.leave_at = {f"p{k}": int(v) for k, v in (leave_at or {}).items()}
         self.turn = 0
-        self._obs_space, self._act_space = spaces.Box(-np.inf, np.inf, (3,), np.float32), spaces.Discrete(2)
+        self._obs_space, self._act_space = spaces.Box(-np.inf, np.inf, (3,), np.float32), \
+            spaces.Discrete(2, start=action_start)
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self._obs_space
@@ -131,7 +145,8 @@ class TurnGame(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if action is None or (self.info_mask and action == 1 and self.turn % 2 == 1):
+        illegal = self.info_mask and action == 1 + self._act_space.start and self.turn % 2 == 1
+        if action is None or illegal or not self._act_space.contains(action):
             raise RuntimeError(f"turn game: illegal action {action} of {agent} at turn {self.turn}")
         self._cumulative_rewards[agent] = 0.0
         self.turn += 1

@@ -29,7 +29,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ding_lite.envs.spaces import encode, encoded_space, needs_encoding
+from ding_lite.envs.seat_spaces import check_action_spaces, check_observation_spaces
+from ding_lite.envs.spaces import encode, encoded_space
 from ding_lite.errors import ConfigError, DingLiteError, EnvError, first_line, optional_count
 from ding_lite.registry import ENV_REGISTRY, import_object
 
@@ -129,24 +130,14 @@ class _SeatedBase(gym.Env):
         self._moves = 0
         agents = tuple(game.possible_agents)
         obs_spaces = [_inner_space(game.observation_space(a)) for a in agents]
-        act_spaces = [game.action_space(a) for a in agents]
-        encoded = [needs_encoding(space, f"env '{name}' (seat '{a}')") for a, space in zip(agents, obs_spaces,
-                                                                                           strict=True)]
-        shapes = [encoded_space(space).shape for space in obs_spaces]
-        for agent, space, shape in zip(agents[1:], obs_spaces[1:], shapes[1:], strict=True):
-            if shape != shapes[0]:
-                raise ConfigError(f"env '{name}': seat '{agent}' observes {space} but seat '{agents[0]}' observes "
-                                  f"{obs_spaces[0]}; one policy needs one observation space for every seat (give "
-                                  f"the seats equal observations, e.g. padded)")
-        if not all(isinstance(s, gym.spaces.Discrete) and s.n == act_spaces[0].n for s in act_spaces):
-            raise ConfigError(f"env '{name}': self-play needs the same Discrete action space for every seat, got "
-                              f"{act_spaces}")
-        self._obs_space = obs_spaces[0]  # as the game gives it; packed as encoded_space says
-        self._encode = encoded[0]
-        shape = tuple(shapes[0] or ())
+        self._encode = check_observation_spaces(name, agents, obs_spaces)
+        actions = check_action_spaces(name, agents, [game.action_space(a) for a in agents])
+        self._obs_spaces = obs_spaces  # as the game gives them; each seat packed as encoded_space says
+        self._action_start = int(actions.start)  # the game's first action (gymnasium's Discrete(n, start=...))
+        shape = tuple(encoded_space(obs_spaces[0]).shape or ())
         raw = game.observation_space(agents[0])
         has_mask = isinstance(raw, gym.spaces.Dict) and "action_mask" in raw.spaces
-        self.layout = SeatLayout(len(agents), shape, int(act_spaces[0].n), agents, has_mask, self.turn_based)
+        self.layout = SeatLayout(len(agents), shape, int(actions.n), agents, has_mask, self.turn_based)
         self.end_when_out = seat_indices(end_when_out, len(agents))
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (len(agents), self.layout.width), np.float32)
         self.action_space = gym.spaces.MultiDiscrete([self.layout.n_actions] * len(agents))
@@ -165,7 +156,7 @@ class _SeatedBase(gym.Env):
                 obs, mask = _split_observation(observations[agent], infos.get(agent), a)
                 if not lay.has_mask and "action_mask" in (infos.get(agent) or {}):  # masks come in the infos
                     self.layout = lay = replace(lay, has_mask=True)
-                packed[s, :d] = (encode(self._obs_space, obs) if self._encode else np.asarray(obs)).reshape(-1)
+                packed[s, :d] = (encode(self._obs_spaces[s], obs) if self._encode[s] else np.asarray(obs)).reshape(-1)
                 packed[s, d:d + a] = mask
             packed[s, flags + _ALIVE] = alive[s]
             packed[s, flags + _ACTING] = acting[s]
@@ -246,6 +237,8 @@ class SeatedParallelEnv(_SeatedBase):
         moves = {agent: int(action[s]) for s, agent in enumerate(self.layout.agents) if agent in self.game.agents}
         if all(m == PASS for m in moves.values()):  # this env waits while others take sub-steps
             return self._wait()
+        # the seats act by index 0..n-1, the game in its own numbers (a Discrete(n, start=k) from k)
+        moves = {agent: m + self._action_start for agent, m in moves.items()}
         observations, rewards, terminations, truncations, infos = self.game.step(moves)
         self._track_scores(rewards, infos)
         agents = self.layout.agents
@@ -297,7 +290,7 @@ class SeatedAECEnv(_SeatedBase):
         seat = self.layout.agents.index(game.agent_selection)
         if int(action[seat]) == PASS:
             return self._wait()
-        game.step(int(action[seat]))
+        game.step(int(action[seat]) + self._action_start)
         rewards = {a: float(game.rewards.get(a, 0.0)) for a in self.layout.agents}
         self._track_scores(rewards, game.infos)
         return self._outcome(self._observe(rewards), _cut(game.terminations, game.truncations, self.layout.agents))
