@@ -53,7 +53,11 @@ def game_score(scores: Sequence[float], learner_seat: int, opponent_seats: Seque
 
 
 def check_seat_count(seats: Sequence[str], layout: SeatLayout) -> None:
-    """``league.seats`` must give every seat of the game one player."""
+    """``league.seats`` must give every seat of the game one player; a game of one agent has no seat to play
+    against (MPE's ``simple_v3``)."""
+    if layout.n_seats == 1:
+        raise ConfigError(f"the game has one agent ({layout.agents[0]}) and self-play needs an opponent seat: train a "
+                          f"one-agent game as a single-agent gymnasium env with -m serial")
     if len(seats) != layout.n_seats:
         raise ConfigError(f"league.seats assigns {len(seats)} players ({list(seats)}) but the game has "
                           f"{layout.n_seats} seats ({', '.join(layout.agents)}): give one entry per seat")

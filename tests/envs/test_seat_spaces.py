@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 
 from ding_lite.envs.gym_env import build_env
+from ding_lite.envs.multi_agent import PettingZooEnv
 from ding_lite.envs.seat_spaces import check_action_spaces
 from ding_lite.errors import ConfigError
+from ding_lite.league.seats import check_seat_count
 
 pytestmark = pytest.mark.unittest
 pytest.importorskip("pettingzoo")
@@ -53,3 +55,10 @@ def test_action_spaces_one_policy_cannot_play_are_refused_naming_the_seat(spaces
     with pytest.raises(ConfigError, match=words) as err:
         check_action_spaces("g", ["a", "b"], spaces)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("seats", [["learner"], ["learner", "pool"]])
+def test_a_game_of_one_agent_is_refused_as_one_saying_to_train_it_as_a_single_agent_env(seats):
+    layout = PettingZooEnv.seat_layout(_game("tag_game", n_seats=1))
+    with pytest.raises(ConfigError, match=r"the game has one agent \(p0\).*single-agent gymnasium env"):
+        check_seat_count(seats, layout)
