@@ -308,6 +308,7 @@ class SelfPlayEnvManager:
             info: dict[str, Any] = {"opponents": self.opponents(i), "seat": int(seat)}
             if not cut and scores is not None:
                 info["score"] = game_score(scores, int(seat), opponent_seats)
+                info["scores"] = [float(x) for x in scores]  # every seat's (the evaluator spots shared rewards)
                 info["results"] = {name: game_score(scores, int(seat), seats) for name, seats in by_opponent.items()}
                 if self.on_result is not None:
                     self.on_result(info["results"])

@@ -66,12 +66,15 @@ class SelfPlayEvaluator(Tracked):
         self.tracker = BestReturnTracker(eval_freq, stop_value, best_return)
         self.table: dict[str, dict[str, float]] = {}
         self.on_table = on_table  # told each evaluation's table and env step (None: nobody)
+        self._seat_scores: list[list[float]] = []  # every seat's score of each game of this evaluation
+        self._warned_shared = False
 
     def eval(self, train_iter: int = 0, env_step: int = 0) -> EvalResult:
         """Play every opponent; returns an :class:`EvalResult` whose returns are the scores (1 / 0.5 / 0) of the
         games against the first opponent."""
         start = time.perf_counter()
         self.table = {}
+        self._seat_scores = []
         primary: list[float] = []
         lengths: list[int] = []
         for k, opponent in enumerate(self.opponents()):
@@ -81,6 +84,7 @@ class SelfPlayEvaluator(Tracked):
                 if k == 0:
                     primary += scores
                     lengths += lens
+        self._warn_shared_reward()
         improved = self.tracker.update(float(np.mean(primary)), train_iter)
         if self.on_table is not None:
             self.on_table(self.table, env_step)
@@ -100,8 +104,24 @@ class SelfPlayEvaluator(Tracked):
             logger.warning(f"warning: self-play evaluation against {label}: {run.capped} of {len(run.returns)} game(s) "
                            f"cut at policy.eval.evaluator.max_episode_steps={self.max_episode_steps} steps, "
                            f"counted as draws")
+        self._seat_scores += [end.info["scores"] for end, cut in zip(run.ends, run.cut, strict=True)
+                              if not cut and "scores" in end.info]
         return [DRAW if cut else end.info["score"] for end, cut in zip(run.ends, run.cut, strict=True)], \
             run.lengths.tolist()
+
+    def _warn_shared_reward(self) -> None:
+        """Once per run: every game of an evaluation gave every seat one nonzero score. A zero-sum game ties only
+        at 0 (a chess game cut at its move cap); equal nonzero scores throughout are a reward the seats share (a
+        cooperative game: MPE's simple_spread with local_ratio=0, pursuit), where every game is a draw."""
+        games = self._seat_scores
+        if self._warned_shared or not games or not all(len(set(g)) == 1 and g[0] != 0 for g in games):
+            return
+        self._warned_shared = True
+        mean = float(np.mean([g[0] for g in games]))
+        logger.warning(f"warning: self-play evaluation: in all {len(games)} games every seat scored the same (the "
+                       f"learner {mean:.3g} on average): the seats share their reward (a cooperative game?), so "
+                       f"every game is a draw, and the win rates, the eval return (0.5), ckpt_best, env.stop_value, "
+                       f"the Elo ratings and PFSP carry no signal; self-play ranks players whose seats compete")
 
     def close(self) -> None:
         self.inner.close()

@@ -115,3 +115,24 @@ def test_self_play_evaluation_counts_games_cut_at_its_cap_as_draws(tmp_path, war
     # played no more: 2 games of 4 were counted)
     assert result.returns.tolist() == [DRAW] * 4 and result.lengths.tolist() == [3] * 4
     assert any("4 of 4 game(s) cut at policy.eval.evaluator.max_episode_steps=3" in m for m in warnings_log)
+
+
+@pytest.mark.parametrize("scores, warned", [([2.0, 2.0], True), ([0.0, 0.0], False), ([1.0, 0.0], False)])
+def test_self_play_evaluation_warns_once_where_every_seat_shares_the_score(tmp_path, warnings_log, scores, warned):
+    # equal nonzero scores in every game: a shared (cooperative) reward, where every game is a draw and the league's
+    # numbers mean nothing; 0 each is a zero-sum game's tie (a capped chess game), unequal ones a contest
+    cfg = load_config(dict(
+        env=dict(type="pettingzoo", import_path="fake_games:tag_game", kwargs=dict(n_seats=2, scores=scores),
+                 collector_env_num=1, evaluator_env_num=2, n_evaluator_episode=4, manager=dict(type="base")),
+        policy=dict(type="dqn", model=dict(encoder_hidden_size_list=[8]), learn=dict(batch_size=4),
+                    collect=dict(n_sample=4)),
+        league=dict(seats=["learner", "pool"], eval_opponents=["random"], eval_latest=0),
+    ))
+    with selfplay_parts(cfg, 0, tmp_path) as parts:
+        parts.attach(BaseLearner(parts.cfg.policy.learn.learner, parts.policy, tmp_path, None, "dqn"), None)
+        parts.evaluator.eval()
+        parts.evaluator.eval()
+    shared = [m for m in warnings_log if "every seat scored the same" in m]
+    assert len(shared) == int(warned)
+    if warned:
+        assert "in all 4 games" in shared[0] and "learner 2 on average" in shared[0] and "\n" not in shared[0]
