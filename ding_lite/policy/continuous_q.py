@@ -3,7 +3,6 @@ first ``learning_starts`` env steps, one-step transitions as samples, and the cr
 the clipped double-Q target of the next action that the algorithm chooses (:meth:`_next_action`)."""
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -18,10 +17,10 @@ from ding_lite.errors import ConfigError
 from ding_lite.model.contract import ModelProbe
 from ding_lite.policy.off_policy import Log, OffPolicyPolicy
 from ding_lite.rl_utils.qac import clipped_double_q_target
+from ding_lite.utils.log import setup_console_logging
 
 _SAMPLE_KEYS = (OBS, ACTION, REWARD, NEXT_OBS, TERMINATED)
 GRADIENT_DTYPES = {"float32": None, "bfloat16": torch.bfloat16}  # learn.gradient_dtype -> the products' dtype
-logger = logging.getLogger(__name__)
 
 
 class ContinuousQPolicy(OffPolicyPolicy):
@@ -97,14 +96,16 @@ class ContinuousQPolicy(OffPolicyPolicy):
             raise ConfigError(f"policy.learn.gradient_dtype must be one of {sorted(GRADIENT_DTYPES)}, got {name!r}")
         if name == "float32":
             return None
+        # notes, not warnings: the run is right either way, only the rounding that buys speed is left out
         if self.device.type != "cpu":
-            logger.warning("warning: policy.learn.gradient_dtype=%r applies to the CPU's written-out backward passes "
-                           "only: on %s every product stays float32", name, self.device.type)
+            setup_console_logging().info(f"note: policy.learn.gradient_dtype={name!r} applies to the CPU's "
+                                         f"written-out backward passes only: on {self.device.type} every product "
+                                         f"stays float32")
             return None
         if rb.native_bfloat16() is False:  # emulated products are slower than float32 ones: no reason to round
-            logger.warning("warning: policy.learn.gradient_dtype=%r: this CPU has no native bfloat16 products "
-                           "(AVX512-BF16 or AMX), where they are slower than float32 ones: running them in float32",
-                           name)
+            setup_console_logging().info(f"note: policy.learn.gradient_dtype={name!r}: this CPU has no native "
+                                         f"bfloat16 products (AVX512-BF16 or AMX), where they are slower than float32 "
+                                         f"ones: running them in float32")
             return None
         return GRADIENT_DTYPES[name]
 
