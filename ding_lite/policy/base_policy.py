@@ -87,6 +87,7 @@ class Policy:
             discount_factor=None,  # DI-engine's position of γ for some policies (ACER): overrides the home if set
         ),  # learn-mode settings; the learner's own under learn.learner
         collect=dict(
+            n_sample=None,  # env steps per collect over all collector envs (read by the pipeline; None: one per env)
             discount_factor=None,  # DI-engine's position of γ for some policies (PPO): overrides the home if set
         ),  # collect-mode settings; the collector's own under collect.collector
         eval=dict(),  # eval-mode settings; the evaluator's own under eval.evaluator
