@@ -100,6 +100,19 @@ class Policy:
         trained learner: ``policy.model.compute_actor(obs)``). Load weights through ``*_mode.load_state_dict``."""
         return self._model
 
+    # DI-engine's names of the config and the device, read by every DI-engine policy: a port keeps them unchanged
+    @property
+    def _cfg(self) -> Mapping[str, Any]:
+        return self.cfg
+
+    @property
+    def _device(self) -> torch.device:
+        return self.device
+
+    @property
+    def _cuda(self) -> bool:
+        return self.device.type == "cuda"
+
     @classmethod
     def default_config(cls) -> dict[str, Any]:
         """The defaults of this policy: every ``config`` up the class chain merged, subclass last."""

@@ -1,5 +1,6 @@
 """The Policy base class (ding_lite/policy/base_policy.py) as a DI-engine port meets it: ``default_model`` written
-DI-engine's way (an instance method returning ``(name, import_names)``), and a policy's own
+DI-engine's way (an instance method returning ``(name, import_names)``), ``self._cfg`` / ``self._cuda`` /
+``self._device`` read as DI-engine names them, and a policy's own
 ``_load_state_dict_learn`` given a checkpoint of another model size."""
 from __future__ import annotations
 
@@ -35,6 +36,16 @@ class _DIEngineDQN(DQNPolicy):
         self._model.load_state_dict(state_dict["model"])  # torch's RuntimeError on a size mismatch
 
 
+class _DIEngineNames(DQNPolicy):
+    """Reads the config and the device by DI-engine's names."""
+
+    config = dict(type="test_base_di_names")
+
+    def _init_learn(self) -> None:
+        super()._init_learn()
+        self.read = (self._cfg.learn.learning_rate, self._cuda, self._device)
+
+
 class _NeedsInstance(Policy):
     config = dict(type="test_base_needs_instance")
 
@@ -58,7 +69,7 @@ class _DIEngineTransition(DQNPolicy):
 @pytest.fixture(autouse=True)
 def registered():
     """The test policies in the registry during each test only (the contract test runs every registered policy)."""
-    classes = (_DIEngineDQN, _NeedsInstance, _NoModel, _DIEngineTransition)
+    classes = (_DIEngineDQN, _DIEngineNames, _NeedsInstance, _NoModel, _DIEngineTransition)
     for cls in classes:
         POLICY_REGISTRY.register(cls.config["type"])(cls)
     yield
@@ -72,6 +83,13 @@ def test_di_engine_default_model_compiles_and_builds() -> None:
     assert cfg.policy.model.type == "dqn"
     policy = _DIEngineDQN(cfg.policy)
     assert default_model_name(policy) == "dqn"
+
+
+def test_di_engine_names_of_the_config_and_device_are_read() -> None:
+    cfg = compile_config(dict(env=ENV, policy=dict(type="test_base_di_names", model=dict(obs_shape=4, action_shape=2),
+                                                   learn=dict(learning_rate=0.002))))
+    policy = _DIEngineNames(cfg.policy, enable_field=["learn"])  # before: AttributeError: no attribute '_cfg'
+    assert policy.read == (0.002, False, torch.device("cpu")) and policy._cfg is policy.cfg
 
 
 @pytest.mark.parametrize("policy_type,match", [
