@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.metadata
+import importlib.util
 import os
 import sys
 from collections.abc import Callable, Iterable
@@ -198,18 +199,42 @@ def import_modules(names: Iterable[str] | str | None, section: str = "") -> None
         try:
             importlib.import_module(name)
         except ModuleNotFoundError as exc:
+            if _ours(exc.name):  # a DI-engine module with the package renamed: no path or install fixes that
+                raise PluginImportError(f"cannot import module '{name}'{where}: ding_lite has no module "
+                                        f"'{exc.name}'; {DI_ENGINE_HELPERS}") from exc
             missing = f" (module '{exc.name}' not found)" if exc.name and exc.name != name else ""
             raise PluginImportError(
                 f"cannot import module '{name}'{where}{missing}; searched {_searched()}: check the module path and "
                 f"that its package is installed or on PYTHONPATH"
             ) from exc
         except ImportError as exc:
-            raise PluginImportError(f"cannot import module '{name}'{where}: {exc}") from exc
+            # e.g. DI-engine's `from ding.utils import split_data_generator`, renamed: a name ding_lite does not have
+            hint = f"; {DI_ENGINE_HELPERS}" if _ours(exc.name) else ""
+            raise PluginImportError(f"cannot import module '{name}'{where}: {first_line(exc)}{hint}") from exc
         except DingLiteError:
             raise  # a clash of names or a config error the module found: its own message says it
         except Exception as exc:  # the module's own code failed: name the module, as a config file that fails does
             raise PluginImportError(f"module '{name}'{where} failed while being imported: "
                                     f"{type(exc).__name__}: {first_line(exc)}") from exc
+
+
+DI_ENGINE_HELPERS = ("DI-engine's helpers and what replaces them are listed under 'DI-engine's helpers' in "
+                     "docs/coming_from_di_engine.md")
+
+
+def _ours(module: str | None) -> bool:
+    return (module or "").split(".")[0] == "ding_lite"
+
+
+def missing_own_module(name: str) -> bool:
+    """``name`` is under ``ding_lite`` and no such module exists: DI-engine's module path with the package renamed
+    (``ding_lite.model.template.pg``)."""
+    if not _ours(name):
+        return False
+    try:
+        return importlib.util.find_spec(name) is None
+    except ModuleNotFoundError:  # a parent package is missing
+        return True
 
 
 _CONFIG_FOLDERS: list[str] = []  # folders of the config files read so far, searched for their import_names

@@ -245,6 +245,20 @@ def test_import_names_that_are_not_module_names_are_a_config_error(names) -> Non
         import_modules(names, "policy")
 
 
+@pytest.mark.parametrize("line,says", [
+    ("from ding_lite.torch_utils import Adam", r"ding_lite has no module 'ding_lite.torch_utils'; DI-engine's helpers"),
+    ("from ding_lite.utils import POLICY_REGISTRY, split_data_generator",
+     r"cannot import name 'split_data_generator' from 'ding_lite.utils' .*; DI-engine's helpers"),
+])
+def test_a_di_engine_helper_ding_lite_lacks_points_to_its_replacement(plugin_dir: Path, line: str, says: str) -> None:
+    """A DI-engine port imports DI-engine's helpers under the renamed package; before, the line said to check the
+    module path and PYTHONPATH, which cannot help."""
+    (plugin_dir / "broken_plugin_di_helper.py").write_text(line + "\n")
+    with pytest.raises(PluginImportError, match=r"'broken_plugin_di_helper' listed in policy.import_names: " + says +
+                       r" .* under 'DI-engine's helpers' in docs/coming_from_di_engine.md"):
+        import_modules(["broken_plugin_di_helper"], "policy")
+
+
 def test_a_module_that_fails_while_imported_is_named(plugin_dir: Path) -> None:
     """Its own error (not an ImportError) becomes one PluginImportError naming the module and the section."""
     (plugin_dir / "broken_plugin_raises.py").write_text("raise ValueError('bad constant')\n")

@@ -286,8 +286,9 @@ def default_model_name(policy: Any) -> str:
     """The registered model a policy (class or instance) builds when ``policy.model.type`` is not set: what its
     ``default_model()`` returns. DI-engine's form is read as well: an instance method (called here on the class,
     before any policy exists) returning ``(name, import_names)``, whose modules are imported when ``name`` is not
-    registered yet (a built-in name such as ``'dqn'`` needs none of DI-engine's modules)."""
-    from ding_lite.registry import MODEL_REGISTRY, import_modules
+    registered yet (a built-in name such as ``'dqn'`` needs none of DI-engine's modules; a ``ding_lite.*`` module
+    that does not exist is skipped)."""
+    from ding_lite.registry import MODEL_REGISTRY, import_modules, missing_own_module
 
     cls = policy if isinstance(policy, type) else type(policy)
     method = inspect.getattr_static(cls, "default_model", None)
@@ -303,7 +304,9 @@ def default_model_name(policy: Any) -> str:
     if isinstance(result, (tuple, list)) and len(result) == 2 and isinstance(result[0], str):
         name, import_names = result
         if name not in MODEL_REGISTRY:
-            import_modules(import_names, "policy.default_model()")
+            # a DI-engine template ding_lite lacks, its module renamed (ding_lite.model.template.pg): nothing to
+            # import; the unknown model type is then the error, naming the registered models and how to add one
+            import_modules([m for m in import_names if not missing_own_module(m)], "policy.default_model()")
         return name
     if not isinstance(result, str):
         raise ConfigError(f"{cls.__name__}.default_model() must return a registered model's name (or DI-engine's "

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from ding_lite.config import compile_config
-from ding_lite.errors import CheckpointError, ConfigError
+from ding_lite.errors import CheckpointError, ConfigError, UnknownTypeError
 from ding_lite.policy import DQNPolicy, Policy
 from ding_lite.policy.base_policy import default_model_name
 from ding_lite.registry import POLICY_REGISTRY
@@ -53,6 +53,15 @@ class _NeedsInstance(Policy):
         return self._cfg.model.kind  # reads the config: there is none before the policy exists
 
 
+class _DIEngineTemplate(Policy):
+    """Names a DI-engine model template that ding_lite lacks, its module renamed with the package."""
+
+    config = dict(type="test_base_di_template")
+
+    def default_model(self):  # type: ignore[override]
+        return "test_base_pg", ["ding_lite.model.template.pg"]
+
+
 class _NoModel(Policy):
     config = dict(type="test_base_no_model")
 
@@ -69,7 +78,7 @@ class _DIEngineTransition(DQNPolicy):
 @pytest.fixture(autouse=True)
 def registered():
     """The test policies in the registry during each test only (the contract test runs every registered policy)."""
-    classes = (_DIEngineDQN, _DIEngineNames, _NeedsInstance, _NoModel, _DIEngineTransition)
+    classes = (_DIEngineDQN, _DIEngineNames, _NeedsInstance, _DIEngineTemplate, _NoModel, _DIEngineTransition)
     for cls in classes:
         POLICY_REGISTRY.register(cls.config["type"])(cls)
     yield
@@ -96,9 +105,12 @@ def test_di_engine_names_of_the_config_and_device_are_read() -> None:
     ("test_base_needs_instance", r"_NeedsInstance.default_model\(\) cannot name the model before the policy is built "
                                  r".*make it a classmethod .* or set policy.model.type"),
     ("test_base_no_model", r"policy class _NoModel names no model: set policy.model.type"),
+    # before: "cannot import module 'ding_lite.model.template.pg' ... check the module path", which cannot help
+    ("test_base_di_template", r"unknown model type 'test_base_pg'; known model types: acer, dqn, .* must be "
+                              r"registered with @MODEL_REGISTRY.register\('test_base_pg'\)"),
 ])
 def test_default_model_that_names_nothing_is_one_config_error(policy_type: str, match: str) -> None:
-    with pytest.raises(ConfigError, match=match):
+    with pytest.raises((ConfigError, UnknownTypeError), match=match):
         compile_config(dict(env=ENV, policy=dict(type=policy_type)))
 
 
