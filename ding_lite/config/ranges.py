@@ -79,6 +79,9 @@ RULES: tuple[tuple[str, Bound], ...] = (
     ("*_lr", POSITIVE), ("clip_ratio", POSITIVE), ("*_clip_ratio", POSITIVE), ("grad_clip_value", POSITIVE),
     ("*_clip", POSITIVE), ("clip_rho_threshold", POSITIVE), ("*_temperature", POSITIVE),
     ("trust_region_value", POSITIVE), ("image_scale", POSITIVE), ("elo_k", POSITIVE),
+    # a failure budget's count within its window (max_retry_per_window): 0 stops at the first failure; before the
+    # window's own rule, which would take it for a time
+    ("*_per_window", NON_NEGATIVE),
     # times: infinity means never (a timeout or a window of 0 would fail everything; 0 s between checkpoints is
     # a checkpoint at every occasion)
     ("*_timeout", POSITIVE_OR_INF), ("*_window", POSITIVE_OR_INF), ("*_seconds", NON_NEGATIVE_OR_INF),

@@ -30,6 +30,8 @@ ENV = dict(type="gymnasium", env_id="CartPole-v1")
     ("policy.learn.entropy_weight", NON_NEGATIVE), ("policy.learn.weight_decay", NON_NEGATIVE),
     ("policy.collect.gae_lambda", UNIT), ("policy.other.eps.end", UNIT), ("env.manager.step_timeout", POSITIVE_OR_INF),
     ("policy.model.encoder_hidden_size_list", SIZES), ("policy.model.head_layer_num", NON_NEGATIVE),
+    # counts of a failure budget, not times: before, the '*_window' rule refused 0 and offered inf (no int)
+    ("parallel.max_actor_restarts_per_window", NON_NEGATIVE), ("env.manager.max_retry_per_window", NON_NEGATIVE),
 ])
 def test_a_key_is_ruled_by_its_name_wherever_it_sits(path: str, bound) -> None:
     assert bound_for(path) is bound
@@ -130,3 +132,13 @@ def test_none_bools_and_lists_where_a_number_belongs_are_config_errors(override:
 ])
 def test_none_where_the_reference_gives_it_a_meaning_and_lists_of_sizes_pass(override: str) -> None:
     compile_config(dict(env=ENV, policy=dict(type="ppo")), overrides=override.split())
+
+
+@pytest.mark.parametrize("override", ["parallel.max_actor_restarts_per_window=0",
+                                      "env.manager.type=subprocess env.manager.max_retry_per_window=0"])
+def test_a_budget_of_no_failures_per_window_is_accepted(override: str) -> None:
+    """0 stops at the first failure within the window, as max_actor_restarts=0 does in a row (before: refused as a
+    time, 'must be > 0 (inf: never)', and inf then refused as no int)."""
+    compile_config(dict(env=ENV, policy=dict(type="ppo")), overrides=override.split())
+    with pytest.raises(ConfigError, match=re.escape(f"{override.split()[-1].split('=')[0]} must be ≥ 0, got -1")):
+        compile_config(dict(env=ENV, policy=dict(type="ppo")), overrides=override.replace("=0", "=-1").split())
