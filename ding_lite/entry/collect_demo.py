@@ -136,10 +136,12 @@ def rollout_episodes(env_manager: Any, act: Callable[[np.ndarray], np.ndarray], 
 def _acting_fn(policy: Any, mode: str, ckpt: Path, state: dict[str, Any]) -> Callable[[np.ndarray], np.ndarray]:
     if mode == "eval":
         load_policy_weights(policy.eval_mode, ckpt, state)
-        return lambda obs: policy.eval_mode.forward(obs)[ACTION]
+        forward = policy.eval_mode.forward  # once: each access of a mode builds it anew
+        return lambda obs: forward(obs)[ACTION]
     load_policy_weights(policy.collect_mode, ckpt, state)
     env_step = int(state.get("env_step", 0))  # schedules such as DQN's epsilon continue where training stopped
-    return lambda obs: policy.collect_mode.forward(obs, env_step=env_step)[ACTION]
+    collect = policy.collect_mode.forward
+    return lambda obs: collect(obs, env_step=env_step)[ACTION]
 
 
 def _output_path(cfg: Any, demo_path: str | Path | None, seed: int, n_seeds: int, exp_name: str | None) -> Path:

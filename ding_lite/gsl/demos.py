@@ -80,7 +80,8 @@ def _demo_rollout(cfg: Any, ckpt: Path, subset: list[int], n_episode: int, seed:
     try:
         policy = build(dcfg, "policy", enable_field=("eval",))
         load_policy_weights(policy.eval_mode, ckpt, model_only=True)
-        run = run_episodes(env, lambda obs: policy.eval_mode.forward(obs)["action"], n_episode, record=True,
+        forward = policy.eval_mode.forward  # once: each access of a mode builds it anew
+        run = run_episodes(env, lambda obs: forward(obs)["action"], n_episode, record=True,
                            max_episode_steps=eval_step_cap(dcfg.policy.eval.evaluator))
         return run.episodes(), run.env_steps
     finally:

@@ -69,6 +69,8 @@ class FrozenPolicy:
         self.with_mask = with_mask
         self.sample, self.env_step = sample, int(env_step)
         self.model: torch.nn.Module = policy.model
+        # the mode's forward taken once: each access of a mode builds it (with its checks) anew, and act runs per move
+        self._forward = policy.collect_mode.forward if sample else policy.eval_mode.forward
         self.model.eval()
         self.model.requires_grad_(False)
 
@@ -86,8 +88,8 @@ class FrozenPolicy:
     def act(self, obs: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         seen = {OBSERVATION: obs, ACTION_MASK: action_mask} if self.with_mask else obs
         if self.sample:
-            return np.asarray(self.policy.collect_mode.forward(seen, env_step=self.env_step)["action"])
-        return np.asarray(self.policy.eval_mode.forward(seen)["action"])
+            return np.asarray(self._forward(seen, env_step=self.env_step)["action"])
+        return np.asarray(self._forward(seen)["action"])
 
 
 class PlayerSet:
