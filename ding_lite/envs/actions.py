@@ -7,6 +7,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ding_lite.errors import ConfigError
+
 
 def env_actions(actions: np.ndarray, space: gym.Space) -> np.ndarray:
     """A batch of a policy's actions as the envs take them: for a Box, in its dtype and shape, ``(B,
@@ -17,6 +19,11 @@ def env_actions(actions: np.ndarray, space: gym.Space) -> np.ndarray:
         if np.issubdtype(space.dtype, np.integer) and np.asarray(actions).dtype.kind == "f":
             actions = np.rint(actions)
         actions = np.asarray(actions, dtype=space.dtype)
+        size = int(np.prod(space.shape))
+        if actions.ndim == 0 or actions.size != len(actions) * size:
+            raise ConfigError(f"the policy's forward returned actions of shape {list(actions.shape)} for a Box "
+                              f"action space of shape {list(space.shape)}, which takes (N, {size}) or "
+                              f"(N, *{list(space.shape)}) for N envs")
         return np.clip(actions.reshape((len(actions),) + space.shape), space.low, space.high)
     return actions
 
@@ -31,9 +38,26 @@ def action_to_env(actions: np.ndarray, space: gym.Space) -> list[Any]:
     """Convert a batch of policy actions to what each env's ``step`` takes (python ints, shifted by a Discrete's
     ``start``: a policy's indices count from 0; clipped boxes)."""
     if isinstance(space, gym.spaces.Discrete):
-        indices = np.asarray(actions).reshape(-1)
+        indices = discrete_indices(actions, space)
         return (indices + int(space.start) if space.start else indices).tolist()
     if isinstance(space, gym.spaces.Box):
         # PPO: the env gets the clipped action, the policy keeps the unclipped sample for log-probs.
         return list(env_actions(actions, space))
     return list(actions)
+
+
+def discrete_indices(actions: Any, space: gym.spaces.Discrete) -> np.ndarray:
+    """A policy's actions for a ``Discrete(n)`` space, checked: one integer index in ``[0, n)`` per env, ``(N,)``.
+    Anything else (a plugin's ``(N, 1)`` column, float indices, an index out of range) is a :class:`ConfigError`
+    naming what the forward returned: flattened, an ``(N, 1)`` column would reach the env but be stored as a column
+    the learners cannot index by, and a bad index would look like the env's own failure."""
+    indices = np.asarray(actions)
+    if indices.ndim != 1 or indices.dtype.kind not in "iu":
+        raise ConfigError(f"the policy's forward returned actions of shape {list(indices.shape)} ({indices.dtype}) "
+                          f"for a Discrete({space.n}) action space, which takes one integer index per env, (N,)")
+    if len(indices) and (indices.min() < 0 or indices.max() >= space.n):
+        bad = indices[(indices < 0) | (indices >= space.n)]
+        raise ConfigError(f"the policy's forward returned action {int(bad[0])} for a Discrete({space.n}) action "
+                          f"space, whose indices are 0..{int(space.n) - 1} (a policy counts from 0 whatever the "
+                          f"space's start)")
+    return indices

@@ -334,8 +334,11 @@ class BaseEnvManager(EnvManager):
         if self._obs is None:
             self.reset()
         results: list[Any] = []
+        env_actions = action_to_env(actions, self.action_space)  # a policy's bad actions are not an env's failure
+        if len(env_actions) != self.env_num:
+            raise ValueError(f"step() got {len(env_actions)} actions for {self.env_num} envs")
         try:
-            for env_step, a in zip(self._env_steps, action_to_env(actions, self.action_space), strict=True):
+            for env_step, a in zip(self._env_steps, env_actions, strict=True):
                 results.append(env_step(a))
         except Exception as exc:
             raise _env_failed(len(results), "step", exc) from exc

@@ -27,7 +27,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ding_lite.envs.actions import env_actions
+from ding_lite.envs.actions import discrete_indices, env_actions
 from ding_lite.envs.env_manager import EnvManager, EpisodeEnd, StepResult
 from ding_lite.envs.envpool_fire import LifeLossFire, fire_after_life_loss
 from ding_lite.envs.spaces import is_masked
@@ -98,7 +98,7 @@ def as_space_dtype(obs: np.ndarray, space: gym.Space) -> np.ndarray:
 def pool_actions(actions: np.ndarray, space: gym.Space) -> np.ndarray:
     """A policy's batched actions as envpool takes them: int32 indices, or boxes clipped to the space."""
     if isinstance(space, gym.spaces.Discrete):
-        return np.asarray(actions).reshape(-1).astype(np.int32, copy=False)
+        return discrete_indices(actions, space).astype(np.int32, copy=False)
     if isinstance(space, gym.spaces.Box):
         # PPO: the env gets the clipped action, the policy keeps the unclipped sample for log-probs.
         return env_actions(actions, space)

@@ -5,6 +5,8 @@ the env gets them shifted (it got the unshifted index, outside its space, before
 error (PPO acted in a MultiDiscrete as if it were a Box before)."""
 from __future__ import annotations
 
+import re
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -66,7 +68,60 @@ def test_a_discrete_start_is_added_for_the_env(tmp_path, policy):
     result = serial_pipeline(cfg, seed=0, max_env_step=64, exp_dir=tmp_path / "run", progress=False)
     assert result["train_iter"] > 0  # the env asserts every action is in Discrete(2, start=5)
     assert action_to_env(np.array([0, 1, 1]), gym.spaces.Discrete(2, start=5)) == [5, 6, 6]
-    assert action_to_env(np.array([[0], [1]]), gym.spaces.Discrete(2)) == [0, 1]
+
+
+
+@pytest.mark.parametrize("actions, says", [
+    (np.array([[0], [1]]), "shape [2, 1] (int64)"),  # DI-engine-style column: stored so, DQN's loss could not index
+    (np.array([0.0, 1.0]), "shape [2] (float64)"),
+    (np.array([0, 2]), "action 2 for a Discrete(2)"),
+    (np.array([-1, 0]), "action -1 for a Discrete(2)"),
+])
+def test_discrete_actions_must_be_one_index_per_env(actions, says):
+    from ding_lite.envs.envpool_env import pool_actions
+    from ding_lite.errors import ConfigError
+
+    for convert in (action_to_env, pool_actions):
+        with pytest.raises(ConfigError, match=re.escape(says)):
+            convert(actions, gym.spaces.Discrete(2, start=3))
+
+
+def test_box_actions_must_hold_the_space_s_size_per_env():
+    from ding_lite.envs.envpool_env import pool_actions
+    from ding_lite.errors import ConfigError
+
+    space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    assert action_to_env(np.zeros((3, 2)), space)[0].shape == (2,)
+    for convert in (action_to_env, pool_actions):
+        with pytest.raises(ConfigError, match=re.escape("shape [3, 3] for a Box action space of shape [2]")):
+            convert(np.zeros((3, 3)), space)
+
+
+def test_a_plugin_forward_with_an_action_column_is_one_line(tmp_path):
+    """A plugin DQN whose forward returns (N, 1) actions: one line naming the shape, not a traceback from DQN's loss
+    (the envs took the flattened column, the learner got it as stored)."""
+    from conftest import run_cli
+
+    (tmp_path / "column_dqn.py").write_text(
+        "from ding_lite.policy.dqn import DQNPolicy\n"
+        "from ding_lite.registry import POLICY_REGISTRY\n\n\n"
+        "@POLICY_REGISTRY.register('column_dqn')\n"
+        "class ColumnDQN(DQNPolicy):\n"
+        "    def _forward_collect(self, obs, env_step=0):\n"
+        "        out = super()._forward_collect(obs, env_step)\n"
+        "        return {'action': out['action'][:, None]}\n")
+    config = tmp_path / "column_config.py"
+    config.write_text(
+        "main_config = dict(exp_name='column', env=dict(env_id='CartPole-v1', collector_env_num=2, "
+        "evaluator_env_num=1, n_evaluator_episode=1), policy=dict(cuda=False, learn=dict(batch_size=8), "
+        "collect=dict(n_sample=8)))\n"
+        "create_config = dict(env=dict(type='gymnasium'), policy=dict(type='column_dqn', "
+        "import_names=['column_dqn']))\n")
+    proc = run_cli("-m", "serial", "-c", str(config), "-s", "0", "--max-env-step", "200", "--exp-name",
+                   str(tmp_path / "run"), cwd=tmp_path, extra_pythonpath=[str(tmp_path)])
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "shape [2, 1] (int64) for a Discrete(2) action space" in proc.stderr.strip().splitlines()[-1]
 
 
 def test_other_action_spaces_are_one_line_before_anything_is_written(tmp_path):
