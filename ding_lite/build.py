@@ -18,7 +18,7 @@ from ding_lite.config import compile_config, read_config
 from ding_lite.config.compile import SECTIONS_BY_PATH, CompiledConfig, section_at
 from ding_lite.config.frozen import thawed
 from ding_lite.envs.env_outputs import close_env
-from ding_lite.envs.gym_env import build_env, check_env_constructor, env_fn
+from ding_lite.envs.gym_env import build_env, check_env_constructor, env_fn, eval_env_config
 from ding_lite.envs.hooks import BuildsOwnEnvs, ChecksConfig
 from ding_lite.envs.spaces import is_masked, observation_part
 from ding_lite.envs.variations import variation_env_fns, variation_ids
@@ -220,7 +220,7 @@ def build_env_managers(cfg: EasyDict, seed: int, collect: bool = True, evaluate:
     check_env_config(cfg.env)
     collector_env = build_env_manager(cfg.env, cfg.env.collector_env_num, seed) if collect else None
     try:
-        evaluator_env = build_env_manager(cfg.env, cfg.env.evaluator_env_num, SeedPlan(seed).evaluator) \
+        evaluator_env = build_eval_env_manager(cfg.env, cfg.env.evaluator_env_num, SeedPlan(seed).evaluator) \
             if evaluate else None
     except BaseException:
         if collector_env is not None:
@@ -287,3 +287,8 @@ def build_env_manager(env_cfg: Mapping[str, Any], env_num: int, seed: int | None
     if seed is not None:
         manager.seed(seed)
     return manager
+
+
+def build_eval_env_manager(env_cfg: Mapping[str, Any], env_num: int, seed: int | None = None) -> Any:
+    """:func:`build_env_manager` over the section an evaluation plays (:func:`eval_env_config`)."""
+    return build_env_manager(eval_env_config(env_cfg), env_num, seed)

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from easydict import EasyDict
 
-from ding_lite.build import build, build_env_manager, build_evaluator, import_plugins
+from ding_lite.build import build, build_env_manager, build_eval_env_manager, build_evaluator, import_plugins
 from ding_lite.data.batch import Batch
 from ding_lite.envs.env_manager import EpisodeEnd
 from ding_lite.utils.seed import SeedPlan, set_seed
@@ -112,7 +112,7 @@ class EvaluatorShell(_Shell):
 
     def __init__(self, cfg: Mapping[str, Any], seed: int, folders: tuple[str, ...] = ()) -> None:
         super().__init__(cfg, seed, folders)
-        self.env = build_env_manager(self.cfg.env, self.cfg.env.evaluator_env_num, SeedPlan(seed).evaluator)
+        self.env = build_eval_env_manager(self.cfg.env, self.cfg.env.evaluator_env_num, SeedPlan(seed).evaluator)
         try:
             self.policy = build(self.cfg, "policy", enable_field=["eval"])
             self._mode = self.policy.eval_mode

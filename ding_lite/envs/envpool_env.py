@@ -143,6 +143,14 @@ class EnvpoolEnv(gym.Env):
         """Fail early (before anything is written) on a missing package or an unknown env id."""
         check_envpool_id(cfg.get("env_id"))
 
+    @classmethod
+    def eval_config(cls, cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Evaluations of an Atari game play whole games with unclipped rewards (envpool's ``episodic_life`` and
+        ``reward_clip`` off where set): the reported return is the game's score, not a life's or a clipped one."""
+        kwargs = dict(cfg.get("kwargs") or {})
+        training_only = [key for key in ("episodic_life", "reward_clip") if kwargs.get(key)]
+        return {**cfg, "kwargs": {**kwargs, **dict.fromkeys(training_only, False)}} if training_only else cfg
+
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
         """A new seed rebuilds the pool (envpool seeds at construction); after an episode's end the next episode
         comes from envpool's own reset step, as in the envpool manager (with ``episodic_life`` the game goes on);

@@ -9,6 +9,7 @@ from typing import Any
 import gymnasium as gym
 
 from ding_lite.envs.env_outputs import close_env
+from ding_lite.envs.hooks import EvalConfig
 from ding_lite.envs.spaces import with_encoded_observations
 from ding_lite.errors import ConfigError, DingLiteError, EnvError, PluginImportError
 from ding_lite.registry import ENV_REGISTRY, closest_match, import_modules
@@ -111,6 +112,14 @@ def check_env_constructor(env_type: Any, type_name: str) -> None:
 def env_fn(env_cfg: Mapping[str, Any]) -> Callable[[], gym.Env]:
     """A picklable callable that builds one env of the section's type."""
     return partial(build_env, dict(env_cfg))
+
+
+def eval_env_config(env_cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The ``env`` section an evaluation plays: the env type's ``eval_config`` where it has one (Atari: whole games,
+    unclipped rewards, so that the reported return is the game's score), else the section itself."""
+    name = env_cfg.get("type")
+    env_type = ENV_REGISTRY.get(name) if isinstance(name, str) and name in ENV_REGISTRY else None
+    return env_type.eval_config(env_cfg) if isinstance(env_type, EvalConfig) else env_cfg
 
 
 def build_env(env_cfg: Mapping[str, Any]) -> gym.Env:

@@ -37,3 +37,12 @@ class SeatedGames(Protocol):
     :class:`~ding_lite.envs.multi_agent.SeatLayout`. A classmethod."""
 
     def seat_layout(self, cfg: Mapping[str, Any]) -> Any: ...
+
+
+@runtime_checkable
+class EvalConfig(Protocol):
+    """An env type whose evaluation plays another ``env`` section than training: ``eval_config(cfg)`` returns it
+    (Atari: whole games and unclipped rewards, so that an evaluation reports the game's score whatever the
+    training-only settings, ``episodic_life`` and reward clipping). A classmethod."""
+
+    def eval_config(self, cfg: Mapping[str, Any]) -> Mapping[str, Any]: ...

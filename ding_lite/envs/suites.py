@@ -63,7 +63,9 @@ class EnvpoolAtari(gym.Env):
       ``max_episode_steps`` agent steps; with ``episodic_life`` a lost life (lives left) ends the episode;
     - ``fire_on_life_loss`` (ding_lite's, both routes; off with ``episodic_life``, whose reset presses FIRE): after a
       step that lost a life in a game with FIRE, a FIRE step of ``frame_skip`` frames follows inside the same step
-      (its reward added, its frame stacked), so that games that wait for FIRE go on whatever the policy does.
+      (its reward added, its frame stacked), so that games that wait for FIRE go on whatever the policy does;
+    - ``reward_clip`` (training only, as envpool's): each agent step's reward becomes its sign (a FIRE step after a
+      lost life's on its own, as the envpool route adds its clipped reward).
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
@@ -79,6 +81,7 @@ class EnvpoolAtari(gym.Env):
         self._size, self._stack_num = int(cfg["screen_size"]), int(cfg["stack_num"])
         self._frame_skip, self._noop_max = int(cfg["frame_skip"]), int(cfg["noop_max"])
         self._max_steps, self._episodic_life = int(cfg["max_episode_steps"]), bool(cfg["episodic_life"])
+        self._reward_clip = bool(cfg.get("reward_clip"))
         has_fire = self._fire_action in self._actions
         self._fire_reset = bool(cfg["use_fire_reset"]) and has_fire
         self._fire_on_life_loss = bool(cfg["fire_on_life_loss"]) and has_fire and not self._episodic_life
@@ -138,6 +141,8 @@ class EnvpoolAtari(gym.Env):
         if self._frame_skip > 1 and skip == 0:  # in place, as envpool: a later step cut short pushes this max
             np.maximum(self._pool[0], self._pool[1], out=self._pool[0])
         self._push(self._pool[0], everywhere=False)
+        if self._reward_clip:  # to its sign, as envpool's reward_clip (Mnih et al. 2015), each agent step on its own
+            reward = np.sign(reward)
         return float(reward), game_over
 
     def _push(self, frame: np.ndarray, everywhere: bool) -> None:
@@ -171,11 +176,18 @@ class AtariEnv:
         episodic_life=False,  # a lost life ends the episode (terminated); the game goes on in the next one
         use_fire_reset=True,  # press FIRE at a reset where the game has it
         fire_on_life_loss=True,  # press FIRE after a lost life where the game has it (the same on envpool)
+        reward_clip=False,  # training rewards clipped to their sign (evaluations report the game's score)
     )
 
     def __new__(cls, cfg: Mapping[str, Any]) -> gym.Env:  # type: ignore[misc]
         cls.check_config(cfg)
         return EnvpoolAtari({**cls.config, **cfg})  # an env section built outside compile_config lacks the defaults
+
+    @classmethod
+    def eval_config(cls, cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Evaluations play whole games with unclipped rewards: the reported return is the game's score (Machado et
+        al. 2018), not a life's or a clipped one, whatever the training settings."""
+        return {**cfg, "episodic_life": False, "reward_clip": False}
 
     @classmethod
     def check_config(cls, cfg: Mapping[str, Any]) -> None:

@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ding_lite.build import build, build_env_manager, build_evaluator
+from ding_lite.build import build, build_eval_env_manager, build_evaluator
 from ding_lite.runtime.restarts import RunCounts
 from ding_lite.utils.checkpoint import load_policy_weights
 from ding_lite.utils.log import ExperimentLogger
@@ -57,7 +57,7 @@ class LocalEvaluation:
 
     def __init__(self, cfg: Any, seed: int, policy: Any, best_return: float = -math.inf) -> None:
         self.cfg, self.policy = cfg, policy
-        self.env = build_env_manager(cfg.env, int(cfg.env.evaluator_env_num), seed)
+        self.env = build_eval_env_manager(cfg.env, int(cfg.env.evaluator_env_num), seed)
         try:
             self.evaluator = build_evaluator(cfg, self.env, policy, seed, best_return=best_return)
         except BaseException:

@@ -75,11 +75,11 @@ class FrameEnv:
     """One env that gives a frame after every reset and step: ``env.render()``, or the observation for envpool."""
 
     def __init__(self, env_cfg: Mapping[str, Any], slot_of: int = 1) -> None:
-        from ding_lite.envs.gym_env import build_env
+        from ding_lite.envs.gym_env import build_env, eval_env_config
         from ding_lite.envs.variations import variation_env_fns
 
         prepare_offscreen_rendering()
-        self.cfg = render_section(env_cfg)
+        self.cfg = eval_env_config(render_section(env_cfg))  # videos are of evaluation episodes
         self.name = str(self.cfg.get("env_id") or self.cfg.get("type"))
         fns = variation_env_fns(self.cfg, slot_of)  # env 0 of the evaluator's slot_of envs: its variation schedule
         self.env: gym.Env = fns[0]() if fns else build_env(self.cfg)
