@@ -245,6 +245,7 @@ def check_spec(spec: SweepSpec, resume: bool) -> list[Any]:
     cfg = load_config(spec.config, strict=spec.strict, overrides=spec.overrides)
     check_keys(dims, cfg)
     check_trial_start(cfg)
+    _check_metric_recorded(cfg, spec.metric, "")
     console = logging.getLogger("ding_lite")
     level = console.level
     console.setLevel(logging.ERROR)  # the first compile warned of unknown keys already: once is enough
@@ -252,8 +253,10 @@ def check_spec(spec: SweepSpec, resume: bool) -> list[Any]:
         for d in dims:
             for value in d.probe_values():
                 try:
-                    check_trial_start(load_config(spec.config, strict=spec.strict,
-                                                  overrides=[*spec.overrides, override(d.key, value)]))
+                    trial_cfg = load_config(spec.config, strict=spec.strict,
+                                            overrides=[*spec.overrides, override(d.key, value)])
+                    check_trial_start(trial_cfg)
+                    _check_metric_recorded(trial_cfg, spec.metric, f" (with {override(d.key, value)})")
                 except DingLiteError as exc:
                     raise SweepError(f"--space {d.spec}: {exc}") from None
     finally:
@@ -273,6 +276,16 @@ def check_spec(spec: SweepSpec, resume: bool) -> list[Any]:
     _check_pruner(spec)
     _check_folder(spec, resume)
     return dims
+
+
+def _check_metric_recorded(cfg: Any, metric: str, where: str) -> None:
+    """``final_eval_return`` is in ``result.json`` only when the run ends with a final evaluation: without one, every
+    trial would train to its end and then fail on the missing number (a ``KeyError``)."""
+    if metric == "final_eval_return" and int(cfg.policy.eval.get("final_episodes", 0) or 0) <= 0:
+        raise SweepError(f"--metric final_eval_return needs policy.eval.final_episodes > 0 (the final evaluation of "
+                         f"each run's best checkpoint), but the config{where} sets "
+                         f"{cfg.policy.eval.get('final_episodes')!r}: leave out --set policy.eval.final_episodes=0, "
+                         f"or choose --metric eval_return or best_eval_return")
 
 
 def _check_pruner(spec: SweepSpec) -> None:

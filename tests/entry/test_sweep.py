@@ -249,6 +249,10 @@ BAD = {
     "pruning a step count": ([*GRID, "--metric", "env_step", "--pruner", "asha"],
                              "--pruner asha compares evaluation returns during a trial"),
     "resume of nothing": ([*GRID, "--resume"], "--resume: no sweep to continue in"),
+    # every trial trained to its end, then failed on KeyError: 'final_eval_return' (result.json had none)
+    "a metric that the runs do not record": ([*GRID, "--metric", "final_eval_return", "--set",
+                                              "policy.eval.final_episodes=0"],
+                                             "--metric final_eval_return needs policy.eval.final_episodes > 0"),
     "a value no trial's run could start with": (["--space", "policy.model.sigma_type=['bogus']"],
                                                 "--space policy.model.sigma_type=['bogus']: model.sigma_type must be "
                                                 "'fixed'"),
