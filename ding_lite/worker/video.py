@@ -217,6 +217,25 @@ def _even(frame: np.ndarray) -> np.ndarray:
     return frame
 
 
+@contextmanager
+def global_rng_kept() -> Iterator[None]:
+    """Python's, NumPy's and torch's global random states as they were before the block: a training run that
+    records videos draws the same minibatches, exploration and updates as one that does not (building the
+    recorder's policy initialises its weights from torch's global generator, which then shifted every later draw)."""
+    import random
+
+    import torch
+
+    py_state, np_state = random.getstate(), np.random.get_state()
+    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
+    try:
+        with torch.random.fork_rng(devices=devices):
+            yield
+    finally:
+        random.setstate(py_state)
+        np.random.set_state(np_state)
+
+
 class PeriodicVideos:
     """Every ``policy.eval.evaluator.video_every``-th evaluation of a training run, one episode of the current policy
     as ``<exp>/videos/eval_iter<N>_ep0.mp4`` (the evaluator's first env, its first episode).
@@ -249,7 +268,10 @@ class PeriodicVideos:
         every = int(cfg.policy.eval.evaluator.get("video_every", 0) or 0)
         if every < 0:
             raise ConfigError(f"policy.eval.evaluator.video_every must be >= 0 (0: no videos), got {every}")
-        return cls(cfg.env, exp_dir, weights, make_policy(), every, seed) if every > 0 else None
+        if every <= 0:
+            return None
+        with global_rng_kept():  # the recorder's policy is built (weights drawn) off the run's random streams
+            return cls(cfg.env, exp_dir, weights, make_policy(), every, seed)
 
     def after_eval(self, train_iter: int) -> list[Video]:
         """Count an evaluation; on every ``every``-th (the first included) record one episode."""
@@ -257,8 +279,9 @@ class PeriodicVideos:
         if (self._count - 1) % self.every:
             return []
         self._policy.eval_mode.load_state_dict(self._weights())
-        return record_episodes(self._frames, self._policy.eval_mode, self.out_dir, f"eval_iter{train_iter}", 1,
-                               self.seed)
+        with global_rng_kept():
+            return record_episodes(self._frames, self._policy.eval_mode, self.out_dir, f"eval_iter{train_iter}", 1,
+                                   self.seed)
 
     def close(self) -> None:
         self._frames.close()
