@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,22 +33,40 @@ class RunRecord:
     """What every checkpoint keeps about the run itself (under ``"run"``), so that ``--resume`` continues the run and
     not only the learner: the wall time of all segments so far, the resumes so far, and where the text log and the
     event files stood when the checkpoint was written (the resumed run cuts both back there: what the killed run
-    logged after its checkpoint, the resumed run logs again, once)."""
+    logged after its checkpoint, the resumed run logs again, once). A checkpoint written at the train iteration and
+    env step of an evaluation, after that evaluation began (the run's final one), keeps where the logs stood before
+    it: a resumed run evaluates its first iteration again (the same seeds, the same returns) and logs that once."""
 
     def __init__(self, exp_dir: Path, start: float) -> None:
         self.exp_dir = exp_dir
         self.start = start
         self.seconds_before = 0.0  # wall time of the segments before this one
         self.resumes: list[dict[str, Any]] = []
+        # the run's (train_iter, env_step) now, set once the learner and collector exist
+        self.position: Callable[[], tuple[int, int]] | None = None
+        self._eval_mark: tuple[tuple[int, int], float, int] | None = None  # position, time, log bytes at an eval
 
     def wall_seconds(self) -> float:
         return self.seconds_before + time.perf_counter() - self.start
 
+    def _log_bytes(self) -> int:
+        text_log = self.exp_dir / "log" / TEXT_LOG
+        return text_log.stat().st_size if text_log.is_file() else 0
+
+    def mark_eval(self, train_iter: int, env_step: int) -> None:
+        """An evaluation at ``train_iter`` and ``env_step`` begins: where the logs stand now."""
+        self._eval_mark = ((train_iter, env_step), time.time(), self._log_bytes())
+
     def state(self) -> dict[str, Any]:
         """The record for a checkpoint written now."""
-        text_log = self.exp_dir / "log" / TEXT_LOG
+        saved_at, log_bytes = time.time(), self._log_bytes()
+        mark = self._eval_mark
+        if mark is not None and self.position is not None and mark[0] == self.position():
+            # nothing ran since that evaluation began, and the resumed run starts with an evaluation at this very
+            # point: without the cut, it was logged twice at the same step (tensorboard, the text log)
+            saved_at, log_bytes = mark[1], mark[2]
         return {"wall_seconds": round(self.wall_seconds(), 3), "resumes": list(self.resumes),
-                "saved_at": time.time(), "log_bytes": text_log.stat().st_size if text_log.is_file() else 0}
+                "saved_at": saved_at, "log_bytes": log_bytes}
 
     def resume_from(self, saved: dict[str, Any], ckpt: Path, learner: BaseLearner) -> None:
         """Continue the record of the checkpoint ``ckpt`` (``saved``, its ``"run"`` entry) and cut the logs back to
@@ -88,6 +107,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     check_backends(cfg.log)  # a tracker whose package is missing fails here, before anything is written
     record = RunRecord(exp_dir, run.start)
     learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type, record.state)
+    record.position = lambda: (learner.train_iter, parts.collector.env_step)
     restarts = RunRestarts(parts.env_restarts)  # the run's, across resumes
     counts = {RESTARTS_ENTRY: restarts, **parts.run_counts()}  # what counts on across resumes (runtime/restarts.py)
     for entry, counter in counts.items():
@@ -123,7 +143,8 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
             logger.info(f"loaded {run.ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})"
                         + (f"; {buffer_note}" if buffer_note else ""))
         parts.attach(learner, logger)
-        result = _train_loop(cfg, parts, learner, logger, run.max_env_step, run.max_train_iter, restarts, videos)
+        result = _train_loop(cfg, parts, learner, logger, run.max_env_step, run.max_train_iter, restarts, videos,
+                             record.mark_eval)
         result.update(parts.stats())
         result.update(_final_eval(cfg, parts, learner, run.seeds))
         result.update(restarts.result(result["env_step"]))  # the final evaluation's restarts count too
@@ -158,7 +179,8 @@ def _log_done(logger: ExperimentLogger, result: dict[str, Any], exp_dir: Path, i
 
 def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: ExperimentLogger,
                 max_env_step: int | None, max_train_iter: int | None, restarts: RunRestarts,
-                videos: PeriodicVideos | None = None) -> dict[str, Any]:
+                videos: PeriodicVideos | None = None, mark_eval: Callable[[int, int], None] | None = None
+                ) -> dict[str, Any]:
     collector, evaluator, buffer = parts.collector, parts.evaluator, parts.buffer
     collector.continue_from(learner.env_step)
     n_sample = cfg.policy.collect.n_sample or cfg.env.collector_env_num
@@ -174,12 +196,12 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
                 logger.text(f"[stop] {stop}")  # the console gets it from whoever catches it (the CLI)
                 raise stop
             if evaluator.should_eval(learner.train_iter):
-                last_eval = _evaluate(evaluator, learner, logger, collector.env_step, videos)
+                last_eval = _evaluate(evaluator, learner, logger, collector.env_step, videos, mark_eval)
                 if last_eval.stop:
                     break
             if _budget_spent(collector.env_step, learner.train_iter, max_env_step, max_train_iter):
                 if last_eval is None or last_eval.train_iter != learner.train_iter:
-                    last_eval = _evaluate(evaluator, learner, logger, collector.env_step, videos)
+                    last_eval = _evaluate(evaluator, learner, logger, collector.env_step, videos, mark_eval)
                 break
             samples, episodes = collector.collect(n_sample, learner.train_iter)
             if restarts.total() != restarts_logged:
@@ -231,8 +253,10 @@ def _budget_spent(env_step: int, train_iter: int, max_env_step: int | None, max_
 
 
 def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, env_step: int,
-              videos: PeriodicVideos | None = None) -> Any:
+              videos: PeriodicVideos | None = None, mark_eval: Callable[[int, int], None] | None = None) -> Any:
     learner.log_now()  # learn scalars at least once per evaluation, whatever log_show_after_iter says
+    if mark_eval is not None:  # a checkpoint of this train_iter written from here on keeps the logs as they are now
+        mark_eval(learner.train_iter, env_step)
     result = evaluator.eval(learner.train_iter, env_step)
     learner.record_best_return(evaluator.best_return)
     if result.improved:
