@@ -17,6 +17,7 @@ a cluster (``--address``).
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -32,6 +33,7 @@ from ding_lite.sweep.trials import (
     PRUNERS,
     SPEC_FILE,
     TUNE_DIR,
+    RayTrialTracebacks,
     SweepSpec,
     check_spec,
     import_tune,
@@ -80,7 +82,14 @@ def sweep_pipeline(spec: SweepSpec, *, address: str | None = None, num_cpus: int
                                             reuse_actors=True, trial_dirname_creator=trial_dirname),
                 run_config=tune.RunConfig(name="sweep", storage_path=str(folder / TUNE_DIR), verbose=0,
                                           callbacks=[trial_lines(spec)]))
-        grid = tuner.fit()
+        quiet = RayTrialTracebacks()  # a failed trial is one line of ours (trial_lines), not Ray's traceback
+        for name in quiet.LOGGERS:
+            logging.getLogger(name).addFilter(quiet)
+        try:
+            grid = tuner.fit()
+        finally:
+            for name in quiet.LOGGERS:
+                logging.getLogger(name).removeFilter(quiet)
         address_used = ray.get_runtime_context().gcs_address
     return write_results(spec, tune_status(grid), address_used)
 

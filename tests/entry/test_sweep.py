@@ -206,6 +206,32 @@ def test_a_trial_that_raises_is_recorded_failed_with_its_error(tmp_path: Path) -
     assert [(t["status"], t["error"]) for t in summary["trials"]] == [("failed", saved["error"])]
 
 
+def test_a_failed_trial_is_one_console_line_with_its_error(tmp_path: Path, capsys) -> None:
+    """The line said only 'failed, see <folder>', under Ray Tune's traceback of Ray's own frames: it now quotes the
+    run's error from trial.json, and Ray's records of the failure are dropped (the traceback stays in error.txt)."""
+    import logging
+    from types import SimpleNamespace
+
+    from ding_lite.errors import DivergedError
+    from ding_lite.sweep.trials import RayTrialTracebacks, SweepSpec, _TrialRecord, trial_lines
+
+    spec = SweepSpec(config=PPO, sweep_dir=str(tmp_path), space=["policy.learn.value_weight=[1e38]"],
+                     search="grid", seeds=[0], metric="eval_return", mode="max")
+    params = {"policy.learn.value_weight": 1e38}
+    (tmp_path / "trials" / "t_div").mkdir(parents=True)
+    _TrialRecord(tmp_path / "trials" / "t_div", "t_div", params, spec).fail(
+        DivergedError("training diverged at train iter 1 (env step 256): total_loss is inf"))
+    trial_lines(spec).on_trial_error(0, [], SimpleNamespace(trial_id="t_div", config=params))
+    assert capsys.readouterr().err.splitlines() == [
+        f"[sweep] trial t_div (value_weight=1e+38): failed: DivergedError: training diverged at train iter 1 (env "
+        f"step 256): total_loss is inf; see {tmp_path / 'trials' / 't_div'}"]
+    quiet = RayTrialTracebacks()
+    record = logging.LogRecord("ray.tune.execution.tune_controller", logging.ERROR, __file__, 1,
+                               "Trial task failed for trial run_trial_t_div", None, None)
+    other = logging.LogRecord("ray.tune.tune", logging.ERROR, __file__, 1, "the GCS is unreachable", None, None)
+    assert not quiet.filter(record) and quiet.filter(other)
+
+
 # ---- bad input -------------------------------------------------------------------------------------------------
 def test_space_parsing_and_tune_spaces() -> None:
     assert parse_dimension("a.b=[1, 2.5, 'x']").args == (1, 2.5, "x")
