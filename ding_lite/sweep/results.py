@@ -56,6 +56,7 @@ def write_results(spec: SweepSpec, tune_status: Mapping[str, Mapping[str, Any]],
             data["status"] = "failed" if failed else ("pruned" if status else "unfinished")
             data["error"] = data.get("error") or status.get("error")
             data["objective"] = (status.get("last") or {}).get(OBJECTIVE) if status.get("last") else None
+            write_json(path, data)  # trial.json says so too: a pruned trial's said 'running' for good
         trials.append(data)
     sign = -1.0 if spec.mode == "max" else 1.0
     trials.sort(key=lambda t: (t["status"] != "done", t["objective"] is None,

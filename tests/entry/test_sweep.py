@@ -232,6 +232,22 @@ def test_a_failed_trial_is_one_console_line_with_its_error(tmp_path: Path, capsy
     assert not quiet.filter(record) and quiet.filter(other)
 
 
+def test_a_pruned_trials_record_says_pruned(tmp_path: Path) -> None:
+    """A trial stopped by the pruner kept status 'running' in its trial.json (sweep.json said 'pruned')."""
+    from ding_lite.sweep.results import write_results
+    from ding_lite.sweep.trials import SweepSpec, _TrialRecord
+
+    spec = SweepSpec(config=PPO, sweep_dir=str(tmp_path), space=["policy.learn.learning_rate=[0.001]"],
+                     search="optuna", seeds=[0, 1], metric="eval_return", mode="max", num_samples=1)
+    (tmp_path / "trials" / "t_cut").mkdir(parents=True)
+    _TrialRecord(tmp_path / "trials" / "t_cut", "t_cut", {"policy.learn.learning_rate": 0.001}, spec)
+    summary = write_results(spec, {"t_cut": {"error": None,
+                                             "last": {"objective": 40.5, "env_step": 512, "all_seeds": False}}})
+    saved = json.loads((tmp_path / "trials" / "t_cut" / "trial.json").read_text())
+    assert [t["status"] for t in summary["trials"]] == ["pruned"]
+    assert (saved["status"], saved["objective"]) == ("pruned", 40.5)
+
+
 # ---- bad input -------------------------------------------------------------------------------------------------
 def test_space_parsing_and_tune_spaces() -> None:
     assert parse_dimension("a.b=[1, 2.5, 'x']").args == (1, 2.5, "x")
