@@ -244,7 +244,8 @@ def check_spec(spec: SweepSpec, resume: bool) -> list[Any]:
     dims = parse_space(spec.space, spec.search)
     cfg = load_config(spec.config, strict=spec.strict, overrides=spec.overrides)
     check_keys(dims, cfg)
-    check_trial_start(cfg)
+    firsts = [override(d.key, d.probe_values()[0]) for d in dims]  # a config every trial's run has a value for
+    cfg = _checked_start(spec, [], firsts, cfg)
     _check_metric_recorded(cfg, spec.metric, "")
     console = logging.getLogger("ding_lite")
     level = console.level
@@ -253,9 +254,7 @@ def check_spec(spec: SweepSpec, resume: bool) -> list[Any]:
         for d in dims:
             for value in d.probe_values():
                 try:
-                    trial_cfg = load_config(spec.config, strict=spec.strict,
-                                            overrides=[*spec.overrides, override(d.key, value)])
-                    check_trial_start(trial_cfg)
+                    trial_cfg = _checked_start(spec, [override(d.key, value)], firsts)
                     _check_metric_recorded(trial_cfg, spec.metric, f" (with {override(d.key, value)})")
                 except DingLiteError as exc:
                     raise SweepError(f"--space {d.spec}: {exc}") from None
@@ -276,6 +275,28 @@ def check_spec(spec: SweepSpec, resume: bool) -> list[Any]:
     _check_pruner(spec)
     _check_folder(spec, resume)
     return dims
+
+
+def _checked_start(spec: SweepSpec, values: list[str], firsts: list[str], cfg: Any = None) -> Any:
+    """The config with the sweep's ``--set`` and ``values``, checked by :func:`check_trial_start`. Where that fails,
+    it is checked again with every swept key at its first value under ``values`` (as each trial has a value for
+    every key): a config that lacks what only the space gives (``env.env_id`` in a sweep over env ids) was refused
+    though every trial could run. Refused (the first error) only if that fails too."""
+    from ding_lite.build import load_config
+
+    if cfg is None:
+        cfg = load_config(spec.config, strict=spec.strict, overrides=[*spec.overrides, *values])
+    try:
+        check_trial_start(cfg)
+        return cfg
+    except DingLiteError as exc:
+        first_error = exc
+    retry = load_config(spec.config, strict=spec.strict, overrides=[*spec.overrides, *firsts, *values])
+    try:
+        check_trial_start(retry)
+    except DingLiteError:
+        raise first_error from None
+    return retry
 
 
 def _check_metric_recorded(cfg: Any, metric: str, where: str) -> None:

@@ -301,6 +301,26 @@ BAD = {
 }
 
 
+def test_a_sweep_over_a_key_the_config_needs_is_checked_with_its_values(tmp_path: Path) -> None:
+    """A sweep over env ids from a config that names none: every trial's run has one, but the check before Ray
+    starts refused the config itself ('env.env_id is required for env type gymnasium'). A bad id is still one
+    line naming it."""
+    from ding_lite.sweep.space import SweepError
+    from ding_lite.sweep.trials import SweepSpec, check_spec
+
+    def spec(ids: str) -> SweepSpec:
+        return SweepSpec(config=PPO, sweep_dir=str(tmp_path / "s"), space=[f"env.env_id={ids}"], search="grid",
+                         seeds=[0], metric="eval_return", mode="max",
+                         overrides=["env.type=gymnasium", "policy.model.obs_shape=None",
+                                    "policy.model.action_shape=None"])
+
+    assert [d.key for d in check_spec(spec("['CartPole-v1', 'Acrobot-v1']"), False)] == ["env.env_id"]
+    with pytest.raises(SweepError, match=r"--space env.env_id=\['CartPole-v1', 'Bogus-v0'\]: unknown gymnasium "
+                                         r"env id env.env_id='Bogus-v0'"):
+        check_spec(spec("['CartPole-v1', 'Bogus-v0']"), False)
+    assert not (tmp_path / "s").exists()
+
+
 @pytest.mark.parametrize("case", list(BAD), ids=list(BAD))
 def test_bad_input_one_line_exit_2_nothing_written(case: str, tmp_path: Path, monkeypatch, capsys) -> None:
     argv, expected = BAD[case]
