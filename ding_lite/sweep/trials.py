@@ -25,7 +25,7 @@ from ding_lite.sweep.space import (
     parse_space,
     trial_label,
 )
-from ding_lite.utils.trackers import TRACKER_REGISTRY, RunInfo
+from ding_lite.utils.trackers import EXTRA_TRACKERS, TRACKER_REGISTRY, RunInfo
 
 METRICS = {"eval_return": "max", "final_eval_return": "max", "best_eval_return": "max", "env_step": "min",
            "wall_seconds": "min"}  # result.json numbers a sweep can optimise, with their natural direction
@@ -70,7 +70,8 @@ class SweepSpec:
 @TRACKER_REGISTRY.register("ray_tune")
 class RayTuneReporter:
     """Reports a sweep trial's evaluation returns (``eval/return_mean``) to Ray Tune as they come, for pruning;
-    ``-m sweep`` adds it to the first seed's ``log.backends``. Elsewhere it is an error."""
+    ``-m sweep`` adds it to the first seed's trackers (:data:`~ding_lite.utils.trackers.EXTRA_TRACKERS`). Elsewhere
+    it is an error."""
 
     def __init__(self, info: RunInfo) -> None:
         report = _REPORTING.get()
@@ -141,11 +142,14 @@ def _run_seeds(params: Mapping[str, Any], spec: SweepSpec, trial_dir: Path, reco
             resume = _prepare_rerun(exp)
             prunes = i == 0 and spec.pruner != "none"
             token = _REPORTING.set(_reporter(tune, spec) if prunes else None)
+            # the reporter is added to the run's trackers, not to its log.backends: the run's total_config.py named
+            # 'ray_tune' before, and -m serial -c that file failed (the tracker exists only in a sweep's trial)
+            extra = EXTRA_TRACKERS.set((RayTuneReporter,) if prunes else ())
             try:
                 done = train(spec.config, seed, spec.max_env_step, spec.max_train_iter, exp_dir=exp,
-                              resume=resume, strict=spec.strict, progress=False,
-                              overrides=tuple(overrides + ([_with_reporter(spec)] if prunes else [])))
+                              resume=resume, strict=spec.strict, progress=False, overrides=tuple(overrides))
             finally:
+                EXTRA_TRACKERS.reset(extra)
                 _REPORTING.reset(token)
             remove_buffer_files(exp / "ckpt")  # a finished seed is never resumed: its buffer files only fill the disk
         results.append(done)
@@ -158,13 +162,6 @@ def _reporter(tune: Any, spec: SweepSpec) -> Callable[[float, int], None]:
         tune.report({OBJECTIVE: float(eval_return), "env_step": int(env_step), COMPLETE: False})
 
     return report
-
-
-def _with_reporter(spec: SweepSpec) -> str:
-    from ding_lite.build import load_config
-
-    backends = list(load_config(spec.config, overrides=spec.overrides).log.backends)
-    return override("log.backends", [*backends, "ray_tune"])
 
 
 def _finished(exp: Path) -> dict[str, Any] | None:

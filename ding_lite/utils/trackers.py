@@ -12,11 +12,12 @@ imports.
 """
 from __future__ import annotations
 
+import contextvars
 import importlib
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
@@ -118,6 +119,12 @@ def check_backends(log_cfg: Mapping[str, Any]) -> list[Any]:
     return classes
 
 
+# Trackers that every run started in this context gets besides log.backends (a -m sweep trial's reporter to Ray
+# Tune): they are no part of the config, so that the run's total_config.py stays a config any run can start from.
+EXTRA_TRACKERS: contextvars.ContextVar[tuple[Callable[[RunInfo], Tracker], ...]] = contextvars.ContextVar(
+    "ding_lite_extra_trackers", default=())
+
+
 def build_trackers(cfg: Mapping[str, Any], exp_dir: Path) -> list[Tracker]:
     """The trackers of ``cfg.log.backends`` for a run in ``exp_dir`` (closed again if one fails to start)."""
     from ding_lite.config.writer import config_to_source
@@ -128,6 +135,8 @@ def build_trackers(cfg: Mapping[str, Any], exp_dir: Path) -> list[Tracker]:
     try:
         for cls in check_backends(log_cfg):
             trackers.append(cls(info))
+        for make in EXTRA_TRACKERS.get():
+            trackers.append(make(info))
     except BaseException:
         for tracker in trackers:
             tracker.close()

@@ -266,6 +266,35 @@ def test_space_parsing_and_tune_spaces() -> None:
     assert tune_space(parse_space(["a=[1, 2]"], "grid"), "grid") == {"a": {"grid_search": [1, 2]}}
 
 
+def test_the_pruning_reporter_stays_out_of_the_runs_config(tmp_path: Path) -> None:
+    """The first seed of a pruned sweep reports to Ray Tune through a tracker of its run, not through its
+    log.backends: its total_config.py named 'ray_tune', and -m serial -c that file failed ('unknown tracker type')."""
+    from ding_lite.build import load_config
+    from ding_lite.sweep import trials
+    from ding_lite.utils.trackers import build_trackers
+
+    spec = trials.SweepSpec(config=PPO, sweep_dir=str(tmp_path), space=["policy.learn.learning_rate=[0.001]"],
+                            search="optuna", seeds=[0, 1], metric="eval_return", mode="max", pruner="asha",
+                            max_env_step=256)
+    seen = []
+
+    def train(config, seed, max_env_step, max_train_iter, *, exp_dir, overrides, **kwargs):
+        cfg = load_config(config, overrides=list(overrides))
+        (exp_dir / "log").mkdir(parents=True)
+        built = build_trackers(cfg, exp_dir)
+        seen.append((seed, list(cfg.log.backends), [type(t).__name__ for t in built]))
+        for tracker in built:
+            tracker.close()
+        return {"eval_return": 1.0, "env_step": 256}
+
+    trial_dir = tmp_path / "trials" / "t"
+    trial_dir.mkdir(parents=True)
+    record = trials._TrialRecord(trial_dir, "t", {}, spec)
+    trials._run_seeds({}, spec, trial_dir, record, train)
+    assert seen == [(0, ["tensorboard"], ["TensorboardTracker", "RayTuneReporter"]),
+                    (1, ["tensorboard"], ["TensorboardTracker"])]
+
+
 def test_the_ray_tune_tracker_works_only_in_a_trial(tmp_path: Path) -> None:
     from ding_lite.errors import ConfigError
     from ding_lite.utils.trackers import build_trackers
