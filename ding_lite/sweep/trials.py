@@ -379,7 +379,7 @@ def trial_error(spec: SweepSpec, trial_id: str) -> str:
 class RayTrialTracebacks(logging.Filter):
     """Drops Ray Tune's log records of a failed trial (its traceback through Ray's frames, then the list of the
     trials that did not complete): the sweep prints one line per failed trial with its run's error instead
-    (:func:`trial_lines`), and the traceback stays in the trial's ``error.txt`` under ``tune/``."""
+    (:func:`trial_lines`), and the traceback stays in ``tune/sweep/<trial id>/error.txt``."""
 
     LOGGERS = ("ray.tune.execution.tune_controller", "ray.tune.tune")
 
