@@ -47,7 +47,7 @@ from ding_lite.gsl.plateau import (
     worst_variations,
 )
 from ding_lite.gsl.specialists import run_specialists
-from ding_lite.gsl.state import GslState
+from ding_lite.gsl.state import GslState, gsl_settings
 from ding_lite.runtime.experiment import write_json
 from ding_lite.runtime.run_start import RunOptions, start_run
 from ding_lite.utils.log import setup_console_logging
@@ -88,6 +88,10 @@ def _run_gsl(cfg: Any, root: Path, ids: list[int], seed: int, resume: bool, addr
              start: float) -> dict[str, Any]:
     """The phases of :func:`gsl_pipeline` in its claimed folder ``root``."""
     state = GslState.read(root, ids, seed) if resume else GslState(ids, seed)
+    settings = gsl_settings(cfg)
+    if resume:  # a finished phase is not redone: a setting it ran without is refused, not silently ignored
+        state.check_resume(root, ids, settings)
+    state.variations, state.settings = list(ids), settings
     earlier = set(state.phases_done)  # phases a resumed run finds done: kept, not redone
     log = setup_console_logging()
     g = cfg.gsl

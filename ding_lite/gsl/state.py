@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from ding_lite.errors import CheckpointError, ConfigError
+from ding_lite.gsl.plateau import DEMOS, PHASE1, PHASE2
+from ding_lite.utils.dicts import to_plain
 
 PerVariation = dict[str, dict[str, Any]]  # variation id (a string, as JSON keys are) -> return_mean, success_rate
 
@@ -31,6 +34,7 @@ class GslState:
     summary: dict[str, Any] | None = None  # mean return and success rate after phase I and after phase II
     wall_seconds: float | None = None
     exp_dir: str | None = None
+    settings: dict[str, Any] | None = None  # the gsl section the phases ran with (None: a run written before it)
 
     def mark(self, phase: str, **info: Any) -> None:
         """``phase`` is done; ``info`` goes into its ``phases`` entry."""
@@ -42,6 +46,34 @@ class GslState:
         """The ``result.json`` dict (a deep copy: later changes of the state do not reach it)."""
         return {f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(self)
                 if getattr(self, f.name) is not None}
+
+    def check_resume(self, root: Path, variations: list[int], settings: Mapping[str, Any]) -> None:
+        """Raise a :class:`ConfigError` naming the first setting (``env.variations`` or a ``gsl`` key) that differs
+        from what a finished phase of this run ran with: a finished phase is kept, not redone, so a new value would be
+        silently ignored. Settings of phases not finished yet may change (they run with the new values)."""
+        if self.settings is None:  # a result.json written before the settings were kept
+            return
+        fixed: list[tuple[str, tuple[str, ...]]] = []  # (finished phase, the settings it fixed)
+        if self.phases_done:
+            fixed.append((PHASE1, ("plateau_patience", "plateau_tol", "phase1_max_env_step")))
+        if self.specialist_subsets is not None:
+            fixed.append((PHASE1, ("eval_episodes_per_variation", "n_low", "n_specialists")))
+        finished = [p.parent.name for p in sorted(root.glob("specialist_*/result.json"))]
+        if finished:
+            fixed.append((finished[0], ("specialist_max_env_step", "specialist_learn")))
+        if DEMOS in self.phases_done:
+            fixed.append((DEMOS, ("demo_episodes_per_variation",)))
+        if PHASE2 in self.phases_done:
+            fixed.append((PHASE2, ("phase2_max_env_step", "phase2_policy_type", "phase2_learn", "extra_demo_path")))
+        if self.phases_done and list(variations) != list(self.variations):
+            raise ConfigError(f"--resume: env.variations={list(variations)}, but {PHASE1} of the run in {root} "
+                              f"finished with {self.variations}: {_KEPT}")
+        for phase, keys in fixed:
+            for key in keys:
+                now, then = _plain(settings.get(key)), _plain(self.settings.get(key))
+                if now != then:
+                    raise ConfigError(f"--resume: gsl.{key}={now!r}, but {phase} of the run in {root} finished with "
+                                      f"gsl.{key}={then!r}: {_KEPT}")
 
     @classmethod
     def read(cls, root: Path, variations: list[int], seed: int) -> GslState:
@@ -65,6 +97,21 @@ class GslState:
         if data.get("seed", seed) != seed:
             raise ConfigError(f"--resume: {root} holds the GSL run of seed {data['seed']}, not seed {seed}: resume "
                               f"with -s {data['seed']}, or give this seed its own folder (--exp-name)")
-        state = cls(**{**data, "variations": list(variations), "seed": seed})
+        state = cls(**{**data, "seed": seed})
         state.phases_done = list(state.phases_done)
         return state
+
+
+# the end of the line that refuses a resume with a setting a finished phase ran without
+_KEPT = ("a finished phase is kept, not redone: resume with the earlier value, or start a new run with this one "
+         "(another --exp-name)")
+
+
+def gsl_settings(cfg: Any) -> dict[str, Any]:
+    """The ``gsl`` section of a compiled config as plain JSON data (what ``result.json`` keeps as ``settings``)."""
+    return {str(k): _plain(v) for k, v in dict(cfg.gsl).items()}
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON reads it back (tuples as lists, mappings as dicts), so that settings compare alike."""
+    return json.loads(json.dumps(to_plain(value)))
