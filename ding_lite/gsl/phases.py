@@ -130,14 +130,16 @@ def final_ckpt(folder: Path) -> Path:
 
 
 def start_checkpoint(phase_cfg: Any, source: Path, target: Path) -> Path:
-    """Write a checkpoint for ``phase_cfg``'s policy holding the weights of ``source`` and fresh counters (the
-    optimiser state too where the policy type is the same); a new phase counts its own env steps."""
+    """Write a checkpoint for ``phase_cfg``'s policy holding the weights of ``source`` (with their value and reward
+    statistics) and fresh counters (the optimiser state too where the policy type is the same); a new phase counts
+    its own env steps."""
     src = load_checkpoint(source)
     policy = build(phase_cfg, "policy", enable_field=("learn",))
     state = policy.learn_mode.state_dict()
     if src.get("policy_type") == phase_cfg.policy.type:
         state = {**state, **src["policy"]}
-    else:
-        state["model"] = src["policy"]["model"]
+    else:  # the model's side: its weights and the statistics they are read with (PPO's value_norm, reward scale)
+        model_side = policy.eval_mode.state_dict()
+        state.update({k: v for k, v in src["policy"].items() if k in model_side and k in state})
     return save_checkpoint(target, {"policy": state, "train_iter": 0, "env_step": 0,
                                     "best_eval_return": float("-inf"), "policy_type": phase_cfg.policy.type})

@@ -1,19 +1,23 @@
 """GSL audit cases: a resumed run whose settings differ from those its finished phases ran with is refused in one line
-(before, the finished phases were kept and the new values silently ignored)."""
+(before, the finished phases were kept and the new values silently ignored), and phase II's start checkpoint keeps
+the generalist's value-normalisation statistics (before, only the weights crossed to PPO-DAPG)."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 import pytest
+import torch
 from conftest import run_cli
 
-from ding_lite.build import fill_model_shapes_from_env
+from ding_lite.build import build, fill_model_shapes_from_env
 from ding_lite.config import read_config
 from ding_lite.config.compile import compile_config
 from ding_lite.errors import ConfigError
+from ding_lite.gsl.phases import phase1_config, phase2_config, start_checkpoint
 from ding_lite.gsl.plateau import DEMOS, PHASE1, PHASE2
 from ding_lite.gsl.state import GslState, gsl_settings
+from ding_lite.utils.checkpoint import load_checkpoint, save_checkpoint
 
 pytestmark = pytest.mark.unittest
 
@@ -85,3 +89,18 @@ def test_changed_settings_are_checked_only_against_finished_phases(tmp_path: Pat
     with pytest.raises(ConfigError, match="gsl.specialist_max_env_step=9"):
         state.check_resume(tmp_path, ids, later)
     GslState(ids, 0).check_resume(tmp_path, ids, later)  # a run written before settings were kept: nothing to check
+
+
+def test_phase2_start_keeps_the_generalists_value_statistics(tmp_path: Path) -> None:
+    cfg = _compiled(tmp_path, value_norm=True)
+    p1 = phase1_config(cfg)
+    policy = build(p1, "policy", enable_field=("learn",))
+    state = policy.learn_mode.state_dict()
+    state["value_stats"] = {"mean": 3.0, "var": 4.0, "count": 250.0}  # what phase I's learner gathered
+    source = save_checkpoint(tmp_path / "p1.pth.tar", {"policy": state, "train_iter": 5, "env_step": 640,
+                                                       "best_eval_return": 1.0, "policy_type": "ppo"})
+    start = load_checkpoint(start_checkpoint(phase2_config(cfg, []), source, tmp_path / "p2.pth.tar"))
+    assert start["policy_type"] == "ppo_dapg" and (start["train_iter"], start["env_step"]) == (0, 0)
+    assert start["policy"]["value_stats"] == {"mean": 3.0, "var": 4.0, "count": 250.0}
+    assert all(torch.equal(start["policy"]["model"][k], v) for k, v in state["model"].items())
+    assert "dapg" in start["policy"]  # phase II's own demo schedule, from zero
