@@ -39,8 +39,22 @@ def check_gsl_config(cfg: Any) -> list[int]:
         specialist_config(cfg, ids[:1])
     except ConfigError as exc:  # a bad gsl.specialist_learn: say where the value came from
         raise ConfigError(f"gsl.specialist_learn={dict(g.specialist_learn or {})!r}: {exc}") from exc
-    phase2_config(cfg, [])
+    try:
+        phase2_config(cfg, [])
+    except ConfigError as exc:  # name the gsl setting behind the phase-II key, which the user did not write
+        raise ConfigError(_phase2_culprit(g, str(exc))) from exc
     return ids
+
+
+def _phase2_culprit(g: Any, error: str) -> str:
+    """The line for a phase-II config that does not compile: ``gsl.phase2_learn`` where the error names one of its
+    keys, else ``gsl.phase2_policy_type`` (e.g. a policy that does not read the demo files)."""
+    learn = dict(g.phase2_learn or {})
+    if any(f"policy.learn.{key}" in error for key in learn):
+        return f"gsl.phase2_learn={learn!r}: {error}"
+    hint = (" (phase II passes the demo files as policy.learn.demo_path: use a policy with a demo term, e.g. "
+            "'ppo_dapg')") if "policy.learn.demo_path" in error else ""
+    return f"gsl.phase2_policy_type={g.phase2_policy_type!r}: {error}{hint}"
 
 
 def _check_extra_demos(extra: Any, env_cfg: Mapping[str, Any]) -> None:

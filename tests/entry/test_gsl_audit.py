@@ -104,3 +104,17 @@ def test_phase2_start_keeps_the_generalists_value_statistics(tmp_path: Path) -> 
     assert start["policy"]["value_stats"] == {"mean": 3.0, "var": 4.0, "count": 250.0}
     assert all(torch.equal(start["policy"]["model"][k], v) for k, v in state["model"].items())
     assert "dapg" in start["policy"]  # phase II's own demo schedule, from zero
+
+
+@pytest.mark.parametrize("override, words", [
+    # a policy without a demo term: before, 'unknown config key policy.learn.demo_path', a key the user never set
+    ("gsl.phase2_policy_type='ppo'", "gsl.phase2_policy_type='ppo': "),
+    ("gsl.phase2_learn.demo_frq=2", "gsl.phase2_learn={'demo_frq': 2}: "),
+])
+def test_a_bad_phase2_setting_is_named_in_its_one_line(tmp_path: Path, override: str, words: str) -> None:
+    cfg = _config(tmp_path)
+    proc = run_cli("-m", "gsl", "-c", cfg, "--set", override, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], proc.stderr
+    assert [p.name for p in tmp_path.iterdir()] == [cfg]  # nothing written
