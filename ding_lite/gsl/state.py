@@ -58,7 +58,8 @@ class GslState:
             fixed.append((PHASE1, ("plateau_patience", "plateau_tol", "phase1_max_env_step")))
         if self.specialist_subsets is not None:
             fixed.append((PHASE1, ("eval_episodes_per_variation", "n_low", "n_specialists")))
-        finished = [p.parent.name for p in sorted(root.glob("specialist_*/result.json"))]
+        finished = sorted({p.parent.name for p in root.glob("specialist_*/result.json")}
+                          | {p for p in self.phases_done if p.startswith("specialist_")})
         if finished:
             fixed.append((finished[0], ("specialist_max_env_step", "specialist_learn")))
         if DEMOS in self.phases_done:
