@@ -78,8 +78,9 @@ class GslState:
 
     @classmethod
     def read(cls, root: Path, variations: list[int], seed: int) -> GslState:
-        """The state in ``<root>/result.json`` (a fresh one where there is none), for a run on ``variations`` with
-        ``seed``. A file that is not JSON, or not a GSL run's result, is a :class:`CheckpointError` naming it."""
+        """The state in ``<root>/result.json`` (a fresh one on ``variations`` where there is none) of the run of
+        ``seed``; it keeps the variations the earlier run played, for :meth:`check_resume` to compare. A file
+        that is not JSON, or not a GSL run's result, is a :class:`CheckpointError` naming it."""
         path = root / "result.json"
         if not path.is_file():
             return cls(list(variations), seed)
@@ -98,7 +99,7 @@ class GslState:
         if data.get("seed", seed) != seed:
             raise ConfigError(f"--resume: {root} holds the GSL run of seed {data['seed']}, not seed {seed}: resume "
                               f"with -s {data['seed']}, or give this seed its own folder (--exp-name)")
-        state = cls(**{**data, "seed": seed})
+        state = cls(**{"variations": list(variations), **data, "seed": seed})
         state.phases_done = list(state.phases_done)
         return state
 
