@@ -1,4 +1,4 @@
-"""GSL audit cases: a resumed run whose settings differ from those its finished phases ran with is refused in one line
+"""GSL across phases: a resumed run whose settings differ from those its finished phases ran with is refused in one line
 (before, the finished phases were kept and the new values silently ignored), and phase II's start checkpoint keeps
 the generalist's value-normalisation statistics (before, only the weights crossed to PPO-DAPG)."""
 from __future__ import annotations
