@@ -106,7 +106,7 @@ def test_box_actions_are_clipped_for_the_env_only() -> None:
 
 
 def test_discrete_actions_become_python_ints() -> None:
-    sent = action_to_env(np.array([[1], [0]]), gym.spaces.Discrete(2))
+    sent = action_to_env(np.array([1, 0]), gym.spaces.Discrete(2))
     assert sent == [1, 0] and all(type(a) is int for a in sent)
 
 
