@@ -60,6 +60,9 @@ def check_env_id(env_id: Any) -> None:
     """Raise a :class:`ConfigError` naming ``env.env_id`` if it is not in gymnasium's registry."""
     if not env_id:
         raise ConfigError("env.env_id is required for env type 'gymnasium' (e.g. env_id='CartPole-v1')")
+    if not isinstance(env_id, str):  # a list failed as unhashable in the registry look-up, with a traceback
+        raise ConfigError(f"env.env_id must be a string (a gymnasium id such as 'CartPole-v1'), got "
+                          f"{'dict' if isinstance(env_id, Mapping) else type(env_id).__name__} {env_id!r}")
     module, _, name = str(env_id).rpartition(":")
     if module:  # gymnasium's 'package:EnvId': gymnasium.make imports the package that registers the id
         try:

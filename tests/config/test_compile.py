@@ -280,3 +280,14 @@ def test_a_file_key_takes_a_path_or_none(key: str, value: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(f"config key '{key}' must be a file path (a string) or None")):
         compile_config(dict(env=ENV, policy=dict(type="dqn")), overrides=[f"{key}={value}"])
     assert compile_config(dict(env=ENV, policy=dict(type="dqn")), overrides=[f"{key}='ckpt/x.pth.tar'"])
+
+
+@pytest.mark.parametrize("value", [["MiniGrid-DoorKey-5x5-v0"], {"id": "CartPole-v1"}, 5])
+def test_an_env_id_that_is_no_string_is_a_config_error(value) -> None:
+    # env.env_id=[...] was a TypeError traceback (unhashable list) from gymnasium's registry look-up (config fuzzer)
+    from ding_lite.build import check_env_config
+
+    cfg = compile_config(dict(env=dict(type="gymnasium", env_id=value), policy=dict(type="ppo")))
+    with pytest.raises(ConfigError, match=re.escape(f"env.env_id must be a string (a gymnasium id such as "
+                                                    f"'CartPole-v1'), got {type(value).__name__}")):
+        check_env_config(cfg.env)
