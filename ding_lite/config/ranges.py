@@ -96,10 +96,13 @@ RULES: tuple[tuple[str, Bound], ...] = (
     ("pfsp_p", NON_NEGATIVE), ("plateau_tol", NON_NEGATIVE), ("*replay_buffer.alpha", NON_NEGATIVE),
     # discount factors, λ-returns, probabilities, rates
     ("discount_factor", DISCOUNT), ("gae_lambda", UNIT), ("lambda_", UNIT), ("demo_lambda1", UNIT),
-    ("*_probability", UNIT), ("p_*", UNIT), ("*_momentum", UNIT), ("prior_rate", UNIT), ("target_theta", UNIT),
+    ("*_probability", UNIT), ("*_prob", UNIT), ("p_*", UNIT), ("*_momentum", UNIT), ("prior_rate", UNIT),
+    ("target_theta", UNIT),
     ("*.eps.start", UNIT), ("*.eps.end", UNIT), ("*replay_buffer.beta", UNIT),
     # thresholds: any number (a string or NaN would fail deep inside a comparison)
     ("stop_value", ANY_NUMBER), ("return_threshold", ANY_NUMBER),
+    # reward shaping weights (an env's ``shaping``): inf makes the first reward NaN (inf · 0) mid-run
+    ("shaping", FINITE),
     # initial values of weights: inf makes every output inf or NaN from the first step, and so does a log std whose
     # exp overflows or underflows float32
     ("init_log_std", LOG_STD),

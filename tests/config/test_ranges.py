@@ -60,6 +60,11 @@ def test_unknown_names_none_and_switches_pass() -> None:
     ({"policy": {"learn": {"dual_clip": 1.0}}}, "policy.learn.dual_clip must be > 1, got 1.0"),
     # a model's filters (connect four's pool_channels): before, -1 was a torch traceback as the model was built
     ({"policy": {"model": {"pool_channels": -1}}}, "policy.model.pool_channels must be at least 1, got -1"),
+    # the maze's wall_prob: before, -1 or inf ran (no walls, every wall) and inf shaping was a NaN reward after the
+    # run's folder was written (found by the config fuzzer)
+    ({"env": {"wall_prob": -0.1}}, "env.wall_prob must be in [0, 1], got -0.1"),
+    ({"env": {"wall_prob": math.inf}}, "env.wall_prob must be a finite number (in [0, 1]), got inf"),
+    ({"env": {"shaping": math.inf}}, "env.shaping must be a finite number (a real number, not inf), got inf"),
 ])
 def test_out_of_range_values_name_the_key_and_the_range(tree, message: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(message)):
@@ -142,3 +147,16 @@ def test_a_budget_of_no_failures_per_window_is_accepted(override: str) -> None:
     compile_config(dict(env=ENV, policy=dict(type="ppo")), overrides=override.split())
     with pytest.raises(ConfigError, match=re.escape(f"{override.split()[-1].split('=')[0]} must be ≥ 0, got -1")):
         compile_config(dict(env=ENV, policy=dict(type="ppo")), overrides=override.replace("=0", "=-1").split())
+
+
+@pytest.mark.parametrize("override,message", [("env.wall_prob=-1", "env.wall_prob must be in [0, 1], got -1"),
+                                              ("env.shaping=-inf", "env.shaping must be a finite number")])
+def test_an_env_probability_and_shaping_weight_are_checked_in_a_dizoo_config(override: str, message: str) -> None:
+    from conftest import REPO_ROOT
+
+    from ding_lite.build import load_config
+
+    config = REPO_ROOT / "dizoo" / "grid" / "maze" / "config" / "maze_gsl_config.py"
+    load_config(config, overrides=["env.shaping=-0.5"])  # a finite weight of either sign is the user's
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_config(config, overrides=[override])
