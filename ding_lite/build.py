@@ -19,7 +19,7 @@ from ding_lite.config.compile import SECTIONS_BY_PATH, CompiledConfig, section_a
 from ding_lite.config.frozen import thawed
 from ding_lite.envs.env_outputs import close_env
 from ding_lite.envs.gym_env import build_env, check_env_constructor, env_fn, eval_env_config
-from ding_lite.envs.hooks import BuildsOwnEnvs, ChecksConfig
+from ding_lite.envs.hooks import BuildsOwnEnvs, ChecksConfig, HasVariations
 from ding_lite.envs.spaces import is_masked, observation_part
 from ding_lite.envs.variations import variation_env_fns, variation_ids
 from ding_lite.errors import ConfigError
@@ -240,12 +240,23 @@ def build_env_managers(cfg: EasyDict, seed: int, collect: bool = True, evaluate:
     return collector_env, evaluator_env
 
 
+def warn_of_unread_variations(env_cfg: Mapping[str, Any]) -> None:
+    """``env.variations`` on an env type that declares no ``num_variations``: a warning, since only an env whose
+    reset reads ``options['variation']`` plays them (CartPole played every id as the same env, without a word)."""
+    env_type = ENV_REGISTRY.get(env_cfg["type"])
+    if env_cfg.get("variations") is not None and not isinstance(env_type, HasVariations):
+        logger.warning("warning: env.variations is set, but env type '%s' declares no num_variations (see "
+                       "docs/gsl.md#env-variations): unless its reset reads options['variation'], every id plays the "
+                       "same env", env_cfg["type"])
+
+
 def fill_model_shapes_from_env(cfg: EasyDict) -> None:
     """Resolve a plain env's part of a config before anything is built or written: check the env section, fill the
     model shapes from one probe env (closed again) and check them. The probe is one env as the env managers build
     it: ``build_env``, or a one-env manager where the manager makes its own envs (envpool)."""
     check_single_agent(cfg)
     check_env_config(cfg.env)
+    warn_of_unread_variations(cfg.env)
     manager_type = ENV_MANAGER_REGISTRY.get((cfg.env.get("manager") or {}).get("type", "base"))
     probe = build_env_manager(cfg.env, 1) if isinstance(manager_type, BuildsOwnEnvs) else build_env(cfg.env)
     try:

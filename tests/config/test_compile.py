@@ -291,3 +291,20 @@ def test_an_env_id_that_is_no_string_is_a_config_error(value) -> None:
     with pytest.raises(ConfigError, match=re.escape(f"env.env_id must be a string (a gymnasium id such as "
                                                     f"'CartPole-v1'), got {type(value).__name__}")):
         check_env_config(cfg.env)
+
+
+def test_variations_on_an_env_type_without_them_are_a_warning(warnings_log) -> None:
+    # env.variations=[1] on CartPole ran exactly as without it, without a word (found by the config fuzzer)
+    from conftest import REPO_ROOT
+
+    from ding_lite.build import fill_model_shapes_from_env, load_config
+
+    cfg = load_config(DIZOO_CARTPOLE / "cartpole_dqn_config.py", overrides=["env.variations=[1]"])
+    fill_model_shapes_from_env(cfg)
+    assert _warnings(warnings_log) == [
+        "warning: env.variations is set, but env type 'cartpole' declares no num_variations (see "
+        "docs/gsl.md#env-variations): unless its reset reads options['variation'], every id plays the same env"]
+    warnings_log.clear()
+    maze = load_config(REPO_ROOT / "dizoo" / "grid" / "maze" / "config" / "maze_gsl_config.py")
+    fill_model_shapes_from_env(maze)  # an env family: no warning
+    assert not _warnings(warnings_log)
