@@ -106,11 +106,11 @@ def _expected_type(default: Any) -> str:
 def _report_unknown(path: str, siblings: list[str], all_paths: list[str], strict: bool) -> None:
     key = path.rsplit(".", 1)[-1]
     parent = path[: -len(key)]
+    # the right key in the wrong section first: a sibling that merely looks alike (policy.collect.grad_clip_value
+    # suggested policy.collect.reward_clip, not policy.learn.grad_clip_value) sends the user the wrong way
+    elsewhere = [p for p in all_paths if p.rsplit(".", 1)[-1] == key]
     hint = closest_match(key, siblings)
-    suggestion = parent + hint if hint else None
-    if suggestion is None:  # maybe the right key in the wrong section
-        elsewhere = [p for p in all_paths if p.rsplit(".", 1)[-1] == key]
-        suggestion = elsewhere[0] if elsewhere else None
+    suggestion = elsewhere[0] if elsewhere else parent + hint if hint else None
     did_you_mean = f" (did you mean '{suggestion}'?)" if suggestion else ""
     message = f"unknown config key '{path}'{did_you_mean}"
     if strict:

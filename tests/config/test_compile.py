@@ -98,6 +98,16 @@ def test_key_in_the_wrong_section_suggests_where_it_lives(warnings_log) -> None:
     assert "'policy.learn.nstep' (did you mean 'policy.nstep'?)" in message
 
 
+@pytest.mark.parametrize("moved,where", [("policy.collect.grad_clip_value=1.0", "policy.learn.grad_clip_value"),
+                                         ("policy.learn.evaluator={'eval_freq': 10}", "policy.eval.evaluator")])
+def test_a_key_in_the_wrong_section_beats_a_sibling_that_looks_alike(warnings_log, moved: str, where: str) -> None:
+    # before, the hint was the sibling that looked alike (policy.collect.reward_clip, policy.learn.value_norm): the
+    # wrong way for a key moved to another section (found by the config fuzzer)
+    compile_config(dict(env=ENV, policy=dict(type="ppo")), overrides=[moved])
+    (message,) = _warnings(warnings_log)
+    assert f"(did you mean '{where}'?)" in message
+
+
 def test_unknown_key_is_an_error_under_strict() -> None:
     with pytest.raises(ConfigError, match=r"unknown config key 'env.colector_env_num' \(did you mean "
                                           r"'env.collector_env_num'\?\)"):
