@@ -2,6 +2,8 @@
 return, config errors."""
 from __future__ import annotations
 
+import math
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -93,6 +95,9 @@ def test_a_level_id_always_gives_the_same_car_and_the_obs_names_it() -> None:
     ({"swing_min_ratio": 0.9, "swing_max_ratio": 0.8}, r"env.swing_min_ratio=0.9 and env.swing_max_ratio=0.8"),
     ({"direct_start": [-0.4, 0.55]}, r"env.direct_start=\[-0.4, 0.55\] must be"),
     ({"gravity_spread": 1.5}, r"env.gravity_spread must be in \[0, 1\)"),
+    # before, an OverflowError from the level's draw, named only by the env type (found by the config fuzzer)
+    ({"direct_max_ratio": math.inf}, r"env.direct_min_ratio=1.1 and env.direct_max_ratio=inf must satisfy 0 < min ≤ "
+                                     r"max < inf"),
     ({"max_episode_steps": 20}, r"level 0: no direct level found in 10000 draws; widen env.direct_min_ratio"),
 ])
 def test_bad_settings_are_config_errors(cfg, message) -> None:

@@ -133,9 +133,9 @@ class MountainCarFamilyEnv(gym.Env):
         cfg = {**cls.config, **cfg}
         for kind in ("direct", "swing"):
             lo, hi = float(cfg[f"{kind}_min_ratio"]), float(cfg[f"{kind}_max_ratio"])
-            if not 0.0 < lo <= hi:
+            if not 0.0 < lo <= hi < math.inf:  # an inf max was an OverflowError drawing the level's ratio
                 raise ConfigError(f"env.{kind}_min_ratio={lo} and env.{kind}_max_ratio={hi} must satisfy "
-                                  f"0 < min ≤ max")
+                                  f"0 < min ≤ max < inf")
             start = cfg[f"{kind}_start"]
             if len(start) != 2 or not MIN_X <= float(start[0]) <= float(start[1]) < GOAL_X:
                 raise ConfigError(f"env.{kind}_start={list(start)} must be [low, high] with {MIN_X} ≤ low ≤ high < "
