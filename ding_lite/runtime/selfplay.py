@@ -54,6 +54,9 @@ def check_league(league: Mapping[str, Any], layout: Any) -> None:
     if league["snapshot_act"] not in SNAPSHOT_ACTS:
         raise ConfigError(f"league.snapshot_act must be one of {', '.join(SNAPSHOT_ACTS)}, got "
                           f"{league['snapshot_act']!r}")
+    if not league["eval_opponents"]:  # before: every evaluation's return was NaN and no best checkpoint was kept
+        raise ConfigError("league.eval_opponents is empty: the eval return is the win rate against the first of "
+                          "them; name one or more scripted opponents, e.g. --set \"league.eval_opponents=['random']\"")
     seats = list(league["seats"])
     check_seat_count(seats, layout)
     for name in seats + list(league["eval_opponents"]):

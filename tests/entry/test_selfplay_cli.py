@@ -168,6 +168,10 @@ BAD_LEAGUE_INPUT = {
                              "league.snapshot_act must be one of greedy, sample, got 'stochastic'"),
     "eval opponent misspelt": (["-c", SNAKE, "--set", "league.eval_opponents=['snake_carefull']"],
                                "league: unknown player 'snake_carefull' (did you mean 'snake_careful'?)"),
+    # before, every evaluation's return was NaN (numpy's RuntimeWarnings) and no best checkpoint was kept (found by
+    # the config fuzzer)
+    "no eval opponents": (["-c", "tag_config.py", "--set", "league.eval_opponents=[]"],
+                          "league.eval_opponents is empty: the eval return is the win rate against the first of them"),
     "game rejects its kwargs": (["-c", SNAKE, "--set", "env.kwargs.n_snakes=6"],
                                 "env.import_path 'dizoo.board_games.snake.envs.snake_arena:snake_arena' could not "
                                 "build its game from env.kwargs={'n_snakes': 6, 'size': 11, 'n_food': 3, "
