@@ -217,6 +217,10 @@ def _assert_rejected(proc: subprocess.CompletedProcess, words: str, folder: Path
     ("gsl.extra_demo_path=-1", "gsl.extra_demo_path must be a demo file's path, a list of them or None, got -1"),
     ("gsl.specialist_learn.entropy_weight=None", "gsl.specialist_learn={'entropy_weight': None}: config key "
                                                  "'policy.learn.entropy_weight' must be a number, got None"),
+    # before, 'policy.type is not set' / 'config key policy.learn.demo_freq ...': phase II's keys, not the gsl ones
+    ("gsl.phase2_policy_type=''", "gsl.phase2_policy_type='': policy.type is not set"),
+    ("gsl.phase2_learn.demo_freq=None", "gsl.phase2_learn={'demo_freq': None}: config key "
+                                        "'policy.learn.demo_freq' must be an int, got None"),
 ])
 def test_bad_gsl_input_is_one_line_exit_2_nothing_written(tmp_path: Path, override: str, words: str) -> None:
     cfg = _config(tmp_path)
