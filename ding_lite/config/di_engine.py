@@ -26,7 +26,7 @@ ALIASES: tuple[tuple[str, str], ...] = (
     ("policy.learn.discount_factor", "policy.collect.discount_factor"),  # PPO's γ (GAE) is a collect setting here
     ("policy.collect.gae_lambda", "policy.learn.gae_lambda"),
     ("policy.learn.gae_lambda", "policy.collect.gae_lambda"),
-    ("policy.random_collect_size", "policy.learning_starts"),  # SAC/TD3: env steps of random actions first
+    ("policy.random_collect_size", "policy.learning_starts"),  # DQN/SAC/TD3: env steps of random actions first
     ("env.frame_stack", "env.stack_num"),  # Atari: frames stacked into one observation
     ("policy.unroll_len", "policy.collect.unroll_len"),  # ACER: DI-engine's latest configs set it at the top
     ("policy.collect.n_episode", "policy.collect.collector.n_episode"),  # episodes per collect ('episode' collector)

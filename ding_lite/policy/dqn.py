@@ -1,5 +1,6 @@
 """DQN (Mnih et al. 2015) with double-Q targets (van Hasselt et al. 2016), a dueling head (Wang et al. 2016),
-n-step returns, target copy or momentum updates, and ε-greedy collection scheduled on env steps."""
+n-step returns, target copy or momentum updates, and ε-greedy collection scheduled on env steps (uniform random
+before ``learning_starts``)."""
 from __future__ import annotations
 
 from typing import Any
@@ -52,6 +53,7 @@ class DQNPolicy(OffPolicyPolicy):
     config: dict[str, Any] = dict(
         type="dqn",
         discount_factor=0.97,  # γ
+        learning_starts=0,  # env steps of uniform random (legal) actions before the first update (random_collect_size)
         nstep=1,  # n of the n-step TD target
         learn=dict(
             update_per_collect=3,  # gradient steps per collect
@@ -137,7 +139,10 @@ class DQNPolicy(OffPolicyPolicy):
         obs, mask = split_action_mask(obs)
         q = q_values(self._model(self.obs_tensor(obs)))
         action = masked_argmax(q, None if mask is None else torch.from_numpy(mask)).cpu().numpy()
-        explore = self._rng.random(len(action)) < self._eps(env_step)
+        # uniform random (legal) actions before learning starts, as SB3's learning_starts and DI-engine's
+        # random_collect_size collect; ε-greedy after
+        eps = 1.0 if env_step < int(self.cfg["learning_starts"]) else self._eps(env_step)
+        explore = self._rng.random(len(action)) < eps
         if explore.any():  # ε-greedy explores among the legal actions only
             action[explore] = self._rng.integers(0, q.shape[-1], size=int(explore.sum())) if mask is None else \
                 random_legal_actions(self._rng, mask[explore])

@@ -266,3 +266,16 @@ def test_an_augment_that_is_no_string_is_refused(value: str) -> None:
     with pytest.raises(ConfigError, match=r"policy.collect.augment must be 'package.module:function' \(a string\) "
                                           r"or None, got"):
         _policy(f"policy.collect.augment={value}", fields=("collect",))
+
+
+def test_actions_are_uniformly_random_before_learning_starts() -> None:
+    # SB3's learning_starts and DI-engine's random_collect_size (an alias of it here) both collect with uniform
+    # random actions before the first gradient step; ε = 0 afterwards shows the greedy net takes over at 100.
+    policy = _policy("policy.learning_starts=100", "policy.other.eps.start=0.0", "policy.other.eps.end=0.0",
+                     fields=("collect", "eval"))
+    obs = np.linspace(-3, 3, 4000, dtype=np.float32)[:, None]
+    greedy = policy.eval_mode.forward(obs)[ACTION]
+    early = policy.collect_mode.forward(obs, env_step=99)[ACTION]
+    assert float((early != greedy).mean()) == pytest.approx(0.5, abs=0.04)  # random: half differ from greedy
+    assert np.bincount(early, minlength=2) / len(early) == pytest.approx([0.5, 0.5], abs=0.04)
+    assert (policy.collect_mode.forward(obs, env_step=100)[ACTION] == greedy).all()

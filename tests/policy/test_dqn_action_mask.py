@@ -71,3 +71,14 @@ def test_target_max_is_over_legal_next_actions(monkeypatch):
     monkeypatch.setattr(dqn_module, "double_q_target", spy)
     policy.learn_mode.forward(samples)
     assert (seen["online"][:, [0, 2]] == MASKED_LOGIT).all() and (seen["online"][:, [1, 3]] > MASKED_LOGIT).all()
+
+
+def test_random_actions_before_learning_starts_are_legal():
+    policy = _policy("policy.learning_starts=10", "policy.other.eps.start=0.0", "policy.other.eps.end=0.0")
+    rng = np.random.default_rng(1)
+    obs = rng.normal(size=(2000, 2)).astype(np.float32)
+    mask = np.zeros((2000, 4), bool)
+    mask[:, [1, 3]] = True
+    action = policy.collect_mode.forward({OBSERVATION: obs, ACTION_MASK: mask}, env_step=0)["action"]
+    assert set(action.tolist()) == {1, 3}  # uniform over the legal ones: both show, no illegal one
+    assert abs(float((action == 1).mean()) - 0.5) < 0.05
