@@ -2,6 +2,7 @@
 collect (update_per_collect, replay_ratio), priorities back to the buffer, and the budget check."""
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -9,8 +10,11 @@ import pytest
 
 from ding_lite.data.buffer import UniformBuffer
 from ding_lite.data.keys import INDEX, OBS, PRIORITY
+from ding_lite.entry import serial_pipeline
 from ding_lite.errors import ConfigError
 from ding_lite.policy.replay import ReplaySchedule
+from ding_lite.registry import BUFFER_REGISTRY
+from dizoo.classic_control.cartpole.config.cartpole_dqn_config import create_config, main_config
 
 pytestmark = pytest.mark.unittest
 
@@ -115,3 +119,37 @@ def test_each_update_gets_a_fresh_batch_with_its_slots() -> None:
     schedule, buffer, seen = _schedule(update_per_collect=2), RecordingBuffer(), []
     schedule.train(buffer, _samples(10), 10, lambda batch, env_step: seen.append(batch[INDEX]) or [{"loss": 0.0}])
     assert len(seen) == 2 and all(len(s) == 4 for s in seen)
+
+
+
+@BUFFER_REGISTRY.register("counting_uniform")
+class CountingBuffer(UniformBuffer):
+    """A uniform buffer that logs its pushes and draws in order."""
+
+    calls: list[str] = []
+
+    def push(self, samples: dict) -> np.ndarray:
+        CountingBuffer.calls.append("push")
+        return super().push(samples)
+
+    def sample(self, batch_size: int) -> dict:
+        CountingBuffer.calls.append(f"sample {batch_size}")
+        return super().sample(batch_size)
+
+
+@pytest.mark.parametrize("learn,expected", [
+    (dict(update_per_collect=3), [0] * 4 + [3] * 8),  # from the collect reaching env step 40: 3 each
+    (dict(update_per_collect=1, replay_ratio=0.25), [0] * 4 + [2] * 8),  # 0.25 x 8 samples, none owed before
+])
+def test_a_tiny_dqn_run_makes_the_updates_the_docs_promise(learn: dict, expected: list, tmp_path) -> None:
+    # 12 collects of 8 env steps (2 envs) to the 96-step budget, learning_starts 40, batches of 16
+    main, create = copy.deepcopy(main_config), copy.deepcopy(create_config)
+    main.env.update(collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1)
+    main.policy.update(learning_starts=40, collect=dict(n_sample=8))
+    main.policy.learn.update(batch_size=16, **learn)
+    create.replay_buffer = dict(type="counting_uniform")
+    CountingBuffer.calls.clear()
+    result = serial_pipeline((main, create), seed=0, max_env_step=96, exp_dir=tmp_path / "exp", progress=False)
+    draws = "|".join(CountingBuffer.calls).split("push")[1:]  # the draws after each push
+    assert result["env_step"] == 96 and [d.count("sample 16") for d in draws] == expected
+    assert result["train_iter"] == sum(expected)
