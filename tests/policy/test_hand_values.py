@@ -18,6 +18,7 @@ from ding_lite.data.keys import (
     LOGIT,
     LOGP,
     MU,
+    NEXT_ACTION_MASK,
     NEXT_OBS_N,
     OBS,
     Q_VALUE,
@@ -90,6 +91,16 @@ def test_dqn_target_with_and_without_double_q(double: bool, loss_type: str, expe
     assert float(log["loss"]) == pytest.approx(expected)
     assert float(log["q_mean"]) == pytest.approx(1.0)
 
+
+
+@pytest.mark.parametrize("double", [True, False])
+@pytest.mark.parametrize("legal,expected", [([False, True], 0.5), ([True, False], 2.5)])
+def test_dqn_bootstrap_action_is_legal(double: bool, legal: list, expected: float) -> None:
+    # as above; only action 1 legal at s': target 1 + 0.5 * 2 = 2 either way (the target net's max, 6, is illegal),
+    # huber 0.5; only action 0 legal: 1 + 0.5 * 6 = 4 either way (the online argmax, 1, is illegal), huber 2.5
+    batch = _dqn_batch(1)
+    batch[NEXT_ACTION_MASK] = np.array([legal])
+    assert float(_dqn(double).learn_mode.forward(batch)["loss"]) == pytest.approx(expected)
 
 def test_dqn_default_loss_is_di_engine_squared_td_error() -> None:
     # DI-engine's q_nstep_td_error: mean of nn.MSELoss(reduction='none'), no ½ and no Huber. double=False, two
