@@ -159,7 +159,10 @@ class EnvpoolEnv(gym.Env):
             self._pool.close()
             self._pool = make_pool(self._cfg, 1, seed, num_threads=1)
         if self._episode_ended and seed is None:
-            obs, _, _, _, info = self._pool.step(pool_actions(np.zeros(1, dtype=np.int64), self.action_space))
+            # any action in the space's shape (a Box's too): envpool ignores it in its reset step
+            idle = np.zeros((1,) + self.action_space.shape, dtype=np.int64 if self.action_space.shape == () else
+                            self.action_space.dtype)
+            obs, _, _, _, info = self._pool.step(pool_actions(idle, self.action_space))
         else:
             obs, info = self._pool.reset()
         self._episode_ended = False
