@@ -314,7 +314,7 @@ class MinigridEnv:
     config: dict[str, Any] = dict(
         env_id=None,  # gymnasium id, e.g. 'MiniGrid-DoorKey-5x5-v0'
         kwargs={},  # extra keyword arguments for gymnasium.make
-        max_episode_steps=None,  # override the task's time limit (None: keep it)
+        max_episode_steps=None,  # override the task's time limit, MiniGrid's max_steps (None: keep it)
     )
 
     def __new__(cls, cfg: Mapping[str, Any]) -> gym.Env:  # type: ignore[misc]
@@ -322,7 +322,9 @@ class MinigridEnv:
         cfg = {**cls.config, **cfg}  # an env section built outside compile_config lacks the defaults
         from minigrid.wrappers import ImgObsWrapper
 
-        extra = {} if cfg.get("max_episode_steps") is None else {"max_episode_steps": int(cfg["max_episode_steps"])}
+        # MiniGrid's own max_steps, not gymnasium's TimeLimit: the env truncates at max_steps whatever a TimeLimit
+        # says and its success reward is 1 - 0.9 * steps / max_steps, so only this changes both
+        extra = {} if cfg.get("max_episode_steps") is None else {"max_steps": int(cfg["max_episode_steps"])}
         return ImgObsWrapper(_make(str(cfg["env_id"]), cfg, **extra))
 
     @classmethod
@@ -330,3 +332,5 @@ class MinigridEnv:
         """Fail early on a missing minigrid package or an unknown id."""
         require("minigrid", "minigrid", "minigrid")
         check_env_id(cfg.get("env_id"))
+        if cfg.get("max_episode_steps") is not None and "max_steps" in (cfg.get("kwargs") or {}):
+            raise ConfigError("env.max_episode_steps and env.kwargs.max_steps both set MiniGrid's time limit: keep one")

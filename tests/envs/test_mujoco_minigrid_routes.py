@@ -20,3 +20,43 @@ def test_envpool_env_type_under_the_base_manager_goes_on_after_a_box_episode_end
         ends = [m.step(np.zeros((1, 6))) for _ in range(7)]
     assert [bool(r.truncated[0]) for r in ends] == [False, False, True] * 2 + [False]
     assert [e.episode_length for r in ends for e in r.episodes] == [3, 3]
+
+
+def _step_onto_the_goal(env, steps_before: int) -> tuple[float, bool, bool]:
+    """Idle ``steps_before`` steps, then put the agent in front of DoorKey's goal (bottom-right corner) facing it and
+    step forward: the reward of a success after ``steps_before + 1`` steps."""
+    for _ in range(steps_before):
+        env.step(6)  # 'done': does nothing in DoorKey
+    grid = env.unwrapped
+    grid.agent_pos, grid.agent_dir = (grid.width - 2, grid.height - 3), 1  # facing down, onto the goal
+    _, reward, terminated, truncated, _ = env.step(2)
+    return float(reward), bool(terminated), bool(truncated)
+
+
+@pytest.mark.parametrize("max_episode_steps", [None, 100, 500])
+def test_minigrid_time_limit_is_its_max_steps_and_sets_the_success_reward(max_episode_steps) -> None:
+    # Before: env.max_episode_steps was a gymnasium TimeLimit over MiniGrid's own max_steps (250 on DoorKey-5x5):
+    # 500 still truncated at 250, and 100 truncated at 100 but paid 1 - 0.9 * steps / 250 on success.
+    pytest.importorskip("minigrid")
+    from ding_lite.envs.gym_env import build_env
+
+    limit = 250 if max_episode_steps is None else max_episode_steps
+    cfg = dict(type="minigrid", env_id="MiniGrid-DoorKey-5x5-v0", max_episode_steps=max_episode_steps)
+    env = build_env(cfg)
+    env.reset(seed=0)
+    reward, terminated, truncated = _step_onto_the_goal(env, 9)
+    assert terminated and not truncated and reward == pytest.approx(1 - 0.9 * 10 / limit)
+    env.reset(seed=0)
+    ends = [env.step(6)[2:4] for _ in range(limit)]
+    assert ends[-1] == (False, True) and not any(te or tr for te, tr in ends[:-1])
+    env.close()
+
+
+def test_minigrid_time_limit_set_twice_is_a_config_error() -> None:
+    pytest.importorskip("minigrid")
+    from ding_lite.envs.gym_env import build_env
+    from ding_lite.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="env.max_episode_steps and env.kwargs.max_steps"):
+        build_env(dict(type="minigrid", env_id="MiniGrid-DoorKey-5x5-v0", max_episode_steps=50,
+                       kwargs=dict(max_steps=60)))
