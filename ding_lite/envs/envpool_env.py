@@ -80,6 +80,13 @@ def make_pool(env_cfg: Mapping[str, Any], num_envs: int, seed: int, num_threads:
         pool.close()
         raise ConfigError(f"env.env_id='{env_cfg['env_id']}' observes an action mask, which the envpool manager does "
                           f"not hand over: use env.manager.type='base' or 'subprocess' (docs/tutorial_custom_env.md)")
+    if isinstance(pool.spaces[0], (gym.spaces.Dict, gym.spaces.Tuple)):  # envpool's MiniGrid: the pool and the
+        pool.close()  # single env index observations as arrays, so a dict would fail later with a traceback
+        keys = list(pool.spaces[0].spaces) if isinstance(pool.spaces[0], gym.spaces.Dict) else "a tuple"
+        minigrid = " (env.type='minigrid' observes MiniGrid's 7x7x3 view, docs/envs_real.md)" \
+            if str(env_cfg["env_id"]).startswith(("MiniGrid", "BabyAI")) else ""
+        raise ConfigError(f"env.env_id='{env_cfg['env_id']}': envpool gives {keys} observations, which env.type="
+                          f"'envpool' does not hand over{minigrid}")
     return pool
 
 

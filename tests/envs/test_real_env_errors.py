@@ -13,6 +13,7 @@ pytestmark = pytest.mark.unittest
 MISSING = str(Path(__file__).parent / "missing_packages")
 PONG_PPO = str(REPO_ROOT / "dizoo/atari/pong/config/pong_ppo_config.py")
 HOPPER_PPO = str(REPO_ROOT / "dizoo/mujoco/hopper/config/hopper_ppo_config.py")
+DOORKEY_PPO = str(REPO_ROOT / "dizoo/minigrid/doorkey/config/doorkey_ppo_config.py")
 
 CASES = {
     "unknown envpool id": (["-c", PONG_PPO, "--set", "env.env_id=Pong-v4"], None,
@@ -29,6 +30,11 @@ CASES = {
     "conv encoder on vectors": (["-c", HOPPER_PPO, "--set", "policy.model.encoder=conv"], None,
                                 "policy.model.encoder='conv' needs frames (C, H, W) or (H, W, C) of at least 4x4, "
                                 "got obs_shape=11: set policy.model.encoder='auto' or 'mlp'"),
+    # before: a TypeError traceback from the envpool manager (a KeyError from the single env under 'base')
+    "envpool's MiniGrid": (["-c", DOORKEY_PPO, "--set", "env.type=envpool", "--set", "env.manager.type=envpool"],
+                           None, "env.env_id='MiniGrid-DoorKey-5x5-v0': envpool gives ['direction', 'image', "
+                                 "'mission'] observations, which env.type='envpool' does not hand over "
+                                 "(env.type='minigrid' observes MiniGrid's 7x7x3 view"),
 }
 
 
