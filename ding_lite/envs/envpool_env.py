@@ -62,16 +62,28 @@ def check_envpool_id(env_id: Any) -> None:
 
 def make_pool(env_cfg: Mapping[str, Any], num_envs: int, seed: int, num_threads: int = 0) -> Any:
     """A synchronous envpool gymnasium pool of ``num_envs`` envs (env i is seeded with ``seed + i`` by envpool);
-    its ``spaces`` attribute holds ``(observation_space, action_space)``."""
+    its ``spaces`` attribute holds ``(observation_space, action_space)``, its ``time_limit`` the time limit that
+    :func:`time_limit_cut` applies (None: envpool's own, Atari)."""
     envpool = import_envpool()
     kwargs = dict(env_cfg.get("kwargs") or {})
     if env_cfg.get("max_episode_steps") is not None:
         kwargs["max_episode_steps"] = int(env_cfg["max_episode_steps"])
     try:
+        time_limit = None
+        config = envpool.make_spec(str(env_cfg["env_id"]), **kwargs).config
+        if "use_fire_reset" not in config._fields:  # not Atari, whose gymnasium route keeps envpool's rule too
+            # envpool reports terminated = done & ~truncated: a fall (MuJoCo) or a pole down (CartPole) in the
+            # step that reaches the limit would read as a truncation and be bootstrapped. envpool's own limit one
+            # step later leaves its terminated flag true; time_limit_cut truncates at the limit (gymnasium's rule)
+            time_limit = int(config.max_episode_steps)
+            kwargs_made = kwargs | {"max_episode_steps": time_limit + 1}
+        else:
+            kwargs_made = kwargs
         with warnings.catch_warnings():  # envpool builds float32 boxes from float64 bounds; gymnasium warns each time
             warnings.filterwarnings("ignore", message=".*precision lowered.*")
             pool = envpool.make_gymnasium(str(env_cfg["env_id"]), num_envs=num_envs, batch_size=num_envs, seed=seed,
-                                          num_threads=num_threads, **kwargs)
+                                          num_threads=num_threads, **kwargs_made)
+            pool.time_limit = time_limit
             pool.spaces = (float32_space(pool.observation_space), pool.action_space)  # lazy in envpool: warns here
     except (TypeError, ValueError, RuntimeError) as exc:  # envpool names the bad keyword in its message
         raise ConfigError(f"envpool could not build env.env_id='{env_cfg['env_id']}' with env.kwargs={kwargs}: "
@@ -95,6 +107,14 @@ def float32_space(space: gym.Space) -> gym.Space:
     if isinstance(space, gym.spaces.Box) and space.dtype == np.float64:
         return gym.spaces.Box(space.low.astype(np.float32), space.high.astype(np.float32), space.shape, np.float32)
     return space
+
+
+def time_limit_cut(pool: Any, info: Mapping[str, Any], terminated: np.ndarray, truncated: np.ndarray) -> np.ndarray:
+    """The rows of a step that reach the pool's ``time_limit`` without an end of envpool's own: truncated there
+    (envpool's env goes on until it is reset)."""
+    if pool.time_limit is None:
+        return np.zeros_like(truncated)
+    return (np.asarray(info["elapsed_step"]) >= pool.time_limit) & ~terminated & ~truncated
 
 
 def as_space_dtype(obs: np.ndarray, space: gym.Space) -> np.ndarray:
@@ -144,6 +164,7 @@ class EnvpoolEnv(gym.Env):
         self._fire = LifeLossFire(self._cfg, self._pool)
         self._lives = np.zeros(1, dtype=np.int64)
         self._episode_ended = False  # the last step ended an episode: the next reset continues as envpool does
+        self._cut = False  # that end was the time limit's (time_limit_cut): envpool's env goes on, reset() ends it
 
     @classmethod
     def check_config(cls, cfg: Mapping[str, Any]) -> None:
@@ -165,10 +186,10 @@ class EnvpoolEnv(gym.Env):
         if seed is not None:
             self._pool.close()
             self._pool = make_pool(self._cfg, 1, seed, num_threads=1)
-        if self._episode_ended and seed is None:
+        if self._episode_ended and not self._cut and seed is None:
             # any action in the space's shape (a Box's too): envpool ignores it in its reset step
-            idle = np.zeros((1,) + self.action_space.shape, dtype=np.int64 if self.action_space.shape == () else
-                            self.action_space.dtype)
+            shape = self.action_space.shape or ()
+            idle = np.zeros((1, *shape), dtype=self.action_space.dtype if shape else np.int64)
             obs, _, _, _, info = self._pool.step(pool_actions(idle, self.action_space))
         else:
             obs, info = self._pool.reset()
@@ -185,6 +206,8 @@ class EnvpoolEnv(gym.Env):
             obs, reward, terminated, truncated, self._lives = fire_after_life_loss(
                 self._pool, self._fire, self._lives, obs, np.asarray(reward, dtype=np.float64), terminated,
                 truncated, np.asarray(info["lives"]))
+        self._cut = bool(time_limit_cut(self._pool, info, terminated, truncated)[0])
+        truncated = truncated | self._cut
         self._episode_ended = bool(terminated[0] or truncated[0])
         return (as_space_dtype(obs[0], self.observation_space), float(reward[0]), bool(terminated[0]),
                 bool(truncated[0]), row_info(info, 0))
@@ -322,20 +345,30 @@ class EnvpoolEnvManager(EnvManager):
             next_obs, reward, terminated, truncated, self._lives[rows] = fire_after_life_loss(
                 pool, self._fire, self._lives[rows], next_obs, reward, terminated, truncated,
                 np.asarray(info["lives"]))
+        cut = time_limit_cut(pool, info, terminated, truncated)
+        truncated = truncated | cut
         ended = np.flatnonzero(terminated | truncated)
         finished: list[tuple[int, dict]] = []
+        self._reset_obs = {}
         if len(ended):
             finished = [(int(i) + rows.start, row_info(info, int(i))) for i in ended]
-            # the ended envs' actions are ignored by envpool in this call: it only resets them
-            first_obs, _, _, _, reset_info = pool.step(self._sent[group][ended], env_id=ended.astype(np.int32))
-            first_obs = as_space_dtype(first_obs, self.observation_space)
-            self._reset_obs = {int(i) + rows.start: first_obs[k] for k, i in enumerate(reset_info["env_id"])}
-            if "lives" in reset_info:
-                self._lives[np.asarray(reset_info["env_id"]) + rows.start] = reset_info["lives"]
+            done = np.flatnonzero((terminated | truncated) & ~cut)
+            if len(done):  # the ended envs' actions are ignored by envpool in this call: it only resets them
+                first_obs, _, _, _, reset_info = pool.step(self._sent[group][done], env_id=done.astype(np.int32))
+                self._keep_reset_obs(rows, first_obs, reset_info)
+            if cut.any():  # envpool's env goes on past the limit: reset it
+                self._keep_reset_obs(rows, *pool.reset(np.flatnonzero(cut).astype(np.int32)))
         result = self._finish_rows(rows, next_obs, reward, terminated, truncated, finished)
         self._group_obs[group] = result.obs
         self._stale = True  # the full batch is assembled when asked for (obs)
         return result
+
+    def _keep_reset_obs(self, rows: slice, first_obs: np.ndarray, reset_info: Mapping[str, Any]) -> None:
+        """The first observations (and Atari's lives) of the envs of group ``rows`` that envpool just reset."""
+        ids = np.asarray(reset_info["env_id"]) + rows.start
+        self._reset_obs.update(zip(ids.tolist(), as_space_dtype(first_obs, self.observation_space), strict=True))
+        if "lives" in reset_info:
+            self._lives[ids] = reset_info["lives"]
 
     def _reset_one(self, i: int) -> np.ndarray:
         return self._reset_obs.pop(i)

@@ -2,6 +2,8 @@
 terminations, the two MuJoCo routes the same task, MiniGrid's view and reward as published."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -60,3 +62,41 @@ def test_minigrid_time_limit_set_twice_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="env.max_episode_steps and env.kwargs.max_steps"):
         build_env(dict(type="minigrid", env_id="MiniGrid-DoorKey-5x5-v0", max_episode_steps=50,
                        kwargs=dict(max_steps=60)))
+
+
+def test_envpool_mujoco_steps_as_gymnasium_does_through_falls_and_time_limits() -> None:
+    # Each row of the envpool manager against gymnasium's env put in the row's state and given the same action:
+    # the same next observation (the final one where an episode ends), reward and termination (a fall, not
+    # bootstrapped), and a time limit that truncates. Before: a fall in the step that reached the limit came as
+    # truncated (envpool's terminated = done & ~truncated), so it was bootstrapped; gymnasium says terminated.
+    pytest.importorskip("envpool")
+    pytest.importorskip("mujoco")
+    import gymnasium as gym
+
+    env_id, limit = "Hopper-v4", 30
+    cfg = dict(type="envpool", env_id=env_id, max_episode_steps=limit, manager=dict(type="envpool"))
+    with warnings.catch_warnings():  # v4 is out of date: the benchmarks' version on purpose
+        warnings.simplefilter("ignore", DeprecationWarning)
+        reference = gym.make(env_id, disable_env_checker=True).unwrapped
+    reference.reset(seed=0)
+    nq = reference.model.nq
+    rng = np.random.default_rng(0)
+    seen = {"terminated": 0, "truncated": 0}
+    with build_env_manager(cfg, 1, 0) as m:
+        obs, t = m.reset(), 0
+        for _ in range(200):
+            action = rng.uniform(-1.5, 1.5, (1, reference.action_space.shape[0]))  # clipped to [-1, 1] for both
+            o = obs[0].astype(np.float64)  # the x position is not observed and no part of the dynamics: 0
+            reference.set_state(np.concatenate([[0.0], o[:nq - 1]]), o[nq - 1:])
+            want_obs, want_reward, want_terminated, _, _ = reference.step(np.clip(action[0], -1, 1))
+            result = m.step(action)
+            t += 1
+            np.testing.assert_allclose(result.next_obs[0], want_obs, atol=1e-4)  # float32 observations
+            assert result.reward[0] == pytest.approx(want_reward, abs=1e-4)
+            assert bool(result.terminated[0]) == want_terminated
+            assert bool(result.truncated[0]) == (t == limit and not want_terminated)
+            if result.terminated[0] or result.truncated[0]:
+                seen["terminated" if result.terminated[0] else "truncated"] += 1
+                t = 0
+            obs = result.obs
+    assert seen["terminated"] and seen["truncated"], seen
