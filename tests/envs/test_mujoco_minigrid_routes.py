@@ -100,3 +100,21 @@ def test_envpool_mujoco_steps_as_gymnasium_does_through_falls_and_time_limits() 
                 t = 0
             obs = result.obs
     assert seen["terminated"] and seen["truncated"], seen
+
+
+def test_envpool_mujoco_episodes_are_the_same_under_every_manager() -> None:
+    # The single env (base, subprocess) and the pool (envpool manager) end and restart episodes alike: time limits
+    # (ding_lite's cut, then envpool's reset) and falls (envpool's reset step).
+    pytest.importorskip("envpool")
+    episodes = {}
+    for manager in ("base", "subprocess", "envpool"):
+        cfg = dict(type="envpool", env_id="Hopper-v4", max_episode_steps=40, manager=dict(type=manager))
+        with build_env_manager(cfg, 2, 0) as m:
+            m.reset()
+            rng = np.random.default_rng(0)
+            ends = [(e.env_id, e.episode_length, e.terminated, round(e.episode_return, 4))
+                    for _ in range(150) for e in m.step(rng.uniform(-1, 1, (2, 3))).episodes]
+        episodes[manager] = ends
+    assert episodes["base"] == episodes["subprocess"] == episodes["envpool"]
+    assert {(length, terminated) for _, length, terminated, _ in episodes["base"]} >= {(40, False)}
+    assert any(terminated for _, _, terminated, _ in episodes["base"])
