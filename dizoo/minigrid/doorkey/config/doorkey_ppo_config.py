@@ -1,6 +1,6 @@
 """PPO on MiniGrid-DoorKey-5x5-v0 (the agent's 7x7x3 view, a small conv encoder) with rl-zoo's DoorKey
 hyperparameters (8 envs x 128 steps, 10 epochs of minibatches of 64, learning rate 2.5e-4, clip 0.2, no entropy
-bonus); rl-zoo's inputs differ (its MLP sees the observation dict, normalised with the rewards by VecNormalize).
+bonus); rl-zoo's network and inputs differ (an MLP, observations and rewards normalised by VecNormalize).
 The return is 1 - 0.9 * steps / max_steps on reaching the goal, 0 otherwise.
 
 Run: ding_lite -m serial -c doorkey_ppo_config.py -s 0
