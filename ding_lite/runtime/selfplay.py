@@ -270,16 +270,11 @@ def checkpoint_evaluator(cfg: Any, env: Any, policy: Any, seeds: SeedPlan, n_epi
     games (per learner seat) against each of ``league.eval_opponents``, on ``env`` (``env.evaluator_env_num`` games
     seeded ``seeds.evaluator``) and with the scripted players seeded as the run's evaluations seed them, so the
     return (the win rate against the first opponent) is the run's eval return of the same weights. The pool's
-    snapshots are not played: they belong to the run, not to the checkpoint.
-
-    Raises:
-        ConfigError: the config names no ``league.eval_opponents``.
+    snapshots are not played: they belong to the run, not to the checkpoint. ``cfg`` has been through
+    :func:`resolve_selfplay_config`, which refuses an empty ``league.eval_opponents``.
     """
     league = cfg.league
     opponents = list(league.eval_opponents)
-    if not opponents:
-        raise ConfigError("-m eval plays a self-play checkpoint against league.eval_opponents and the config names "
-                          "none: give one or more scripted opponents, e.g. --set \"league.eval_opponents=['random']\"")
     layout = game_layout(cfg.env)
     players = PlayerSet(lambda mode: build(cfg, "policy", enable_field=(mode,)), _no_snapshot, seeds.eval_players,
                         layout.has_mask, str(league.snapshot_act))

@@ -116,5 +116,5 @@ def test_a_checkpoint_evaluation_without_eval_opponents_is_refused():
 
     cfg = _cfg()
     cfg.league.eval_opponents = []
-    with pytest.raises(ConfigError, match=r"league.eval_opponents and the config names none"):
+    with pytest.raises(ConfigError, match=r"league.eval_opponents is empty"):
         _evaluator(cfg)
