@@ -115,7 +115,9 @@ class SelfPlayGame:
         self.layout = game_layout(cfg.env)
         self.pool = OpponentPool(exp_dir / "league", self.league, seed)
         self.resumed = resume_from is not None
-        self.baselines = PayoffTable()  # training games against scripted seats
+        # training games against scripted seats, their win rates as the snapshots' (same prior and decay)
+        self.baselines = PayoffTable(float(self.league.prior_games), float(self.league.prior_rate),
+                                     float(self.league.payoff_decay))
         if resume_from is not None:
             state = league_state(*resume_from)
             self.pool.load_state_dict(state, str(resume_from.path))

@@ -47,3 +47,16 @@ def test_seat_plans_name_each_distinct_rotation_by_where_the_learner_sits():
     two = seat_plans(["learner", "pool", "learner", "pool"], "r", True)  # two distinct rotations, not four
     assert two == {"r@seat0": ["learner", "r", "learner", "r"], "r@seat1": ["r", "learner", "r", "learner"]}
     assert seat_plans(["pool", "learner"], "r", False) == {"r": ["r", "learner"]}
+
+
+@pytest.mark.parametrize("prior_games, decay, rate", [(0.0, 1.0, 1.0), (2.0, 1.0, 5 / 6), (2.0, 0.5, 2.875 / 3.875)])
+def test_baseline_win_rates_take_the_league_prior(tmp_path, prior_games, decay, rate):
+    # the learner in seat 0 wins all 4 games against the scripted seat: (4 + 0.5 * prior) / (4 + prior), with decay 0.5
+    # (1.875 + 1) / (1.875 + 2). The baselines' table used 2 prior games and no decay whatever the league said
+    cfg = _cfg(["learner", "random"], swap_seats=False, prior_games=prior_games, payoff_decay=decay)
+    with selfplay_parts(cfg, 0, tmp_path) as parts:
+        parts.attach(BaseLearner(parts.cfg.policy.learn.learner, parts.policy, tmp_path, None, "dqn"), None)
+        parts.collector.inner.rollout(4)  # 2 games of 2 steps in each of 2 envs
+        row = parts.game.stats()["league"]["baselines"]["random"]
+    assert (row["wins"], row["games"]) == (4, 4)
+    assert row["win_rate"] == pytest.approx(round(rate, 4))
