@@ -72,6 +72,8 @@ class OpponentPool:
         self._initial: str | None = None
         self._evicted: list[str] = []  # out of the pool; files kept while a resumable checkpoint may list them
         self._listed: set[str] = set()  # the snapshots of the last resumable checkpoint's state
+        self._listed_name: str | None = None  # ... and that checkpoint's name
+        self._fallback: set[str] = set()  # the snapshots of the resumable checkpoint written before that one
         self._last_added: int | None = None  # env step of the newest snapshot added (the snapshot schedule's mark)
 
     # ---- snapshots ---------------------------------------------------------------------------------------------
@@ -171,14 +173,17 @@ class OpponentPool:
         ``--resume`` starts from the newest ``iteration_N`` / ``resume_N`` checkpoint. The files a resume may need
         are therefore those that this checkpoint lists and those that the previous resumable one lists (if this one
         is never written, a crash mid-write say, the resume takes that one): every other evicted snapshot file is
-        deleted here."""
+        deleted here. A checkpoint written again under its name (a run's end writes ``iteration_N`` where the
+        periodic save just did) is not an earlier one: the fallback stays the one before it."""
         state = self.state_dict()
         if checkpoint_name.startswith(RESUME_PREFIXES):
-            keep = set(self.snapshots) | self._listed
+            if checkpoint_name != self._listed_name:
+                self._fallback = self._listed
+            keep = set(self.snapshots) | self._fallback
             for name in [n for n in self._evicted if n not in keep]:
                 self.path(name).unlink(missing_ok=True)
                 self._evicted.remove(name)
-            self._listed = set(self.snapshots)
+            self._listed, self._listed_name = set(self.snapshots), checkpoint_name
             state["evicted"] = list(self._evicted)
         return state
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from ding_lite.build import load_config
 from ding_lite.league.evaluator import seat_plans
+from ding_lite.league.pool import OpponentPool
 from ding_lite.runtime.selfplay import selfplay_parts
 from ding_lite.worker.learner import BaseLearner
 
@@ -60,3 +62,21 @@ def test_baseline_win_rates_take_the_league_prior(tmp_path, prior_games, decay, 
         row = parts.game.stats()["league"]["baselines"]["random"]
     assert (row["wins"], row["games"]) == (4, 4)
     assert row["win_rate"] == pytest.approx(round(rate, 4))
+
+
+def test_a_checkpoint_written_again_keeps_the_files_of_the_one_before(tmp_path):
+    # the end of a run writes iteration_N again right after the periodic save of iteration_N; iteration_1, the
+    # checkpoint a resume falls back to where iteration_2 does not load, still lists snapshot_10: its file stays.
+    # Before, the second write took iteration_2 for its own predecessor and deleted it (--resume: "lists snapshot
+    # file(s) that are missing")
+    pool = OpponentPool(tmp_path, dict(capacity=2))
+    pool.add({"w": torch.zeros(1)}, 0)
+    pool.add({"w": torch.ones(1)}, 10)
+    assert pool.checkpoint_state("iteration_1")["snapshots"] == ["snapshot_0", "snapshot_10"]
+    pool.add({"w": torch.ones(1)}, 20)  # evicts snapshot_10
+    pool.checkpoint_state("iteration_2")
+    state = pool.checkpoint_state("iteration_2")
+    assert state["snapshots"] == ["snapshot_0", "snapshot_20"]
+    assert (tmp_path / "snapshot_10.pth.tar").is_file() and state["evicted"] == ["snapshot_10"]
+    pool.checkpoint_state("iteration_3")  # now iteration_2 is the fallback, and it does not list snapshot_10
+    assert not (tmp_path / "snapshot_10.pth.tar").exists()
