@@ -76,6 +76,9 @@ class SelfPlayEvaluator(Tracked):
         start = time.perf_counter()
         self.table = {}
         self._seat_scores = []
+        # scripted opponents start from their seeds, as the envs do (play seeds them): equal weights, equal games, and
+        # -m eval of a checkpoint plays the games of the run's evaluation of it (its random player drew on before)
+        self.players.reset()
         primary: list[float] = []
         lengths: list[int] = []
         for k, opponent in enumerate(self.opponents()):

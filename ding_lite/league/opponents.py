@@ -133,6 +133,11 @@ class PlayerSet:
         for name in [n for n, p in self.players.items() if isinstance(p, FrozenPolicy) and n not in names]:
             del self.players[name]
 
+    def reset(self) -> None:
+        """Drop every player: a scripted one is built again at its next use, from the same seed as at the first
+        (seeds go by the order of first use), and a snapshot is loaded again from its file."""
+        self.players.clear()
+
     def act(self, name: str, obs: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         self.forward_calls += 1
         return self.get(name).act(obs, action_mask)

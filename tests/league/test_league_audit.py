@@ -80,3 +80,30 @@ def test_a_checkpoint_written_again_keeps_the_files_of_the_one_before(tmp_path):
     assert (tmp_path / "snapshot_10.pth.tar").is_file() and state["evicted"] == ["snapshot_10"]
     pool.checkpoint_state("iteration_3")  # now iteration_2 is the fallback, and it does not list snapshot_10
     assert not (tmp_path / "snapshot_10.pth.tar").exists()
+
+
+def test_every_evaluation_of_the_same_weights_plays_the_same_games(tmp_path):
+    # the envs were seeded anew at each evaluation, the scripted opponents not: the random player drew on, so the
+    # same weights scored differently at every evaluation, and -m eval matched only the run's first evaluation
+    pytest.importorskip("pettingzoo.classic")
+    from ding_lite.build import build_env_manager
+    from ding_lite.runtime.selfplay import checkpoint_evaluator
+    from ding_lite.utils.seed import SeedPlan
+
+    torch.manual_seed(0)
+    cfg = load_config(dict(
+        env=dict(type="pettingzoo", import_path="pettingzoo.classic.rps_v2:parallel_env", kwargs=dict(max_cycles=5),
+                 collector_env_num=1, evaluator_env_num=2, n_evaluator_episode=6, manager=dict(type="base")),
+        policy=dict(type="ppo", model=dict(encoder_hidden_size_list=[8])),
+        league=dict(seats=["learner", "pool"], swap_seats=True, eval_opponents=["random"], eval_latest=0)))
+    with selfplay_parts(cfg, 0, tmp_path) as parts:
+        parts.attach(BaseLearner(parts.cfg.policy.learn.learner, parts.policy, tmp_path, None, "ppo"), None)
+        runs = [(parts.evaluator.eval().returns.tolist(), dict(parts.evaluator.table)) for _ in range(3)]
+        alone = checkpoint_evaluator(parts.cfg, build_env_manager(parts.cfg.env, 2, SeedPlan(0).evaluator),
+                                     parts.policy, SeedPlan(0), 6)
+        try:
+            runs.append((alone.eval().returns.tolist(), dict(alone.table)))
+        finally:
+            alone.close()
+    assert all(run == runs[0] for run in runs[1:]), runs
+    assert len(runs[0][0]) == 12 and set(runs[0][1]) == {"random@seat0", "random@seat1"}
