@@ -31,9 +31,9 @@ POOL_CONFIG: dict[str, Any] = dict(
     p_latest=0.2,  # share of games against the latest snapshot, whatever the strategy
     baselines=[],  # scripted opponents ('random', a game's heuristic) that 'pool' seats draw too
     p_baseline=0.0,  # share of 'pool' draws that go to one of `baselines` (uniformly), the rest to snapshots
-    prior_games=2.0,  # pseudo-games of a new snapshot in its win rate
+    prior_games=2.0,  # pseudo-games of a new snapshot in its win rate (and of a baseline in its result.json one)
     prior_rate=0.5,  # win rate of those pseudo-games
-    payoff_decay=1.0,  # old results' weight per new game against the same snapshot (1: none; DI-engine: 0.99)
+    payoff_decay=1.0,  # old results' weight per new game against the same opponent (1: none; DI-engine: 0.99)
     elo_k=32.0,  # Elo K factor
 )
 
