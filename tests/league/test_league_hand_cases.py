@@ -1,4 +1,4 @@
-"""Hand-checked league cases: evaluation win rates on every seat of a game whose seat 0 always wins, the payoff of the
+"""The league against hand cases: evaluation win rates on every seat of a game whose seat 0 always wins, the payoff of the
 training games against baselines, and the snapshot files a resume may fall back to."""
 from __future__ import annotations
 
