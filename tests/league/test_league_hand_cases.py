@@ -1,5 +1,5 @@
-"""The league against hand cases: evaluation win rates on every seat of a game whose seat 0 always wins, the payoff of the
-training games against baselines, and the snapshot files a resume may fall back to."""
+"""The league against hand cases: evaluation win rates on every seat of a game whose seat 0 always wins, the payoff
+of the training games against baselines, and the snapshot files a resume may fall back to."""
 from __future__ import annotations
 
 import numpy as np
