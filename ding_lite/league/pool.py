@@ -57,6 +57,10 @@ class OpponentPool:
                               f"{', '.join(WEIGHTINGS)}")
         if int(self.cfg["capacity"]) < 1:
             raise ConfigError(f"league.capacity must be at least 1, got {self.cfg['capacity']}")
+        if int(self.cfg["capacity"]) == 1 and self.cfg["keep_initial"]:  # every later snapshot evicted at once
+            raise ConfigError("league.capacity=1 with league.keep_initial=True keeps only the initial snapshot, so "
+                              "the learner never meets a later one: set league.keep_initial=False (play the latest "
+                              "snapshot only) or a capacity of 2 or more")
         self.baselines = [str(b) for b in self.cfg["baselines"]]
         if not 0.0 <= float(self.cfg["p_baseline"]) <= 1.0:
             raise ConfigError(f"league.p_baseline must be in [0, 1], got {self.cfg['p_baseline']}")
@@ -108,8 +112,7 @@ class OpponentPool:
 
     @property
     def last_added(self) -> int:
-        """The env step at which the newest snapshot was added (the snapshot schedule counts from it; it may have
-        been evicted since, with ``capacity=1`` and ``keep_initial``)."""
+        """The env step at which the newest snapshot was added (the snapshot schedule counts from it)."""
         if self._last_added is None:
             raise ValueError("the opponent pool is empty: add the initial snapshot first")
         return self._last_added

@@ -172,6 +172,10 @@ BAD_LEAGUE_INPUT = {
     # the config fuzzer)
     "no eval opponents": (["-c", "tag_config.py", "--set", "league.eval_opponents=[]"],
                           "league.eval_opponents is empty: the eval return is the win rate against the first of them"),
+    # before, every later snapshot was evicted at once: the pool held only the initial policy, without a word
+    "capacity 1 keeping the initial snapshot": (["-c", "tag_config.py", "--set", "league.capacity=1"],
+                                                "league.capacity=1 with league.keep_initial=True keeps only the "
+                                                "initial snapshot"),
     "game rejects its kwargs": (["-c", SNAKE, "--set", "env.kwargs.n_snakes=6"],
                                 "env.import_path 'dizoo.board_games.snake.envs.snake_arena:snake_arena' could not "
                                 "build its game from env.kwargs={'n_snakes': 6, 'size': 11, 'n_food': 3, "
