@@ -112,8 +112,11 @@ def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = N
     if seed is not None:
         user["seed"] = seed
     for section in ("env", "policy"):
-        if not isinstance(user.get(section), Mapping):
+        if user.get(section) is None:
             raise ConfigError(f"config has no '{section}' section: main_config needs {section}=dict(...)")
+        if not isinstance(user[section], Mapping):
+            raise ConfigError(f"config section '{section}' must be a dict, {section}=dict(...), got "
+                              f"{user[section]!r}")
     drop_built_in_imports(user)
     defaults = component_defaults(user)
     resolve_di_engine_keys(user, defaults)

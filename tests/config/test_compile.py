@@ -152,6 +152,8 @@ def test_int_accepted_for_float_and_integral_float_for_int() -> None:
 def test_missing_policy_section_or_type() -> None:
     with pytest.raises(ConfigError, match="config has no 'policy' section"):
         compile_config(dict(env=ENV))
+    with pytest.raises(ConfigError, match=r"config section 'policy' must be a dict, policy=dict\(...\), got 5"):
+        compile_config(dict(env=ENV, policy=5))  # before: 'config has no policy section', though it has one
     with pytest.raises(ConfigError, match=r"policy.type is not set: name a registered policy \(known: .*dqn"):
         compile_config(dict(env=ENV, policy=dict()))
 
