@@ -74,8 +74,12 @@ def worker_main(index: int, env_fn: Callable[[], gym.Env], conn: Any, shared: Sh
                  parent_pid: int) -> None:
     """Body of a worker process: build the env, then serve commands until CLOSE or until the main process is gone.
     Anything the env raises is sent back as ``(ERROR, text, traceback)`` and ends the worker."""
-    # Ctrl-C reaches the whole process group: the main process alone decides, and closes the workers itself.
+    # Ctrl-C reaches the whole process group, and so does a SIGTERM sent to it (a batch scheduler's stop, kill -TERM
+    # -<pgid>): the main process alone decides (a stop at a safe point) and closes the workers itself. A worker ended
+    # by the signal would count as a failed env. Killed outright, the main process leaves idle workers orphaned,
+    # which exit within _PARENT_CHECK_S.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     doing = ["building the env"]  # what the worker is at, for the error text
     env = None
     try:
