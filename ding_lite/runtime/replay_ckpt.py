@@ -17,7 +17,7 @@ from typing import Any
 
 from ding_lite.data.buffer import CKPT_MAX_MB
 from ding_lite.utils.atomic import atomic_write
-from ding_lite.utils.checkpoint import CKPT_SUFFIX, RESUME_PREFIXES, checkpoint_iteration
+from ding_lite.utils.checkpoint import CKPT_SUFFIX, RESUME_PREFIXES, checkpoint_iteration, load_failure
 
 BUFFER_SUFFIX = ".buffer.pt"
 KEEP = 2  # buffer files kept (each may be hundreds of MB); the resume checkpoints keep 2 too
@@ -76,7 +76,7 @@ class ReplayCheckpoints:
         except (OSError, RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile, EOFError, ValueError,
                 KeyError, TypeError, AttributeError) as exc:
             self.buffer.clear()
-            return f"replay buffer: cannot load {path} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}); " \
+            return f"replay buffer: cannot load {path} ({type(exc).__name__}: {load_failure(exc)}); " \
                    f"it refills from empty"
         return f"replay buffer: {len(self.buffer):,} samples from {path.name}"
 

@@ -34,14 +34,14 @@ def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict[
     try:
         state = torch.load(path, map_location=map_location, weights_only=True)
     except (RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile, EOFError, ValueError, OSError) as exc:
-        raise CheckpointError(f"cannot read checkpoint {path}: {_load_failure(exc)} (is it a complete ding_lite "
+        raise CheckpointError(f"cannot read checkpoint {path}: {load_failure(exc)} (is it a complete ding_lite "
                               f"checkpoint?)") from exc
     if not isinstance(state, dict) or "policy" not in state:
         raise CheckpointError(f"checkpoint {path} is not a ding_lite checkpoint (no 'policy' entry)")
     return state
 
 
-def _load_failure(exc: BaseException) -> str:
+def load_failure(exc: BaseException) -> str:
     """The reason of a failed ``torch.load`` in one short line.
 
     torch's weights-only refusal is a paragraph that suggests ``weights_only=False``; ding_lite never loads that

@@ -167,3 +167,24 @@ def test_a_resume_with_another_buffer_size_says_so_and_refills(tmp_path: Path) -
     assert "the saved replay buffer holds up to 100000 samples, this one 5000" in out
     assert "it refills from empty" in out
     _refills(result)
+
+
+def test_a_truncated_buffer_file_is_named_with_a_whole_reason(tmp_path: Path) -> None:
+    """A buffer file cut short (a copy, a full disk) leaves the buffer empty, and the line says why in words that end:
+    before, torch's paragraph was cut at 200 characters ('... your checkpoint file is)')."""
+    import numpy as np
+
+    from ding_lite.data import UniformBuffer
+    from ding_lite.runtime.replay_ckpt import ReplayCheckpoints
+
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    buffer = UniformBuffer(dict(replay_buffer_size=10))
+    buffer.push({"obs": np.zeros((4, 2), np.float32)})
+    entry = ReplayCheckpoints(buffer, ckpt).state("iteration_3")
+    path = ckpt / entry["file"]
+    path.write_bytes(path.read_bytes()[:len(path.read_bytes()) // 2])
+    line = ReplayCheckpoints(buffer, ckpt).restore(entry, ckpt / "iteration_3.pth.tar")
+    assert len(buffer) == 0
+    assert "failed finding central directory); it refills from empty" in line, line
+    assert "likelihood" not in line, line
