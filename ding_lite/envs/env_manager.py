@@ -253,7 +253,7 @@ class EnvManager:
                 if not math.isfinite(episode_return):  # per episode, not per step: the collector checks its columns
                     self.close()
                     raise EnvError(f"env {i}'s episode of {int(self._ep_length[i])} steps has a return of "
-                                   f"{episode_return:g}: a reward held NaN or inf. {NON_FINITE_ADVICE}")
+                                   f"{episode_return:g}: a reward held NaN or inf; {NON_FINITE_ADVICE}")
                 episodes.append(EpisodeEnd(i, episode_return, int(self._ep_length[i]),
                                            bool(terminated[i - rows.start]), info))
             restarted = [i for i, _ in finished]
