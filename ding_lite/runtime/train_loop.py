@@ -13,6 +13,7 @@ from typing import Any
 from ding_lite.build import build
 from ding_lite.config.compile import ignored_keys
 from ding_lite.envs.variations import log_per_variation
+from ding_lite.errors import Interrupted, Terminated
 from ding_lite.runtime.experiment import prepare_exp_dir, write_json
 from ding_lite.runtime.parts import TrainingParts
 from ding_lite.runtime.replay_ckpt import ENTRY as REPLAY_ENTRY
@@ -21,6 +22,7 @@ from ding_lite.runtime.restarts import ENTRY as RESTARTS_ENTRY
 from ding_lite.runtime.restarts import RunRestarts, per_1k
 from ding_lite.runtime.run_start import RunStart
 from ding_lite.runtime.stop_requests import StopRequests
+from ding_lite.utils.checkpoint import latest_checkpoint
 from ding_lite.utils.events import drop_events_after
 from ding_lite.utils.log import TEXT_LOG, ExperimentLogger
 from ding_lite.utils.seed import SeedPlan
@@ -146,7 +148,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         result = _train_loop(cfg, parts, learner, logger, run.max_env_step, run.max_train_iter, restarts, videos,
                              record.mark_eval)
         result.update(parts.stats())
-        result.update(_final_eval(cfg, parts, learner, run.seeds))
+        result.update(_final_eval_or_stop(cfg, parts, learner, run.seeds))
         result.update(restarts.result(result["env_step"]))  # the final evaluation's restarts count too
         _log_restarts(logger, restarts)  # the same count as result.json's, the final evaluation's included
         ignored = ignored_keys(cfg)
@@ -245,6 +247,20 @@ def _final_eval(cfg: Any, parts: TrainingParts, learner: BaseLearner, seeds: See
     return {"final_eval_return": out.mean, "final_eval_std": out.std, "final_eval_episodes": len(out.returns),
             # relative to the experiment folder: runs that differ only in their folder have equal results
             "final_eval_checkpoint": "ckpt/ckpt_best.pth.tar" if best is not None else None}
+
+
+def _final_eval_or_stop(cfg: Any, parts: TrainingParts, learner: BaseLearner, seeds: SeedPlan) -> dict[str, Any]:
+    """:func:`_final_eval`; Ctrl-C in it (outside the loop's safe points: the training is over, its checkpoint
+    written) says so and names the checkpoint that ``--resume`` evaluates again, as a stop in the loop does."""
+    try:
+        return _final_eval(cfg, parts, learner, seeds)
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, (Interrupted, Terminated)):
+            raise
+        ckpt = latest_checkpoint(learner.ckpt_dir) if learner.ckpt_dir is not None else None
+        raise Interrupted(f"stopped by SIGINT in the final evaluation, after the training (env_step "
+                          f"{learner.env_step}, train_iter {learner.train_iter}); checkpoint {ckpt or 'none'}: "
+                          f"--resume runs the final evaluation again") from None
 
 
 def _budget_spent(env_step: int, train_iter: int, max_env_step: int | None, max_train_iter: int | None) -> bool:

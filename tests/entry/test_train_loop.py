@@ -74,3 +74,20 @@ def test_start_run_resolves_the_config_once_and_freezes_it(tmp_path: Path) -> No
     with pytest.raises(ConfigError, match="obs_shape=3 does not fit env"):  # resolved before the folder is claimed
         start_run(DQN, RunOptions(exp_dir=tmp_path / "bad", overrides=("policy.model.obs_shape=3",)))
     assert not (tmp_path / "bad").exists()
+
+
+def test_ctrl_c_in_the_final_evaluation_names_the_checkpoint_to_resume_from(tmp_path: Path, monkeypatch) -> None:
+    """The training is over and its last checkpoint written when the final evaluation runs: Ctrl-C there says so,
+    as a stop in the loop does (before: a bare 'ding_lite: interrupted', no word of the checkpoint or --resume)."""
+    from ding_lite.errors import Interrupted
+
+    def interrupted(self, *args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(RunParts, "final_eval", interrupted)
+    exp = tmp_path / "exp"
+    with pytest.raises(Interrupted, match=r"stopped by SIGINT in the final evaluation, after the training "
+                                          r"\(env_step \d+, train_iter 5\); checkpoint .*iteration_5.pth.tar: "
+                                          r"--resume runs the final evaluation again"):
+        serial_pipeline(DQN, seed=0, max_train_iter=5, exp_dir=exp, progress=False)
+    assert (exp / "ckpt" / "iteration_5.pth.tar").is_file() and not (exp / "result.json").exists()
