@@ -118,7 +118,7 @@ def _serve(index: int, env: gym.Env, conn: Any, views: tuple[np.ndarray, ...], p
             put_obs(next_obs, index, o)
             reward[index], terminated[index], truncated[index] = r, te, tr
             if te or tr:
-                conn.send_bytes(pickle.dumps((DONE, info), pickle.HIGHEST_PROTOCOL))
+                conn.send_bytes(_done_message(info, index))
                 doing[0] = "reset"
                 put_obs(obs, index, _first_obs(env.reset(), index, shape))
             conn.send_bytes(b"")
@@ -141,6 +141,18 @@ def _checked_outputs(result: Any, index: int, shape: tuple[int, ...] | None) -> 
         return o, one_reward(r), one_flag(te, "terminated"), one_flag(tr, "truncated"), info
     except ValueError as exc:
         raise EnvError(f"env {index}: {exc}") from None
+
+
+def _done_message(info: Any, index: int) -> bytes:
+    """The pickled ``(DONE, info)`` of an episode's last step; an info that cannot be pickled is an
+    :class:`EnvError` (reported as BROKEN: every episode's end would fail the same way, so no restart would mend
+    it)."""
+    try:
+        return pickle.dumps((DONE, info), pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:  # noqa: BLE001 (pickling raises PicklingError, AttributeError, TypeError, ...)
+        raise EnvError(f"env {index}'s step gave an info that cannot be sent to the main process "
+                       f"({type(exc).__name__}: {exc}): an episode's last info goes through a pipe, so its values must "
+                       f"be picklable (or use env.manager.type='base')") from None
 
 
 def _first_obs(result: Any, index: int, shape: tuple[int, ...] | None) -> Any:

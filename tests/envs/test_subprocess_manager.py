@@ -10,6 +10,7 @@ import sys
 import textwrap
 import time
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -244,3 +245,33 @@ def test_ctrl_c_on_a_training_run_leaves_no_worker(tmp_path, repo_root) -> None:
             proc.kill()
     assert proc.returncode == 130 and "ding_lite: interrupted" in out, out[-2000:]
     assert wait_gone(workers) == []
+
+
+class _UnpicklableInfoEnv(gym.Env):
+    """Episodes of 3 steps whose last info holds a lambda (fine in-process, but it cannot cross the worker's pipe)."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        self.t = 0
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        return np.zeros(2, np.float32), 1.0, self.t >= 3, False, {"callback": lambda: None}
+
+
+def test_an_info_that_cannot_leave_the_worker_stops_at_once_naming_the_env() -> None:
+    """A deterministic fault of the env's outputs, as a broken API: no restart would mend it. Before: 'env 0 step
+    raised AttributeError: Can't pickle ... (at .../subprocess_worker.py, in _serve)' and max_retry restarts."""
+    from ding_lite.errors import EnvError
+
+    env = SubprocessEnvManager([_UnpicklableInfoEnv] * 2, dict(max_retry=5))
+    env.reset()
+    with pytest.raises(EnvError, match=r"^env 0's step gave an info that cannot be sent to the main process "
+                                       r"\(.*pickle.*\): .*picklable.*env.manager.type='base'") as caught:
+        for _ in range(3):
+            env.step(np.zeros(2, dtype=np.int64))
+    assert "subprocess_worker.py" not in str(caught.value)
+    assert env.restart_count == 0 and env.closed
