@@ -148,7 +148,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         result = _train_loop(cfg, parts, learner, logger, run.max_env_step, run.max_train_iter, restarts, videos,
                              record.mark_eval)
         result.update(parts.stats())
-        result.update(_final_eval_or_stop(cfg, parts, learner, run.seeds))
+        result.update(_final_eval_or_stop(cfg, parts, learner, run.seeds, logger))
         result.update(restarts.result(result["env_step"]))  # the final evaluation's restarts count too
         _log_restarts(logger, restarts)  # the same count as result.json's, the final evaluation's included
         ignored = ignored_keys(cfg)
@@ -249,7 +249,8 @@ def _final_eval(cfg: Any, parts: TrainingParts, learner: BaseLearner, seeds: See
             "final_eval_checkpoint": "ckpt/ckpt_best.pth.tar" if best is not None else None}
 
 
-def _final_eval_or_stop(cfg: Any, parts: TrainingParts, learner: BaseLearner, seeds: SeedPlan) -> dict[str, Any]:
+def _final_eval_or_stop(cfg: Any, parts: TrainingParts, learner: BaseLearner, seeds: SeedPlan,
+                        logger: ExperimentLogger) -> dict[str, Any]:
     """:func:`_final_eval`; Ctrl-C in it (outside the loop's safe points: the training is over, its checkpoint
     written) says so and names the checkpoint that ``--resume`` evaluates again, as a stop in the loop does."""
     try:
@@ -258,9 +259,11 @@ def _final_eval_or_stop(cfg: Any, parts: TrainingParts, learner: BaseLearner, se
         if isinstance(exc, (Interrupted, Terminated)):
             raise
         ckpt = latest_checkpoint(learner.ckpt_dir) if learner.ckpt_dir is not None else None
-        raise Interrupted(f"stopped by SIGINT in the final evaluation, after the training (env_step "
-                          f"{learner.env_step}, train_iter {learner.train_iter}); checkpoint {ckpt or 'none'}: "
-                          f"--resume runs the final evaluation again") from None
+        stop = Interrupted(f"stopped by SIGINT in the final evaluation, after the training (env_step "
+                           f"{learner.env_step}, train_iter {learner.train_iter}); checkpoint {ckpt or 'none'}: "
+                           f"--resume runs the final evaluation again")
+        logger.text(f"[stop] {stop}")  # as the loop's stops: the console gets it from the CLI
+        raise stop from None
 
 
 def _budget_spent(env_step: int, train_iter: int, max_env_step: int | None, max_train_iter: int | None) -> bool:

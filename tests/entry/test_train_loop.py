@@ -91,3 +91,4 @@ def test_ctrl_c_in_the_final_evaluation_names_the_checkpoint_to_resume_from(tmp_
                                           r"--resume runs the final evaluation again"):
         serial_pipeline(DQN, seed=0, max_train_iter=5, exp_dir=exp, progress=False)
     assert (exp / "ckpt" / "iteration_5.pth.tar").is_file() and not (exp / "result.json").exists()
+    assert "[stop] stopped by SIGINT in the final evaluation" in (exp / "log" / "train.log").read_text()
