@@ -304,6 +304,9 @@ class SubprocessEnvManager(EnvManager):
 
     def _close(self) -> None:
         self._finalizer()
+        # the shared arrays' locks are semaphores: freed now, not at interpreter exit, which the CLI's fast exit
+        # (os._exit) skips (with context 'spawn' or 'forkserver' the resource tracker then warns of leaked ones)
+        self._shared.release()
 
 
 def _timeout(settings: Mapping[str, Any], key: str) -> float | None:

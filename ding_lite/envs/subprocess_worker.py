@@ -55,8 +55,8 @@ class SharedArrays:
 
     def __init__(self, space: gym.Space, n: int, ctx: Any) -> None:
         self.n, self.space = n, space
-        self.obs = create_shared_memory(space, n, ctx)
-        self.next_obs = create_shared_memory(space, n, ctx)
+        self.obs: Any = create_shared_memory(space, n, ctx)
+        self.next_obs: Any = create_shared_memory(space, n, ctx)
         self.reward = ctx.RawArray(ctypes.c_float, n)
         self.terminated = ctx.RawArray(ctypes.c_bool, n)
         self.truncated = ctx.RawArray(ctypes.c_bool, n)
@@ -68,6 +68,11 @@ class SharedArrays:
                 read_from_shared_memory(self.space, self.next_obs, self.n),
                 np.frombuffer(self.reward, dtype=np.float32), np.frombuffer(self.terminated, dtype=bool),
                 np.frombuffer(self.truncated, dtype=bool))
+
+    def release(self) -> None:
+        """Drop the observation arrays' wrappers, whose locks are semaphores (gymnasium makes them with ctx.Array):
+        freed now (the views made before keep the memory itself)."""
+        self.obs = self.next_obs = None
 
 
 def worker_main(index: int, env_fn: Callable[[], gym.Env], conn: Any, shared: SharedArrays,
