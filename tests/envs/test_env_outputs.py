@@ -82,7 +82,8 @@ def _manager(kind: str, bad_env: int, where: str, value: Any, at: int, **cfg: An
 @pytest.mark.parametrize("kind", ["base", "subprocess"])
 @pytest.mark.parametrize("where, value, message", [
     # the managers check once per episode: the return of an episode, the first observation of the next
-    ("reward", float("nan"), "env 2's episode of 5 steps has a return of nan: a reward held NaN or inf; a learner cannot use it"),
+    ("reward", float("nan"), "env 2's episode of 5 steps has a return of nan: a reward held NaN or inf; a learner "
+                             "cannot use it"),
     ("reward", float("-inf"), "env 2's episode of 5 steps has a return of -inf"),
     ("reset", float("nan"), "env 2's first observation holds NaN at its reset"),  # the run's first reset
 ])
