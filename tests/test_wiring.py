@@ -34,6 +34,7 @@ ALLOWED: dict[str, str] = {
     "handler._ding_lite_console": "stdlib logging: marks the console handler this package added (added once)",
     "self.rng.bit_generator.state": "numpy: a generator's state is restored by assigning its bit generator's state",
     "pool.spaces": "envpool: the pool object built just before, given the float32 spaces envpool makes lazily",
+    "pool.time_limit": "envpool: the pool object built just before, given the time limit ding_lite cuts at",
     # the compiled config, filled in while it is resolved (before any part is built from it)
     "config.seed": "config resolution: the run's seed written into the compiled config",
     "model.obs_shape": "config resolution: model shapes filled from the env's spaces",

@@ -44,8 +44,8 @@ class RunRecord:
         self.start = start
         self.seconds_before = 0.0  # wall time of the segments before this one
         self.resumes: list[dict[str, Any]] = []
-        # the run's (train_iter, env_step) now, set once the learner and collector exist
-        self.position: Callable[[], tuple[int, int]] | None = None
+        # the run's (train_iter, env_step) now, given by follow() once the learner and collector exist
+        self._position: Callable[[], tuple[int, int]] | None = None
         self._eval_mark: tuple[tuple[int, int], float, int] | None = None  # position, time, log bytes at an eval
 
     def wall_seconds(self) -> float:
@@ -55,6 +55,11 @@ class RunRecord:
         text_log = self.exp_dir / "log" / TEXT_LOG
         return text_log.stat().st_size if text_log.is_file() else 0
 
+    def follow(self, position: Callable[[], tuple[int, int]]) -> None:
+        """Read the run's ``(train_iter, env_step)`` from ``position`` (the learner and collector are built after the
+        record, which the learner's checkpoints take their ``"run"`` entry from)."""
+        self._position = position
+
     def mark_eval(self, train_iter: int, env_step: int) -> None:
         """An evaluation at ``train_iter`` and ``env_step`` begins: where the logs stand now."""
         self._eval_mark = ((train_iter, env_step), time.time(), self._log_bytes())
@@ -63,7 +68,7 @@ class RunRecord:
         """The record for a checkpoint written now."""
         saved_at, log_bytes = time.time(), self._log_bytes()
         mark = self._eval_mark
-        if mark is not None and self.position is not None and mark[0] == self.position():
+        if mark is not None and self._position is not None and mark[0] == self._position():
             # nothing ran since that evaluation began, and the resumed run starts with an evaluation at this very
             # point: without the cut, it was logged twice at the same step (tensorboard, the text log)
             saved_at, log_bytes = mark[1], mark[2]
@@ -109,7 +114,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     check_backends(cfg.log)  # a tracker whose package is missing fails here, before anything is written
     record = RunRecord(exp_dir, run.start)
     learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type, record.state)
-    record.position = lambda: (learner.train_iter, parts.collector.env_step)
+    record.follow(lambda: (learner.train_iter, parts.collector.env_step))
     restarts = RunRestarts(parts.env_restarts)  # the run's, across resumes
     counts = {RESTARTS_ENTRY: restarts, **parts.run_counts()}  # what counts on across resumes (runtime/restarts.py)
     for entry, counter in counts.items():

@@ -34,7 +34,7 @@ def test_a_checkpoint_after_more_steps_keeps_the_logs_as_they_are(tmp_path: Path
     first update keeps train_iter 0, but not its env_step)."""
     record = RunRecord(tmp_path, time.perf_counter())
     position = [(0, 0)]
-    record.position = lambda: position[0]
+    record.follow(lambda: position[0])
     record.mark_eval(0, 0)
     marked = record.state()["saved_at"]
     time.sleep(0.01)
