@@ -17,7 +17,6 @@ a cluster (``--address``).
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -25,6 +24,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ding_lite.sweep.console import ray_trial_tracebacks_dropped, trial_lines
 from ding_lite.sweep.results import results_table, tune_status, write_results
 from ding_lite.sweep.space import SweepError, tune_space
 from ding_lite.sweep.trials import (
@@ -33,7 +33,6 @@ from ding_lite.sweep.trials import (
     PRUNERS,
     SPEC_FILE,
     TUNE_DIR,
-    RayTrialTracebacks,
     SweepSpec,
     check_spec,
     import_tune,
@@ -41,7 +40,6 @@ from ding_lite.sweep.trials import (
     scheduler,
     search_alg,
     trial_dirname,
-    trial_lines,
 )
 from ding_lite.utils.cli_args import OneLineParser, budget_int, positive_float, positive_int, seed_arg
 
@@ -82,14 +80,8 @@ def sweep_pipeline(spec: SweepSpec, *, address: str | None = None, num_cpus: int
                                             reuse_actors=True, trial_dirname_creator=trial_dirname),
                 run_config=tune.RunConfig(name="sweep", storage_path=str(folder / TUNE_DIR), verbose=0,
                                           callbacks=[trial_lines(spec)]))
-        quiet = RayTrialTracebacks()  # a failed trial is one line of ours (trial_lines), not Ray's traceback
-        for name in quiet.LOGGERS:
-            logging.getLogger(name).addFilter(quiet)
-        try:
+        with ray_trial_tracebacks_dropped():  # a failed trial is one line of ours (trial_lines), not Ray's traceback
             grid = tuner.fit()
-        finally:
-            for name in quiet.LOGGERS:
-                logging.getLogger(name).removeFilter(quiet)
         address_used = ray.get_runtime_context().gcs_address
     return write_results(spec, tune_status(grid), address_used)
 

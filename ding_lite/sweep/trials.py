@@ -9,7 +9,6 @@ import logging
 import os
 import shutil
 import statistics
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -364,44 +363,3 @@ def search_alg(spec: SweepSpec) -> Any:
 
 def trial_dirname(trial: Any) -> str:
     return str(trial.trial_id)  # Ray Tune's folder of a trial is named by its id, as trials/<id>/ is
-
-
-def trial_error(spec: SweepSpec, trial_id: str) -> str:
-    """The error a failed trial's ``trial.json`` records (its run's exception, in one line), for the console line:
-    Ray Tune's own report of it is a traceback of Ray's frames."""
-    try:
-        error = json.loads((spec.trial_dir(trial_id) / "trial.json").read_text()).get("error")
-    except (OSError, ValueError, AttributeError):
-        error = None
-    return str(error) if error else "its run raised (no trial.json error recorded)"
-
-
-class RayTrialTracebacks(logging.Filter):
-    """Drops Ray Tune's log records of a failed trial (its traceback through Ray's frames, then the list of the
-    trials that did not complete): the sweep prints one line per failed trial with its run's error instead
-    (:func:`trial_lines`), and the traceback stays in ``tune/sweep/<trial id>/error.txt``."""
-
-    LOGGERS = ("ray.tune.execution.tune_controller", "ray.tune.tune")
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = str(record.msg)
-        return not (message.startswith("Trial task failed") or message.startswith("Trials did not complete"))
-
-
-def trial_lines(spec: SweepSpec) -> Any:
-    """A Tune callback: one console line per finished or failed trial."""
-    from ray import tune
-
-    class Lines(tune.Callback):
-        def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-            result = trial.last_result or {}
-            state = "done" if result.get(COMPLETE) else "stopped by the pruner"
-            print(f"[sweep] trial {trial.trial_id} ({trial_label(trial.config)}): {state}, {spec.metric} "
-                  f"{result.get(OBJECTIVE, float('nan')):.2f}", file=sys.stderr, flush=True)
-
-        def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-            print(f"[sweep] trial {trial.trial_id} ({trial_label(trial.config)}): failed: "
-                  f"{trial_error(spec, trial.trial_id)}; see {spec.trial_dir(trial.trial_id)}", file=sys.stderr,
-                  flush=True)
-
-    return Lines()

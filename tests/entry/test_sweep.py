@@ -213,7 +213,8 @@ def test_a_failed_trial_is_one_console_line_with_its_error(tmp_path: Path, capsy
     from types import SimpleNamespace
 
     from ding_lite.errors import DivergedError
-    from ding_lite.sweep.trials import RayTrialTracebacks, SweepSpec, _TrialRecord, trial_lines
+    from ding_lite.sweep.console import RayTrialTracebacks, trial_lines
+    from ding_lite.sweep.trials import SweepSpec, _TrialRecord
 
     spec = SweepSpec(config=PPO, sweep_dir=str(tmp_path), space=["policy.learn.value_weight=[1e38]"],
                      search="grid", seeds=[0], metric="eval_return", mode="max")
