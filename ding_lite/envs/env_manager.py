@@ -204,6 +204,14 @@ class EnvManager:
         self._obs = obs
         return obs, ends
 
+    def _env_actions(self, actions: np.ndarray) -> list[Any]:
+        """A policy's batched actions as each env's ``step`` takes them, one per env (checked here, before any env
+        steps: a policy's bad actions are not an env's failure)."""
+        env_actions = action_to_env(actions, self.action_space)
+        if len(env_actions) != self.env_num:  # else the envs without an action would look hung
+            raise ValueError(f"step() got {len(env_actions)} actions for {self.env_num} envs")
+        return env_actions
+
     def _reset_one(self, i: int) -> np.ndarray:
         """First observation of env ``i``'s next episode (after its episode ended or was interrupted)."""
         raise NotImplementedError(f"{type(self).__name__} must implement _reset_one")
@@ -334,9 +342,7 @@ class BaseEnvManager(EnvManager):
         if self._obs is None:
             self.reset()
         results: list[Any] = []
-        env_actions = action_to_env(actions, self.action_space)  # a policy's bad actions are not an env's failure
-        if len(env_actions) != self.env_num:
-            raise ValueError(f"step() got {len(env_actions)} actions for {self.env_num} envs")
+        env_actions = self._env_actions(actions)
         try:
             for env_step, a in zip(self._env_steps, env_actions, strict=True):
                 results.append(env_step(a))

@@ -23,7 +23,6 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ding_lite.envs.actions import action_to_env
 from ding_lite.envs.env_manager import EnvManager, StepResult
 from ding_lite.envs.env_outputs import close_env, copied_obs, obs_row, put_obs
 from ding_lite.envs.subprocess_worker import (
@@ -136,9 +135,7 @@ class SubprocessEnvManager(EnvManager):
         A failed worker is restarted before this returns; its row is flagged in ``StepResult.interrupted``."""
         self._check_open()
         last_obs = self._obs if self._obs is not None else self.reset()
-        env_actions = action_to_env(actions, self.action_space)
-        if len(env_actions) != self.env_num:  # else the envs without an action would look hung
-            raise ValueError(f"step() got {len(env_actions)} actions for {self.env_num} envs")
+        env_actions = self._env_actions(actions)
         failed: dict[int, str] = {}
         for i, action in enumerate(env_actions):
             self._send(i, STEP, action, failed)
