@@ -349,7 +349,6 @@ class EnvpoolEnvManager(EnvManager):
         truncated = truncated | cut
         ended = np.flatnonzero(terminated | truncated)
         finished: list[tuple[int, dict]] = []
-        self._reset_obs = {}
         if len(ended):
             finished = [(int(i) + rows.start, row_info(info, int(i))) for i in ended]
             done = np.flatnonzero((terminated | truncated) & ~cut)
