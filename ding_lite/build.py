@@ -22,7 +22,7 @@ from ding_lite.envs.gym_env import build_env, check_env_constructor, env_fn, eva
 from ding_lite.envs.hooks import BuildsOwnEnvs, ChecksConfig, HasVariations
 from ding_lite.envs.spaces import is_masked, observation_part
 from ding_lite.envs.variations import variation_env_fns, variation_ids
-from ding_lite.errors import ConfigError
+from ding_lite.errors import ConfigError, naming_envs
 from ding_lite.league.seats import check_single_agent
 from ding_lite.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY, add_config_folder, import_modules
 from ding_lite.utils.seed import SeedPlan
@@ -218,10 +218,12 @@ def build_evaluator(cfg: EasyDict, env_manager: Any, policy: Any, seed: int, n_e
 def build_env_managers(cfg: EasyDict, seed: int, collect: bool = True, evaluate: bool = True) -> tuple[Any, Any]:
     """Collector and evaluator env managers (None where not asked); model shapes are filled from their spaces."""
     check_env_config(cfg.env)
-    collector_env = build_env_manager(cfg.env, cfg.env.collector_env_num, seed) if collect else None
+    with naming_envs("collector"):
+        collector_env = build_env_manager(cfg.env, cfg.env.collector_env_num, seed) if collect else None
     try:
-        evaluator_env = build_eval_env_manager(cfg.env, cfg.env.evaluator_env_num, SeedPlan(seed).evaluator) \
-            if evaluate else None
+        with naming_envs("evaluator"):
+            evaluator_env = build_eval_env_manager(cfg.env, cfg.env.evaluator_env_num, SeedPlan(seed).evaluator) \
+                if evaluate else None
     except BaseException:
         if collector_env is not None:
             collector_env.close()

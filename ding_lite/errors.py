@@ -3,6 +3,11 @@
 Every error that a user can cause (a bad config, an unknown type, a missing module, a bad checkpoint) is raised as a
 subclass of :class:`DingLiteError`; the CLI prints its message as one line on stderr and exits with code 2.
 """
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 def first_line(exc: BaseException) -> str:
@@ -52,6 +57,22 @@ class CheckpointError(DingLiteError, OSError):
 
 class EnvError(DingLiteError, RuntimeError):
     """An env cannot be built or keeps failing."""
+
+
+@contextmanager
+def naming_envs(role: str) -> Iterator[None]:
+    """Say whose envs an :class:`EnvError` raised inside is about: ``role`` ('collector', 'evaluator') goes in
+    front of a message that starts with ``env <i>``, since a collector's env 0 and an evaluator's env 0 are two
+    envs (other seeds, maybe another env config). The exception itself is re-raised (its traceback and cause
+    kept); an inner ``naming_envs`` wins."""
+    try:
+        yield
+    except EnvError as exc:
+        message = str(exc)
+        if re.match(r"env \d", message) and not getattr(exc, "env_role", None):
+            exc.args = (f"{role} {message}", *exc.args[1:])
+            exc.env_role = role  # type: ignore[attr-defined]
+        raise
 
 
 class DivergedError(DingLiteError, RuntimeError):

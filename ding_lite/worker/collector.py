@@ -30,7 +30,7 @@ from ding_lite.envs.env_outputs import (
     non_finite_rows,
     observation_array,
 )
-from ding_lite.errors import EnvError
+from ding_lite.errors import EnvError, naming_envs
 from ding_lite.registry import COLLECTOR_REGISTRY
 
 
@@ -158,7 +158,8 @@ class SampleCollector:
 
     def collect(self, n_sample: int, train_iter: int = 0) -> tuple[Batch, list[EpisodeEnd]]:
         """Step the envs ``ceil(n_sample / env_num)`` times; returns ``(samples, finished episodes)``."""
-        rollout, episodes = self.rollout(math.ceil(n_sample / self.env.env_num))
+        with naming_envs("collector"):
+            rollout, episodes = self.rollout(math.ceil(n_sample / self.env.env_num))
         return self.policy.get_train_sample(settle(rollout)), episodes
 
     def rollout(self, t_len: int) -> tuple[dict[str, np.ndarray], list[EpisodeEnd]]:
@@ -206,7 +207,8 @@ class SampleCollector:
 
     def reset(self) -> None:
         """Reset the envs and the policy's per-env collect state."""
-        self.env.reset()
+        with naming_envs("collector"):
+            self.env.reset()
         self.policy.reset()
 
     def close(self) -> None:
@@ -241,8 +243,9 @@ class EpisodeCollector(SampleCollector):
         returns their samples (concatenated) and their stats."""
         if n_episode is None:
             n_episode = int(self.cfg.get("n_episode", self.config["n_episode"]))
-        while len(self._ready) < n_episode:
-            self._cut_episodes(*self.rollout(self.chunk))
+        with naming_envs("collector"):
+            while len(self._ready) < n_episode:
+                self._cut_episodes(*self.rollout(self.chunk))
         taken, self._ready = self._ready[:n_episode], self._ready[n_episode:]
         samples = [self.policy.get_train_sample(settle(episode)) for episode, _ in taken]
         return (concat_batches(samples) if samples else {}), [end for _, end in taken]

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ding_lite.envs.variations import SUCCESS, VARIATION, per_variation_table
-from ding_lite.errors import ConfigError, optional_count
+from ding_lite.errors import ConfigError, naming_envs, optional_count
 from ding_lite.registry import EVALUATOR_REGISTRY
 from ding_lite.worker.episodes import run_episodes
 from ding_lite.worker.tracker import BestReturnTracker, PlateauDetector, Tracked
@@ -108,7 +108,7 @@ class InteractionEvaluator(Tracked):
         start = time.perf_counter()
         self.env.seed(self.seed)
         self.policy.reset()
-        with getattr(self.policy, "rollout_weights", nullcontext)():  # the weights are fixed during an evaluation
+        with naming_envs("evaluator"), getattr(self.policy, "rollout_weights", nullcontext)():  # fixed weights
             run = run_episodes(self.env, lambda obs: self.policy.forward(obs)["action"], self.n_episode,
                                max_episode_steps=self.max_episode_steps)
         if run.capped:  # a final evaluation or -m eval passes no train_iter: then none is named
