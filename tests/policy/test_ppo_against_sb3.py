@@ -245,3 +245,26 @@ def test_obs_and_reward_normalisation_match_vec_normalize() -> None:
     assert obs_diff.max() < 5e-3 and obs_diff[-1] < obs_diff[0] / 5
     _, norm, obs_diff, *_ = _normalised_stream(1e-30)  # without the prior: the same statistics
     assert obs_diff.max() < 1e-5
+
+
+def test_value_clip_differs_from_sb3_by_design() -> None:
+    """Both clip the value to ``v_old ± ε``; SB3 learns from the clipped prediction's error alone, ding_lite (OpenAI
+    baselines, CleanRL) from the larger of the clipped and unclipped errors (docs/maths.md's table)."""
+    policy, agent, envs = _pair(False, dict(clip_range_vf=0.2), "policy.learn.value_clip_ratio=0.2",
+                                "policy.numpy_mlp=False")
+    sample = policy.collect_mode.get_train_sample(_collect(policy, agent, envs))
+    mb = policy.batch_tensors(sample)
+    with torch.no_grad():
+        for a, b in _mapped(policy._model, agent.policy):  # a critic that moved since the collect
+            a.add_(0.3 * torch.randn_like(a))
+            b.copy_(a)
+        value = policy._model.compute_critic(mb[OBS])[VALUE]
+        sb3_value = agent.policy.predict_values(mb[OBS])[:, 0]
+        ours = policy._value_loss(value, mb)
+    torch.testing.assert_close(value, sb3_value)
+    old, ret = mb[VALUE], mb[RETURN]
+    clipped = old + torch.clamp(sb3_value - old, -0.2, 0.2)  # SB3's values_pred with clip_range_vf
+    sb3_loss = torch.nn.functional.mse_loss(ret, clipped)
+    want = 0.5 * torch.max((value - ret) ** 2, (clipped - ret) ** 2).mean()
+    assert float(ours) == pytest.approx(float(want), rel=1e-6)
+    assert float(ours) > 0.5 * float(sb3_loss) * 1.01  # where the unclipped error is larger, only ding_lite sees it
