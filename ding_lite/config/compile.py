@@ -234,6 +234,8 @@ def component_defaults(user: dict[str, Any]) -> dict[str, Any]:
         node = sections[component.path] = section_at(user, component.path)
         _import_section(node, component.path)
         named = node.get("type")
+        if named is None and "type" in node and isinstance(node, dict):
+            del node["type"]  # type=None asks for the section's default type: the merged config must keep that
         if named is not None and not isinstance(named, str):
             raise ConfigError(f"{component.path}.type must be a string naming a registered {component.registry.kind}, "
                               f"got {type(named).__name__} {named!r}")

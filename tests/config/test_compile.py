@@ -320,3 +320,13 @@ def test_variations_on_an_env_type_without_them_are_a_warning(warnings_log) -> N
     maze = load_config(REPO_ROOT / "dizoo" / "grid" / "maze" / "config" / "maze_gsl_config.py")
     fill_model_shapes_from_env(maze)  # an env family: no warning
     assert not _warnings(warnings_log)
+
+
+def test_a_type_of_none_is_the_sections_default_type() -> None:
+    """``type=None`` (a DI-engine create_config's env_manager=dict(type=None), or ``--set env.manager.type=None``)
+    asks for the default: the compiled config names the default type. Before: the None was merged over it and the
+    build said "unknown env_manager type 'None'"."""
+    cfg = compile_config(dict(env={**ENV, "manager": dict(type=None)}, policy=dict(type="dqn"),
+                              replay_buffer=dict(type=None)))
+    assert cfg.env.manager.type == "base"
+    assert cfg.policy.other.replay_buffer.type == "uniform"
