@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from ding_lite.data.batch import batch_len
@@ -79,14 +80,27 @@ class ReplaySchedule:
         self._owed -= due
         return due
 
-    def train(self, buffer: Any, samples: dict, env_step: int, train_step: TrainStep) -> None:
-        """Push ``samples`` into ``buffer`` and make the updates due, each on a fresh batch."""
+    def state(self, name: str = "") -> dict[str, float]:
+        """The checkpoint entry (``learner.save_with_checkpoints`` calls it with the checkpoint's name): the fraction
+        of an update owed by the replay ratio, without which a resumed run makes fewer updates."""
+        return {"owed": self._owed}
+
+    def continue_from(self, saved: Mapping[str, Any] | None) -> None:
+        """Go on from a checkpoint's entry (None: a checkpoint written before it existed, nothing owed)."""
+        self._owed = float((saved or {}).get("owed", 0.0))
+
+    def train(self, buffer: Any, samples: dict, env_step: int, train_step: TrainStep,
+              one_update: Callable[[int], AbstractContextManager[None]] | None = None) -> None:
+        """Push ``samples`` into ``buffer`` and make the updates due, each on a fresh batch. ``one_update(n)`` (the
+        learner's) makes them one update, so that no checkpoint is written with some of them made."""
         buffer.push(samples)
-        for _ in range(self.updates_due(batch_len(samples), env_step, len(buffer))):
-            batch = buffer.sample(self.batch_size)
-            out = train_step(batch, env_step)[-1]
-            if PRIORITY in out:  # priorities come back as an explicit field of the log
-                buffer.update_priority(batch[INDEX], out[PRIORITY])
+        due = self.updates_due(batch_len(samples), env_step, len(buffer))
+        with nullcontext() if one_update is None else one_update(due):
+            for _ in range(due):
+                batch = buffer.sample(self.batch_size)
+                out = train_step(batch, env_step)[-1]
+                if PRIORITY in out:  # priorities come back as an explicit field of the log
+                    buffer.update_priority(batch[INDEX], out[PRIORITY])
 
 
 def _count(value: Any, key: str, low: int) -> int:

@@ -30,6 +30,8 @@ from ding_lite.utils.trackers import check_backends
 from ding_lite.worker.learner import BaseLearner
 from ding_lite.worker.video import PeriodicVideos
 
+REPLAY_SCHEDULE_ENTRY = "replay_schedule"  # the checkpoint entry of the replay schedule (policy/replay.py)
+
 
 class RunRecord:
     """What every checkpoint keeps about the run itself (under ``"run"``), so that ``--resume`` continues the run and
@@ -116,10 +118,12 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type, record.state)
     record.follow(lambda: (learner.train_iter, parts.collector.env_step))
     restarts = RunRestarts(parts.env_restarts)  # the run's, across resumes
-    counts = {RESTARTS_ENTRY: restarts, **parts.run_counts()}  # what counts on across resumes (runtime/restarts.py)
+    replay = parts.policy.learn_mode.replay
+    # what counts on across resumes (runtime/restarts.py), and the replay ratio's fraction of an update owed
+    counts = {RESTARTS_ENTRY: restarts, **parts.run_counts(),
+              **({REPLAY_SCHEDULE_ENTRY: replay} if replay is not None else {})}
     for entry, counter in counts.items():
         learner.save_with_checkpoints(entry, counter.state)
-    replay = parts.policy.learn_mode.replay
     if replay is not None:  # a budget that ends before learning starts fails here, before anything is written
         replay.check_budget(run.max_env_step)
     replay_ckpts = None if parts.buffer is None else ReplayCheckpoints(parts.buffer, learner.ckpt_dir)
@@ -221,7 +225,7 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
             if buffer is None:
                 learner.train(samples, collector.env_step)
             else:  # the policy's replay schedule: push, then the updates due (ding_lite/policy/replay.py)
-                learner.policy.replay.train(buffer, samples, collector.env_step, learner.train)
+                learner.policy.replay.train(buffer, samples, collector.env_step, learner.train, learner.one_update)
             logger.progress(collector.env_step, learner.train_iter, learner.samples_trained,
                             None if last_eval is None else last_eval.mean)
     learner.end_run(collector.env_step)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,8 @@ class BaseLearner:
         self.last_logged_iter = -1  # train_iter of the learn scalars last sent to the logger
         self._hooks: dict[str, list[Any]] = {p: [] for p in POSITIONS}
         self._saved_with: dict[str, Callable[[str], Any]] = {}  # extra checkpoint entries (save_with_checkpoints)
+        self._update_end: int | None = None  # train_iter at the end of the update in progress (one_update)
+        self._due: list[str] = []  # checkpoints due within it, written at its end
         for name, value in (cfg.get("hook") or {}).items():
             hook = LEARNER_HOOK_REGISTRY.build(name, value)
             for position in getattr(hook, "positions", None) or (hook.position,):
@@ -90,12 +93,34 @@ class BaseLearner:
         self.env_step = env_step
         logs = as_log_list(self.policy.forward(batch), self.policy.forward)
         self.samples_trained += batch_len(batch)
-        for log in logs:
-            self.loss_check.add(log, self.train_iter + 1, env_step)
-            self.last_log = log
-            self.train_iter += 1
-            self.call_hooks("after_iter")
+        with self.one_update(len(logs)):  # the weights are those of the last step already (e.g. PPO's epochs)
+            for log in logs:
+                self.loss_check.add(log, self.train_iter + 1, env_step)
+                self.last_log = log
+                self.train_iter += 1
+                self.call_hooks("after_iter")
         return logs
+
+    @contextmanager
+    def one_update(self, n_steps: int) -> Iterator[None]:
+        """The block makes the next ``n_steps`` gradient steps as one update (a forward that returns several
+        steps' logs, a collect's replay updates): a checkpoint due within it is written at its end, as of that end
+        (named by its ``train_iter``), never with weights, counters or replay state of different steps, which a
+        resume could not continue from. Nested blocks belong to the outermost; one left by an error writes none."""
+        if self._update_end is not None:
+            yield
+            return
+        self._update_end = self.train_iter + n_steps
+        try:
+            yield
+        except BaseException:
+            self._due = []
+            raise
+        finally:
+            self._update_end = None
+        due, self._due = self._due, []
+        for name in due:
+            self.save_checkpoint(name)
 
     def log_now(self) -> None:
         """Send the latest learn scalars now unless this iteration's were sent already (the pipelines call it at
@@ -150,6 +175,13 @@ class BaseLearner:
         """Write ``<exp_dir>/ckpt/<name>.pth.tar`` atomically (nothing without an experiment folder)."""
         if self.ckpt_dir is None:
             return None
+        if self._update_end is not None:  # within an update: written at its end, as of its end (one_update)
+            suffix = f"_{self.train_iter}"
+            if name.endswith(suffix):
+                name = f"{name[:-len(suffix)]}_{self._update_end}"
+            if name not in self._due:
+                self._due.append(name)
+            return self.ckpt_dir / f"{name}{CKPT_SUFFIX}"
         if self.logger is not None:  # the events logged so far go with the checkpoint (a resume cuts back to it)
             self.logger.flush_events()
         return save_checkpoint(self.ckpt_dir / f"{name}.pth.tar", self.checkpoint_state(name))
