@@ -63,6 +63,13 @@ class EvaluatorPart(Protocol):
         """True when an evaluation is due at ``train_iter``."""
         ...
 
+    @property
+    def last_eval_iter(self) -> int | None: ...
+
+    def continue_schedule(self, last_eval_iter: int | None) -> None:
+        """A resumed run: the next evaluation is due ``eval_freq`` iterations after ``last_eval_iter`` (None: now)."""
+        ...
+
     def eval(self, train_iter: int = 0, env_step: int = 0) -> EvalResult:
         """Evaluate the current weights of the learner's policy."""
         ...

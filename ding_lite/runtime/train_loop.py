@@ -48,6 +48,7 @@ class RunRecord:
         self.resumes: list[dict[str, Any]] = []
         # the run's (train_iter, env_step) now, given by follow() once the learner and collector exist
         self._position: Callable[[], tuple[int, int]] | None = None
+        self._last_eval: Callable[[], int | None] = lambda: None  # train_iter of the last evaluation (follow())
         self._eval_mark: tuple[tuple[int, int], float, int] | None = None  # position, time, log bytes at an eval
 
     def wall_seconds(self) -> float:
@@ -57,10 +58,14 @@ class RunRecord:
         text_log = self.exp_dir / "log" / TEXT_LOG
         return text_log.stat().st_size if text_log.is_file() else 0
 
-    def follow(self, position: Callable[[], tuple[int, int]]) -> None:
+    def follow(self, position: Callable[[], tuple[int, int]],
+               last_eval: Callable[[], int | None] | None = None) -> None:
         """Read the run's ``(train_iter, env_step)`` from ``position`` (the learner and collector are built after the
-        record, which the learner's checkpoints take their ``"run"`` entry from)."""
+        record, which the learner's checkpoints take their ``"run"`` entry from), and the train iteration of its last
+        evaluation from ``last_eval`` (kept so that a resumed run evaluates when the uninterrupted one would)."""
         self._position = position
+        if last_eval is not None:
+            self._last_eval = last_eval
 
     def mark_eval(self, train_iter: int, env_step: int) -> None:
         """An evaluation at ``train_iter`` and ``env_step`` begins: where the logs stand now."""
@@ -68,14 +73,15 @@ class RunRecord:
 
     def state(self) -> dict[str, Any]:
         """The record for a checkpoint written now."""
-        saved_at, log_bytes = time.time(), self._log_bytes()
+        saved_at, log_bytes, last_eval = time.time(), self._log_bytes(), self._last_eval()
         mark = self._eval_mark
         if mark is not None and self._position is not None and mark[0] == self._position():
             # nothing ran since that evaluation began, and the resumed run starts with an evaluation at this very
-            # point: without the cut, it was logged twice at the same step (tensorboard, the text log)
-            saved_at, log_bytes = mark[1], mark[2]
+            # point (None: evaluate first): without the cut, it was logged twice at the same step (tensorboard, the
+            # text log)
+            saved_at, log_bytes, last_eval = mark[1], mark[2], None
         return {"wall_seconds": round(self.wall_seconds(), 3), "resumes": list(self.resumes),
-                "saved_at": saved_at, "log_bytes": log_bytes}
+                "saved_at": saved_at, "log_bytes": log_bytes, "last_eval_iter": last_eval}
 
     def resume_from(self, saved: dict[str, Any], ckpt: Path, learner: BaseLearner) -> None:
         """Continue the record of the checkpoint ``ckpt`` (``saved``, its ``"run"`` entry) and cut the logs back to
@@ -116,7 +122,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     check_backends(cfg.log)  # a tracker whose package is missing fails here, before anything is written
     record = RunRecord(exp_dir, run.start)
     learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type, record.state)
-    record.follow(lambda: (learner.train_iter, parts.collector.env_step))
+    record.follow(lambda: (learner.train_iter, parts.collector.env_step), lambda: parts.evaluator.last_eval_iter)
     restarts = RunRestarts(parts.env_restarts)  # the run's, across resumes
     replay = parts.policy.learn_mode.replay
     # what counts on across resumes (runtime/restarts.py), and the replay ratio's fraction of an update owed
@@ -134,6 +140,9 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         learner.load_checkpoint(run.ckpt_path, run.ckpt_state)
         if run.resume:
             record.resume_from(learner.loaded_run, run.ckpt_path, learner)
+            # the evaluations go on every eval_freq from the last one, not from the resume (a checkpoint without it,
+            # or written at an evaluation: it evaluates first)
+            parts.evaluator.continue_schedule(learner.loaded_run.get("last_eval_iter"))
             for entry, counter in counts.items():
                 counter.continue_from(learner.loaded_with[entry])
             if replay_ckpts is not None:

@@ -112,3 +112,12 @@ class Tracked:
     def should_eval(self, train_iter: int) -> bool:
         """True at the first call and whenever ``eval_freq`` iterations passed since the last evaluation."""
         return self.tracker.should_evaluate(train_iter)
+
+    @property
+    def last_eval_iter(self) -> int | None:
+        """The train iteration of the last evaluation (None: none yet)."""
+        return self.tracker.last_eval_iter
+
+    def continue_schedule(self, last_eval_iter: int | None) -> None:
+        """A resumed run: the next evaluation is ``eval_freq`` iterations after ``last_eval_iter`` (None: at once)."""
+        self.tracker.last_eval_iter = None if last_eval_iter is None else int(last_eval_iter)

@@ -14,6 +14,7 @@ from conftest import DIZOO_CARTPOLE
 from ding_lite.entry import serial_pipeline
 from ding_lite.policy.replay import ReplaySchedule
 from ding_lite.utils.checkpoint import load_checkpoint
+from ding_lite.utils.events import read_scalars
 from ding_lite.worker.learner import BaseLearner
 
 pytestmark = pytest.mark.unittest
@@ -97,3 +98,18 @@ def test_a_resumed_run_makes_the_updates_the_replay_ratio_owed(tmp_path: Path) -
                               progress=False)
     assert resumed["env_step"] == whole["env_step"] == 160
     assert resumed["train_iter"] == whole["train_iter"]
+
+
+def test_a_run_resumed_between_evaluations_evaluates_when_the_uninterrupted_one_does(tmp_path: Path) -> None:
+    """Before, the resumed run evaluated at its first iteration (50) and every eval_freq from there (90), not at 80."""
+    config = str(DIZOO_CARTPOLE / "cartpole_dqn_config.py")
+    sets = ("env.evaluator_env_num=1", "env.n_evaluator_episode=1", "policy.eval.final_episodes=0",
+            "policy.eval.evaluator.eval_freq=40", "policy.learn.learner.hook.save_ckpt_after_iter=50")
+    serial_pipeline(config, max_train_iter=120, exp_dir=tmp_path / "whole", overrides=sets, progress=False)
+    serial_pipeline(config, max_train_iter=60, exp_dir=tmp_path / "cut", overrides=sets, progress=False)
+    (tmp_path / "cut" / "ckpt" / "iteration_60.pth.tar").unlink()  # as if killed after iteration_50
+    serial_pipeline(config, max_train_iter=120, exp_dir=tmp_path / "cut", resume=True, overrides=sets,
+                    progress=False)
+    whole, cut = (read_scalars(tmp_path / name / "log").series["eval/return_mean_iter"].steps
+                  for name in ("whole", "cut"))
+    assert cut == whole == [0, 40, 80, 120]
