@@ -75,7 +75,7 @@ def test_run_resume_and_a_snapshot_that_does_not_fit(tmp_path):
 
 
 def test_resume_restores_the_league_saved_with_its_checkpoint(tmp_path):
-    # the last checkpoint is written at iteration 20 (env step 28); the run goes on to env step 40, adding and
+    # the last checkpoint is written after iteration 20 (env step 28); the run goes on to env step 40, adding and
     # evicting snapshots, and dies without a final checkpoint: a resume must take the league of iteration 20
     config = _config(tmp_path)
     hooks = ("--set", "policy.learn.learner.hook.save_ckpt_after_run=False", "--set",
@@ -90,7 +90,9 @@ def test_resume_restores_the_league_saved_with_its_checkpoint(tmp_path):
     assert proc.returncode == 0, proc.stderr
     resumed = json.loads((tmp_path / "tag" / "result.json").read_text())["league"]
     assert resumed["snapshots"] == ["snapshot_0", "snapshot_16", "snapshot_24"]  # as at env step 28
-    saved = torch.load(tmp_path / "tag" / "ckpt" / "iteration_20.pth.tar", weights_only=True)
+    # the checkpoint due at iteration 20 is written at the end of the collect's updates, named by its train_iter
+    (ckpt,) = (tmp_path / "tag" / "ckpt").glob("iteration_*.pth.tar")
+    saved = torch.load(ckpt, weights_only=True)
     assert saved["env_step"] == 28 and saved["league"]["snapshots"] == resumed["snapshots"]
     assert {k: v["games"] for k, v in resumed["payoff"].items()} == \
         {k: sum(v) for k, v in saved["league"]["payoff"]["counts"].items()}  # no game counted twice
