@@ -37,6 +37,8 @@ class RayCollection:
 
     def __init__(self, ray: Any, cfg: Any, seeds: SeedPlan, policy: Any, game: Any) -> None:
         check_resources(ray, cfg.parallel)
+        # the driver's policy has every mode but collects nothing: it merges the statistics the actors' samples carry
+        policy.collect_elsewhere()
         self.ray, self.cfg = ray, cfg
         self.n_collectors = int(cfg.parallel.n_collectors)
         games, link = game.actor_games(ray)

@@ -151,12 +151,21 @@ class Policy:
         self._wide_layers = wide_layers(self._model)  # found once, not at every rollout (a walk over the modules)
         self._learn_state: dict[str, Any] = {"model": self._model}
         self._enabled = tuple(enable_field or FIELDS)
+        # whether this object's collect mode collects (serial), or only hands its weights to collectors elsewhere
+        # (a learn-only policy, or the Ray driver's: collect_elsewhere)
+        self._collects = "collect" in self._enabled
         check_signatures(self, Policy)  # before _init_*: a method left out is one line, not a traceback
         for field in self._enabled:
             if field not in FIELDS:
                 raise ValueError(f"unknown policy field '{field}', expected some of {FIELDS}")
             getattr(self, f"_init_{field}")()
         self._replay = self._replay_schedule() if "learn" in self._enabled and not cfg.get("on_policy") else None
+
+    def collect_elsewhere(self) -> None:
+        """Other processes collect with this policy's weights (the parallel pipeline's collector actors): what its
+        collect mode would take in while stepping (PPO's observation and reward statistics) its learn mode takes from
+        the samples instead, and the next broadcast of the collect mode's weights brings it back to the actors."""
+        self._collects = False
 
     # ---- modes -------------------------------------------------------------------------------------------------
     @property

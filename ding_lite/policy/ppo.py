@@ -118,9 +118,9 @@ class PPOPolicy(OnPolicyPolicy):
         self._numpy_learn = self._numpy if own_loss and "learn" in self._enabled else None
         self._adam_step: FixedBufferAdamStep | None = None  # the NumPy step's optimiser step, one per learn call
         # Who takes the collected data into the observation and reward statistics: the collect mode as the data
-        # arrives when this object collects; a learn-only policy (the Ray driver) merges what the samples carry.
+        # arrives when this object collects; a learn-only policy (the Ray driver: collect_elsewhere) merges what the
+        # samples carry.
         self._obs_norms = obs_normalizers(self._model)
-        self._collects = "collect" in self._enabled
 
     # ---- learn -------------------------------------------------------------------------------------------------
     def _init_learn(self) -> None:

@@ -354,3 +354,18 @@ def test_parallel_counts_continue_across_resume(local_ray, tmp_path):
     assert json.loads((tmp_path / "run" / "result.json").read_text())["actor_restarts"] == result["actor_restarts"]
     counts = read_scalars(tmp_path / "run" / "log").series["parallel/actor_restarts"].values
     assert counts == sorted(counts) and counts[-1] == result["actor_restarts"], counts
+
+
+@pytest.mark.unittest
+def test_the_learner_merges_the_collector_actors_observation_and_reward_statistics(local_ray, tmp_path):
+    """PPO with obs_norm and reward_scale: the actors' statistics reach the learner with the samples, and the
+    broadcast brings them back (before, the driver's policy counted as a collecting one, never merged, and every
+    broadcast reset the actors' statistics to the untouched ones: count 0 after 512 env steps)."""
+    result = parallel_pipeline(PPO_CONFIG, seed=0, max_env_step=512, exp_dir=tmp_path, progress=False,
+                               overrides=("policy.model.obs_norm=True", "policy.collect.reward_scale=True",
+                                          "policy.collect.n_sample=128", "policy.eval.final_episodes=0",
+                                          "env.stop_value=1e9"))
+    state = load_checkpoint(latest_checkpoint(tmp_path / "ckpt"))["policy"]
+    assert result["env_step"] == 512
+    assert float(state["model"]["obs_norm.count"]) == 512  # every collected observation, once
+    assert state["reward_scaler"]["count"] >= 512
