@@ -62,16 +62,15 @@ class EnvError(DingLiteError, RuntimeError):
 @contextmanager
 def naming_envs(role: str) -> Iterator[None]:
     """Say whose envs an :class:`EnvError` raised inside is about: ``role`` ('collector', 'evaluator') goes in
-    front of a message that starts with ``env <i>``, since a collector's env 0 and an evaluator's env 0 are two
-    envs (other seeds, maybe another env config). The exception itself is re-raised (its traceback and cause
-    kept); an inner ``naming_envs`` wins."""
+    front of a message that starts with ``env <index>``, since a collector's env 0 and an evaluator's env 0 are two
+    envs (other seeds, maybe another env config). The named error is raised from the original (its traceback kept
+    as the cause); an inner ``naming_envs`` wins (its message no longer starts with ``env``)."""
     try:
         yield
     except EnvError as exc:
         message = str(exc)
-        if re.match(r"env \d", message) and not getattr(exc, "env_role", None):
-            exc.args = (f"{role} {message}", *exc.args[1:])
-            exc.env_role = role  # type: ignore[attr-defined]
+        if re.match(r"env \d", message):
+            raise EnvError(f"{role} {message}") from exc
         raise
 
 

@@ -66,6 +66,10 @@ class BestReturnTracker:
         """True at the first call and whenever ``eval_freq`` iterations passed since the last evaluation."""
         return self.last_eval_iter is None or train_iter - self.last_eval_iter >= self.eval_freq
 
+    def continue_schedule(self, last_eval_iter: int | None) -> None:
+        """A resumed run: the next evaluation is ``eval_freq`` iterations after ``last_eval_iter`` (None: at once)."""
+        self.last_eval_iter = None if last_eval_iter is None else int(last_eval_iter)
+
     def update(self, mean: float, train_iter: int) -> bool:
         """Record the mean return of the evaluation at ``train_iter``; True when it beats the best so far (an equal
         one does not)."""
@@ -120,4 +124,4 @@ class Tracked:
 
     def continue_schedule(self, last_eval_iter: int | None) -> None:
         """A resumed run: the next evaluation is ``eval_freq`` iterations after ``last_eval_iter`` (None: at once)."""
-        self.tracker.last_eval_iter = None if last_eval_iter is None else int(last_eval_iter)
+        self.tracker.continue_schedule(last_eval_iter)
