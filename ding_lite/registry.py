@@ -21,6 +21,7 @@ import importlib.metadata
 import importlib.util
 import os
 import sys
+import traceback
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -202,6 +203,10 @@ def import_modules(names: Iterable[str] | str | None, section: str = "") -> None
             if _ours(exc.name):  # a DI-engine module with the package renamed: no path or install fixes that
                 raise PluginImportError(f"cannot import module '{name}'{where}: ding_lite has no module "
                                         f"'{exc.name}'; {DI_ENGINE_HELPERS}") from exc
+            if exc.name and not (name == exc.name or name.startswith(exc.name + ".")):
+                # found, but its own code imports a module that is missing: the plugin's line, not a search path
+                raise PluginImportError(f"module '{name}'{where} was found, but it imports '{exc.name}', which is "
+                                        f"not found{_where(exc)}: install it, or fix that import") from exc
             missing = f" (module '{exc.name}' not found)" if exc.name and exc.name != name else ""
             raise PluginImportError(
                 f"cannot import module '{name}'{where}{missing}; searched {_searched()}: check the module path and "
@@ -215,7 +220,14 @@ def import_modules(names: Iterable[str] | str | None, section: str = "") -> None
             raise  # a clash of names or a config error the module found: its own message says it
         except Exception as exc:  # the module's own code failed: name the module, as a config file that fails does
             raise PluginImportError(f"module '{name}'{where} failed while being imported: "
-                                    f"{type(exc).__name__}: {first_line(exc)}") from exc
+                                    f"{type(exc).__name__}: {first_line(exc)}{_where(exc)}") from exc
+
+
+def _where(exc: BaseException) -> str:
+    """`` (at <file>:<line>)``: where in a plugin's code (the innermost frame outside importlib's own) ``exc``
+    was raised while its module was imported, so that a one-line error still points at the user's line."""
+    frames = [frame for frame in traceback.extract_tb(exc.__traceback__) if not frame.filename.startswith("<")]
+    return f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
 
 
 DI_ENGINE_HELPERS = ("DI-engine's helpers and what replaces them are listed under 'DI-engine's helpers' in "

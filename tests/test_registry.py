@@ -137,10 +137,20 @@ def test_import_names_missing_module_names_the_section() -> None:
 
 
 def test_import_names_module_with_missing_dependency(plugin_dir: Path) -> None:
-    (plugin_dir / "broken_plugin_dep.py").write_text("import no_such_dependency_xyz\n")
-    with pytest.raises(PluginImportError, match=r"'broken_plugin_dep' listed in env.import_names "
-                                                r"\(module 'no_such_dependency_xyz' not found\)"):
+    (plugin_dir / "broken_plugin_dep.py").write_text("import os\nimport no_such_dependency_xyz\n")
+    # the module was found: its own import is the culprit, named with its line (not the search path)
+    with pytest.raises(PluginImportError, match=r"^module 'broken_plugin_dep' listed in env.import_names was found, "
+                                                r"but it imports 'no_such_dependency_xyz', which is not found \(at "
+                                                r".*broken_plugin_dep.py:2\): install it, or fix that import$"):
         import_modules("broken_plugin_dep", "env")
+
+
+def test_import_names_module_that_raises_names_its_line(plugin_dir: Path) -> None:
+    (plugin_dir / "raising_plugin.py").write_text("X = 1\nraise RuntimeError('plugin set-up failed')\n")
+    with pytest.raises(PluginImportError, match=r"^module 'raising_plugin' listed in policy.import_names failed "
+                                                r"while being imported: RuntimeError: plugin set-up failed \(at "
+                                                r".*raising_plugin.py:2\)$"):
+        import_modules("raising_plugin", "policy")
 
 
 def test_import_names_imported_before_the_section_is_built(plugin_dir: Path) -> None:
