@@ -167,6 +167,24 @@ class ComponentSection:
     defaults: Callable[[Any, str], dict[str, Any]]
 
 
+def _declared_defaults(component: ComponentSection, type_name: str) -> dict[str, Any]:
+    """The defaults of the section's component ``type_name``; a class (a plugin's) whose ``config`` or
+    ``default_config()`` is not a dict is a :class:`ConfigError` naming it, not an AttributeError while merging.
+    A model's ``config`` is exempt: one that is no dict marks a DI-engine style model (keyword arguments)."""
+    cls = component.registry.get(type_name)
+    what = f"{component.path} type '{type_name}'"
+    for klass in getattr(cls, "__mro__", ()) if component.path != "policy.model" else ():
+        declared = vars(klass).get("config", {})
+        if not isinstance(declared, Mapping):
+            raise ConfigError(f"{what}: {klass.__qualname__}.config must be a dict of the section's keys and their "
+                              f"defaults, got a {type(declared).__name__}")
+    defaults = component.defaults(cls, type_name)
+    if not isinstance(defaults, Mapping):
+        raise ConfigError(f"{what}: {getattr(cls, '__qualname__', cls)}.default_config() must return a dict of the "
+                          f"section's keys and their defaults, got a {type(defaults).__name__}")
+    return defaults
+
+
 def _model_defaults(model_cls: Any, model_type: str) -> dict[str, Any]:
     """A model section's defaults: ``type`` and ``import_names`` always; the class's ``config`` if it declares one,
     else (a DI-engine style model taking keyword arguments) its constructor's parameters, with their defaults (None
@@ -252,7 +270,7 @@ def component_defaults(user: dict[str, Any]) -> dict[str, Any]:
             continue  # an on-policy policy has no replay buffer unless the config asks for one
         types[component.path] = _di_engine_type(user, component.path, node, tree.get("policy", {})) \
             or node.get("type") or (default(types) if callable(default) else str(default))
-        defaults = component.defaults(component.registry.get(types[component.path]), types[component.path])
+        defaults = _declared_defaults(component, types[component.path])
         parent, _, name = component.path.rpartition(".")
         into = tree
         for part in parent.split(".") if parent else ():

@@ -68,6 +68,11 @@ def checked_forward(forward: Callable[..., Any], policy: Any, method: str) -> Ca
             raise ConfigError(f"policy '{policy.cfg.get('type')}': {type(policy).__qualname__}.{method} returned "
                               f"{_describe(output)} for {_batch_size(obs)} observations; it must return a dict with "
                               f"'{ACTION}' holding one action per observation, (N, ...) for N; {WHAT_DIFFERS}")
+        device = getattr(getattr(output[ACTION], "device", None), "type", "cpu")
+        if device != "cpu":  # the env managers turn actions into numpy arrays, which a GPU tensor cannot become
+            raise ConfigError(f"policy '{policy.cfg.get('type')}': {type(policy).__qualname__}.{method} returned "
+                              f"'{ACTION}' as a tensor on {output[ACTION].device}; the envs take numpy arrays on the "
+                              f"CPU: return action.cpu().numpy()")
         return output
 
     return checked
@@ -100,9 +105,30 @@ def checked_samples(get_train_sample: Callable[[dict], Any], policy: Any) -> Cal
             raise ConfigError(f"policy '{policy.cfg.get('type')}': {type(policy).__qualname__}._get_train_sample"
                               f"(rollout) returned a {type(samples).__name__}; it must return a dict of arrays "
                               f"(B, ...), one column per key, not DI-engine's list of sample dicts; {WHAT_DIFFERS}")
+        lengths = _column_lengths(samples)
+        if len(set(lengths.values())) > 1:  # else the buffer fails to store them, or a batch pairs the wrong rows
+            raise ConfigError(f"policy '{policy.cfg.get('type')}': {type(policy).__qualname__}._get_train_sample"
+                              f"(rollout) returned columns of different lengths ({_listed(lengths)}); every column "
+                              f"must hold one row per sample, (B, ...) with the same B")
         return samples
 
     return checked
+
+
+def _column_lengths(samples: Mapping[str, Any]) -> dict[str, int]:
+    """The leading length of each column of ``samples`` (a dict column, such as a masked observation's: of each
+    of its arrays, under ``key.part``); values without one (a 0-dim array, a number) are left out."""
+    lengths: dict[str, int] = {}
+    for key, value in samples.items():
+        if isinstance(value, Mapping):
+            lengths.update({f"{key}.{part}": n for part, n in _column_lengths(value).items()})
+        elif len(getattr(value, "shape", ()) or ()) > 0:
+            lengths[str(key)] = int(value.shape[0])
+    return lengths
+
+
+def _listed(lengths: Mapping[str, int]) -> str:
+    return ", ".join(f"'{key}': {n}" for key, n in lengths.items())
 
 
 def _batch_size(obs: Any) -> int:

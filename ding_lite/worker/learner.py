@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -91,7 +91,8 @@ class BaseLearner:
         policy returns (a single dict counts as one), and the ``after_iter`` hooks run once per step, so that
         ``eval_freq``, ``save_ckpt_after_iter`` and ``log_show_after_iter`` mean what they mean in DI-engine."""
         self.env_step = env_step
-        logs = as_log_list(self.policy.forward(batch), self.policy.forward)
+        monitor_vars = getattr(self.policy, "monitor_vars", None)  # a stand-in learn mode may have none
+        logs = as_log_list(self.policy.forward(batch), self.policy.forward, monitor_vars() if monitor_vars else ())
         self.samples_trained += batch_len(batch)
         with self.one_update(len(logs)):  # the weights are those of the last step already (e.g. PPO's epochs)
             for log in logs:
@@ -346,20 +347,35 @@ def _diverged(train_iter: int, env_step: int, key: str, value: Any) -> DivergedE
                          f"{float(value)}; {DIVERGED_ADVICE}")
 
 
-def as_log_list(out: Mapping[str, Any] | Sequence[Mapping[str, Any]], forward: Any = None) -> list[dict[str, Any]]:
+def as_log_list(out: Mapping[str, Any] | Sequence[Mapping[str, Any]], forward: Any = None,
+                monitored: Iterable[str] = ()) -> list[dict[str, Any]]:
     """What ``learn_mode.forward`` returned, as a list of log dicts (DI-engine's convention: a list with one dict
-    per gradient step; a single dict is one step). Anything else is a :class:`ConfigError` naming ``forward`` (the
-    policy's method)."""
-    if isinstance(out, Mapping):
-        return [dict(out)]
-    if isinstance(out, (list, tuple)) and out and all(isinstance(log, Mapping) for log in out):
-        return [dict(log) for log in out]
+    per gradient step; a single dict is one step). Anything else, or a loss or a ``monitored`` entry (the policy's
+    ``_monitor_vars_learn()``) that is not one number, is a :class:`ConfigError` naming ``forward`` (the policy's
+    method)."""
     name = getattr(forward, "__qualname__", "learn_mode.forward")
+    if isinstance(out, Mapping) or isinstance(out, (list, tuple)) and out and all(isinstance(log, Mapping)
+                                                                                  for log in out):
+        logs = [dict(out)] if isinstance(out, Mapping) else [dict(log) for log in out]
+        _check_logged_numbers(logs, name, set(monitored))
+        return logs
     got = "an empty list" if isinstance(out, (list, tuple)) and not out else \
         "None" if out is None else f"a {type(out).__name__}" if not isinstance(out, (list, tuple)) else \
         f"a list holding a {next(type(log).__name__ for log in out if not isinstance(log, Mapping))}"
     raise ConfigError(f"{name}(batch) returned {got}: it must return one log dict per gradient step (a list of "
                       f"dicts, or one dict for one step)")
+
+
+def _check_logged_numbers(logs: Sequence[Mapping[str, Any]], name: str, monitored: set[str]) -> None:
+    """A loss (a key ending in ``loss``) or a monitored entry holding an array or tensor of one or more dimensions
+    is an error: only 0-dim values are logged and checked for NaN, so it would vanish from the logs in silence."""
+    for log in logs:
+        for key, value in log.items():
+            shape = getattr(value, "shape", None)
+            if (str(key).endswith("loss") or key in monitored) and shape is not None and len(shape) > 0:
+                raise ConfigError(f"{name}(batch) returned '{key}' of shape {list(shape)}: a loss or monitored "
+                                  f"value is logged (and a loss checked for NaN) only as one number, a 0-dim "
+                                  f"tensor or a float: reduce it (e.g. .mean())")
 
 
 def mean_log(logs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from ding_lite.config import compile_config
 from ding_lite.errors import ConfigError
 from ding_lite.model.common import build_model
 from ding_lite.policy import DQNPolicy, Policy
-from ding_lite.registry import MODEL_REGISTRY
+from ding_lite.registry import MODEL_REGISTRY, POLICY_REGISTRY
 from ding_lite.utils.log import is_scalar
 from ding_lite.worker.learner import as_log_list
 
@@ -155,3 +155,61 @@ def _build_raising() -> None:
                                           r"while being built from policy.model: ValueError: hidden sizes do not "
                                           r"add up"):
         build_model(dict(obs_shape=4, action_shape=2), "test_plugin_mistakes_raising")  # before: the traceback
+
+
+def test_actions_on_another_device_are_named() -> None:
+    policy = _Outputs(_cfg())
+    policy.bad = {"collect": lambda obs, env_step: {"action": torch.zeros(3, dtype=torch.long, device="meta")}}
+    # "meta" stands in for a GPU; before: numpy's TypeError from inside the env manager's action conversion
+    with pytest.raises(ConfigError, match=r"^policy 'dqn': _Outputs._forward_collect\(obs, env_step\) returned "
+                                          r"'action' as a tensor on meta; the envs take numpy arrays on the CPU"):
+        policy.collect_mode.forward(OBS, env_step=0)
+    policy.bad = {"collect": lambda obs, env_step: {"action": torch.zeros(3, dtype=torch.long)}}
+    assert len(policy.collect_mode.forward(OBS, env_step=0)["action"]) == 3  # a CPU tensor is converted as before
+
+
+def test_train_sample_columns_must_share_their_length() -> None:
+    policy = _Outputs(_cfg())
+    policy.bad = {"samples": lambda s: {**s, "action": s["action"][:-1]}}
+    rollout = {"obs": np.zeros((2, 1, 4), np.float32), "next_obs": np.zeros((2, 1, 4), np.float32),
+               "action": np.zeros((2, 1), np.int64), "reward": np.ones((2, 1), np.float32),
+               "terminated": np.zeros((2, 1), bool), "truncated": np.array([[False], [True]]),
+               "done": np.array([[False], [True]]), "valid": np.ones((2, 1), bool)}
+    with pytest.raises(ConfigError, match=r"_Outputs._get_train_sample\(rollout\) returned columns of different "
+                                          r"lengths \('obs': 2, 'action': 1, .*\); every column must hold one row"):
+        policy.collect_mode.get_train_sample(rollout)  # before: a ValueError from inside the replay buffer's push
+    policy.bad = {}
+    assert len(policy.collect_mode.get_train_sample(rollout)["obs"]) == 2
+
+
+@pytest.mark.parametrize("log,key,shape", [({"loss": torch.ones(4)}, "loss", r"\[4\]"),
+                                           ({"critic_loss": np.ones(1)}, "critic_loss", r"\[1\]"),
+                                           ({"q_mean": torch.ones(2, 3)}, "q_mean", r"\[2, 3\]")])
+def test_a_loss_or_monitored_value_must_be_one_number(log, key, shape) -> None:
+    # before: not logged and not checked for NaN, in silence (only 0-dim values are)
+    with pytest.raises(ConfigError, match=rf"^_learn\(batch\) returned '{key}' of shape {shape}: a loss or monitored "
+                                          r"value is logged .* only as one number"):
+        as_log_list([{"loss": 0.5}, log], _learn, ["q_mean"])
+    # other entries may hold anything (a priority vector, DI-engine's lists); 0-dim values pass
+    assert as_log_list({"loss": torch.tensor(1.0), "priority": np.ones(4), "q": torch.ones(2)}, _learn, ["loss"])
+
+
+class _ListConfig(_NoLearn):
+    config = ["not", "a", "dict"]  # type: ignore[assignment]
+
+
+class _ListDefaults(_NoLearn):
+    @classmethod
+    def default_config(cls):  # type: ignore[override]
+        return [("type", "x")]
+
+
+@pytest.mark.parametrize("cls,culprit", [(_ListConfig, r"_ListConfig.config must be a dict of the section's keys"),
+                                         (_ListDefaults, r"_ListDefaults.default_config\(\) must return a dict")])
+def test_a_policys_defaults_must_be_a_dict(cls, culprit) -> None:
+    POLICY_REGISTRY.register("test_plugin_mistakes_defaults")(cls)
+    try:
+        with pytest.raises(ConfigError, match=rf"^policy type 'test_plugin_mistakes_defaults': {culprit}"):
+            compile_config(dict(env=ENV, policy=dict(type="test_plugin_mistakes_defaults")))  # before: AttributeError
+    finally:
+        POLICY_REGISTRY._entries.pop("test_plugin_mistakes_defaults")
