@@ -14,7 +14,13 @@ from torch import nn
 from ding_lite.errors import CheckpointError, ConfigError, first_line
 from ding_lite.model.common import build_model, rollout_weights, wide_layers
 from ding_lite.model.contract import ModelProbe, probe_n_actions, probe_obs_shape
-from ding_lite.policy.hook_checks import check_signatures, checked_forward, checked_samples, checked_transition
+from ding_lite.policy.hook_checks import (
+    check_learn_state,
+    check_signatures,
+    checked_forward,
+    checked_samples,
+    checked_transition,
+)
 from ding_lite.policy.replay import ReplaySchedule
 from ding_lite.utils.checkpoint import state_mismatch
 from ding_lite.utils.dicts import deep_merge
@@ -160,6 +166,8 @@ class Policy:
                 raise ValueError(f"unknown policy field '{field}', expected some of {FIELDS}")
             getattr(self, f"_init_{field}")()
         self._replay = self._replay_schedule() if "learn" in self._enabled and not cfg.get("on_policy") else None
+        if "learn" in self._enabled:
+            check_learn_state(self)  # before anything is written: checkpoints that cannot be read are found late
 
     def collect_elsewhere(self) -> None:
         """Other processes collect with this policy's weights (the parallel pipeline's collector actors): what its

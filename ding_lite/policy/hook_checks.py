@@ -8,11 +8,14 @@ line, not a ``TypeError`` or ``NotImplementedError`` traceback in the middle of 
 from __future__ import annotations
 
 import inspect
+import io
+import pickle
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ding_lite.data.keys import ACTION
 from ding_lite.errors import ConfigError
+from ding_lite.utils.checkpoint import load_failure
 
 # How the workers call a policy's methods: method -> (the call as written in messages, positional args, keywords).
 HOOK_CALLS: dict[str, tuple[str, tuple[Any, ...], dict[str, Any]]] = {
@@ -51,6 +54,25 @@ def check_signatures(policy: Any, base: type) -> None:
         except TypeError as exc:
             raise ConfigError(f"policy '{policy.cfg.get('type')}': {cls.__qualname__}.{name}{signature} does not "
                               f"fit how ding_lite calls it, {call}; {WHAT_DIFFERS}") from exc
+
+
+def check_learn_state(policy: Any) -> None:
+    """A :class:`ConfigError` naming the entry of ``policy._learn_state`` whose ``state_dict()`` a checkpoint could
+    not give back (``torch.save`` fails on it, or ``torch.load(weights_only=True)`` refuses it: a custom object, a
+    lambda), checked once when the learn mode is built: else the run writes checkpoints that neither ``--resume`` nor
+    ``-m eval`` (nor its own final evaluation) can read."""
+    import torch
+
+    for name, obj in policy._learn_state.items():
+        buffer = io.BytesIO()
+        try:
+            torch.save(obj.state_dict(), buffer)
+            buffer.seek(0)
+            torch.load(buffer, map_location="cpu", weights_only=True)
+        except (pickle.PickleError, RuntimeError, AttributeError, TypeError, ValueError) as exc:
+            raise ConfigError(f"policy '{policy.cfg.get('type')}': {type(policy).__qualname__}._learn_state['{name}']"
+                              f".state_dict() cannot go into a checkpoint and be read back ({load_failure(exc)}): "
+                              f"keep tensors, numbers, strings and lists / dicts of them in it") from exc
 
 
 def checked_forward(forward: Callable[..., Any], policy: Any, method: str) -> Callable[..., Any]:

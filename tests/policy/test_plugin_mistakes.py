@@ -213,3 +213,27 @@ def test_a_policys_defaults_must_be_a_dict(cls, culprit) -> None:
             compile_config(dict(env=ENV, policy=dict(type="test_plugin_mistakes_defaults")))  # before: AttributeError
     finally:
         POLICY_REGISTRY._entries.pop("test_plugin_mistakes_defaults")
+
+
+class _Opaque:
+    """A learn-state entry whose state dict holds an object checkpoints cannot load back."""
+
+    def state_dict(self) -> dict:
+        return {"schedule": _Opaque}
+
+    def load_state_dict(self, state: dict) -> None:
+        pass
+
+
+class _OpaqueState(DQNPolicy):
+    def _init_learn(self) -> None:
+        super()._init_learn()
+        self._learn_state["schedule"] = _Opaque()
+
+
+def test_a_learn_state_checkpoints_cannot_read_back_is_named_when_the_policy_is_built() -> None:
+    # before: the checkpoints were written, and the run's own final evaluation (or --resume) failed to read them
+    with pytest.raises(ConfigError, match=r"^policy 'dqn': _OpaqueState._learn_state\['schedule'\].state_dict\(\) "
+                                          r"cannot go into a checkpoint and be read back \(refused by torch.load"):
+        _OpaqueState(_cfg())
+    _OpaqueState(_cfg(), enable_field=["collect", "eval"])  # only the learn mode's state goes into checkpoints
