@@ -85,6 +85,8 @@ def stacked_obs(observations: Sequence[Any], space: gym.Space, what: str) -> Any
     try:
         batch = np.array(observations, dtype=space.dtype if shape is not None else None)
         if shape is None or batch.shape[1:] == shape:
+            if batch.dtype.kind in "biu" and any(np.asarray(o).dtype != batch.dtype for o in observations):
+                check_lossless_cast(observations, batch, what)
             return batch
     except ValueError:  # ragged: the envs' observations differ in shape
         pass
@@ -94,18 +96,35 @@ def stacked_obs(observations: Sequence[Any], space: gym.Space, what: str) -> Any
                    f"{sorted({np.shape(o) for o in observations})})")
 
 
+def check_lossless_cast(observations: Sequence[Any], batch: np.ndarray, what: str, first: int = 0) -> None:
+    """An :class:`EnvError` naming the first env whose observation (from its ``what``) changed when ``batch`` cast
+    it to the space's integer or bool dtype: floats in [0, 1] for a uint8 space would become zeros in silence
+    (``first``: the env of ``observations[0]``).
+    Called only where some dtype differs, so envs that give their space's dtype pay a dtype read each."""
+    for i, obs in enumerate(observations):
+        given = np.asarray(obs)
+        if not np.array_equal(given, batch[i]):
+            value = given.flat[int(np.argmax(given != batch[i]))].item()
+            raise EnvError(f"env {first + i}'s {what} gave an observation of dtype {given.dtype} whose values change "
+                           f"when cast to its observation space's {batch.dtype} (e.g. {value!r}): give observations "
+                           f"of the space's dtype, or declare the space with the dtype the env gives")
+
+
 def copied_obs(batch: Any) -> Any:
     """A copy of a batch of observations: an (N, ...) array, or a masked observation's dict of them."""
     return map_batch(np.copy, batch) if isinstance(batch, dict) else batch.copy()
 
 
-def put_obs(batch: Any, i: int, obs: Any) -> None:
-    """Write one env's observation ``obs`` into row ``i`` of ``batch`` (an array, or a dict of arrays)."""
+def put_obs(batch: Any, i: int, obs: Any, what: str = "reset") -> None:
+    """Write one env's observation ``obs`` (from its ``what``: 'reset' or 'step') into row ``i`` of ``batch`` (an
+    array, or a dict of arrays)."""
     if isinstance(batch, dict):
         for key, value in batch.items():
             value[i] = obs[key]
     else:
         batch[i] = obs
+        if batch.dtype.kind in "biu" and np.asarray(obs).dtype != batch.dtype:  # a reset, or a worker's step
+            check_lossless_cast([obs], batch[i:i + 1], what, first=i)
 
 
 def obs_row(batch: Any, i: int) -> Any:

@@ -120,7 +120,7 @@ def _serve(index: int, env: gym.Env, conn: Any, views: tuple[np.ndarray, ...], p
         if cmd == STEP:
             doing[0] = "step"
             o, r, te, tr, info = _checked_outputs(env.step(arg), index, shape)
-            put_obs(next_obs, index, o)
+            put_obs(next_obs, index, o, "step")
             reward[index], terminated[index], truncated[index] = r, te, tr
             if te or tr:
                 conn.send_bytes(_done_message(info, index))

@@ -293,3 +293,50 @@ def test_an_evaluation_stops_at_a_non_finite_observation(policy: Any, where: str
         run_episodes(manager, lambda obs: policy.forward(obs)["action"], 6)
     assert message in str(caught.value)
     manager.close()
+
+
+class ScaledFrameEnv(gym.Env):
+    """A uint8 frame space; from step ``at`` on the env gives the frame scaled to [0, 1] floats (a wrapper's
+    normalisation), or from the start integers that fit (``at=None``: int64 in range, which cast losslessly)."""
+
+    def __init__(self, at: int | None) -> None:
+        self.at, self.t = at, 0
+        self.observation_space = gym.spaces.Box(0, 255, (3,), np.uint8)
+        self.action_space = gym.spaces.Discrete(2)
+
+    def _obs(self) -> np.ndarray:
+        frame = np.array([0, 128, 255], np.int64)
+        return frame / 255.0 if self.at is not None and self.t >= self.at else frame
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        self.t = 0
+        return self._obs(), {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        self.t += 1
+        return self._obs(), 1.0, self.t >= 4, False, {}
+
+
+@pytest.mark.parametrize("kind", ["base", "subprocess"])
+@pytest.mark.parametrize("at, what", [(2, "step"), (0, "reset")])
+def test_an_observation_a_cast_to_the_spaces_integer_dtype_would_change_is_named(kind: str, at: int,
+                                                                                 what: str) -> None:
+    """Before: floats in [0, 1] for a uint8 space became zero frames in silence (numpy's cast truncates)."""
+    fns = [partial(ScaledFrameEnv, None), partial(ScaledFrameEnv, at)]
+    manager = BaseEnvManager(fns) if kind == "base" else SubprocessEnvManager(fns, {})
+    try:
+        with pytest.raises(EnvError, match=rf"env 1's {what}.* gave an observation of dtype float64 whose values "
+                                           r"change when cast to its observation space's uint8 \(e.g. 0.50"):
+            manager.reset()
+            for _ in range(3):
+                manager.step(np.zeros(2, dtype=np.int64))
+    finally:
+        manager.close()
+    manager = BaseEnvManager([partial(ScaledFrameEnv, None)] * 2) if kind == "base" else \
+        SubprocessEnvManager([partial(ScaledFrameEnv, None)] * 2, {})
+    try:  # int64 values that fit uint8 arrive as uint8, as before
+        assert manager.reset().dtype == np.uint8 and manager.reset()[1].tolist() == [0, 128, 255]
+        assert manager.step(np.zeros(2, dtype=np.int64)).next_obs.dtype == np.uint8
+    finally:
+        manager.close()
