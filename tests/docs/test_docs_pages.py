@@ -121,3 +121,22 @@ def test_scripted_opponent_snippet_runs() -> None:
     proc = subprocess.run([sys.executable, "-c", block + check], env=cli_env(), capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+# A config fragment a page shows on its own (``env=dict(...)``, ``policy=dict(...)``) is what a reader pastes into a
+# config: it must compile as written, next to a minimal rest (a dizoo env type names the module that registers it).
+FRAGMENT = re.compile(r"^(env|policy)=dict\(", re.M)
+REST = {"env": dict(type="gymnasium", env_id="CartPole-v1"), "policy": dict(type="dqn")}
+FRAGMENTS = [(page.name, code) for page in PAGES for lang, code in FENCE.findall(page.read_text())
+             if lang == "python" and FRAGMENT.match(code)]
+
+
+@pytest.mark.parametrize("page,code", FRAGMENTS, ids=[f"{p}:{c.split('(')[0]}" for p, c in FRAGMENTS])
+def test_config_fragments_compile(page: str, code: str) -> None:
+    if "pettingzoo" in code:
+        pytest.importorskip("pettingzoo")
+    fragment = eval(f"dict({code.strip()}\n)")  # the fragment is keyword arguments: env=dict(...), ...
+    try:
+        load_config({**REST, **fragment}, strict=True)
+    except DingLiteError as exc:
+        pytest.fail(f"{page}: the config fragment does not compile as shown: {exc}")
