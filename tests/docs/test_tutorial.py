@@ -123,3 +123,11 @@ def test_custom_model_trains_through_the_cli(tmp_path) -> None:
     assert {k.split(".")[0] for k in state["policy"]["model"]} == {"trunk", "policy_head", "value_head"}
     total = (exp / "total_config.py").read_text()
     assert "'type': 'my_ac'" in total and "'hidden_size': 64" in total and "'obs_shape': 4" in total
+
+
+def test_custom_policy_page_counts_train_iterations_as_gradient_steps() -> None:
+    # The on-policy note once said "one collect is one train iteration", which PPO contradicts: the learner advances
+    # train_iter by the number of log dicts _forward_learn returns (40 per collect for PPO's 10 epochs x 4 batches).
+    text = " ".join((DOCS / "tutorial_custom_policy.md").read_text().split())
+    assert "one collect is one train iteration" not in text
+    assert "advances by the number of log dicts" in text
