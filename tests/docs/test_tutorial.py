@@ -131,3 +131,6 @@ def test_custom_policy_page_counts_train_iterations_as_gradient_steps() -> None:
     text = " ".join((DOCS / "tutorial_custom_policy.md").read_text().split())
     assert "one collect is one train iteration" not in text
     assert "advances by the number of log dicts" in text
+    concepts = " ".join((DOCS / "concepts.md").read_text().split())  # the train loop's summary said it too
+    assert "one train iteration is one collect" not in concepts
+    assert "a train iteration is one gradient step for every policy" in concepts
