@@ -140,3 +140,15 @@ def test_config_fragments_compile(page: str, code: str) -> None:
         load_config({**REST, **fragment}, strict=True)
     except DingLiteError as exc:
         pytest.fail(f"{page}: the config fragment does not compile as shown: {exc}")
+
+
+def test_concepts_registry_table_names_every_dizoo_type() -> None:
+    # concepts.md's registry table says what dizoo adds to each registry; it once named 2 of its 5 env types and 2 of
+    # its 6 scripted opponents. Every registration under dizoo/ must be named in its registry's row.
+    table = (DOCS / "concepts.md").read_text()
+    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `(\w+_REGISTRY)` \|.*$", table, re.M)}
+    registered = re.compile(r"@(\w+_REGISTRY)\.register\(\"(\w+)\"\)")
+    missing = [f"{registry} {name} ({path.relative_to(REPO_ROOT)})"
+               for path in sorted((REPO_ROOT / "dizoo").rglob("*.py"))
+               for registry, name in registered.findall(path.read_text()) if f"`{name}`" not in rows.get(registry, "")]
+    assert not missing, f"concepts.md's registry table does not name: {missing}"
