@@ -160,3 +160,11 @@ def test_readme_names_every_dizoo_config() -> None:
     missing = [path.name for path in sorted((REPO_ROOT / "dizoo").glob("*/*/config/*_config.py"))
                if f"`{path.name}`" not in readme]
     assert not missing, f"README.md names no {missing}"
+
+
+def test_index_links_every_page_of_the_nav() -> None:
+    # The home page is the site's table of contents; it left out three pages that mkdocs.yml's nav lists.
+    nav = re.findall(r"^\s+- [^:]+: ([\w/]+\.md)$", (REPO_ROOT / "mkdocs.yml").read_text(), re.M)
+    linked = set(LINK.findall((DOCS / "index.md").read_text()))
+    missing = [page for page in nav if page != "index.md" and not page.startswith("api/") and page not in linked]
+    assert nav and not missing, f"index.md does not link {missing}"
