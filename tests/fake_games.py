@@ -14,7 +14,8 @@ it (gymnasium's ``Discrete(2, start=action_start)``).
 mover gets reward ``s + 1`` and observes ``[s, turn, 1]``; an agent in ``leave_at`` terminates after the turn of that
 number while the others play on, and stays selected until it is stepped with ``None`` (its dead step). With
 ``info_mask`` the action masks come in the infos (action 1 illegal on odd turns), and an illegal action raises, as
-does one outside the action space (``Discrete(2, start=action_start)``).
+does one outside the action space (``Discrete(2, start=action_start)``). ``episode_len`` may be a list: the
+length of each game in turn (cycled), e.g. ``[2, 1]``: every other game ends at the first player's first turn.
 """
 from __future__ import annotations
 
@@ -107,11 +108,13 @@ def tag_game(**kwargs: Any) -> TagGame:
 class TurnGame(AECEnv):
     metadata = {"name": "turn_game_v0", "render_modes": []}
 
-    def __init__(self, n_seats: int = 3, episode_len: int = 9, leave_at: dict | None = None,
+    def __init__(self, n_seats: int = 3, episode_len: int | list = 9, leave_at: dict | None = None,
                  info_mask: bool = False, action_start: int = 0) -> None:
         super().__init__()
         self.possible_agents = [f"p{s}" for s in range(n_seats)]
-        self.episode_len, self.info_mask = episode_len, info_mask
+        self.lengths = list(episode_len) if isinstance(episode_len, list | tuple) else [episode_len]
+        self.games = 0
+        self.episode_len, self.info_mask = self.lengths[0], info_mask
         self.leave_at = {f"p{k}": int(v) for k, v in (leave_at or {}).items()}
         self.turn = 0
         self._obs_space, self._act_space = spaces.Box(-np.inf, np.inf, (3,), np.float32), \
@@ -133,6 +136,8 @@ class TurnGame(AECEnv):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         self.agents = list(self.possible_agents)
         self.turn = 0
+        self.episode_len = self.lengths[self.games % len(self.lengths)]
+        self.games += 1
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
@@ -170,3 +175,50 @@ def turn_game(**kwargs: Any) -> TurnGame:
 def negated_samples(samples: dict) -> dict:
     """A test augmentation for DQN's ``policy.collect.augment``: observations negated, actions 0 <-> 1."""
     return {**samples, "obs": -samples["obs"], "next_obs_n": -samples["next_obs_n"], "action": 1 - samples["action"]}
+
+
+ILLEGAL_MOVES: list[tuple[str, Any]] = []  # (agent, action) of every masked-out move a MaskCounter was given
+
+
+class MaskCounter(AECEnv):
+    """A PettingZoo AEC game (``import_path``, built with ``kwargs``) that books in :data:`ILLEGAL_MOVES` every move
+    its action mask forbids (the mask of the observation dict, or of the info), then plays it on."""
+
+    def __init__(self, import_path: str, **kwargs: Any) -> None:
+        from ding_lite.registry import import_object
+        super().__init__()
+        self.env = import_object(import_path)(**kwargs)
+        self.possible_agents, self.metadata = self.env.possible_agents, self.env.metadata
+
+    def __getattr__(self, name: str) -> Any:  # the game's state: agents, rewards, terminations, ...
+        if "env" not in self.__dict__:
+            raise AttributeError(name)
+        return getattr(self.__dict__["env"], name)
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.env.observation_space(agent)
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.env.action_space(agent)
+
+    def observe(self, agent: str) -> Any:
+        return self.env.observe(agent)
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        self.env.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> None:
+        agent = self.env.agent_selection
+        if action is not None:
+            obs = self.env.observe(agent)
+            mask = obs["action_mask"] if isinstance(obs, dict) else (self.env.infos.get(agent) or {}).get("action_mask")
+            if mask is not None and not mask[action]:
+                ILLEGAL_MOVES.append((agent, action))
+        self.env.step(action)
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def mask_counter(**kwargs: Any) -> MaskCounter:
+    return MaskCounter(**kwargs)

@@ -10,8 +10,9 @@ With ``opening_plies`` each game starts with a random opening: a number of plies
 0..opening_plies in which every seat that is to move (the learner's too) plays a uniformly random legal move. The
 opening belongs to the game's start, not to the learner: its first transition starts from the position after it. So
 the learner meets positions that neither its own play nor its greedy snapshots' ever reach, and the opponents'
-replies there (AlphaZero-style engines diversify self-play openings alike); a game that ends within its opening is
-replayed, not scored.
+replies there (AlphaZero-style engines diversify self-play openings alike). A game that ends before the learner's
+first move (within its opening, or at an opponent's move: a poker player who folds first) is replayed, not scored:
+the learner had no turn in it, so it has no row to end there.
 """
 from __future__ import annotations
 
@@ -165,7 +166,9 @@ class SelfPlayEnvManager:
             self.roles[i, seat] = self.draw_pool() if role == "pool" and self.draw_pool is not None else role
         self._learner_seats[i] = np.flatnonzero(self.roles[i] == LEARNER)
         self._opening[i] = self._rng.integers(0, self.opening_plies + 1) if self.opening_plies else 0
-        self._unplayed[i] = self._opening[i] > 0
+        # until the learner's first move: a game that ends before it (a random opening, or the opponents' first
+        # moves: a poker player folding first) had no learner turn, so no row to end; it is replayed, not scored
+        self._unplayed[i] = True
         self.players.keep_only({str(r) for r in self.roles.ravel() if r is not None and r != LEARNER})
 
     def opponents(self, i: int) -> list[str]:
@@ -271,7 +274,7 @@ class SelfPlayEnvManager:
             self._out |= left
             self._out_terminated[left] = ~by_limit[left]
         for i in np.flatnonzero(res.terminated | res.truncated | cut):
-            if self._unplayed[i]:  # it ended in its random opening, before any learner turn: replayed, not scored
+            if self._unplayed[i]:  # it ended before any learner turn (in its opening, ...): replayed, not scored
                 self._assign(int(i))
                 continue
             rows = slice(i * self.n_learner, (i + 1) * self.n_learner)
