@@ -68,6 +68,11 @@ GAMES: dict[str, tuple[dict[str, Any], list[str]]] = {
     "turn-based game whose agents leave": (dict(type="pettingzoo", import_path="fake_games:turn_game",
                                                 kwargs=dict(n_seats=3, episode_len=9, leave_at={1: 2})),
                                            ["learner", "random", "random"]),
+    # every other game ends at p0's first move, before the learner (p1) moves (a poker player folding first): not an
+    # episode of the learner's; the others give it turns 2 and 4
+    "turn-based game that may end before the learner moves": (
+        dict(type="pettingzoo", import_path="fake_games:turn_game", kwargs=dict(n_seats=2, episode_len=[4, 1])),
+        ["random", "learner"]),
     # ding_lite's own move cap (env.max_episode_steps): 4 moves of tic-tac-toe, no line possible, 2 learner turns
     "turn-based game cut by the move cap": (dict(type="pettingzoo", max_episode_steps=4,
                                                  import_path="pettingzoo.classic.tictactoe_v3:raw_env"),
@@ -226,6 +231,8 @@ def test_the_selfplay_arena_hands_over_the_learner_seats_true_transitions(manage
     elif game == "turn-based game whose agents leave":
         assert not rollout["truncated"].any() and {e.episode_length for e in episodes} == {4}
         assert (rollout["reward"] == 1.0).all()  # one move of p0 per row, nobody else's reward
+    elif game == "turn-based game that may end before the learner moves":
+        assert not rollout["truncated"].any() and {e.episode_length for e in episodes} == {2}
     elif game == "turn-based game cut by the move cap":
         assert not rollout["terminated"].any() and {e.episode_length for e in episodes} == {2}
     else:
