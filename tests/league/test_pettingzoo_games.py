@@ -84,4 +84,40 @@ def test_real_games_end_one_row_per_episode_and_see_no_illegal_move(game: str):
     for res in results:  # an episode end per ending row, with its flag
         assert sorted(e.env_id for e in res.episodes) == np.flatnonzero(res.terminated | res.truncated).tolist()
         assert all(e.terminated == bool(res.terminated[e.env_id]) for e in res.episodes)
+        # the learner's rows carry its seat's rewards, the other seats' turns included
+        assert all(e.episode_return == pytest.approx(e.info["scores"][e.info["seat"]]) for e in res.episodes)
     assert fake_games.ILLEGAL_MOVES == []
+
+
+@pytest.mark.parametrize("game", ["tictactoe", "leduc_holdem", "texas_holdem_4", "go_5x5"])
+def test_each_seat_gets_the_rewards_pettingzoos_own_loop_gives_its_agent(game: str):
+    from ding_lite.envs.multi_agent import PettingZooEnv
+    from ding_lite.registry import import_object
+    path, kwargs, cap, _, needs = GAMES[game]
+    if needs:
+        pytest.importorskip(needs)
+    rng = np.random.default_rng(0)
+    packed_game = PettingZooEnv(dict(import_path=path, kwargs=kwargs, max_episode_steps=cap))
+    layout = packed_game.layout
+    for seed in range(4):
+        packed, _ = packed_game.reset(seed=seed)
+        moves, total, over = [], np.zeros(layout.n_seats), False
+        while not over:
+            seats = layout.unpack(packed)
+            mover = int(np.flatnonzero(seats.acting)[0])
+            action = np.zeros(layout.n_seats, dtype=np.int64)
+            action[mover] = rng.choice(np.flatnonzero(seats.action_mask[mover]))
+            moves.append(int(action[mover]))
+            packed, _, terminated, truncated, info = packed_game.step(action)
+            total += layout.unpack(packed).reward
+            over = terminated or truncated
+        reference = import_object(path)(**kwargs)  # the same moves in PettingZoo's agent_iter loop
+        reference.reset(seed=seed)
+        expected = dict.fromkeys(reference.possible_agents, 0.0)
+        for agent in reference.agent_iter():
+            _, reward, term, trunc, _ = reference.last()
+            expected[agent] += reward
+            if not (term or trunc or moves):  # the move cap cut the game here (Go: no reward before its end)
+                break
+            reference.step(None if term or trunc else moves.pop(0))
+        assert total.tolist() == pytest.approx([expected[a] for a in layout.agents]) == info["scores"]
