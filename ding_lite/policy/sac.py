@@ -79,6 +79,10 @@ class SACPolicy(ContinuousQPolicy):
             raise ConfigError(f"policy.learn.target_entropy must be a finite number or None (-dim(A)), got "
                               f"{target_entropy!r}")
         self._target_entropy = -float(self._model.actor.act_size) if target_entropy is None else float(target_entropy)
+        # the target is the entropy of the action in [-1, 1] (SB3's and DI-engine's units, whatever the bounds); log pi
+        # here is of the env-unit action, lower by sum(log scale) (the rescaling's Jacobian), so alpha's loss compares
+        # it with the target shifted by as much (else on bounds +-1e-3 alpha grew without end)
+        self._alpha_target = self._target_entropy + float(self._model.bounds.scale.log().sum())
         self._temperature = Temperature(float(learn["alpha"])).to(self.device)
         self._learn_state["temperature"] = self._temperature
         self._add_stage("critic", adam(self._model.critic.parameters(), lr=learn["learning_rate_q"]))
@@ -111,7 +115,7 @@ class SACPolicy(ContinuousQPolicy):
         log = {"actor_loss": actor_loss.detach(), "alpha": alpha, "entropy": -log_prob.detach().mean()}
         if not self.cfg["learn"]["auto_alpha"]:
             return actor_loss, log
-        alpha_loss = sac_temperature_loss(self._temperature.log_alpha, log_prob, self._target_entropy)
+        alpha_loss = sac_temperature_loss(self._temperature.log_alpha, log_prob, self._alpha_target)
         log["alpha_loss"] = alpha_loss.detach()
         return actor_loss + alpha_loss, log  # disjoint parameters: each term's gradient reaches only its own
 
@@ -136,9 +140,9 @@ class SACPolicy(ContinuousQPolicy):
             self._model.actor.backward_from(saved, grad_mu, grad_log_std)
             log = {"actor_loss": sac_actor_loss(log_prob, q_min, alpha), "alpha": alpha, "entropy": -log_prob.mean()}
             if self.cfg["learn"]["auto_alpha"]:
-                log["alpha_loss"] = sac_temperature_loss(log_alpha, log_prob, self._target_entropy)
+                log["alpha_loss"] = sac_temperature_loss(log_alpha, log_prob, self._alpha_target)
                 # d/d log_alpha of -mean(log_alpha (log pi + target_entropy))
-                set_gradients([log_alpha], [-(log_prob + self._target_entropy).mean()])
+                set_gradients([log_alpha], [-(log_prob + self._alpha_target).mean()])
         return log
 
     def _sample(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
