@@ -96,14 +96,31 @@ class GaussianActor(nn.Module):
 
 
 class Critics(nn.Module):
-    """K Q-networks on the same input: ``forward(obs, action) -> (K, B)``, actions in the env's units."""
+    """K Q-networks on the same input: ``forward(obs, action) -> (K, B)``, actions in the env's units.
 
-    def __init__(self, nets: list[MLP]) -> None:
+    With ``bounds``, each net reads the action rescaled to [-1, 1], ``(a - bias) / scale``, as SB3's critics read
+    the [-1, 1] actions it stores: on bounds of very different scales (1e-3 and 100) a net reading env units barely
+    sees the narrow dimension (its first layer's weights would need to grow a thousandfold), and SAC's entropy term
+    then keeps that dimension random. Action gradients are with respect to the env-unit action all the same."""
+
+    def __init__(self, nets: list[MLP], bounds: ActionBounds | None = None) -> None:
         super().__init__()
         self.nets = nn.ModuleList(nets)
+        # not in checkpoints (the actor's bounds are); an identity rescaling (bounds [-1, 1]) is skipped
+        self._rescales = bounds is not None and not (bool((bounds.scale == 1).all()) and bool((bounds.bias == 0).all()))
+        ones = torch.ones_like(bounds.scale) if bounds is not None else torch.ones(0)
+        self.register_buffer("action_scale", bounds.scale.clone() if bounds is not None else ones, persistent=False)
+        self.register_buffer("action_bias", bounds.bias.clone() if bounds is not None else ones * 0, persistent=False)
+
+    action_scale: torch.Tensor
+    action_bias: torch.Tensor
+
+    def _unit(self, action: torch.Tensor) -> torch.Tensor:
+        """The action as the nets read it (in [-1, 1] where the critics have bounds)."""
+        return (action - self.action_bias) / self.action_scale if self._rescales else action
 
     def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-        x = torch.cat([obs, action], dim=-1)
+        x = torch.cat([obs, self._unit(action)], dim=-1)
         return torch.stack([net(x).squeeze(-1) for net in self.nets])
 
     def actor_value(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
@@ -117,13 +134,13 @@ class Critics(nn.Module):
         no autograd graph of the critics is built (SAC on Hopper: about 0.8 ms of a 17-24 ms update). Otherwise
         (other layers, a GPU, ``obs`` requiring its gradient) it is autograd's min of the critics, with the same
         value and action gradient."""
-        return rb.action_only_min(list(self.nets), obs, action)
+        return rb.action_only_min(list(self.nets), obs, self._unit(action))
 
     def first_actor_value(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         """Q_1(s, a) alone, (B,), for a loss whose gradient trains the actor only (TD3's actor loss): as
         :meth:`actor_value`, the gradient reaches ``action`` and no critic weight (the actor stage steps no critic),
         so the backward pass skips the critic's weight products."""
-        return rb.action_only_min(list(self.nets)[:1], obs, action)
+        return rb.action_only_min(list(self.nets)[:1], obs, self._unit(action))
 
     def writable_actor_value(self, obs: torch.Tensor) -> bool:
         """Does :meth:`min_value_action_grad` apply (Linear and in-place ReLU critics, on the CPU)?"""
@@ -139,8 +156,9 @@ class Critics(nn.Module):
             raise ValueError("min_value_action_grad needs Linear and in-place ReLU critics on the CPU "
                              "(check writable_actor_value first)")
         with torch.no_grad():
-            q, which, hidden = rb.min_forward(layers, torch.cat([obs, action], dim=-1))
-            return q, rb.min_action_grad(layers, which, hidden, torch.ones_like(q), obs.shape[-1])
+            q, which, hidden = rb.min_forward(layers, torch.cat([obs, self._unit(action)], dim=-1))
+            grad = rb.min_action_grad(layers, which, hidden, torch.ones_like(q), obs.shape[-1])
+            return q, grad / self.action_scale if self._rescales else grad  # d unit / d a = 1 / scale
 
     def regression_backward(self, obs: torch.Tensor, action: torch.Tensor, target: torch.Tensor,
                             weight: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor] | None:
@@ -158,7 +176,7 @@ class Critics(nn.Module):
         if layers is None or not rb.writable(action, list(self.parameters())):
             return None
         with torch.no_grad():
-            return rb.regression_backward(layers, torch.cat([obs, action], dim=-1), target, weight)
+            return rb.regression_backward(layers, torch.cat([obs, self._unit(action)], dim=-1), target, weight)
 
 
 @MODEL_REGISTRY.register("qac")
@@ -203,7 +221,7 @@ class QAC(nn.Module):
         else:
             self.actor = TanhActor(_mlp(obs_size, _widths(cfg, "actor"), act_size, act), bounds)
         self.critic = Critics([_mlp(obs_size + act_size, _widths(cfg, "critic"), 1, act)
-                               for _ in range(2 if cfg["twin_critic"] else 1)])
+                               for _ in range(2 if cfg["twin_critic"] else 1)], bounds)
 
     @property
     def bounds(self) -> ActionBounds:

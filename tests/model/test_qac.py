@@ -61,7 +61,7 @@ def test_first_actor_value_is_q1_with_autograd_action_gradient_and_no_critic_gra
     if act == "relu":
         assert all(p.grad is None for p in model.critic.parameters())
     ref = base.clone().requires_grad_()
-    expected = model.critic.nets[0](torch.cat([obs, ref], dim=-1)).squeeze(-1)
+    expected = model.critic(obs, ref)[0]  # Q_1 through the forward pass (which rescales the action)
     (expected * torch.linspace(-1, 2, 64)).sum().backward()
     torch.testing.assert_close(value, expected, rtol=0, atol=1e-6)
     torch.testing.assert_close(ours.grad, ref.grad, rtol=1e-5, atol=1e-6)
@@ -186,3 +186,20 @@ def test_actors_decline_what_they_cannot_write_out(make) -> None:
     model = make()
     model.actor.net[0].weight.requires_grad_(False)
     assert model.actor.forward_for_backward(torch.randn(4, 5)) is None
+
+
+def test_the_critics_read_actions_rescaled_to_minus_one_one_as_sb3_stores_them() -> None:
+    """Bounds of very different scales (1e-3 and 100): the critics read (a - bias) / scale, so they see the same
+    inputs as on [-1, 1] bounds (SB3's critics read the [-1, 1] actions it stores); the bounds stay out of the
+    critics' checkpoint entries (the actor's carry them)."""
+    def model(low: list[float], high: list[float]) -> QAC:
+        torch.manual_seed(0)
+        return QAC(EasyDict(QAC.config, obs_shape=5, action_shape=2, action_low=low, action_high=high,
+                            hidden_size_list=[16, 16]))
+
+    wide, unit = model([-1e-3, 0.0], [1e-3, 100.0]), model([-1.0, -1.0], [1.0, 1.0])
+    obs, unit_action = torch.randn(8, 5), torch.rand(8, 2) * 2 - 1
+    env_action = unit_action * wide.bounds.scale + wide.bounds.bias
+    torch.testing.assert_close(wide.critic(obs, env_action), unit.critic(obs, unit_action))
+    assert sorted(wide.state_dict()) == sorted(unit.state_dict())
+    assert not any(key.startswith("critic.") and "action" in key for key in wide.state_dict())
