@@ -79,10 +79,10 @@ class SACPolicy(ContinuousQPolicy):
             raise ConfigError(f"policy.learn.target_entropy must be a finite number or None (-dim(A)), got "
                               f"{target_entropy!r}")
         self._target_entropy = -float(self._model.actor.act_size) if target_entropy is None else float(target_entropy)
-        # the target is the entropy of the action in [-1, 1] (SB3's and DI-engine's units, whatever the bounds); log pi
-        # here is of the env-unit action, lower by sum(log scale) (the rescaling's Jacobian), so alpha's loss compares
-        # it with the target shifted by as much (else on bounds +-1e-3 alpha grew without end)
-        self._alpha_target = self._target_entropy + float(self._model.bounds.scale.log().sum())
+        # SAC's log pi is of the action in [-1, 1] (SB3's and DI-engine's units, whatever the bounds): the env-unit
+        # action's is lower by sum(log scale), the rescaling's Jacobian, a constant that shifted alpha's equilibrium
+        # (on bounds +-1e-3 alpha grew without end) and the critics' targets (by -alpha sum(log scale) per step)
+        self._log_scale = self._model.bounds.scale.log().sum()
         self._temperature = Temperature(float(learn["alpha"])).to(self.device)
         self._learn_state["temperature"] = self._temperature
         self._add_stage("critic", adam(self._model.critic.parameters(), lr=learn["learning_rate_q"]))
@@ -115,7 +115,7 @@ class SACPolicy(ContinuousQPolicy):
         log = {"actor_loss": actor_loss.detach(), "alpha": alpha, "entropy": -log_prob.detach().mean()}
         if not self.cfg["learn"]["auto_alpha"]:
             return actor_loss, log
-        alpha_loss = sac_temperature_loss(self._temperature.log_alpha, log_prob, self._alpha_target)
+        alpha_loss = sac_temperature_loss(self._temperature.log_alpha, log_prob, self._target_entropy)
         log["alpha_loss"] = alpha_loss.detach()
         return actor_loss + alpha_loss, log  # disjoint parameters: each term's gradient reaches only its own
 
@@ -134,21 +134,23 @@ class SACPolicy(ContinuousQPolicy):
         with torch.no_grad():
             noise = torch.randn_like(mu)  # the draw _sample makes
             action, log_prob = squashed_gaussian(mu, log_std, bounds.scale, bounds.bias, noise)
+            log_prob += self._log_scale  # of the action in [-1, 1], as _sample's
             squashed = torch.tanh(mu + log_std.exp() * noise)  # squashed_gaussian's tanh(u), the same arithmetic
             q_min, dq_da = self._model.critic.min_value_action_grad(obs, action)
             grad_mu, grad_log_std = sac_actor_loss_gradients(noise, log_std, squashed, dq_da, bounds.scale, alpha)
             self._model.actor.backward_from(saved, grad_mu, grad_log_std)
             log = {"actor_loss": sac_actor_loss(log_prob, q_min, alpha), "alpha": alpha, "entropy": -log_prob.mean()}
             if self.cfg["learn"]["auto_alpha"]:
-                log["alpha_loss"] = sac_temperature_loss(log_alpha, log_prob, self._alpha_target)
+                log["alpha_loss"] = sac_temperature_loss(log_alpha, log_prob, self._target_entropy)
                 # d/d log_alpha of -mean(log_alpha (log pi + target_entropy))
-                set_gradients([log_alpha], [-(log_prob + self._alpha_target).mean()])
+                set_gradients([log_alpha], [-(log_prob + self._target_entropy).mean()])
         return log
 
     def _sample(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         mu, log_std = self._model.actor(obs)
         bounds = self._model.bounds
-        return squashed_gaussian(mu, log_std, bounds.scale, bounds.bias)
+        action, log_prob = squashed_gaussian(mu, log_std, bounds.scale, bounds.bias)
+        return action, log_prob + self._log_scale  # log pi of the action in [-1, 1] (see _init_learn)
 
     def _monitor_vars_learn(self) -> list[str]:
         names = ["critic_loss", "q_mean", "target_q_mean", "actor_loss", "alpha", "entropy"]

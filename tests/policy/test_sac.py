@@ -66,20 +66,23 @@ def test_the_temperature_falls_when_the_policy_is_more_random_than_its_target() 
 
 
 @pytest.mark.parametrize("written", [True, False])
-def test_the_temperature_does_not_depend_on_the_units_of_the_action_bounds(written: bool) -> None:
-    # SB3 and DI-engine tune alpha on the entropy of the action in [-1, 1]: the same policy on bounds +-1e-3 or +-100
-    # must move alpha as on +-1 (log pi of the env-unit action differs by the constant sum(log scale), which the
-    # temperature's target must take into account, else alpha grew without end on narrow bounds)
-    moved = []
+def test_an_update_does_not_depend_on_the_units_of_the_action_bounds(written: bool) -> None:
+    # SB3 and DI-engine take log pi of the action in [-1, 1]: the same policy on bounds +-1e-3 or +-100 must update
+    # as on +-1. log pi of the env-unit action is lower by sum(log scale): against the target entropy that made alpha
+    # grow without end on +-1e-3, and in the critics' targets it added -alpha sum(log scale) to every reward
+    logs, moved = [], []
     for bound in (1.0, 1e-3, 100.0):
         policy = continuous_policy("sac", f"policy.model.action_low=[{-bound}]", f"policy.model.action_high=[{bound}]",
                                    "policy.learn.learning_rate_alpha=0.1")
         if not written:  # the autograd path of the actor stage
             policy._temperature.log_alpha.register_hook(lambda grad: grad)
         torch.manual_seed(1)
-        policy.learn_mode.forward({**batch(), ACTION: batch()[ACTION] * (bound / 2)})
+        log = policy.learn_mode.forward({**batch(), ACTION: batch()[ACTION] * (bound / 2)})
+        logs.append({k: float(log[k]) for k in ("target_q_mean", "q_mean", "critic_loss", "entropy", "alpha_loss")})
         moved.append(policy._temperature.log_alpha.item())
-    assert moved[1] == pytest.approx(moved[0], abs=1e-4) and moved[2] == pytest.approx(moved[0], abs=1e-4)
+    for other in (1, 2):
+        assert moved[other] == pytest.approx(moved[0], abs=1e-4)
+        assert logs[other] == pytest.approx(logs[0], rel=1e-4, abs=1e-5)
 
 
 def _rollout() -> dict:
