@@ -1,6 +1,6 @@
 """The critic targets of SAC and TD3 through the policies (ding_lite/policy/sac.py, td3.py, continuous_q.py), on
 hand-computed cases: networks whose weights are zero give constant values, so the clipped double-Q target, the
-entropy term with the squash correction at asymmetric bounds, and the terminated flag can be worked out by hand."""
+entropy term at asymmetric bounds, and the terminated flag can be worked out by hand."""
 from __future__ import annotations
 
 import math
@@ -44,22 +44,23 @@ def _batch() -> dict:
             TERMINATED: np.array([False, True])}
 
 
-def test_sac_critic_target_has_the_entropy_term_with_the_rescaling_jacobian(monkeypatch) -> None:
+def test_sac_critic_target_has_the_entropy_term_of_the_action_in_minus_one_one(monkeypatch) -> None:
     policy = continuous_policy("sac", *BOUNDS, "policy.learn.alpha=0.2")
     _constant(policy._model.actor.net, [0.0] * 4)  # mu = (0, 0), log_std = (0, 0)
     _critics(policy, online=(1.0, 3.0), target=(2.0, 5.0))
     monkeypatch.setattr(torch, "randn_like", torch.zeros_like)  # the reparameterised noise: 0, so u = mu = 0
     log = policy.learn_mode.forward(_batch())
-    # a' = tanh(0)·scale + bias = (1, 0.25). Per dim, log N(u; 0, 1) at u = 0 is -log(2π)/2 and
-    # log|da/du| = log(scale·(1 − tanh²0)) = log(scale): log π(a'|s') = -log(2π) - log(2·0.25) = -log(π) = -1.1447299.
-    # -α log π = 0.2·1.1447299 = 0.2289460; min of the *target* critics = min(2, 5) = 2.
-    # y_0 = 1 + 0.9·(2 + 0.2289460) = 1 + 2.0060514 = 3.0060514;  y_1 = -1 (terminated).
-    assert log["target_q_mean"].item() == pytest.approx((3.0060514 - 1.0) / 2, abs=1e-6)
+    # a' = tanh(0)·scale + bias = (1, 0.25). log π is of the action in [-1, 1] (SB3's and DI-engine's), tanh(u):
+    # per dim, log N(u; 0, 1) at u = 0 is -log(2π)/2 and log|d tanh/du| = log(1 − tanh²0) = 0, so
+    # log π(a'|s') = -log(2π) = -1.8378771 whatever the bounds (the env-unit action's would add -log(2·0.25)).
+    # -α log π = 0.2·1.8378771 = 0.3675754; min of the *target* critics = min(2, 5) = 2.
+    # y_0 = 1 + 0.9·(2 + 0.3675754) = 1 + 2.1308179 = 3.1308179;  y_1 = -1 (terminated).
+    assert log["target_q_mean"].item() == pytest.approx((3.1308179 - 1.0) / 2, abs=1e-6)
     # online critics Q_1 = 1, Q_2 = 3: ½ Σ_j mean_b (Q_j − y_b)²
-    #   = ½·[((1 − 3.0060514)² + (1 + 1)²)/2 + ((3 − 3.0060514)² + (3 + 1)²)/2]
-    #   = ½·[(4.0242421 + 4)/2 + (0.0000366 + 16)/2] = ½·(4.0121211 + 8.0000183) = 6.0060697
-    assert log["critic_loss"].item() == pytest.approx(6.0060697, abs=1e-5)
-    # without the log(scale) terms the bonus would be 0.2·log(2π) = 0.3675754 and y_0 = 3.1108179
+    #   = ½·[((1 − 3.1308179)² + (1 + 1)²)/2 + ((3 − 3.1308179)² + (3 + 1)²)/2]
+    #   = ½·[(4.5403848 + 4)/2 + (0.0171133 + 16)/2] = ½·(4.2701924 + 8.0085567) = 6.1393745
+    assert log["critic_loss"].item() == pytest.approx(6.1393745, abs=1e-5)
+    # with the env-unit action's log π (the rescaling's log(scale) terms) the bonus was 0.2289460 and y_0 3.0060514
 
 
 def test_td3_critic_target_is_the_min_of_the_target_critics_and_stops_at_termination() -> None:
