@@ -35,8 +35,8 @@ class ContinuousQPolicy(OffPolicyPolicy):
     (:meth:`~ding_lite.model.qac.Critics.regression_backward`: same gradients, less overhead); elsewhere autograd.
 
     Collection acts uniformly at random over the env's bounds while ``env_step < learning_starts``, then calls
-    :meth:`_explore`; evaluation calls :meth:`_greedy`. Actions are in the env's units throughout (stored, fed to the
-    critics, stepped).
+    :meth:`_explore`; evaluation calls :meth:`_greedy`. Actions are in the env's units (stored, stepped, handed to the
+    critics, whose nets read them rescaled to [-1, 1]: :class:`~ding_lite.model.qac.Critics`).
     """
 
     supports_continuous = True  # the contract test runs it on a Box action space

@@ -4,6 +4,8 @@ Error in Actor-Critic Methods").
 
 Actions live in the env's units: a squashed action is ``tanh(u) * scale + bias`` with ``scale = (high - low) / 2`` and
 ``bias = (high + low) / 2`` per dimension, so it covers the env's bounds exactly (a rescaling, never a clip).
+:func:`squashed_gaussian`'s log-probability is the env-unit action's; SAC's policy adds ``sum(log scale)`` back to
+take that of the action in [-1, 1], SB3's and DI-engine's units (policy/sac.py).
 """
 from __future__ import annotations
 
