@@ -136,21 +136,20 @@ def test_import_names_missing_module_names_the_section() -> None:
     assert "PYTHONPATH" in message
 
 
-def test_import_names_module_with_missing_dependency(plugin_dir: Path) -> None:
-    (plugin_dir / "broken_plugin_dep.py").write_text("import os\nimport no_such_dependency_xyz\n")
+@pytest.mark.parametrize("module,source,section,pattern", [
     # the module was found: its own import is the culprit, named with its line (not the search path)
-    with pytest.raises(PluginImportError, match=r"^module 'broken_plugin_dep' listed in env.import_names was found, "
-                                                r"but it imports 'no_such_dependency_xyz', which is not found \(at "
-                                                r".*broken_plugin_dep.py:2\): install it, or fix that import$"):
-        import_modules("broken_plugin_dep", "env")
-
-
-def test_import_names_module_that_raises_names_its_line(plugin_dir: Path) -> None:
-    (plugin_dir / "raising_plugin.py").write_text("X = 1\nraise RuntimeError('plugin set-up failed')\n")
-    with pytest.raises(PluginImportError, match=r"^module 'raising_plugin' listed in policy.import_names failed "
-                                                r"while being imported: RuntimeError: plugin set-up failed \(at "
-                                                r".*raising_plugin.py:2\)$"):
-        import_modules("raising_plugin", "policy")
+    ("broken_plugin_dep", "import os\nimport no_such_dependency_xyz\n", "env",
+     r"^module 'broken_plugin_dep' listed in env.import_names was found, but it imports 'no_such_dependency_xyz', "
+     r"which is not found \(at .*broken_plugin_dep.py:2\): install it, or fix that import$"),
+    ("raising_plugin", "X = 1\nraise RuntimeError('plugin set-up failed')\n", "policy",
+     r"^module 'raising_plugin' listed in policy.import_names failed while being imported: RuntimeError: plugin "
+     r"set-up failed \(at .*raising_plugin.py:2\)$"),
+])
+def test_import_names_module_that_fails_names_its_line(plugin_dir: Path, module: str, source: str, section: str,
+                                                       pattern: str) -> None:
+    (plugin_dir / f"{module}.py").write_text(source)
+    with pytest.raises(PluginImportError, match=pattern):
+        import_modules(module, section)
 
 
 def test_import_names_imported_before_the_section_is_built(plugin_dir: Path) -> None:
