@@ -25,6 +25,7 @@ import traceback
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from ding_lite.di_engine_names import replacement
 from ding_lite.errors import (
     ConfigError,
     DingLiteError,
@@ -202,7 +203,7 @@ def import_modules(names: Iterable[str] | str | None, section: str = "") -> None
         except ModuleNotFoundError as exc:
             if _ours(exc.name):  # a DI-engine module with the package renamed: no path or install fixes that
                 raise PluginImportError(f"cannot import module '{name}'{where}: ding_lite has no module "
-                                        f"'{exc.name}'; {DI_ENGINE_HELPERS}") from exc
+                                        f"'{exc.name}'; {replacement(exc)}{DI_ENGINE_HELPERS}") from exc
             if exc.name and not (name == exc.name or name.startswith(exc.name + ".")):
                 # found, but its own code imports a module that is missing: the plugin's line, not a search path
                 raise PluginImportError(f"module '{name}'{where} was found, but it imports '{exc.name}', which is "
@@ -214,7 +215,7 @@ def import_modules(names: Iterable[str] | str | None, section: str = "") -> None
             ) from exc
         except ImportError as exc:
             # e.g. DI-engine's `from ding.utils import split_data_generator`, renamed: a name ding_lite does not have
-            hint = f"; {DI_ENGINE_HELPERS}" if _ours(exc.name) else ""
+            hint = f"; {replacement(exc)}{DI_ENGINE_HELPERS}" if _ours(exc.name) else ""
             raise PluginImportError(f"cannot import module '{name}'{where}: {first_line(exc)}{hint}") from exc
         except DingLiteError:
             raise  # a clash of names or a config error the module found: its own message says it

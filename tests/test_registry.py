@@ -255,9 +255,24 @@ def test_import_names_that_are_not_module_names_are_a_config_error(names) -> Non
 
 
 @pytest.mark.parametrize("line,says", [
-    ("from ding_lite.torch_utils import Adam", r"ding_lite has no module 'ding_lite.torch_utils'; DI-engine's helpers"),
+    ("from ding_lite.torch_utils import Adam",
+     r"ding_lite has no module 'ding_lite.torch_utils'; use torch\.optim\.Adam for Adam, .*; DI-engine's helpers"),
     ("from ding_lite.utils import POLICY_REGISTRY, split_data_generator",
-     r"cannot import name 'split_data_generator' from 'ding_lite.utils' .*; DI-engine's helpers"),
+     r"cannot import name 'split_data_generator' from 'ding_lite.utils' .*; use for idx in torch\.randperm\(n\)"
+     r"\.split\(batch_size\).*; DI-engine's helpers"),
+    # the line names the replacement itself (before: only the docs section)
+    ("from ding_lite.rl_utils import q_nstep_td_data, q_nstep_td_error",
+     r"cannot import name 'q_nstep_td_data' .*; use ding_lite\.rl_utils\.nstep_return\(.*td_error_loss\(.*; "
+     r"DI-engine's helpers"),
+    ("from ding_lite.rl_utils import gae, gae_data", r".*'gae_data' .*; use ding_lite\.rl_utils\.gae\(reward, value, "
+                                                    r"next_value, terminated, truncated, gamma, lam\)"),
+    ("from ding_lite.rl_utils import ppo_data, ppo_error",
+     r".*'ppo_data' .*; use ding_lite\.rl_utils\.ppo_policy_loss.*"),
+    ("from ding_lite.model import model_wrap", r".*'model_wrap' .*; use self\._model itself \(no wrappers\).*"),
+    ("from ding_lite.utils.data import default_collate", r".*no module 'ding_lite.utils.data'; use self\.obs_tensor.*"),
+    # a DI-engine name without an entry still points to the docs
+    ("from ding_lite.utils import set_pkg_seed", r"cannot import name 'set_pkg_seed' from 'ding_lite.utils' \([^;]*\); "
+                                                r"DI-engine's helpers"),
 ])
 def test_a_di_engine_helper_ding_lite_lacks_points_to_its_replacement(plugin_dir: Path, line: str, says: str) -> None:
     """A DI-engine port imports DI-engine's helpers under the renamed package; before, the line said to check the
@@ -290,3 +305,23 @@ def test_every_builtin_type_is_found_in_a_fresh_process() -> None:
     proc = subprocess.run([sys.executable, "-c", code], env=cli_env(), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "['interaction', 'plateau'] ['random']"
+
+
+def test_every_replacement_named_for_a_di_engine_helper_exists() -> None:
+    """The one-line errors name ding_lite functions (ding_lite/di_engine_names.py): each must be importable where the
+    line says, and no DI-engine name listed there may exist in ding_lite (its import would then not fail)."""
+    import importlib
+    import re
+
+    from ding_lite import di_engine_names
+
+    named = set()
+    for text in [*di_engine_names.NAMES.values(), *di_engine_names.MODULES.values()]:
+        named.update(re.findall(r"ding_lite(?:\.\w+)+", text))
+    assert named
+    for path in sorted(named):
+        module, _, attr = path.rpartition(".")
+        assert hasattr(importlib.import_module(module), attr), path
+    for module in ("ding_lite.rl_utils", "ding_lite.model", "ding_lite.utils", "ding_lite.policy"):
+        clash = set(vars(importlib.import_module(module))) & set(di_engine_names.NAMES)
+        assert not clash, f"{module} has {clash}: drop them from di_engine_names.NAMES"
