@@ -42,7 +42,6 @@ NAMES: dict[str, str] = {
     "ppo_value_error": _PPO,
     "get_epsilon_greedy_fn": "ding_lite.rl_utils.exploration.epsilon_schedule(self._cfg.other.eps), called with the "
                              "env_step that _forward_collect(obs, env_step) gets",
-    "DQN": "the registered model 'dqn' (class ding_lite.model.QNet)",
     "DiscreteHead": "the 'dqn' or 'vac' model's head settings (head_hidden_size, head_layer_num)",
 }
 

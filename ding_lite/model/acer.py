@@ -9,7 +9,7 @@ from torch import nn
 
 from ding_lite.data.keys import LOGIT, Q_VALUE
 from ding_lite.errors import ConfigError
-from ding_lite.model.common import flat_size, mlp
+from ding_lite.model.common import flat_size, mlp, template_settings
 from ding_lite.registry import MODEL_REGISTRY
 
 
@@ -20,6 +20,9 @@ class ACERNet(nn.Module):
     The two are separate MLPs (``self.actor``, ``self.critic``) so that ACER can give each its own optimiser and keep
     an average copy of the actor alone. Discrete actions only.
     """
+
+    # built from keywords outside a pipeline (no env to fill in the action space): DI-engine's default
+    standalone_defaults: dict[str, Any] = dict(action_space="discrete")
 
     config: dict[str, Any] = dict(
         type="acer",
@@ -34,8 +37,9 @@ class ACERNet(nn.Module):
         critic_head_layer_num=1,  # number of those critic head layers
     )
 
-    def __init__(self, cfg: Mapping[str, Any]) -> None:
+    def __init__(self, cfg: Mapping[str, Any] | None = None, **settings: Any) -> None:
         super().__init__()
+        cfg = template_settings(type(self), cfg, settings)  # DI-engine's Model(**cfg.policy.model) too
         if cfg.get("action_space") not in (None, "discrete"):
             raise ConfigError(f"model 'acer' needs a discrete action space, got action_space={cfg['action_space']!r}; "
                               "use a policy for continuous actions (e.g. ppo)")

@@ -229,3 +229,26 @@ def build_model(model_cfg: Mapping[str, Any], default_type: str) -> nn.Module:
 
 def _qualname(obj: Any) -> str:
     return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', type(obj).__name__)}"
+
+
+def template_settings(cls: type, cfg: Mapping[str, Any] | None, settings: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A template's settings: its ``config`` defaults under ``cfg`` (the ``policy.model`` section: what the pipelines
+    pass, complete once compiled) or under keyword ``settings``, DI-engine's way of building a model
+    (``DQN(**cfg.policy.model)``, ``VAC(obs_shape=4, action_shape=2)``). A key the template does not have is a
+    :class:`ConfigError` naming it (keywords only: a section may carry keys other parts of the config read). What
+    the env would fill in comes from the class's ``standalone_defaults`` (DI-engine's: ``action_space='discrete'``)."""
+    defaults: Mapping[str, Any] = getattr(cls, "config", {})
+    if settings:
+        if cfg is not None:
+            raise ConfigError(f"{cls.__name__}: give its settings as one mapping or as keyword arguments, not both")
+        unknown = sorted(set(settings) - set(defaults) - {"import_names"})
+        if unknown:
+            known = ", ".join(k for k in defaults if k != "type")
+            raise ConfigError(f"{cls.__name__} has no setting {unknown[0]!r} (its settings: {known})")
+        cfg = settings
+    if cfg is None:
+        raise ConfigError(f"{cls.__name__} needs its settings (at least obs_shape and action_shape)")
+    if all(key in cfg for key in defaults):
+        return cfg  # complete (a compiled section): kept as given
+    # built outside a pipeline, no env fills in what the defaults leave to it: DI-engine's defaults do
+    return {**defaults, **getattr(cls, "standalone_defaults", {}), **cfg}

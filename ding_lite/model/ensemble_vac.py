@@ -9,7 +9,7 @@ from torch import nn
 
 from ding_lite.data.keys import VALUE
 from ding_lite.errors import ConfigError
-from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, ortho_init
+from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, ortho_init, template_settings
 from ding_lite.model.encoders import build_encoder
 from ding_lite.registry import MODEL_REGISTRY
 
@@ -59,6 +59,9 @@ class EnsembleVAC(nn.Module):
     collection weighs members by; as a buffer it travels with the weights (checkpoints, remote collectors).
     """
 
+    # built from keywords outside a pipeline (no env to fill in the action space): DI-engine's default
+    standalone_defaults: dict[str, Any] = dict(action_space="discrete")
+
     config: dict[str, Any] = dict(
         type="ensemble_vac",
         obs_shape=None,  # int or list; None: from the env
@@ -74,8 +77,9 @@ class EnsembleVAC(nn.Module):
         init_log_std=0.0,  # continuous: initial log standard deviation
     )
 
-    def __init__(self, cfg: Mapping[str, Any]) -> None:
+    def __init__(self, cfg: Mapping[str, Any] | None = None, **settings: Any) -> None:
         super().__init__()
+        cfg = template_settings(type(self), cfg, settings)  # DI-engine's Model(**cfg.policy.model) too
         act_size = flat_size(cfg["action_shape"], "model.action_shape")
         actor_settings(cfg)  # checked once here, before K members are built
         k = cfg["ensemble_size"]

@@ -12,7 +12,7 @@ from torch import nn
 import ding_lite.model.relu_backward as rb
 from ding_lite.data.keys import ACTION, LOG_STD, MU
 from ding_lite.errors import ConfigError
-from ding_lite.model.common import MLP, activation, flat_size
+from ding_lite.model.common import MLP, activation, flat_size, template_settings
 from ding_lite.registry import MODEL_REGISTRY
 
 ACTION_SPACES = ("reparameterization", "regression")  # DI-engine's names: SAC's Gaussian actor, TD3's deterministic one
@@ -190,6 +190,9 @@ class QAC(nn.Module):
       ``Box``).
     """
 
+    # built from keywords outside a pipeline (no env to give the bounds): DI-engine's QAC acts in [-1, 1]
+    standalone_defaults: dict[str, Any] = dict(action_low=-1.0, action_high=1.0)
+
     config: dict[str, Any] = dict(
         type="qac",
         obs_shape=None,  # int, or a shape list whose observations are read flattened; None: from the env
@@ -206,8 +209,9 @@ class QAC(nn.Module):
         activation="relu",  # hidden-layer activation: relu, tanh, elu, gelu or silu
     )
 
-    def __init__(self, cfg: Mapping[str, Any]) -> None:
+    def __init__(self, cfg: Mapping[str, Any] | None = None, **settings: Any) -> None:
         super().__init__()
+        cfg = template_settings(type(self), cfg, settings)  # DI-engine's Model(**cfg.policy.model) too
         if cfg["action_space"] not in ACTION_SPACES:
             raise ConfigError(f"model.action_space must be one of {ACTION_SPACES} for model type 'qac', got "
                               f"{cfg['action_space']!r}")

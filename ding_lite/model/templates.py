@@ -9,7 +9,15 @@ from torch import nn
 
 from ding_lite.data.keys import LOGIT, Q_VALUE, VALUE
 from ding_lite.errors import ConfigError
-from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, head_trunk, ortho_init
+from ding_lite.model.common import (
+    actor_output,
+    actor_settings,
+    add_log_std,
+    flat_size,
+    head_trunk,
+    ortho_init,
+    template_settings,
+)
 from ding_lite.model.encoders import build_encoder
 from ding_lite.model.normalizer import RunningObsNorm
 from ding_lite.registry import MODEL_REGISTRY
@@ -34,8 +42,9 @@ class QNet(nn.Module):
         head_layer_num=1,  # hidden layers in each head branch before its output layer (0: none)
     )
 
-    def __init__(self, cfg: Mapping[str, Any]) -> None:
+    def __init__(self, cfg: Mapping[str, Any] | None = None, **settings: Any) -> None:
         super().__init__()
+        cfg = template_settings(type(self), cfg, settings)  # DI-engine's Model(**cfg.policy.model) too
         n_action = flat_size(cfg["action_shape"], "model.action_shape")
         hidden = list(cfg["encoder_hidden_size_list"])
         self.dueling = bool(cfg["dueling"])
@@ -67,6 +76,9 @@ class VAC(nn.Module):
     ``compute_critic(obs)`` returns ``{'value'}``; ``compute_actor_critic`` both.
     """
 
+    # built from keywords outside a pipeline (no env to fill in the action space): DI-engine's default
+    standalone_defaults: dict[str, Any] = dict(action_space="discrete")
+
     config: dict[str, Any] = dict(
         type="vac",
         obs_shape=None,  # int or list; None: from the env
@@ -90,8 +102,9 @@ class VAC(nn.Module):
         ortho_init=True,  # orthogonal init (sqrt 2 hidden, 0.01 actor head, 1 critic head); False: PyTorch's default
     )
 
-    def __init__(self, cfg: Mapping[str, Any]) -> None:
+    def __init__(self, cfg: Mapping[str, Any] | None = None, **settings: Any) -> None:
         super().__init__()
+        cfg = template_settings(type(self), cfg, settings)  # DI-engine's Model(**cfg.policy.model) too
         act_size = flat_size(cfg["action_shape"], "model.action_shape")
         hidden = list(cfg["encoder_hidden_size_list"])
         self.continuous, self.fixed_sigma = actor_settings(cfg)
