@@ -76,6 +76,13 @@ def test_a_discrete_start_is_added_for_the_env(tmp_path, policy):
     (np.array([0.0, 1.0]), "shape [2] (float64)"),
     (np.array([0, 2]), "action 2 for a Discrete(2)"),
     (np.array([-1, 0]), "action -1 for a Discrete(2)"),
+    # the range check's other dtypes: small and byte-swapped signed ints, unsigned ones, the most negative int64
+    (np.array([0, -5], np.int8), "action -5 for a Discrete(2)"),
+    (np.array([1, -1], ">i8"), "action -1 for a Discrete(2)"),
+    (np.array([1, 2], ">i4"), "action 2 for a Discrete(2)"),
+    (np.array([3], np.uint8), "action 3 for a Discrete(2)"),
+    (np.array([2**64 - 1], np.uint64), "action 18446744073709551615 for a Discrete(2)"),
+    (np.array([-(2**63)]), f"action {-(2**63)} for a Discrete(2)"),
 ])
 def test_discrete_actions_must_be_one_index_per_env(actions, says):
     from ding_lite.envs.envpool_env import pool_actions
@@ -84,6 +91,35 @@ def test_discrete_actions_must_be_one_index_per_env(actions, says):
     for convert in (action_to_env, pool_actions):
         with pytest.raises(ConfigError, match=re.escape(says)):
             convert(actions, gym.spaces.Discrete(2, start=3))
+
+
+def test_discrete_indices_are_checked_without_a_min_and_a_max():
+    """The range check runs at every env step: two ufunc reductions (ndarray.min and .max) were 2.5% of a CartPole
+    collect step of 8 envs (about 5 of 7 us); one comparison and a count cover a native signed batch."""
+    import sys
+
+    from ding_lite.envs.actions import discrete_indices
+    from ding_lite.errors import ConfigError
+
+    called: list[str] = []
+
+    def profile(frame, event, arg):
+        if event == "c_call":
+            called.append(arg.__name__)
+
+    space, actions = gym.spaces.Discrete(2), np.array([0, 1, 1, 0, 1, 0, 0, 1])
+    sys.setprofile(profile)
+    try:
+        indices = discrete_indices(actions, space)
+    finally:
+        sys.setprofile(None)
+    assert indices is actions
+    assert not {"min", "max"} & set(called), called
+    assert discrete_indices(np.array([], np.int64), space).shape == (0,)
+    # an int8 -1 viewed as unsigned is 255, inside Discrete(300): checked by its min and max there
+    with pytest.raises(ConfigError, match=re.escape("action -1 for a Discrete(300)")):
+        discrete_indices(np.array([0, -1], np.int8), gym.spaces.Discrete(300))
+    assert discrete_indices(np.array([127], np.int8), gym.spaces.Discrete(128))[0] == 127
 
 
 def test_box_actions_must_hold_the_space_s_size_per_env():
