@@ -2,6 +2,7 @@
 a Discrete's shifted by its ``start``."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import gymnasium as gym
@@ -19,7 +20,7 @@ def env_actions(actions: np.ndarray, space: gym.Space) -> np.ndarray:
         if np.issubdtype(space.dtype, np.integer) and np.asarray(actions).dtype.kind == "f":
             actions = np.rint(actions)
         actions = np.asarray(actions, dtype=space.dtype)
-        size = int(np.prod(space.shape))
+        size = math.prod(space.shape)  # not np.prod: a numpy reduction on a tuple, about 6 us at every env step
         if actions.ndim == 0 or actions.size != len(actions) * size:
             raise ConfigError(f"the policy's forward returned actions of shape {list(actions.shape)} for a Box "
                               f"action space of shape {list(space.shape)}, which takes (N, {size}) or "

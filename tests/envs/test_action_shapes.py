@@ -122,6 +122,27 @@ def test_discrete_indices_are_checked_without_a_min_and_a_max():
     assert discrete_indices(np.array([127], np.int8), gym.spaces.Discrete(128))[0] == 127
 
 
+def test_box_actions_are_checked_without_a_numpy_reduction():
+    """The Box size check runs at every env step: np.prod of the space's shape (a reduction through numpy's Python
+    wrappers) was about 6 us of it, 1.5% of a Pendulum PPO collect step of 8 envs (410 us on a loaded machine)."""
+    import sys
+
+    reductions: list[str] = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == "_wrapreduction":
+            reductions.append(frame.f_back.f_code.co_name)
+
+    space = gym.spaces.Box(-1.0, 1.0, (2, 3), np.float32)
+    sys.setprofile(profile)
+    try:
+        converted = env_actions(np.zeros((4, 6), np.float32), space)
+    finally:
+        sys.setprofile(None)
+    assert converted.shape == (4, 2, 3)
+    assert not reductions, reductions
+
+
 def test_box_actions_must_hold_the_space_s_size_per_env():
     from ding_lite.envs.envpool_env import pool_actions
     from ding_lite.errors import ConfigError
