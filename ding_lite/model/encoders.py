@@ -23,6 +23,7 @@ from ding_lite.model.common import activation, flat_size, mlp
 ENCODERS = ("auto", "mlp", "conv")
 NATURE_MIN_SIDE = 36  # the Nature-DQN stack (8/4, 4/2, 3/1) needs at least 36 pixels a side
 SMALL_MIN_SIDE = 4  # the small grids' stack (three 2x2 convs, stride 1) needs at least 4 cells a side
+UINT8_SCALE = 1.0 / 255.0  # model.image_scale for uint8 frames: pixels 0..255 to [0, 1]
 
 
 def image_shape(obs_shape: Any) -> tuple[int, int, int] | None:
@@ -158,8 +159,8 @@ def build_encoder(cfg: Mapping[str, Any], hidden_sizes: Sequence[int], act: str)
     ``cfg['encoder']`` is 'auto' (a conv net where :func:`conv_fits`, an MLP over the flattened observation
     otherwise), 'conv' (frames that fit only: a config error names the shape otherwise) or 'mlp' (any observation,
     flattened; integer observations are cast to float, not scaled). ``cfg['image_scale']`` multiplies pixels before
-    the convs (1/255 for uint8 frames); ``cfg['conv_layers']`` (None: chosen from the frame size) names the conv
-    stack's layers.
+    the convs (None, filled from the env: 1/255 for uint8 frames, 1 for float ones; :data:`UINT8_SCALE` where no env
+    filled it); ``cfg['conv_layers']`` (None: chosen from the frame size) names the conv stack's layers.
     """
     choice = cfg.get("encoder", "auto")
     if choice not in ENCODERS:
@@ -172,7 +173,9 @@ def build_encoder(cfg: Mapping[str, Any], hidden_sizes: Sequence[int], act: str)
                           f"policy.model.encoder='auto' or 'mlp'")
     layers_spec = conv_layers(cfg.get("conv_layers"), obs_shape if fits and choice != "mlp" else None)
     if fits and choice != "mlp":
-        encoder = ConvEncoder(obs_shape, hidden_sizes, act, float(cfg.get("image_scale", 1.0 / 255.0)), layers_spec)
+        scale = cfg.get("image_scale")  # None (a model built without an env to fill it): uint8 frames' 1/255
+        encoder = ConvEncoder(obs_shape, hidden_sizes, act, UINT8_SCALE if scale is None else float(scale),
+                              layers_spec)
         return encoder, encoder.out_size
     size = flat_size(obs_shape)
     return mlp(size, hidden_sizes, act), (int(hidden_sizes[-1]) if len(hidden_sizes) else size)
