@@ -77,10 +77,12 @@ def fill_model_shapes(cfg: EasyDict, observation_space: gym.Space, action_space:
         shape = list(observation_part(observation_space).shape or ())
         model.obs_shape = shape[0] if len(shape) == 1 else shape
     if "image_scale" in model and model.image_scale is None:
-        # uint8 frames are scaled to [0, 1] inside the model; a float image is taken as it is (the env scaled it
-        # already: 1/255 again would shrink its inputs, and the first layer's learning, 255 times)
+        # pixels (uint8 frames, or 0..255 in a wider dtype, float32 once encoded) are scaled to [0, 1] inside the
+        # model; any other image is taken as it is (a float image in [0, 1] is scaled already: 1/255 again would
+        # shrink its inputs, and the first layer's learning, 255 times)
         part = observation_part(observation_space)
-        model.image_scale = 1.0 / 255.0 if getattr(part, "dtype", None) == np.uint8 else 1.0
+        pixels = isinstance(part, gym.spaces.Box) and (part.dtype == np.uint8 or float(np.max(part.high)) == 255.0)
+        model.image_scale = 1.0 / 255.0 if pixels else 1.0
     if "action_space" in model and model.action_space is None:
         model.action_space = "discrete" if isinstance(action_space, gym.spaces.Discrete) else "continuous"
     if "action_shape" in model and model.action_shape is None:

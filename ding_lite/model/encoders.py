@@ -159,7 +159,7 @@ def build_encoder(cfg: Mapping[str, Any], hidden_sizes: Sequence[int], act: str)
     ``cfg['encoder']`` is 'auto' (a conv net where :func:`conv_fits`, an MLP over the flattened observation
     otherwise), 'conv' (frames that fit only: a config error names the shape otherwise) or 'mlp' (any observation,
     flattened; integer observations are cast to float, not scaled). ``cfg['image_scale']`` multiplies pixels before
-    the convs (None, filled from the env: 1/255 for uint8 frames, 1 for float ones; :data:`UINT8_SCALE` where no env
+    the convs (None, filled from the env: 1/255 for pixels, 1 for other images; :data:`UINT8_SCALE` where no env
     filled it); ``cfg['conv_layers']`` (None: chosen from the frame size) names the conv stack's layers.
     """
     choice = cfg.get("encoder", "auto")

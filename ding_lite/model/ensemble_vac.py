@@ -70,7 +70,7 @@ class EnsembleVAC(nn.Module):
         ensemble_size=4,  # K, number of member actors
         encoder_hidden_size_list=[64, 64],  # widths of each member's MLP and of the critic's (after convs for images)
         encoder="auto",  # 'auto' (conv for image observations, MLP for vectors), 'conv' or 'mlp'
-        image_scale=None,  # images are multiplied by this in the model; None: from the env (uint8: 1/255, else 1)
+        image_scale=None,  # images are multiplied by this in the model; None: from the env (pixels: 1/255, else 1)
         conv_layers=None,  # the conv stack, [[out_channels, kernel, stride(, padding)], ...]; None: from the frame size
         activation="tanh",  # hidden-layer activation: relu, tanh, elu, gelu or silu
         sigma_type="fixed",  # continuous: 'fixed' (learned log-std; DI-engine: 'independent') or 'conditioned'

@@ -34,7 +34,7 @@ class QNet(nn.Module):
         action_shape=None,  # number of discrete actions; None: taken from the env's action space
         encoder_hidden_size_list=[128, 128, 64],  # MLP encoder widths (after the convs for image observations)
         encoder="auto",  # 'auto' (conv for image observations, MLP for vectors), 'conv' or 'mlp'
-        image_scale=None,  # images are multiplied by this in the model; None: from the env (uint8: 1/255, else 1)
+        image_scale=None,  # images are multiplied by this in the model; None: from the env (pixels: 1/255, else 1)
         conv_layers=None,  # the conv stack, [[out_channels, kernel, stride(, padding)], ...]; None: from the frame size
         dueling=True,  # dueling head: Q = V + A - mean(A)
         activation="relu",  # hidden-layer activation: relu, tanh, elu, gelu or silu
@@ -86,7 +86,7 @@ class VAC(nn.Module):
         action_space=None,  # 'discrete' or 'continuous'; None: from the env
         encoder_hidden_size_list=[64, 64],  # widths of the actor's and the critic's MLPs (after convs for images)
         encoder="auto",  # 'auto' (conv for image observations, MLP for vectors), 'conv' or 'mlp'
-        image_scale=None,  # images are multiplied by this in the model; None: from the env (uint8: 1/255, else 1)
+        image_scale=None,  # images are multiplied by this in the model; None: from the env (pixels: 1/255, else 1)
         conv_layers=None,  # the conv stack, [[out_channels, kernel, stride(, padding)], ...]; None: from the frame size
         share_encoder=False,  # one encoder for actor and critic
         actor_head_hidden_size=None,  # DI-engine's actor head: hidden layers of this width (None: none)

@@ -41,5 +41,7 @@ def test_a_masked_float_image_and_a_set_scale():
     masked = gym.spaces.Dict(observation=gym.spaces.Box(0.0, 1.0, (2, 6, 6), np.float32),
                              action_mask=gym.spaces.MultiBinary(3))
     assert _policy("dqn", masked)[0].policy.model.image_scale == 1.0
+    int_frames = gym.spaces.Box(0, 255, (3, 8, 8), np.float32)  # an int64 0..255 image, as encoded (float32)
+    assert _policy("ppo", int_frames)[0].policy.model.image_scale == 1.0 / 255.0
     cfg, policy = _policy("ppo", gym.spaces.Box(0, 255, (3, 8, 8), np.uint8), image_scale=0.1)  # the user's value kept
     assert cfg.policy.model.image_scale == 0.1 and _scales(policy) == {0.1}
