@@ -81,8 +81,9 @@ def fill_model_shapes(cfg: EasyDict, observation_space: gym.Space, action_space:
         # model; any other image is taken as it is (a float image in [0, 1] is scaled already: 1/255 again would
         # shrink its inputs, and the first layer's learning, 255 times)
         part = observation_part(observation_space)
-        pixels = isinstance(part, gym.spaces.Box) and (part.dtype == np.uint8 or float(np.max(part.high)) == 255.0)
-        model.image_scale = 1.0 / 255.0 if pixels else 1.0
+        if len(part.shape or ()) >= 2:  # a vector observation has no image to scale: left unset in the saved config
+            pixels = isinstance(part, gym.spaces.Box) and (part.dtype == np.uint8 or float(np.max(part.high)) == 255.0)
+            model.image_scale = 1.0 / 255.0 if pixels else 1.0
     if "action_space" in model and model.action_space is None:
         model.action_space = "discrete" if isinstance(action_space, gym.spaces.Discrete) else "continuous"
     if "action_shape" in model and model.action_shape is None:
