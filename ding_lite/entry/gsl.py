@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.build import ConfigLike, fill_model_shapes_from_env, import_plugins
+from ding_lite.config import save_config
 from ding_lite.entry.serial import serial_pipeline
 from ding_lite.envs.variations import variation_ids
 from ding_lite.gsl.demos import collect_gsl_demos, evaluate_per_variation, summarize
@@ -91,6 +92,9 @@ def _run_gsl(cfg: Any, root: Path, ids: list[int], seed: int, resume: bool, addr
     settings = gsl_settings(cfg)
     if resume:  # a finished phase is not redone: a setting it ran without is refused, not silently ignored
         state.check_resume(root, ids, settings)
+    # the run's own config with its gsl section (each phase's total_config.py holds its phase's config only):
+    # `-m gsl -c <exp>/total_config.py` runs it again; written after a resume's checks, which may refuse it
+    save_config(cfg, root / "total_config.py")
     state.variations, state.settings = list(ids), settings
     earlier = set(state.phases_done)  # phases a resumed run finds done: kept, not redone
     log = setup_console_logging()
