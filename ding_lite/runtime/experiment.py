@@ -44,8 +44,21 @@ def checkpoint_to_run(cfg: EasyDict, load_ckpt: str | Path | None, exp_name: str
         return Path(cfg.policy.load_path)
     best = experiment_dir(cfg, exp_name, seed, n_seeds) / "ckpt" / "ckpt_best.pth.tar"
     if not best.is_file():
-        raise CheckpointError(f"no checkpoint given (--load-ckpt or policy.load_path) and none found at {best}")
+        raise CheckpointError(f"no checkpoint given (--load-ckpt or policy.load_path) and none found at {best}"
+                              f"{_gsl_hint(best.parent.parent)}")
     return best
+
+
+def _gsl_hint(folder: Path) -> str:
+    """Where ``folder`` holds a ``-m gsl`` run (whose top ``total_config.py`` has no checkpoint of its own: its phases
+    have theirs), the phase config to evaluate: the final generalist's (phase I's while phase II has not started)."""
+    from ding_lite.gsl.plateau import PHASE1, PHASE2  # here: the gsl package is not needed to run anything else
+
+    if not (folder / PHASE1).is_dir():
+        return ""
+    phase = PHASE2 if (folder / PHASE2).is_dir() else PHASE1
+    return (f": {folder} holds a -m gsl run, whose phases have the checkpoints: -m eval -c "
+            f"{folder / phase / 'total_config.py'}")
 
 
 def write_json(path: Path, data: Mapping[str, Any]) -> None:

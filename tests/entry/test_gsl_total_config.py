@@ -18,7 +18,7 @@ TOTALS = ("total_config.py", "phase1_generalist/total_config.py", "specialist_0/
           "phase2_generalist/total_config.py")
 
 
-def test_a_gsl_run_saves_a_total_config_that_runs_again(tmp_path: Path) -> None:
+def test_a_gsl_run_saves_a_total_config_that_runs_again(tmp_path: Path, capsys) -> None:
     config = tmp_path / "gsl_tiny.py"
     config.write_text(TINY.replace("USE_RAY", "False"))
     sets = [arg for kv in SMALL for arg in ("--set", kv)]
@@ -35,3 +35,10 @@ def test_a_gsl_run_saves_a_total_config_that_runs_again(tmp_path: Path) -> None:
                  "--no-progress"]) == 0
     for name in TOTALS:
         assert (second / name).read_text() == (first / name).read_text().replace(str(first), str(second)), name
+    # -m eval of it: the top folder holds no checkpoint; the one error line names the phase config that plays one
+    capsys.readouterr()
+    assert main(["-m", "eval", "-c", str(total), "--n-episode", "1", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    final = first / "phase2_generalist" / "total_config.py"
+    assert len(err) == 1 and f"-m eval -c {final}" in err[0], err
+    assert main(["-m", "eval", "-c", str(final), "--n-episode", "1", "--no-progress"]) == 0
