@@ -28,7 +28,8 @@ class SeedPlan:
     comparable, and ``-m eval`` of the best checkpoint reproduces its eval return); the final evaluation of the best
     checkpoint ``seed + 2000`` (episodes neither the collector nor the periodic evaluations played); the k-th Ray
     collector actor started ``seed + k * collector_env_num`` (no two actors share an env seed, a replacement actor
-    gets fresh ones); GSL's specialist k ``seed + 1 + k``.
+    gets fresh ones) while its envs' seeds stay below ``seed + 1000``, the later ones ``seed + 3000`` on (never an
+    evaluation's seeds); GSL's specialist k ``seed + 1 + k``.
 
     A segment that ``--resume`` starts (``resumed_at``: the ``(train_iter, env_step)`` of the checkpoint it continues)
     replaces ``seed`` on the collector's side only (the collector's envs, the process RNGs and the policy's own ones
@@ -70,8 +71,15 @@ class SeedPlan:
         return self.seed + 1
 
     def collector_actor(self, k: int, collector_env_num: int) -> int:
-        """The ``k``-th Ray collector actor started (replacements included) over ``collector_env_num`` envs."""
-        return self.collector + k * collector_env_num
+        """The ``k``-th Ray collector actor started (replacements included) over ``collector_env_num`` envs: its env
+        ``i`` gets ``collector + k * collector_env_num + i`` while that stays below ``collector + 1000``; later actors
+        go on from ``collector + 3000``, past the evaluations' env seeds (``seed + 1000 + i``, ``seed + 2000 + i``)."""
+        below = max(1, EVAL_SEED_OFFSET // collector_env_num)  # actors whose every env seed is below the evaluator's
+        if k < below:
+            return self.collector + k * collector_env_num
+        # a long run's replacements (or many actors of many envs) would otherwise step the evaluator's episodes
+        above = max(3 * EVAL_SEED_OFFSET, below * collector_env_num)
+        return self.collector + above + (k - below) * collector_env_num
 
     def specialist(self, k: int) -> int:
         """GSL's specialist ``k`` (its phase I and II run on ``seed``)."""

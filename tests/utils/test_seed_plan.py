@@ -33,3 +33,24 @@ def test_a_resumed_segment_collects_on_seeds_of_its_own() -> None:
     assert resumed.collector_actor(1, 4) == resumed.collector + 4
     assert (resumed.evaluator, resumed.final_eval, resumed.eval_players) == (1007, 2007, 8)
     assert [resumed.specialist(k) for k in range(2)] == [8, 9]
+
+
+@pytest.mark.unittest
+@pytest.mark.parametrize("env_num", [1, 5, 8, 16, 100, 250, 1500])
+@pytest.mark.parametrize("plan", [SeedPlan(7), SeedPlan(7, (40, 320))], ids=["fresh", "resumed"])
+def test_collector_actors_never_step_an_evaluation_s_env_seeds(plan: SeedPlan, env_num: int) -> None:
+    """Replacement actors take new k: over a long run k grows without bound. With 8 envs, actor 125 used to get
+    seed + 1000, the evaluator's seeds (and actor 250 the final evaluation's). The actors whose env seeds stay below
+    seed + 1000 keep theirs (every fresh run's published numbers); the later ones go on past the evaluations'."""
+    eval_num = 16
+    evaluations = {plan.evaluator + i for i in range(eval_num)} | {plan.final_eval + i for i in range(eval_num)}
+    seen: set[int] = set()
+    for k in range(4000 // env_num + 50):
+        start = plan.collector_actor(k, env_num)
+        block = set(range(start, start + env_num))
+        if k == 0 or (k + 1) * env_num <= EVAL_SEED_OFFSET:
+            assert start == plan.collector + k * env_num
+        if env_num <= EVAL_SEED_OFFSET:  # (1500 envs: the serial collector's own seeds reach seed + 1000 already)
+            assert not block & evaluations, (k, start)
+        assert not block & seen, (k, start)
+        seen |= block
