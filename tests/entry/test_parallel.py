@@ -103,6 +103,7 @@ class _FakeRay:
     def __init__(self, start_results: list[Any]) -> None:
         self.start_results = start_results  # what each new actor's ready() gives: True, or an exception (a death)
         self.killed = 0
+        self.seeds: list[int] = []  # the seed each started actor got
 
     def remote(self, **options: Any) -> Any:
         fake = self
@@ -113,6 +114,7 @@ class _FakeRay:
                 class Starter:
                     @staticmethod
                     def remote(cfg: Any, seed: int, folders: tuple[str, ...] = ()) -> Any:
+                        fake.seeds.append(seed)
                         result = fake.start_results.pop(0) if fake.start_results else True
                         return type("Handle", (), {"ready": type("M", (), {"remote": staticmethod(lambda: result)})})
 
@@ -164,6 +166,21 @@ def test_a_replacement_dying_while_it_starts_counts_as_a_death_in_a_row():
         factory.replace("collector0", _FakeRay.exceptions.RayError("actor died"), env_step=0)
     assert factory.restarts == 2
 
+
+@pytest.mark.unittest
+def test_replacement_collectors_of_a_long_run_never_get_the_evaluators_env_seeds():
+    """200 replacements of one slot (8 envs each): the 125th used to seed its envs 1000..1007, the evaluator's."""
+    cfg = load_config(DQN_CONFIG, overrides=["parallel.actor_restart_window=None"])
+    fake = _FakeRay([])
+    factory = ActorFactory(fake, cfg, SeedPlan(0))
+    factory.collector(0)
+    for _ in range(200):
+        factory.replace("collector0", _FakeRay.exceptions.RayError("preempted"), env_step=0)
+        factory.succeeded("collector0")
+    env_num, eval_num = int(cfg.env.collector_env_num), int(cfg.env.evaluator_env_num)
+    envs = [seed + i for seed in fake.seeds for i in range(env_num)]
+    assert fake.seeds[:3] == [0, env_num, 2 * env_num] and len(envs) == len(set(envs)) == 201 * env_num
+    assert not set(envs) & {SeedPlan(0).evaluator + i for i in range(eval_num)}
 
 # ---- the in-process runs share one local Ray (conftest's local_ray) ---------------------------------------------
 @pytest.mark.algotest
