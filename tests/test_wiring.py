@@ -40,6 +40,7 @@ ALLOWED: dict[str, str] = {
     "model.obs_shape": "config resolution: model shapes filled from the env's spaces",
     "model.action_shape": "config resolution: model shapes filled from the env's spaces",
     "model.action_space": "config resolution: model shapes filled from the env's spaces",
+    "model.image_scale": "config resolution: an image observation's scale filled from the env's space (pixels or not)",
     "cfg.exp_name": "config resolution: the run's own experiment folder written into the saved config",
     "cfg.env.end_when_out": "config resolution: a self-play game ends when the learner's seats are out",
 }
