@@ -17,9 +17,11 @@ from easydict import EasyDict
 from ding_lite.config import compile_config, read_config
 from ding_lite.config.compile import SECTIONS_BY_PATH, CompiledConfig, section_at
 from ding_lite.config.frozen import thawed
+from ding_lite.envs.env_manager import BaseEnvManager
 from ding_lite.envs.env_outputs import close_env
 from ding_lite.envs.gym_env import build_env, check_env_constructor, env_fn, eval_env_config
 from ding_lite.envs.hooks import BuildsOwnEnvs, ChecksConfig, HasVariations
+from ding_lite.envs.probe import try_reset_and_step
 from ding_lite.envs.spaces import is_masked, observation_part
 from ding_lite.envs.variations import variation_env_fns, variation_ids
 from ding_lite.errors import ConfigError, naming_envs
@@ -262,8 +264,10 @@ def warn_of_unread_variations(env_cfg: Mapping[str, Any]) -> None:
 
 def fill_model_shapes_from_env(cfg: EasyDict) -> None:
     """Resolve a plain env's part of a config before anything is built or written: check the env section, fill the
-    model shapes from one probe env (closed again) and check them. The probe is one env as the env managers build
-    it: ``build_env``, or a one-env manager where the manager makes its own envs (envpool)."""
+    model shapes from one probe env (closed again) and check them; under the ``base`` env manager it is also reset and
+    stepped once (gymnasium's API and the outputs the collectors take, :mod:`ding_lite.envs.probe`). The probe is one
+    env as the env managers build it: ``build_env``, or a one-env manager where the manager makes its own envs
+    (envpool)."""
     check_single_agent(cfg)
     check_env_config(cfg.env)
     warn_of_unread_variations(cfg.env)
@@ -272,6 +276,8 @@ def fill_model_shapes_from_env(cfg: EasyDict) -> None:
     try:
         fill_model_shapes(cfg, probe.observation_space, probe.action_space)
         check_model_shapes(cfg, probe.observation_space, probe.action_space)
+        if manager_type is BaseEnvManager:  # in this process, as the run will; not a worker's env (envs/probe.py)
+            try_reset_and_step(probe, f"env '{cfg.env.get('env_id') or cfg.env.type}'")
     finally:
         if isinstance(probe, gym.Env):
             close_env(probe, f"env '{cfg.env.get('env_id') or cfg.env.type}' (a probe of its spaces)")

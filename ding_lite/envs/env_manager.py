@@ -351,7 +351,7 @@ class BaseEnvManager(EnvManager):
         # one C-level conversion per column (np.array of a tuple is cheaper than np.stack, and than N row writes)
         try:
             obs_list, reward_list, term_list, trunc_list, _ = zip(*results, strict=True)
-        except ValueError:  # not every step gave 5 values
+        except (TypeError, ValueError):  # not every step gave 5 values (None is not even a sequence)
             for i, result in enumerate(results):
                 checked_step(result, i)
             raise
