@@ -14,7 +14,8 @@ from ding_lite.registry import LEARNER_HOOK_REGISTRY
 from ding_lite.utils.checkpoint import CKPT_SUFFIX, checkpoint_iteration, load_policy_weights, save_checkpoint
 from ding_lite.utils.log import is_scalar
 
-POSITIONS = ("before_run", "after_iter", "after_eval", "after_run")
+POSITIONS = ("before_run", "after_iter", "after_eval", "after_run", "after_save")  # after_save: a checkpoint
+# was written (its path: BaseLearner.last_saved)
 
 
 class BaseLearner:
@@ -35,6 +36,7 @@ class BaseLearner:
             log_show_after_iter=100,  # log learn scalars every this many iterations
             save_ckpt_after_iter=10000,  # write ckpt/iteration_N.pth.tar every this many iterations
             save_ckpt_after_run=True,  # write a final checkpoint when the run ends
+            keep_iteration_ckpt=0,  # iteration_N.pth.tar kept, the newest (0: all, as DI-engine); bounds the disk
             # ckpt/resume_N.pth.tar for --resume, kept fresh by wall time (the last `keep` are kept)
             save_resume_ckpt=dict(
                 every_seconds=300.0,  # at the end of an iteration once this long passed since the last one
@@ -66,6 +68,7 @@ class BaseLearner:
         self._saved_with: dict[str, Callable[[str], Any]] = {}  # extra checkpoint entries (save_with_checkpoints)
         self._update_end: int | None = None  # train_iter at the end of the update in progress (one_update)
         self._due: list[str] = []  # checkpoints due within it, written at its end
+        self.last_saved: Path | None = None  # the checkpoint written last (for the after_save hooks)
         for name, value in (cfg.get("hook") or {}).items():
             hook = LEARNER_HOOK_REGISTRY.build(name, value)
             for position in getattr(hook, "positions", None) or (hook.position,):
@@ -185,7 +188,9 @@ class BaseLearner:
             return self.ckpt_dir / f"{name}{CKPT_SUFFIX}"
         if self.logger is not None:  # the events logged so far go with the checkpoint (a resume cuts back to it)
             self.logger.flush_events()
-        return save_checkpoint(self.ckpt_dir / f"{name}.pth.tar", self.checkpoint_state(name))
+        self.last_saved = save_checkpoint(self.ckpt_dir / f"{name}.pth.tar", self.checkpoint_state(name))
+        self.call_hooks("after_save")
+        return self.last_saved
 
     def load_checkpoint(self, path: str | Path, state: dict[str, Any] | None = None) -> None:
         """Restore policy state, ``train_iter``, ``env_step`` and the best eval return from a checkpoint (``state``:
@@ -245,6 +250,31 @@ class FinalCkptHook:
     def __call__(self, learner: BaseLearner) -> None:
         if self.enabled and (learner.train_iter > 0 or learner.env_step > 0):
             learner.save_checkpoint(f"iteration_{learner.train_iter}")
+
+
+@LEARNER_HOOK_REGISTRY.register("keep_iteration_ckpt")
+class KeepIterationCkptHook:
+    """After each ``iteration_N.pth.tar`` written, deletes all but the newest ``keep`` of those up to its N (0: none
+    deleted). ``--resume`` reads only the newest readable one, and ``ckpt_best`` / ``resume_N`` are not touched.
+    Those of a larger N (a run resumed from an earlier one) are left alone: they are not this run's to delete."""
+
+    position = "after_save"
+
+    def __init__(self, keep: int) -> None:
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
+            raise ConfigError(f"policy.learn.learner.hook.keep_iteration_ckpt must be an int >= 0 (0: keep all), "
+                              f"got {keep!r}")
+        self.keep = keep
+
+    def __call__(self, learner: BaseLearner) -> None:
+        newest = learner.last_saved
+        mine = checkpoint_iteration(newest, "iteration_") if newest is not None else None
+        if self.keep == 0 or newest is None or mine is None:
+            return
+        found = ((checkpoint_iteration(p, "iteration_"), p) for p in newest.parent.glob(f"iteration_*{CKPT_SUFFIX}"))
+        older = sorted((n, p) for n, p in found if n is not None and n <= mine)
+        for _, path in older[:-self.keep]:
+            path.unlink(missing_ok=True)
 
 
 @LEARNER_HOOK_REGISTRY.register("save_resume_ckpt")

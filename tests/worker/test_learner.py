@@ -220,3 +220,38 @@ def test_the_final_checkpoint_records_the_collects_after_the_last_update(tmp_pat
     learner.end_run(env_step=72)  # one more collect, no update due
     assert learner.env_step == 72
     assert load_checkpoint(tmp_path / "ckpt" / "iteration_1.pth.tar")["env_step"] == 72
+
+
+def test_keep_iteration_ckpt_bounds_the_periodic_checkpoints_on_disk(tmp_path: Path) -> None:
+    """Before, every ckpt/iteration_N.pth.tar was kept for ever and there was no setting to bound them: a 10M-step
+    HalfCheetah SAC run (3.2 MB each, one per 10,000 updates) writes 1,000 of them (3.2 GB), Pong DQN 104 of 27 MB.
+    With keep_iteration_ckpt=2 only the newest two stay; ckpt_best, resume_N and those of a larger N are kept."""
+    from ding_lite.utils.checkpoint import latest_checkpoint
+
+    learner = BaseLearner({"hook": {"save_ckpt_after_iter": 1, "keep_iteration_ckpt": 2}}, _DictPolicy(), tmp_path)
+    (tmp_path / "ckpt").mkdir()
+    learner.save_checkpoint("iteration_99")  # of a later span, left by a run resumed from an earlier checkpoint
+    learner.save_checkpoint("resume_1")
+    for k in range(1, 6):
+        learner.train({}, env_step=8 * k)
+    learner.save_checkpoint("ckpt_best")
+    assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == \
+        ["ckpt_best.pth.tar", "iteration_4.pth.tar", "iteration_5.pth.tar", "iteration_99.pth.tar",
+         "resume_1.pth.tar"]
+    (tmp_path / "ckpt" / "iteration_99.pth.tar").unlink()
+    assert latest_checkpoint(tmp_path / "ckpt").name == "iteration_5.pth.tar"  # what --resume continues from
+
+
+def test_iteration_checkpoints_are_all_kept_by_default_as_in_di_engine(tmp_path: Path) -> None:
+    learner = BaseLearner({"hook": {"save_ckpt_after_iter": 1, "keep_iteration_ckpt": 0}}, _DictPolicy(), tmp_path)
+    for k in range(1, 4):
+        learner.train({}, env_step=8 * k)
+    assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == [f"iteration_{k}.pth.tar" for k in (1, 2, 3)]
+
+
+@pytest.mark.parametrize("keep", [-1, 1.5, True, "2"])
+def test_a_bad_keep_iteration_ckpt_is_a_config_error_naming_the_key(keep) -> None:
+    from ding_lite.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="policy.learn.learner.hook.keep_iteration_ckpt"):
+        BaseLearner({"hook": {"keep_iteration_ckpt": keep}}, _DictPolicy())
