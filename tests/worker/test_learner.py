@@ -102,11 +102,11 @@ def test_progress_bar_stays_within_its_total(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_resume_checkpoints_by_wall_time_at_evaluations_rotated(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    import ding_lite.worker.learner as learner_module
+    import ding_lite.worker.learner_hooks as hooks_module
     from ding_lite.utils.checkpoint import latest_checkpoint
 
     clock = [0.0]
-    monkeypatch.setattr(learner_module.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(hooks_module.time, "monotonic", lambda: clock[0])
     cfg, policy = _ppo(1, 64, save_ckpt_after_iter=0, log_show_after_iter=0, save_ckpt_after_run=False,
                        save_resume_ckpt=dict(every_seconds=100.0, at_eval_after_seconds=10.0, keep=2))
     learner = BaseLearner(cfg.policy.learn.learner, policy, tmp_path)
@@ -134,10 +134,10 @@ def test_resume_checkpoints_left_one_too_many_by_a_kill_are_pruned_at_the_first_
     """A run killed after writing resume_3 but before deleting resume_1 leaves three; the run resumed from resume_3
     rewrites resume_3 first, and that write prunes the oldest (it used to return before pruning: a flake of the GSL
     kill-and-resume test under load)."""
-    import ding_lite.worker.learner as learner_module
+    import ding_lite.worker.learner_hooks as hooks_module
 
     clock = [0.0]
-    monkeypatch.setattr(learner_module.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(hooks_module.time, "monotonic", lambda: clock[0])
     cfg, policy = _ppo(1, 64, save_ckpt_after_iter=0, log_show_after_iter=0, save_ckpt_after_run=False,
                        save_resume_ckpt=dict(every_seconds=100.0, at_eval_after_seconds=0.0, keep=2))
     learner = BaseLearner(cfg.policy.learn.learner, policy, tmp_path)
