@@ -25,6 +25,7 @@ import numpy as np
 
 from ding_lite.envs.env_manager import EnvManager, StepResult
 from ding_lite.envs.env_outputs import close_env, copied_obs, obs_row, put_obs
+from ding_lite.envs.fresh_process import fresh_process_env_fns
 from ding_lite.envs.subprocess_worker import (
     BROKEN,
     ERROR,
@@ -82,7 +83,10 @@ class SubprocessEnvManager(EnvManager):
         self.step_timeout = _timeout(settings, "step_timeout")
         self.reset_timeout = _timeout(settings, "reset_timeout")
         self.max_retry = _env_budget(settings).max_in_a_row  # (checks the settings before any process starts)
-        self._ctx: Any = mp.get_context(_start_method(settings.get("context")))
+        method = _start_method(settings.get("context"))
+        self._ctx: Any = mp.get_context(method)
+        if method != "fork":  # a fresh process per worker: what it needs must be picklable and importable there
+            env_fns = fresh_process_env_fns(env_fns, method)
         probe = env_fns[0]()  # the spaces, read in this process (as gymnasium's AsyncVectorEnv does)
         try:
             observation_space, action_space = probe.observation_space, probe.action_space

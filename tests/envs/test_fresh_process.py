@@ -1,0 +1,85 @@
+"""Env workers started with 'spawn' / 'forkserver' are fresh processes: an env type they cannot import or a factory
+they cannot unpickle is one ConfigError before any worker starts (not max_retry restarts with a warning each), and a
+type registered by a module the config file imported (not named in import_names) runs as under 'fork'."""
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ding_lite.build import build_env_manager
+from ding_lite.cli import main
+from ding_lite.errors import ConfigError
+
+pytestmark = pytest.mark.unittest
+
+TUTORIAL = Path(__file__).resolve().parents[2] / "docs" / "tutorial"
+
+INLINE_CONFIG = textwrap.dedent('''
+    import gymnasium as gym
+    import numpy as np
+    from ding_lite.registry import ENV_REGISTRY
+
+    @ENV_REGISTRY.register("fresh_process_inline")
+    class InlineEnv(gym.Env):
+        def __init__(self, cfg):
+            self.observation_space = gym.spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
+            self.action_space = gym.spaces.Discrete(2)
+
+        def reset(self, *, seed=None, options=None):
+            super().reset(seed=seed)
+            return np.zeros(2, np.float32), {}
+
+        def step(self, action):
+            return np.zeros(2, np.float32), 1.0, True, False, {}
+
+    main_config = dict(
+        env=dict(type="fresh_process_inline", collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1,
+                 manager=dict(type="subprocess", context="spawn")),
+        policy=dict(type="dqn"),
+    )
+''')
+
+
+@pytest.mark.parametrize("context", ["spawn", "forkserver"])
+def test_env_type_defined_in_the_config_file_is_one_line_before_anything_is_written(
+        tmp_path: Path, capsys: pytest.CaptureFixture, context: str) -> None:
+    config = tmp_path / "inline_config.py"
+    config.write_text(INLINE_CONFIG)
+    exp = tmp_path / "exp"
+    code = main(["-c", str(config), "--max-env-step", "8", "--exp-name", str(exp), "--no-progress",
+                 "--set", f"env.manager.context={context}"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.count("\n") == 0 and "warning" not in err, err
+    assert f"env.manager.context='{context}'" in err and "'fresh_process_inline'" in err
+    assert "inline_config.py" in err and "env.import_names" in err
+    assert not exp.exists()
+
+
+def test_unpicklable_env_setting_is_named(tmp_path: Path) -> None:
+    env_cfg = dict(type="gymnasium", env_id="CartPole-v1", kwargs=dict(render_fn=lambda: None),
+                   manager=dict(type="subprocess", context="spawn"))
+    with pytest.raises(ConfigError, match=r"env\.kwargs\.render_fn cannot be pickled"):
+        build_env_manager(env_cfg, 1, 0)
+
+
+def test_type_registered_by_a_module_the_config_imported_runs_under_spawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The config file imports the env's module itself and names no import_names: 'fork' workers inherit the
+    registration, and a 'spawn' worker imports the registering module first, so both give the same trajectory."""
+    monkeypatch.syspath_prepend(str(TUTORIAL))
+    monkeypatch.delitem(sys.modules, "corridor_env", raising=False)
+    import corridor_env  # noqa: F401  (registers 'corridor', as a config file's own import would)
+
+    env_cfg = dict(type="corridor", length=8, step_penalty=0.01, max_episode_steps=50)
+    actions = np.array([[1], [0], [1], [1], [1], [1], [1], [1]])
+    runs = []
+    for manager in (dict(type="base"), dict(type="subprocess", context="spawn")):
+        with build_env_manager({**env_cfg, "manager": manager}, 1, 3) as env:
+            rows = [env.reset().copy()]
+            rows += [env.step(a).next_obs.copy() for a in actions]
+            runs.append(np.stack(rows))
+    np.testing.assert_array_equal(runs[0], runs[1])
