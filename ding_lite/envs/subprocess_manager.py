@@ -85,6 +85,9 @@ class SubprocessEnvManager(EnvManager):
         self.max_retry = _env_budget(settings).max_in_a_row  # (checks the settings before any process starts)
         method = _start_method(settings.get("context"))
         self._ctx: Any = mp.get_context(method)
+        # a forkserver worker is the fork server's child, not ours: it watches that process (which exits with this
+        # one) to tell whether it is orphaned; compared with our pid it left after each idle 0.5 s and was restarted
+        self._parent_pid = None if method == "forkserver" else os.getpid()
         if method != "fork":  # a fresh process per worker: what it needs must be picklable and importable there
             env_fns = fresh_process_env_fns(env_fns, method)
         probe = env_fns[0]()  # the spaces, read in this process (as gymnasium's AsyncVectorEnv does)
@@ -205,7 +208,7 @@ class SubprocessEnvManager(EnvManager):
     def _start(self, i: int) -> None:
         parent_conn, child_conn = self._ctx.Pipe()
         process = self._ctx.Process(target=worker_main, name=f"ding_lite-env-{i}", daemon=True,
-                                    args=(i, self._env_fns[i], child_conn, self._shared, os.getpid()))
+                                    args=(i, self._env_fns[i], child_conn, self._shared, self._parent_pid))
         process.start()
         child_conn.close()  # only the worker holds its end: its death then shows as EOF on ours
         self._workers[i] = Worker(process, parent_conn)

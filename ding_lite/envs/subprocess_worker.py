@@ -76,9 +76,12 @@ class SharedArrays:
 
 
 def worker_main(index: int, env_fn: Callable[[], gym.Env], conn: Any, shared: SharedArrays,
-                 parent_pid: int) -> None:
+                 parent_pid: int | None) -> None:
     """Body of a worker process: build the env, then serve commands until CLOSE or until the main process is gone.
-    Anything the env raises is sent back as ``(ERROR, text, traceback)`` and ends the worker."""
+    Anything the env raises is sent back as ``(ERROR, text, traceback)`` and ends the worker.
+
+    ``parent_pid``: the main process, the worker's parent ('fork', 'spawn'); None where another process starts the
+    worker ('forkserver': the fork server, which exits with the main process), whose pid the worker then watches."""
     # Ctrl-C reaches the whole process group, and so does a SIGTERM sent to it (a batch scheduler's stop, kill -TERM
     # -<pgid>): the main process alone decides (a stop at a safe point) and closes the workers itself. A worker ended
     # by the signal would count as a failed env. Killed outright, the main process leaves idle workers orphaned,
@@ -88,8 +91,9 @@ def worker_main(index: int, env_fn: Callable[[], gym.Env], conn: Any, shared: Sh
     doing = ["building the env"]  # what the worker is at, for the error text
     env = None
     try:
+        watched = os.getppid() if parent_pid is None else parent_pid
         env = env_fn()
-        _serve(index, env, conn, shared.views(), parent_pid, doing)
+        _serve(index, env, conn, shared.views(), watched, doing)
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the main process closed our pipe: nobody is listening
     except EnvError as exc:  # the env's outputs broke the API (the checks below): no restart would mend that

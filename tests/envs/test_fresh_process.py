@@ -1,10 +1,15 @@
 """Env workers started with 'spawn' / 'forkserver' are fresh processes: an env type they cannot import or a factory
 they cannot unpickle is one ConfigError before any worker starts (not max_retry restarts with a warning each), and a
-type registered by a module the config file imported (not named in import_names) runs as under 'fork'."""
+type registered by a module the config file imported (not named in import_names) runs as under 'fork'. A
+'forkserver' worker is the fork server's child: idle, it must not take itself for an orphan."""
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -83,3 +88,52 @@ def test_type_registered_by_a_module_the_config_imported_runs_under_spawn(monkey
             rows += [env.step(a).next_obs.copy() for a in actions]
             runs.append(np.stack(rows))
     np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_an_idle_forkserver_worker_stays_and_steps_as_base() -> None:
+    """A forkserver worker idle for longer than its orphan check (0.5 s: an evaluator's envs while the learner
+    trains) used to compare its parent, the fork server, with the main process's pid, leave, and be restarted with
+    another seed: a warning per restart and other numbers than 'fork'."""
+    cartpole = dict(type="gymnasium", env_id="CartPole-v1")
+    runs = []
+    for manager in (dict(type="base"), dict(type="subprocess", context="forkserver")):
+        with build_env_manager({**cartpole, "manager": manager}, 1, 0) as env:
+            rows = [env.reset().copy()]
+            time.sleep(1.2)
+            rows += [env.step(np.array([a])).next_obs.copy() for a in (0, 1, 1)]
+            assert env.restart_count == 0
+            runs.append(np.stack(rows))
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
+ORPHAN_SCRIPT = textwrap.dedent("""
+    import os, signal
+    import numpy as np
+    from ding_lite.build import build_env_manager
+    env = build_env_manager(dict(type="gymnasium", env_id="CartPole-v1",
+                                 manager=dict(type="subprocess", context="forkserver")), 2, 0)
+    env.reset()
+    env.step(np.zeros(2, dtype=np.int64))
+    print(" ".join(map(str, env.worker_pids())), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+""")
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_forkserver_workers_end_when_the_main_process_is_killed(repo_root: Path) -> None:
+    proc = subprocess.run([sys.executable, "-c", ORPHAN_SCRIPT], capture_output=True, text=True, timeout=60,
+                          cwd=str(repo_root), env={**os.environ, "PYTHONPATH": str(repo_root)})
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    pids = [int(p) for p in proc.stdout.split()]
+    assert len(pids) == 2, proc.stderr
+    deadline = time.monotonic() + 5.0
+    while any(_running(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_running(p) for p in pids)
