@@ -31,6 +31,7 @@ from ding_lite.envs.subprocess_worker import (
     ERROR,
     RESET,
     STEP,
+    UNBUILT,
     SharedArrays,
     Worker,
     WorkerFailure,
@@ -267,6 +268,9 @@ class SubprocessEnvManager(EnvManager):
         if not msg:
             return msg
         reply = pickle.loads(msg)
+        if reply[0] == UNBUILT:  # a new worker would not resolve the settings either
+            self.close()
+            raise EnvError(reply[1])
         if reply[0] == BROKEN:  # deterministic: a new worker would fail the same way, so no restart
             self.close()
             raise EnvError(f"{reply[1]} (the subprocess env manager restarts a crashed or hung env, not one whose "

@@ -27,12 +27,13 @@ from ding_lite.envs.env_outputs import (
     put_obs,
     raised,
 )
-from ding_lite.errors import EnvError
+from ding_lite.errors import ConfigError, EnvError
 
 STEP, RESET, CLOSE = 0, 1, 2  # commands
 # replies besides the empty "ok"; BROKEN: the env broke gymnasium's API (a deterministic fault: a new worker would
 # break it again, so the manager stops instead of restarting)
 DONE, ERROR, BROKEN = "done", "error", "broken"
+UNBUILT = "unbuilt"  # the env's settings do not resolve in the worker (a fresh process): deterministic too
 _PARENT_CHECK_S = 0.5  # an idle worker checks this often whether the main process still exists
 _CLOSE_WAIT_S = 2.0  # close(): how long workers get to exit on their own before they are killed
 SHAREABLE = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
@@ -92,7 +93,13 @@ def worker_main(index: int, env_fn: Callable[[], gym.Env], conn: Any, shared: Sh
     env = None
     try:
         watched = os.getppid() if parent_pid is None else parent_pid
-        env = env_fn()
+        try:
+            env = env_fn()
+        except ConfigError as exc:  # a setting the worker cannot resolve: a new worker would fail alike
+            text = (f"env {index} cannot be built in its worker process: {exc} (a 'spawn' or 'forkserver' worker has "
+                    f"only the env types and ids that env.import_names register; no restart would mend that)")
+            conn.send_bytes(pickle.dumps((UNBUILT, text, traceback.format_exc()), pickle.HIGHEST_PROTOCOL))
+            return
         _serve(index, env, conn, shared.views(), watched, doing)
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the main process closed our pipe: nobody is listening

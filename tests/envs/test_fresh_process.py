@@ -137,3 +137,21 @@ def test_forkserver_workers_end_when_the_main_process_is_killed(repo_root: Path)
     while any(_running(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(_running(p) for p in pids)
+
+
+def test_a_gymnasium_id_registered_only_in_the_main_process_stops_at_once_under_spawn() -> None:
+    """gymnasium.register in the config file itself: a spawned worker does not know the id. A setting no new worker
+    would resolve is one error at the first reset, not max_retry restarts with a warning each."""
+    import gymnasium as gym
+
+    from ding_lite.errors import EnvError
+
+    env_id = "FreshProcessCartPole-v0"
+    if env_id not in gym.registry:
+        gym.register(env_id, entry_point="gymnasium.envs.classic_control.cartpole:CartPoleEnv")
+    env_cfg = dict(type="gymnasium", env_id=env_id, manager=dict(type="subprocess", context="spawn", max_retry=1))
+    with build_env_manager(env_cfg, 1, 0) as env:
+        with pytest.raises(EnvError, match=rf"env 0 cannot be built in its worker process: .*'{env_id}'.*"
+                                           r"env\.import_names"):
+            env.reset()
+        assert env.restart_count == 0
