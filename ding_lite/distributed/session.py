@@ -2,6 +2,7 @@
 cluster can place every actor."""
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -11,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from ding_lite.errors import ConfigError, PluginImportError, Terminated, first_line
+from ding_lite.errors import ConfigError, PluginImportError, Terminated, WorkerError, first_line
 
 # Ray 2.59 is the first whose local instances (ray.init() without an address) use token authentication by default
 # (ray-project/ray#64755, in the 2.59.0 release); with an older Ray anyone who reaches the ports runs code.
@@ -63,7 +64,15 @@ def ray_session(ray: Any, address: str | None, num_cpus: int | None) -> Iterator
         # address='local': a new instance even where `ray start` left a cluster on this machine (plain ray.init()
         # would join that one); bound to 127.0.0.1: nothing on the network reaches its GCS, raylet or workers
         with _loopback_only(ray):
-            ray.init(address="local", num_cpus=int(num_cpus or os.cpu_count() or 1), include_dashboard=False, **quiet)
+            try:
+                ray.init(address="local", num_cpus=int(num_cpus or os.cpu_count() or 1), include_dashboard=False,
+                         **quiet)
+            except Exception as exc:  # noqa: BLE001 (Ray raises a bare Exception when its processes start too slowly)
+                with contextlib.suppress(Exception):
+                    ray.shutdown()  # whatever of the instance did start
+                raise WorkerError(f"the local Ray instance did not start: {last_line(exc)} (Ray gives its processes "
+                                  f"30 s; on a machine this busy, start the run again once the load is lower, or "
+                                  f"join a running cluster with --address)") from exc
     try:
         with _sigterm_as_interrupt():
             yield
