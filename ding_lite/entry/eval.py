@@ -16,6 +16,7 @@ from ding_lite.config.frozen import freeze
 from ding_lite.errors import ConfigError
 from ding_lite.league.seats import is_selfplay_config
 from ding_lite.runtime.experiment import checkpoint_to_run
+from ding_lite.runtime.model_drift import warn_of_model_drift
 from ding_lite.runtime.selfplay import checkpoint_evaluator, resolve_selfplay_config
 from ding_lite.utils.atomic import check_writable
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
@@ -60,6 +61,7 @@ def eval_pipeline(config: ConfigLike, seed: int | None = 0, load_ckpt: str | Pat
     selfplay = is_selfplay_config(cfg)  # a game: played against the league's eval opponents
     evaluator_env = _selfplay_env(cfg, seed) if selfplay else build_env_managers(cfg, seed, collect=False)[1]
     freeze(cfg)  # resolved (model shapes filled): the same values for every part from here on
+    warn_of_model_drift(cfg, load_ckpt, "-m eval")
     frames = None
     try:
         if video is not None:  # an env that cannot render fails here, before anything is written

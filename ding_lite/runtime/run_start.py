@@ -17,6 +17,7 @@ from ding_lite.config.frozen import freeze
 from ding_lite.config.reader import read_saved_config
 from ding_lite.errors import CheckpointError, ConfigError, optional_count
 from ding_lite.runtime.experiment import experiment_dir
+from ding_lite.runtime.model_drift import warn_of_model_drift
 from ding_lite.runtime.parts import StartCheckpoint
 from ding_lite.utils.atomic import remove_stale_temps
 from ding_lite.utils.checkpoint import load_checkpoint, resume_checkpoint
@@ -127,6 +128,9 @@ def start_run(config: ConfigLike, options: RunOptions, resolve: Callable[[Any], 
     if cfg.policy.eval.evaluator.get("video_every"):
         prepare_offscreen_rendering()  # before any env (and MuJoCo) is loaded
     ckpt_path, saved = start_ckpt if start_ckpt is not None else (None, {})
+    if ckpt_path is not None:  # settings the weights do not show (a default changed since they were trained)
+        warn_of_model_drift(cfg, ckpt_path, "--resume" if resume else "--load-ckpt" if options.load_ckpt is not None
+                            else HOOK_CKPT_KEY)
     seeds = SeedPlan.resuming(seed, saved) if resume else SeedPlan(seed)
     set_seed(seeds.collector)
     configure_torch()
