@@ -210,6 +210,7 @@ def _run(argv: Sequence[str] | None) -> int:
             raise ConfigError(f"-m {args.mode} takes a command line of its own: write it as ding_lite -m {args.mode} "
                               f"... (see ding_lite -m {args.mode} --help)")
         _check_mode_options(args)
+        args = _in_the_folder_of_its_config(args)
         seeds: list[int | None] = args.seed or [None]  # None: the config's seed (a total_config.py's is its run's)
         for seed in seeds:
             RUNNERS[args.mode](args, seed, len(seeds))
@@ -226,6 +227,32 @@ def _run(argv: Sequence[str] | None) -> int:
         print(f"ding_lite: interrupted{_said(exc)}", file=sys.stderr)
         return 130
     return 0
+
+
+def _in_the_folder_of_its_config(args: argparse.Namespace) -> argparse.Namespace:
+    """``args`` with ``--exp-name`` set to the folder of ``-c <run folder>/total_config.py`` where the file names
+    another folder as its run's (``exp_name``): the run folder was moved or copied since. Without this a copy's
+    ``--resume`` wrote into the original folder, and a moved folder's ``-m eval`` looked for its checkpoints where it
+    used to be. An explicit ``--exp-name``, or several seeds (one folder each), keep the file's name."""
+    from pathlib import Path
+
+    from ding_lite.config.reader import read_saved_config
+    from ding_lite.utils.log import setup_console_logging
+
+    path = Path(args.config)
+    folder = path.parent
+    if args.exp_name is not None or len(args.seed or [None]) > 1 or path.name != "total_config.py" \
+            or not ((folder / "ckpt").is_dir() or (folder / "log").is_dir()):  # not a run's own folder
+        return args
+    try:
+        named = read_saved_config(path).get("exp_name")
+    except (ConfigError, OSError):
+        return args  # the config's compile says what is wrong with it
+    if not isinstance(named, str) or os.path.realpath(named) == os.path.realpath(folder):
+        return args
+    setup_console_logging().info(f"{path} names {named} as its run's folder, but it is in {folder} (moved or "
+                                 f"copied): using {folder}; --exp-name {named} uses the other")
+    return argparse.Namespace(**{**vars(args), "exp_name": str(folder)})
 
 
 def _said(exc: BaseException) -> str:
