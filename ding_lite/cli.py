@@ -241,6 +241,8 @@ def _in_the_folder_of_its_config(args: argparse.Namespace) -> argparse.Namespace
 
     path = Path(args.config)
     folder = path.parent
+    if folder.name in ("", ".."):  # '-c total_config.py' inside the folder: '.' names no folder of its own
+        folder = Path(os.path.abspath(folder))
     if args.exp_name is not None or len(args.seed or [None]) > 1 or path.name != "total_config.py" \
             or not ((folder / "ckpt").is_dir() or (folder / "log").is_dir()):  # not a run's own folder
         return args

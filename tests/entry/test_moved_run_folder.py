@@ -48,3 +48,15 @@ def test_an_explicit_exp_name_still_wins(trained: Path, capsys) -> None:
                  "--no-progress"]) == 0
     assert len(_checkpoints(trained / "orig")) > len(_checkpoints(trained / "copy"))
     assert "moved or copied" not in capsys.readouterr().err
+
+
+def test_run_from_inside_the_moved_folder(trained: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    # `-c total_config.py` from inside the folder: its parent is '.', which as --exp-name names no folder
+    shutil.move(trained / "orig", trained / "moved")
+    monkeypatch.chdir(trained / "moved")
+    before = _checkpoints(trained / "moved")
+    assert main(["-c", "total_config.py", "--resume", "--max-env-step", "600", "--no-progress"]) == 0
+    assert len(_checkpoints(trained / "moved")) > len(before)
+    assert not (trained / "moved" / "orig").exists()
+    assert main(["-m", "eval", "-c", "total_config.py", "--n-episode", "1"]) == 0
+    assert "names no folder" not in capsys.readouterr().err
