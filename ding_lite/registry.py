@@ -63,6 +63,7 @@ class Registry:
     def __init__(self, kind: str, builtin_modules: Iterable[str] = ()) -> None:
         self.kind = kind
         self._entries: dict[str, Any] = {}
+        self._registered_in: dict[str, str] = {}  # name -> the module whose code registered it (registered_in)
         self._builtin_modules = tuple(builtin_modules)
         self._builtins_loaded = False
 
@@ -81,9 +82,16 @@ class Registry:
                     f"{_qualname(obj)} cannot take the same name: choose another name"
                 )
             self._entries[name] = obj
+            # the caller's module: the one that registers, which may not be the one defining obj (a plugin module
+            # registering a library's class); a fresh process must import this one to know the name
+            self._registered_in[name] = sys._getframe(1).f_globals.get("__name__", "")
             return obj
 
         return decorator
+
+    def registered_in(self, name: str) -> str | None:
+        """The module whose code registered ``name`` (None: not registered here)."""
+        return self._registered_in.get(name)
 
     def get(self, name: str) -> Any:
         """Return the entry registered as ``name``; an unknown name raises with the known names and the closest."""

@@ -59,7 +59,9 @@ def _registering_module(fn: Any, method: str) -> str | None:
     if not isinstance(name, str) or name not in ENV_REGISTRY:
         return None
     env_type = ENV_REGISTRY.get(name)
-    module = getattr(env_type, "__module__", None)
+    # the registering module, not env_type's own: that one need not register it (a plugin registering a library's
+    # class); a fresh process importing only the class's module would not know the name
+    module = ENV_REGISTRY.registered_in(name) or getattr(env_type, "__module__", None)
     if not isinstance(module, str) or module in ("__main__", "__mp_main__"):
         return None  # a fresh process runs the main script again (as multiprocessing does), registering it there
     try:

@@ -90,6 +90,45 @@ def test_type_registered_by_a_module_the_config_imported_runs_under_spawn(monkey
     np.testing.assert_array_equal(runs[0], runs[1])
 
 
+def test_type_registered_by_another_module_than_its_class_runs_under_spawn(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plugin module registers a class defined in another module (``ENV_REGISTRY.register(name)(LibEnv)``): the
+    spawned worker must import the module that registered it, not only the class's own (which registers nothing):
+    before, each worker raised UnknownTypeError and was restarted max_retry times, a warning each."""
+    lib = tmp_path / "fresh_lib_pkg"
+    lib.mkdir()
+    (lib / "__init__.py").write_text("")
+    (lib / "core.py").write_text(textwrap.dedent('''
+        import gymnasium as gym
+        import numpy as np
+
+        class CoreEnv(gym.Env):
+            def __init__(self, cfg):
+                self.observation_space = gym.spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
+                self.action_space = gym.spaces.Discrete(2)
+
+            def reset(self, *, seed=None, options=None):
+                super().reset(seed=seed)
+                return np.zeros(2, np.float32), {}
+
+            def step(self, action):
+                return np.ones(2, np.float32), 1.0, False, False, {}
+    '''))
+    (lib / "plugin.py").write_text("from ding_lite.registry import ENV_REGISTRY\n"
+                                   "from fresh_lib_pkg.core import CoreEnv\n"
+                                   "ENV_REGISTRY.register('fresh_process_other_module')(CoreEnv)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    import fresh_lib_pkg.plugin  # noqa: F401  (as the config file's own import would)
+
+    env_cfg = dict(type="fresh_process_other_module",
+                   manager=dict(type="subprocess", context="spawn", max_retry=1))
+    with build_env_manager(env_cfg, 1, 0) as env:
+        env.reset()
+        np.testing.assert_array_equal(env.step(np.array([1])).next_obs, np.ones((1, 2), np.float32))
+        assert env.restart_count == 0
+
+
 def test_an_idle_forkserver_worker_stays_and_steps_as_base() -> None:
     """A forkserver worker idle for longer than its orphan check (0.5 s: an evaluator's envs while the learner
     trains) used to compare its parent, the fork server, with the main process's pid, leave, and be restarted with
