@@ -237,6 +237,7 @@ def _in_the_folder_of_its_config(args: argparse.Namespace) -> argparse.Namespace
     from pathlib import Path
 
     from ding_lite.config.reader import read_saved_config
+    from ding_lite.gsl.plateau import PHASE1
     from ding_lite.utils.log import setup_console_logging
 
     path = Path(args.config)
@@ -244,8 +245,8 @@ def _in_the_folder_of_its_config(args: argparse.Namespace) -> argparse.Namespace
     if folder.name in ("", ".."):  # '-c total_config.py' inside the folder: '.' names no folder of its own
         folder = Path(os.path.abspath(folder))
     if args.exp_name is not None or len(args.seed or [None]) > 1 or path.name != "total_config.py" \
-            or not ((folder / "ckpt").is_dir() or (folder / "log").is_dir()):  # not a run's own folder
-        return args
+            or not any((folder / sub).is_dir() for sub in ("ckpt", "log", PHASE1)):  # no run's own folder
+        return args  # (a GSL run's top folder has neither ckpt/ nor log/: its phases have them)
     try:
         named = read_saved_config(path).get("exp_name")
     except (ConfigError, OSError):

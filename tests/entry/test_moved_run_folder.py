@@ -60,3 +60,21 @@ def test_run_from_inside_the_moved_folder(trained: Path, monkeypatch: pytest.Mon
     assert not (trained / "moved" / "orig").exists()
     assert main(["-m", "eval", "-c", "total_config.py", "--n-episode", "1"]) == 0
     assert "names no folder" not in capsys.readouterr().err
+
+
+def test_a_copied_gsl_top_folder_is_used_where_it_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a GSL run's top folder holds its phases' folders, not ckpt/ or log/: a copy's `-m gsl --resume` resumed the
+    # original (and `-m eval` named the original's phases)
+    import argparse
+
+    from ding_lite.cli import _in_the_folder_of_its_config
+    from ding_lite.gsl.plateau import PHASE1
+
+    monkeypatch.chdir(tmp_path)
+    for folder in ("orig", "copy"):
+        (tmp_path / folder / PHASE1).mkdir(parents=True)
+        (tmp_path / folder / "total_config.py").write_text("main_config = {'exp_name': 'orig', 'gsl': {}}\n")
+    args = argparse.Namespace(config="copy/total_config.py", exp_name=None, seed=None, mode="gsl")
+    assert _in_the_folder_of_its_config(args).exp_name == "copy"
+    args = argparse.Namespace(config="orig/total_config.py", exp_name=None, seed=None, mode="gsl")
+    assert _in_the_folder_of_its_config(args).exp_name is None
