@@ -163,28 +163,32 @@ def check_model_shapes(cfg: EasyDict, observation_space: gym.Space, action_space
     env_id = cfg.env.get("env_id") or cfg.env.get("type")
     obs = model.get("obs_shape")
     env_obs = tuple(observation_part(observation_space).shape or ())
+    # both shapes in one line: a config moved to another env (CartPole's 4 and 2 on Acrobot) had one error per run
+    wrong: list[str] = []
     if obs is not None and env_obs:
         given = tuple(obs) if isinstance(obs, (list, tuple)) else (int(obs),)
         if math.prod(given) != math.prod(env_obs):
-            raise ConfigError(f"policy.model.obs_shape={obs!r} does not fit env '{env_id}', whose observations "
-                              f"have shape {list(env_obs)}: set it to {_shape_value(env_obs)} or leave it out "
-                              f"(the env fills it in)")
+            wrong.append(f"policy.model.obs_shape={obs!r} does not fit env '{env_id}', whose observations have "
+                         f"shape {list(env_obs)}: set it to {_shape_value(env_obs)} or leave it out (the env fills "
+                         f"it in)")
     act = model.get("action_shape")
+    env_act: Any = None
+    kind: str | None = None
     if isinstance(action_space, gym.spaces.Discrete):
-        env_act: Any = int(action_space.n)
-        kind = "discrete"
+        env_act, kind = int(action_space.n), "discrete"
     elif isinstance(action_space, gym.spaces.Box):
-        env_act = _shape_value(tuple(action_space.shape or ()))
-        kind = "continuous"
-    else:
-        return
-    if act is not None:
+        env_act, kind = _shape_value(tuple(action_space.shape or ())), "continuous"
+    if act is not None and env_act is not None:
         given_n = math.prod(act) if isinstance(act, (list, tuple)) else int(act)
         env_n = env_act if isinstance(env_act, int) else math.prod(env_act)
         if given_n != env_n:
-            raise ConfigError(f"policy.model.action_shape={act!r} does not fit env '{env_id}', whose {kind} action "
-                              f"space has {env_n} {'actions' if kind == 'discrete' else 'dimensions'}: set it to "
-                              f"{env_act!r} or leave it out (the env fills it in)")
+            wrong.append(f"policy.model.action_shape={act!r} does not fit env '{env_id}', whose {kind} action space "
+                         f"has {env_n} {'actions' if kind == 'discrete' else 'dimensions'}: set it to {env_act!r} or "
+                         f"leave it out (the env fills it in)")
+    if wrong:
+        raise ConfigError("; ".join(wrong))
+    if kind is None:
+        return
     space = model.get("action_space")
     if space in ("discrete", "continuous") and space != kind:
         raise ConfigError(f"policy.model.action_space='{space}' does not fit env '{env_id}', whose action space is "

@@ -10,6 +10,7 @@ from easydict import EasyDict
 
 from ding_lite.config.di_engine import BUFFER_SECTION, di_engine_type, drop_built_in_imports, resolve_di_engine_keys
 from ding_lite.config.key_checks import check_config
+from ding_lite.config.moved_env import check_env_id_read, override_paths, stop_value_error
 from ding_lite.config.ranges import check_ranges, whole_counts
 from ding_lite.config.reader import apply_overrides
 from ding_lite.envs.gym_env import ENV_SECTION_DEFAULTS
@@ -108,7 +109,10 @@ def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = N
     Unknown keys are reported with the nearest known key (a warning, or a :class:`ConfigError` with ``strict``);
     a value of the wrong type is a :class:`ConfigError` naming its dotted path.
     """
-    user = apply_overrides(unify(main, create), overrides)
+    user = unify(main, create)
+    before = dict(user.get("env") or {}) if isinstance(user.get("env"), Mapping) else {}  # overrides write in place
+    overrides = list(overrides)
+    user = apply_overrides(user, overrides)
     if seed is not None:
         user["seed"] = seed
     for section in ("env", "policy"):
@@ -120,13 +124,22 @@ def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = N
     drop_built_in_imports(user)
     defaults = component_defaults(user)
     resolve_di_engine_keys(user, defaults)
+    written = override_paths(overrides)
+    check_env_id_read(user["env"], defaults["env"], written)
     ignored = check_config(user, defaults, strict=strict)
     check_policy_kind(user, defaults)
     cfg = CompiledConfig(deep_merge(defaults, user))
     whole_counts(cfg)
     check_config_values(cfg)
     _set_ignored_keys(cfg, ignored)
+    # as _ignored_keys: not a config key; start_run raises it (config/moved_env.py)
+    object.__setattr__(cfg, "_moved_env_error", stop_value_error(before, user["env"], written))
     return cfg
+
+
+def moved_env_error(cfg: Any) -> str | None:
+    """Why the config's stop value does not fit the env that ``--set`` moved it to (None: it fits, or was not moved)."""
+    return getattr(cfg, "__dict__", {}).get("_moved_env_error")
 
 
 def check_config_values(cfg: Mapping[str, Any]) -> None:

@@ -16,6 +16,7 @@ class CartPoleEnv(gym.Wrapper):
     Config: ``env=dict(type='cartpole', import_names=['dizoo.classic_control.cartpole.envs.cartpole_env'])``.
     """
 
+    gym_id = "CartPole-v1"  # the one gymnasium env it builds: its env section takes no env_id (config/moved_env.py)
     config: dict[str, Any] = dict(
         kwargs={},  # extra keyword arguments for gymnasium.make (e.g. render_mode='rgb_array')
         max_episode_steps=500,  # time limit; the episode is truncated (bootstrapped), not terminated, there

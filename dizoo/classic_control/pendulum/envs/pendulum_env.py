@@ -20,6 +20,7 @@ class PendulumEnv(gym.Wrapper):
     same units as DI-engine's.
     """
 
+    gym_id = "Pendulum-v1"  # the one gymnasium env it builds: its env section takes no env_id (config/moved_env.py)
     config: dict[str, Any] = dict(
         kwargs={},  # extra keyword arguments for gymnasium.make (e.g. render_mode='rgb_array')
         max_episode_steps=200,  # time limit (truncation)
