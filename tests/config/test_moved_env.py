@@ -67,6 +67,7 @@ def test_the_envs_own_errors_come_first(tmp_path) -> None:
     (HOPPER_SAC, ("env.env_id=Hopper-v3",)),  # DI-engine's id of the same task
     (HOPPER_PPO, ("env.type=mujoco", "env.manager.type=base")),  # docs/envs_real.md's gymnasium route
     (HOPPER_SAC, ("env.env_id=InvertedPendulum-v4", "env.stop_value=950")),
+    (CARTPOLE_PPO, ("env.type=test_unbounded_box", "env.import_names=['qac_helpers']")),  # a type alone: a route
 ])
 def test_same_task_or_a_stop_value_set_for_the_new_env_compiles(path, overrides) -> None:
     assert moved_env_error(_compile(path, *overrides)) is None
