@@ -90,3 +90,16 @@ def test_both_shapes_left_from_the_old_env_are_named_in_one_line(tmp_path) -> No
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr
     assert "policy.model.obs_shape=4 does not fit env 'Acrobot-v1'" in lines[0]
     assert "policy.model.action_shape=2 does not fit env 'Acrobot-v1', whose discrete action space has 3" in lines[0]
+
+
+def test_a_sweep_over_env_ids_under_the_configs_stop_value_is_refused_before_ray_starts(tmp_path) -> None:
+    from ding_lite.sweep.space import SweepError
+    from ding_lite.sweep.trials import SweepSpec, check_spec
+
+    spec = SweepSpec(config=str(PENDULUM_SAC), sweep_dir=str(tmp_path / "s"),
+                     space=["env.env_id=['Pendulum-v1', 'MountainCarContinuous-v0']"], search="grid", seeds=[0],
+                     metric="eval_return", mode="max", overrides=["env.type=gymnasium"], max_env_step=2000)
+    with pytest.raises(SweepError, match=r"env.stop_value=-250 is a return of the config's env"):
+        check_spec(spec, False)
+    spec.overrides.append("env.stop_value=None")  # as docs/sweep.md advises for a sweep
+    check_spec(spec, False)

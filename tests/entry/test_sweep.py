@@ -342,7 +342,7 @@ def test_a_sweep_over_a_key_the_config_needs_is_checked_with_its_values(tmp_path
         return SweepSpec(config=PPO, sweep_dir=str(tmp_path / "s"), space=[f"env.env_id={ids}"], search="grid",
                          seeds=[0], metric="eval_return", mode="max",
                          overrides=["env.type=gymnasium", "policy.model.obs_shape=None",
-                                    "policy.model.action_shape=None"])
+                                    "policy.model.action_shape=None", "env.stop_value=None"])
 
     assert [d.key for d in check_spec(spec("['CartPole-v1', 'Acrobot-v1']"), False)] == ["env.env_id"]
     with pytest.raises(SweepError, match=r"--space env.env_id=\['CartPole-v1', 'Bogus-v0'\]: unknown gymnasium "
