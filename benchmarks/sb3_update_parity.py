@@ -22,7 +22,7 @@ critic optimiser gets eps / 2 here); SB3's squash correction is log(1 - tanh(u)^
 (2 (log 2 - u - softplus(-2u))): SB3's epsilon is set to 0 here.
 
     python benchmarks/sb3_update_parity.py [--algos td3 sac] [--updates 200] [--at 1 2 10 50] [--as-shipped]
-                                           [--gradient-dtype bfloat16]
+                                           [--gradient-dtype bfloat16] [--env-id InvertedPendulum-v4]
 
 ding_lite's side runs its gradient-only products in float32 unless ``--gradient-dtype bfloat16`` (the MuJoCo
 configs' setting, which rounds them: the gradients of updates 1 and 2 then differ from SB3's by 7e-5 to 6e-3 of
@@ -97,21 +97,24 @@ def batches(obs_size: int, act_size: int, seed: int) -> Iterator[dict[str, Any]]
                    terminated=rng.random(BATCH) < 0.05)
 
 
-def parity(algo: str, updates: int, at: list[int], as_shipped: bool, gradient_dtype: str) -> float:
+def parity(algo: str, updates: int, at: list[int], as_shipped: bool, gradient_dtype: str,
+           env_id: str = ENV_ID) -> float:
     """Run the three sides side by side (ding_lite, ding_lite through autograd, SB3); print the relative
-    differences at the updates in ``at``; return ding_lite's largest difference from SB3 at the last update."""
+    differences at the updates in ``at``; return ding_lite's largest difference from SB3 at the last update.
+    ``env_id``: the env whose observation and action sizes the nets take (Hopper-v4's settings on every side)."""
     import gymnasium as gym
     import torch
     from critic_gradient import autograd_only
-    from offpolicy_mujoco import sb3_model
+    from offpolicy_mujoco import RLZOO, sb3_model
     from stable_baselines3.common.logger import configure
     from stable_baselines3.common.type_aliases import ReplayBufferSamples
 
-    env = gym.make(ENV_ID)
+    env = gym.make(env_id)
     obs_size, act_size = env.observation_space.shape[0], env.action_space.shape[0]
     policy, reference = (ding_policy(algo, obs_size, act_size, gradient_dtype) for _ in range(2))
     state = policy.learn_mode.state_dict()
-    model = sb3_model(algo, ENV_ID, seed=0)
+    RLZOO.setdefault((algo, env_id), RLZOO[(algo, ENV_ID)])  # another env's sizes, Hopper-v4's settings
+    model = sb3_model(algo, env_id, seed=0)
     model.set_logger(configure(None, []))
     if not as_shipped:  # remove the two differences by design (module docstring)
         if algo == "td3":  # Adam with eps on SB3's loss (twice ding_lite's) is Adam with eps / 2 on ding_lite's
@@ -260,6 +263,8 @@ def main() -> None:
     parser.add_argument("--gradient-dtype", default="float32", choices=["float32", "bfloat16"],
                         help="ding_lite's policy.learn.gradient_dtype (the MuJoCo configs ship bfloat16; float32 "
                              "checks the maths to float32 rounding)")
+    parser.add_argument("--env-id", default=ENV_ID, help="the gymnasium env whose observation and action sizes the "
+                        "nets take (Hopper-v4's settings on every side), e.g. InvertedPendulum-v4")
     args = parser.parse_args()
     import torch
 
@@ -268,7 +273,7 @@ def main() -> None:
     configure_torch()
     torch.set_flush_denormal(False)  # both sides with torch's default arithmetic
     for algo in args.algos:
-        worst = parity(algo, args.updates, args.at, args.as_shipped, args.gradient_dtype)
+        worst = parity(algo, args.updates, args.at, args.as_shipped, args.gradient_dtype, args.env_id)
         print(f"{algo}: largest relative difference after {args.updates} updates {worst:.1e}", flush=True)
 
 
