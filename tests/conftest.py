@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -154,3 +155,23 @@ def warnings_log(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPat
     logger.addHandler(caplog.handler)
     yield caplog
     logger.removeHandler(caplog.handler)
+
+
+def process_gone(pid: int) -> bool:
+    """True if ``pid`` no longer runs (gone, or a zombie waiting to be reaped by someone else)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def wait_gone(pids: list[int], timeout: float = 5.0) -> list[int]:
+    """The pids still running after up to ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = [p for p in pids if not process_gone(p)]
+        if not alive:
+            return []
+        time.sleep(0.05)
+    return [p for p in pids if not process_gone(p)]

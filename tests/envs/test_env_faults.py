@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import process_gone
 from faulty_env import FaultyEnv, faulty_env_cfg
 
 from ding_lite.build import build, build_env_manager, build_env_managers
@@ -101,7 +102,7 @@ def test_failed_step_is_cut_and_worker_restarted(mode: str, tmp_path: Path, no_o
                 assert all(e.env_id != i for e in result.episodes)
                 assert env.restart_count == 1 and env.restarts[i] == 1
                 pids_after = env.worker_pids()
-                assert pids_after[i] != pids_before[i] and not _running(pids_before[i])
+                assert pids_after[i] != pids_before[i] and process_gone(pids_before[i])
         assert cut == 29  # the 30th step of the env instances
     assert any(f"env {i}" in m and "restarting its worker (restart 1: 1 in a row of max_retry=3, 1 within 10000 "
                                            "steps of max_retry_per_window=10)" in m for m in warnings_log)
@@ -340,12 +341,4 @@ def _cmdline_has(pid: str, text: str) -> bool:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             return text.encode() in f.read()
     except OSError:
-        return False
-
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
         return False

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import wait_gone
 
 from ding_lite.build import build_env_manager
 from ding_lite.cli import main
@@ -158,24 +159,13 @@ ORPHAN_SCRIPT = textwrap.dedent("""
 """)
 
 
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def test_forkserver_workers_end_when_the_main_process_is_killed(repo_root: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", ORPHAN_SCRIPT], capture_output=True, text=True, timeout=60,
                           cwd=str(repo_root), env={**os.environ, "PYTHONPATH": str(repo_root)})
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     pids = [int(p) for p in proc.stdout.split()]
     assert len(pids) == 2, proc.stderr
-    deadline = time.monotonic() + 5.0
-    while any(_running(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(_running(p) for p in pids)
+    assert wait_gone(pids) == []
 
 
 def test_a_gymnasium_id_registered_only_in_the_main_process_stops_at_once_under_spawn() -> None:

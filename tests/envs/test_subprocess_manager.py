@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from conftest import default_sigint
+from conftest import default_sigint, process_gone, wait_gone
 
 from ding_lite.build import build, build_env_manager, build_env_managers
 from ding_lite.config import compile_config
@@ -25,26 +25,6 @@ pytestmark = pytest.mark.unittest
 
 CARTPOLE = dict(type="gymnasium", env_id="CartPole-v1")
 PENDULUM = dict(type="gymnasium", env_id="Pendulum-v1", max_episode_steps=40)
-
-
-def process_gone(pid: int) -> bool:
-    """True if ``pid`` no longer runs (gone, or a zombie waiting to be reaped by someone else)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
-
-
-def wait_gone(pids: list[int], timeout: float = 5.0) -> list[int]:
-    """The pids still running after up to ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        alive = [p for p in pids if not process_gone(p)]
-        if not alive:
-            return []
-        time.sleep(0.05)
-    return [p for p in pids if not process_gone(p)]
 
 
 def run_both(env_cfg: dict, n_env: int, n_step: int, seed: int, make_actions) -> list[list]:
