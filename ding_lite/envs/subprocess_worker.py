@@ -96,8 +96,8 @@ def worker_main(index: int, env_fn: Callable[[], gym.Env], conn: Any, shared: Sh
         try:
             env = env_fn()
         except ConfigError as exc:  # a setting the worker cannot resolve: a new worker would fail alike
-            text = (f"env {index} cannot be built in its worker process: {exc} (a 'spawn' or 'forkserver' worker has "
-                    f"only the env types and ids that env.import_names register; no restart would mend that)")
+            text = (f"env {index} cannot be built in its worker process: {exc} (no restart would mend that; a "
+                    f"'spawn' or 'forkserver' worker knows only the env types and ids that env.import_names register)")
             conn.send_bytes(pickle.dumps((UNBUILT, text, traceback.format_exc()), pickle.HIGHEST_PROTOCOL))
             return
         _serve(index, env, conn, shared.views(), watched, doing)
