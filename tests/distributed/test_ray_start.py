@@ -24,6 +24,7 @@ def test_a_local_ray_instance_that_does_not_start_is_one_line(tmp_path: Path, mo
     def init(*args, **kwargs):
         raise Exception(RAY_MESSAGE)
 
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)  # another test in this worker may have left Ray on
     monkeypatch.setattr(ray, "init", init)
     monkeypatch.setattr(ray, "shutdown", lambda: shutdowns.append(1))
     monkeypatch.chdir(tmp_path)
