@@ -142,6 +142,14 @@ def moved_env_error(cfg: Any) -> str | None:
     return getattr(cfg, "__dict__", {}).get("_moved_env_error")
 
 
+def check_moved_env(cfg: Any) -> None:
+    """A :class:`ConfigError` saying :func:`moved_env_error`, if any: raised by a run (and a sweep's check) after the
+    env's own checks, whose errors (an unknown id, an action space the policy cannot take) come first."""
+    error = moved_env_error(cfg)
+    if error:
+        raise ConfigError(error)
+
+
 def check_config_values(cfg: Mapping[str, Any]) -> None:
     """Every value within its key's range (:mod:`~ding_lite.config.ranges`), and a replay buffer that can serve one
     batch; else a :class:`ConfigError` naming the key."""

@@ -31,8 +31,7 @@ def check_env_id_read(after: Mapping[str, Any], env_defaults: Mapping[str, Any],
     if "env.env_id" not in set(overridden) or env_id is None or "env_id" in env_defaults:
         return
     env_type = after.get("type")
-    builds = getattr(ENV_REGISTRY.get(env_type), "gym_id", None) \
-        if isinstance(env_type, str) and env_type in ENV_REGISTRY else None
+    builds = built_id(env_type)
     raise ConfigError(f"env.env_id={env_id!r} is not read by env type '{env_type}'"
                       f"{f' (it always builds {builds})' if builds else ''}: add --set env.type=gymnasium to run a "
                       f"gymnasium id (or the env type that builds {env_id})")
@@ -63,12 +62,18 @@ def task_name(env: Mapping[str, Any]) -> str:
     """The task an env section runs, whatever the route: its ``env_id`` (or the gymnasium id its type always builds,
     class attribute ``gym_id``, else the type) without its version (Hopper-v3 and Hopper-v4 are one task)."""
     env_type = env.get("type") or "gymnasium"
-    built = getattr(ENV_REGISTRY.get(env_type), "gym_id", None) \
-        if isinstance(env_type, str) and env_type in ENV_REGISTRY else None
-    name = str(env.get("env_id") or built or env_type)
+    name = str(env.get("env_id") or built_id(env_type) or env_type)
     name = name.rpartition(":")[2]  # gymnasium's 'package:Id'
     base, _, version = name.rpartition("-v")
     return base if base and version.isdigit() else name
+
+
+def built_id(env_type: Any) -> str | None:
+    """The gymnasium id a registered env type always builds (its class attribute ``gym_id``: ``cartpole``'s
+    CartPole-v1), else None."""
+    if not isinstance(env_type, str) or env_type not in ENV_REGISTRY:
+        return None
+    return getattr(ENV_REGISTRY.get(env_type), "gym_id", None)
 
 
 def reward_threshold(env_id: str) -> float | None:

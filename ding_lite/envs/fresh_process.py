@@ -95,20 +95,15 @@ def _culprit(fn: Any) -> str:
 
 
 def _unpicklable(value: Any, path: str) -> str | None:
+    """The dotted path of the first leaf of ``value`` (named ``path``) that cannot be pickled, else None."""
     if isinstance(value, Mapping):
-        for key, item in value.items():
-            found = _unpicklable(item, f"{path}.{key}")
-            if found:
-                return found
+        parts = [(f"{path}.{key}", item) for key, item in value.items()]
+    elif isinstance(value, (list, tuple)):
+        parts = [(f"{path}[{i}]", item) for i, item in enumerate(value)]
+    else:
+        try:
+            pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001
+            return path
         return None
-    if isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            found = _unpicklable(item, f"{path}[{i}]")
-            if found:
-                return found
-        return None
-    try:
-        pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
-    except Exception:  # noqa: BLE001
-        return path
-    return None
+    return next((found for where, item in parts if (found := _unpicklable(item, where))), None)

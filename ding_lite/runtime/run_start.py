@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.build import ConfigLike, fill_model_shapes_from_env, load_config
-from ding_lite.config.compile import moved_env_error
+from ding_lite.config.compile import check_moved_env
 from ding_lite.config.frozen import freeze
 from ding_lite.config.reader import read_saved_config
 from ding_lite.errors import CheckpointError, ConfigError, optional_count
@@ -106,8 +106,7 @@ def start_run(config: ConfigLike, options: RunOptions, resolve: Callable[[Any], 
     seed, resume = options.seed, options.resume
     cfg = load_config(config, strict=options.strict, overrides=options.overrides, seed=seed)
     resolve(cfg)
-    if moved_env_error(cfg):  # after the env's own errors (an unknown id, an action space the policy cannot take)
-        raise ConfigError(str(moved_env_error(cfg)))
+    check_moved_env(cfg)  # a stop value kept from the env --set moved away from
     check_budget("max_env_step", options.max_env_step)
     check_budget("max_train_iter", options.max_train_iter)
     asked_dir = normal_path(options.exp_dir if options.exp_dir is not None else experiment_dir(cfg, None, seed, 1))

@@ -225,11 +225,10 @@ def check_trial_start(cfg: Any) -> None:
     config no trial can run is one error and not every trial failed: the env (a multi-agent game, an unknown id, the
     model shapes from one probe env) and the policy (built once and dropped: its settings, its demo files)."""
     from ding_lite.build import build, fill_model_shapes_from_env
-    from ding_lite.config.compile import moved_env_error
+    from ding_lite.config.compile import check_moved_env
 
     fill_model_shapes_from_env(cfg)  # a multi-agent game refused there: trials run the serial pipeline
-    if moved_env_error(cfg):  # a swept env.env_id under the config's stop value (config/moved_env.py)
-        raise ConfigError(str(moved_env_error(cfg)))
+    check_moved_env(cfg)  # a swept env.env_id under the config's stop value (config/moved_env.py)
     build(cfg, "policy")
 
 

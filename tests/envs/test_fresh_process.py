@@ -24,23 +24,27 @@ pytestmark = pytest.mark.unittest
 
 TUTORIAL = Path(__file__).resolve().parents[2] / "docs" / "tutorial"
 
-INLINE_CONFIG = textwrap.dedent('''
-    import gymnasium as gym
-    import numpy as np
+# a two-number env whose every step ends its episode; {name}: its class name
+ENV_CLASS = '''
+import gymnasium as gym
+import numpy as np
+
+class {name}(gym.Env):
+    def __init__(self, cfg):
+        self.observation_space = gym.spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
+        self.action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(2, np.float32), {{}}
+
+    def step(self, action):
+        return np.ones(2, np.float32), 1.0, True, False, {{}}
+'''
+
+INLINE_CONFIG = ENV_CLASS.format(name="InlineEnv") + textwrap.dedent('''
     from ding_lite.registry import ENV_REGISTRY
-
-    @ENV_REGISTRY.register("fresh_process_inline")
-    class InlineEnv(gym.Env):
-        def __init__(self, cfg):
-            self.observation_space = gym.spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
-            self.action_space = gym.spaces.Discrete(2)
-
-        def reset(self, *, seed=None, options=None):
-            super().reset(seed=seed)
-            return np.zeros(2, np.float32), {}
-
-        def step(self, action):
-            return np.zeros(2, np.float32), 1.0, True, False, {}
+    ENV_REGISTRY.register("fresh_process_inline")(InlineEnv)
 
     main_config = dict(
         env=dict(type="fresh_process_inline", collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1,
@@ -99,22 +103,7 @@ def test_type_registered_by_another_module_than_its_class_runs_under_spawn(
     lib = tmp_path / "fresh_lib_pkg"
     lib.mkdir()
     (lib / "__init__.py").write_text("")
-    (lib / "core.py").write_text(textwrap.dedent('''
-        import gymnasium as gym
-        import numpy as np
-
-        class CoreEnv(gym.Env):
-            def __init__(self, cfg):
-                self.observation_space = gym.spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
-                self.action_space = gym.spaces.Discrete(2)
-
-            def reset(self, *, seed=None, options=None):
-                super().reset(seed=seed)
-                return np.zeros(2, np.float32), {}
-
-            def step(self, action):
-                return np.ones(2, np.float32), 1.0, False, False, {}
-    '''))
+    (lib / "core.py").write_text(ENV_CLASS.format(name="CoreEnv"))
     (lib / "plugin.py").write_text("from ding_lite.registry import ENV_REGISTRY\n"
                                    "from fresh_lib_pkg.core import CoreEnv\n"
                                    "ENV_REGISTRY.register('fresh_process_other_module')(CoreEnv)\n")
