@@ -116,7 +116,7 @@ def _run_gsl(cfg: Any, root: Path, ids: list[int], seed: int, resume: bool, addr
         _mark(root, state, DEMOS)
     demos = state.demos or {}
     log.info(f"[gsl] demos {_earlier(DEMOS, earlier)}: {demos['n_episode_kept']} episodes, {demos['n_step']} steps")
-    p2 = run_phase(root / PHASE2, lambda r: _phase2(cfg, root, demos["files"], seed, r, progress))
+    p2 = run_phase(root / PHASE2, lambda r: _phase2(cfg, root, _demo_files(root, demos["files"]), seed, r, progress))
     _mark(root, state, PHASE2, env_step=p2["env_step"])
     log.info(f"[gsl] phase II {_earlier(PHASE2, earlier)} ({p2['env_step']} env steps)")
     if state.phase2_per_variation is None:
@@ -149,6 +149,12 @@ def _specialists(cfg: Any, root: Path, state: GslState, subsets: list[list[int]]
     setup_console_logging().info(f"[gsl] specialists {'kept from the earlier run' if kept else 'done'} "
                                  f"({[row['env_step'] for row in state.specialists]} env steps)")
     return state.specialists
+
+
+def _demo_files(root: Path, written: list[str]) -> list[str]:
+    """The demo files a run wrote, where they are now: always ``<root>/demos/<name>``, so a run folder that was moved
+    or copied before ``--resume`` reads its own demos (the state keeps the paths they were written at)."""
+    return [str(root / DEMOS / Path(f).name) for f in written]
 
 
 def _phase2(cfg: Any, root: Path, demo_files: list[str], seed: int, resume: bool, progress: bool) -> dict[str, Any]:

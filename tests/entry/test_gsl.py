@@ -115,7 +115,8 @@ def _check_plot(tmp_path: Path, top: dict) -> None:
 def test_gsl_killed_in_phase2_resumes_there(tmp_path: Path) -> None:
     cfg = _config(tmp_path)
     cmd = [sys.executable, "-m", "ding_lite", "-m", "gsl", "-c", cfg, "--no-progress",
-           "--set", "gsl.phase2_max_env_step=10000000"]
+           "--set", "gsl.phase2_max_env_step=10000000",
+           "demo.success_key=''", "demo.return_threshold=-1"]  # every episode a demo: phase II reads demo files
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     ckpts = tmp_path / "gsl_exp" / PHASE2 / "ckpt"
     try:
@@ -125,10 +126,15 @@ def test_gsl_killed_in_phase2_resumes_there(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     assert any(ckpts.glob("resume_*.pth.tar")), proc.stderr.read().decode()[-3000:] if proc.stderr else ""
-    exp = tmp_path / "gsl_exp"
+    # the killed run's folder is moved before the resume: its demo files are read where they are now (the state
+    # records the paths they were written at, which no longer exist)
+    exp = tmp_path / "moved" / "gsl_exp"
+    exp.parent.mkdir()
+    (tmp_path / "gsl_exp").rename(exp)
     before = {sub: (exp / sub / "result.json").stat().st_mtime for sub in (PHASE1, "specialist_0", "specialist_1")}
     assert not (exp / PHASE2 / "result.json").exists()
-    resumed = run_cli("-m", "gsl", "-c", cfg, "--no-progress", "--resume", cwd=tmp_path)
+    resumed = run_cli("-m", "gsl", "-c", "moved/gsl_exp/total_config.py", "--no-progress", "--resume",
+                      "--set", "gsl.phase2_max_env_step=1000", cwd=tmp_path)  # the killed run had it at 1e7
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert before == {sub: (exp / sub / "result.json").stat().st_mtime for sub in before}  # not redone
     assert "loaded" in resumed.stderr and "phase2_generalist/ckpt/resume_" in resumed.stderr
@@ -136,7 +142,8 @@ def test_gsl_killed_in_phase2_resumes_there(tmp_path: Path) -> None:
     assert "[gsl] phase I kept from the earlier run" in resumed.stderr
     assert "[gsl] demos kept from the earlier run" in resumed.stderr and "[gsl] demos done" not in resumed.stderr
     assert "[gsl] phase II done (" in resumed.stderr  # it was resumed and finished in this run
-    assert not (tmp_path / "gsl_exp_1").exists()
+    assert json.loads((exp / "demos" / "summary.json").read_text())["n_episode_kept"] > 0
+    assert not (tmp_path / "gsl_exp").exists() and not (tmp_path / "moved" / "gsl_exp_1").exists()
     _check_run(exp)
     # a resume checkpoint per evaluation, rotated: the final one, the best one and at most two resume ones remain
     for sub in (PHASE1, "specialist_0", PHASE2):
