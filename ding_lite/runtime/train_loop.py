@@ -158,6 +158,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         replay_ckpts.log_to(logger.info)
     if exp_dir != run.asked_dir:
         logger.info(f"{run.asked_dir} {run.claim.skipped}: writing to {exp_dir}")
+    logger.info(start_line(cfg, run.seed, run.max_env_step, run.max_train_iter))
     try:
         if run.ckpt_path is not None:
             logger.info(f"loaded {run.ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})"
@@ -179,6 +180,22 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         if videos is not None:
             videos.close()
     return result
+
+
+def start_line(cfg: Any, seed: int, max_env_step: int | None, max_train_iter: int | None) -> str:
+    """The run's first line: what it trains and what ends it (the stop value, a plateau, the budgets), so that a run
+    that stops early, or never, says why before it starts."""
+    env = cfg.env.get("env_id") or cfg.env.type
+    evaluator = cfg.policy.eval.evaluator
+    every = f"{cfg.env.n_evaluator_episode} episodes every {evaluator.eval_freq} train iters"
+    ends = [] if cfg.env.stop_value is None else [f"a mean eval return >= {cfg.env.stop_value:g} ({every})"]
+    if evaluator.get("type") == "plateau":
+        ends.append(f"a plateau ({evaluator.plateau_patience} evaluations without a gain above "
+                    f"{evaluator.plateau_tol:g})")
+    ends += [f"{n:,} {unit}" for n, unit in ((max_env_step, "env steps"), (max_train_iter, "train iters"))
+             if n is not None]
+    stops = " or ".join(ends) if ends else "nothing: it runs until stopped (Ctrl-C writes a checkpoint, then stops)"
+    return f"[start] {cfg.policy.type} on {env}, seed {seed}; ends at {stops}"
 
 
 def _log_restarts(logger: ExperimentLogger, restarts: RunRestarts) -> None:

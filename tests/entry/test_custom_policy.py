@@ -39,7 +39,7 @@ def test_custom_policy_trains_through_the_cli(tmp_path: Path) -> None:
                    extra_pythonpath=[str(PLUGINS)])
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert all(line.startswith(("[eval]", "[done]")) for line in lines), proc.stderr  # no warnings
+    assert all(line.startswith(("[start]", "[eval]", "[done]")) for line in lines), proc.stderr  # no warnings
     result = json.loads((tmp_path / "custom" / "result.json").read_text())
     assert result["env_step"] == 160 and result["train_iter"] > 0
     # its own setting was known (--strict passed), reached the policy, and its code ran in the learner

@@ -104,7 +104,10 @@ def test_console_is_one_line_per_eval_and_no_warnings(run: str, request) -> None
     proc, exp = request.getfixturevalue(run)
     result = json.loads((exp / "result.json").read_text())
     # [log] throughput lines come every log.print_every_seconds (a slow machine may print one)
-    *lines, done = [line for line in proc.stderr.strip().splitlines() if not line.startswith("[log] ")]
+    start, *lines, done = [line for line in proc.stderr.strip().splitlines() if not line.startswith("[log] ")]
+    # the opening line says what ends the run (the config's stop value; no budget was given)
+    algo = run.split("_")[0]
+    assert start.startswith(f"[start] {algo} on cartpole, seed 0; ends at a mean eval return >= 195 ("), start
     assert done.startswith("[done] stop value reached: "), done  # the closing summary line
     assert proc.stdout == ""
     matches = [EVAL_LINE.match(line) for line in lines]
@@ -120,7 +123,9 @@ def test_pendulum_config_runs_clean(tmp_path: Path) -> None:
     proc = run_cli("-m", "serial", "-c", PENDULUM, "--max-env-step", "4096", "--exp-name", "pend", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     # [log] throughput lines come every log.print_every_seconds (a slow machine may print one)
-    *lines, done = [line for line in proc.stderr.strip().splitlines() if not line.startswith("[log] ")]
+    start, *lines, done = [line for line in proc.stderr.strip().splitlines() if not line.startswith("[log] ")]
+    assert start.startswith("[start] ppo on pendulum, seed 0; ends at a mean eval return >= -250 (") and \
+        start.endswith(") or 4,096 env steps"), start
     assert len(lines) == 2 and all(EVAL_LINE.match(line) for line in lines), proc.stderr  # before and after
     assert done.startswith("[done] budget spent: "), done
     result = json.loads((tmp_path / "pend" / "result.json").read_text())
