@@ -67,19 +67,21 @@ class Registry:
         self._builtin_modules = tuple(builtin_modules)
         self._builtins_loaded = False
 
-    def register(self, name: str) -> Callable[[T], T]:
+    def register(self, name: str, force_overwrite: bool = False) -> Callable[[T], T]:
         """Decorator registering the decorated object under ``name``.
 
-        Re-registering the same object (a module imported twice) is allowed; a different object under a taken name
-        raises :class:`DuplicateRegistrationError`.
+        A new definition of the registered object (same module and qualified name: a notebook cell run again, edited
+        or not, a module reloaded) replaces it; another object under a taken name raises
+        :class:`DuplicateRegistrationError`, unless ``force_overwrite`` (DI-engine's keyword) says to replace it.
         """
 
         def decorator(obj: T) -> T:
             old = self._entries.get(name)
-            if old is not None and not _same_object(old, obj):
+            if old is not None and not force_overwrite and not _same_object(old, obj):
                 raise DuplicateRegistrationError(
                     f"{self.kind} type '{name}' is already registered by {_qualname(old)}; "
-                    f"{_qualname(obj)} cannot take the same name: choose another name"
+                    f"{_qualname(obj)} cannot take the same name: choose another name (or replace it with "
+                    f"register('{name}', force_overwrite=True))"
                 )
             self._entries[name] = obj
             # the caller's module: the one that registers, which may not be the one defining obj (a plugin module
@@ -151,25 +153,10 @@ def import_object(path: str, key: str = "env.import_path", what: str = "returnin
 
 
 def _same_object(a: Any, b: Any) -> bool:
-    # A module executed twice (e.g. as a script and as an import) defines a new class object with the same
-    # qualified name in the same module: that is the same registration, not a clash.
-    return a is b or _definition_site(a) == _definition_site(b)
-
-
-def _definition_site(obj: Any) -> tuple[str, int]:
-    """Where ``obj`` was defined: qualified name and source line (line -1 where it cannot be told)."""
-    line = -1
-    code = getattr(obj, "__code__", None)
-    if code is not None:
-        line = code.co_firstlineno
-    else:
-        try:
-            import inspect
-
-            line = inspect.getsourcelines(obj)[1]
-        except (OSError, TypeError):
-            pass
-    return _qualname(obj), line
+    # A module executed again (a notebook cell re-run, edited or not; importlib.reload or autoreload of an edited
+    # module) defines a new object with the same qualified name in the same module: a new version of the same
+    # registration, not a clash. The source line is not compared: an edit above the definition moves it.
+    return a is b or _qualname(a) == _qualname(b)
 
 
 def _qualname(obj: Any) -> str:

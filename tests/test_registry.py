@@ -120,6 +120,44 @@ def test_reimporting_a_module_is_not_an_error(plugin_dir: Path) -> None:
     assert holder.WIDGET.get("gear") is reloaded.Gear
 
 
+def _run_cell(source: str, reg: Registry) -> None:
+    """Run ``source`` as a notebook cell does: compiled from no file, in the session's ``__main__``-like globals."""
+    exec(compile(source, "<cell>", "exec"), {"__name__": "nb_session_main", "reg": reg})
+
+
+@pytest.mark.parametrize("definition", ["def make(cfg):\n    return {v}",
+                                        "class make:\n    def __new__(cls, cfg):\n        return {v}"])
+def test_a_notebook_cell_run_again_after_an_edit_replaces_its_registration(definition: str) -> None:
+    # an edit above the definition moves it: a factory registered again from the edited cell raised 'already
+    # registered' and the first definition stayed
+    reg = Registry("widget")
+    cell = "@reg.register('w')\n" + definition
+    _run_cell(cell.format(v=1), reg)
+    _run_cell(cell.format(v=2), reg)  # run again unchanged
+    assert reg.get("w")(None) == 2
+    _run_cell("# edited\n\n" + cell.format(v=3), reg)
+    assert reg.get("w")(None) == 3
+
+
+def test_force_overwrite_replaces_another_object() -> None:
+    reg = Registry("widget")
+
+    @reg.register("gear")
+    class Gear:
+        pass
+
+    with pytest.raises(DuplicateRegistrationError, match=r"force_overwrite=True"):
+        @reg.register("gear")
+        class OtherGear:
+            pass
+
+    @reg.register("gear", force_overwrite=True)  # DI-engine's keyword
+    class ThirdGear:
+        pass
+
+    assert reg.get("gear") is ThirdGear
+
+
 def test_same_name_from_another_module_is_an_error(plugin_dir: Path) -> None:
     _write_widget_plugin(plugin_dir, "widget_plugin_a")
     _write_widget_plugin(plugin_dir, "widget_plugin_b")
