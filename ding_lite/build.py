@@ -37,11 +37,10 @@ ConfigLike = Any  # a path, a (main, create) tuple or list, a raw main dict or a
 def load_config(config: ConfigLike, *, strict: bool = False, overrides: Iterable[str] = (),
                 seed: int | None = None) -> EasyDict:
     """Compile whatever the caller has: a config file path, DI-engine's ``(main_config, create_config)`` tuple, a
-    unified dict, or a :class:`CompiledConfig` (returned as is unless there are overrides; a frozen one as a writable
-    copy)."""
+    unified dict, or a :class:`CompiledConfig` (a writable copy of it, unless there are overrides)."""
     overrides = list(overrides)
     if isinstance(config, CompiledConfig) and not overrides:
-        config = thawed(config)  # a config a run froze: this run resolves a writable copy of its own
+        config = thawed(config)  # the run resolves (and freezes) a copy of its own, never the caller's object
         if seed is not None:
             config.seed = seed
         return config

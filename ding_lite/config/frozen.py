@@ -91,9 +91,8 @@ def is_frozen(cfg: Any) -> bool:
 
 
 def thawed(cfg: CompiledConfig) -> CompiledConfig:
-    """A writable deep copy of a frozen config (the config itself if it is not frozen); unknown-key notes kept."""
-    if not is_frozen(cfg):
-        return cfg
+    """A writable deep copy of a compiled config, frozen or not; unknown-key notes kept. A pipeline given a compiled
+    config resolves and freezes this copy: the caller's stays as it was, writable, to change for the next run."""
     out = copy.deepcopy(cfg)
     if "_ignored_keys" in cfg.__dict__:
         object.__setattr__(out, "_ignored_keys", list(cfg.__dict__["_ignored_keys"]))
