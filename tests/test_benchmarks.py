@@ -57,11 +57,12 @@ def test_offpolicy_mujoco_dizoo_configs_match_sb3_side() -> None:
     from ding_lite.build import load_config
 
     bench = load_benchmark(REPO_ROOT / "benchmarks" / "offpolicy_mujoco.py")
+    sb3_side = load_benchmark(REPO_ROOT / "benchmarks" / "offpolicy_sb3.py")
     assert set(bench.CONFIGS) == {(a, e) for a in ("sac", "td3") for e in ("hopper", "halfcheetah", "pendulum")}
     for (algo, env), path in bench.CONFIGS.items():
         cls = {"sac": SAC, "td3": TD3}[algo]
         sb3 = {k: v.default for k, v in inspect.signature(cls.__init__).parameters.items()}
-        sb3.update(bench.sb3_kwargs(algo, bench.ENV_IDS[env], n_act=3))
+        sb3.update(sb3_side.sb3_kwargs(algo, sb3_side.ENV_IDS[env], n_act=3))
         policy = load_config(str(path), seed=0).policy
         learn, where = policy.learn, f"{algo} {env}"
         assert (policy.discount_factor, policy.learning_starts) == (sb3["gamma"], sb3["learning_starts"]), where
