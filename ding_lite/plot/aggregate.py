@@ -252,6 +252,9 @@ def interval_estimates(agg: Aggregate, reps: int = 2000, seed: int = 0
     for label, scores in agg.scores.items():
         rng = np.random.default_rng(seed)
         point = np.array([estimators[m](scores) for m in METRICS])
+        if len(scores) < 2:  # one run per task: every resample is that run, a zero-width "interval" says nothing
+            out[label] = {m: (float(point[i]), math.nan, math.nan) for i, m in enumerate(METRICS)}
+            continue
         boot = stratified_bootstrap(scores, lambda s: [estimators[m](s) for m in METRICS], reps, rng)
         low, high = np.percentile(boot, [2.5, 97.5], axis=0)
         out[label] = {m: (float(point[i]), float(low[i]), float(high[i])) for i, m in enumerate(METRICS)}
@@ -279,6 +282,8 @@ def profile_taus(agg: Aggregate) -> np.ndarray:
 
 
 def _cell(point: float, low: float, high: float) -> str:
+    if math.isnan(low):
+        return f"{point:.2f} (no CI)"
     return f"{point:.2f} [{low:.2f}, {high:.2f}]"
 
 
@@ -313,7 +318,8 @@ def draw_aggregate(agg: Aggregate, intervals: Mapping[str, Mapping[str, tuple[fl
     for ax, metric in zip(axes[:-1], METRICS, strict=True):
         for row, label in zip(rows, labels, strict=True):
             point, low, high = intervals[label][metric]
-            ax.barh(row, high - low, left=low, height=0.6, color=colors[label], alpha=0.75)
+            if not math.isnan(low):  # no bar for a group with one run per task: it has no interval
+                ax.barh(row, high - low, left=low, height=0.6, color=colors[label], alpha=0.75)
             ax.plot([point, point], [row - 0.3, row + 0.3], color="black", lw=1.5)
         ax.set_yticks(list(rows), labels if ax is axes[0] else [""] * len(labels))
         ax.set_ylim(-0.6, len(labels) - 0.4)
