@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ding_lite.errors import PlotInputError
+from ding_lite.plot.runs import reached_stop_value
 from ding_lite.utils.atomic import atomic_write
 from ding_lite.utils.curves import band_over_seeds, hold_on_grid
 
@@ -162,7 +163,7 @@ def group_curve(group: Group, tag: str, x: str, band: str) -> tuple[np.ndarray, 
 
     A run that ended by reaching its stop value is held at its last value up to the longest run's end; a run that
     ran out of budget (or is still running) leaves the mean where its data ends."""
-    raw = [(_x_values(r, tag, x), r.scalars.series[tag].values, bool(r.result.get("stop"))) for r in group.runs
+    raw = [(_x_values(r, tag, x), r.scalars.series[tag].values, reached_stop_value(r.result)) for r in group.runs
            if tag in r.scalars.series]
     grid = np.unique(np.concatenate([np.asarray(xs, dtype=float) for xs, _, _ in raw]))
     values_SG = np.stack([hold_on_grid(xs, ys, grid, hold) for xs, ys, hold in raw])

@@ -17,6 +17,7 @@ from ding_lite.errors import PlotInputError
 from ding_lite.plot.folder import Run, is_run_folder, load_run_folder
 from ding_lite.plot.gsl import is_gsl_folder, load_gsl_run
 from ding_lite.utils.curves import median_and_range
+from ding_lite.worker.tracker import STOP_VALUE_REACHED
 
 X_AXES = ("env_step", "wall_time")
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
@@ -62,6 +63,24 @@ def seed_group_label(path: Path) -> str:
     return _SEED_SUFFIX.sub("", path.name)
 
 
+def seed_groups(paths: Sequence[Path]) -> dict[str, list[Path]]:
+    """Seed folders grouped by :func:`seed_group_label` within their parent folder. The seeds of one experiment sit
+    side by side (``-s 0 -s 1`` writes ``<name>_seed0``, ``<name>_seed1``); the same name under two parents
+    (``ppo/CartPole-v1_seed0``, ``dqn/CartPole-v1_seed0``) is two experiments, labelled ``ppo/CartPole-v1`` and
+    ``dqn/CartPole-v1``, never one mean over both."""
+    by_parent: dict[tuple[str, Path], list[Path]] = {}
+    for path in paths:
+        by_parent.setdefault((seed_group_label(path), path.absolute().parent), []).append(path)
+    names = [label for label, _ in by_parent]
+    short = [parent.name for label, parent in by_parent if names.count(label) > 1]
+    out = {}
+    for (label, parent), found in by_parent.items():
+        if names.count(label) > 1:  # parents of the same name (runs_a/ppo, runs_b/ppo): their whole path
+            label = f"{parent.name if short.count(parent.name) == 1 else parent}/{label}"
+        out[label] = found
+    return out
+
+
 SWEEP_FILE = "sweep.json"  # written by ding_lite -m sweep: its trials, each a group of -m plot
 
 
@@ -95,12 +114,14 @@ def collect_groups(exp_dirs: Sequence[str], group_specs: Sequence[str]) -> list[
         if not matched:
             raise PlotInputError(f"group {label!r} is empty: --group {spec!r} names no folder")
         groups.setdefault(label, []).extend(p for m in matched for p in experiment_folders(m))
+    seed_folders: list[Path] = []
     for d in exp_dirs:
         trials = sweep_groups(Path(d))
         for label, paths in (trials or {}).items():
             groups.setdefault(label, []).extend(paths)
-        for path in experiment_folders(Path(d)) if trials is None else ():
-            groups.setdefault(seed_group_label(path), []).append(path)
+        seed_folders += experiment_folders(Path(d)) if trials is None else []
+    for label, paths in seed_groups(seed_folders).items():
+        groups.setdefault(label, []).extend(paths)
     if not groups:
         raise PlotInputError("nothing to plot: give experiment folders (EXP_DIR ...) or --group LABEL=DIR,...")
     return [Group(label, [load_run(p) for p in dict.fromkeys(paths)]) for label, paths in groups.items()]
@@ -116,6 +137,7 @@ def check_metric(groups: Sequence[Group], metric: str) -> None:
     for g in groups:
         for r in g.runs:
             _check_finite(r, metric)
+            _check_result_numbers(r)  # before the figure is written
         if not any(metric in r.scalars.series for r in g.runs):
             raise PlotInputError(f"group {g.label!r} is empty: none of its {len(g.runs)} runs logged {metric!r} "
                                  f"({', '.join(str(r.path) for r in g.runs)})")
@@ -144,6 +166,18 @@ def _median_range(values: Sequence[float]) -> str:
     return _fmt(med) if lo == hi else f"{_fmt(med)} [{_fmt(lo)}, {_fmt(hi)}]"
 
 
+def _steps_to_stop(summary: dict[str, Any]) -> str:
+    """Median [min, max] over the runs that reached the stop value; the runs that did not are named beside it (left
+    out of the median, which would otherwise read faster than the group is), with the fewest env steps they ran."""
+    cell = _median_range(summary["steps_to_stop"])
+    censored = summary["not_reached_at"]
+    if not censored:
+        return cell
+    if not summary["steps_to_stop"]:
+        return f"none (> {_fmt(min(censored))})"
+    return f"{cell}; {len(censored)} not reached (> {_fmt(min(censored))})"
+
+
 def _mean_sd(values: Sequence[float]) -> str:
     if not values:
         return "-"
@@ -154,15 +188,26 @@ def _mean_sd(values: Sequence[float]) -> str:
     return f"{mean:.1f} ± {sd:.1f}"
 
 
+def reached_stop_value(result: dict[str, Any]) -> bool:
+    """The run ended because an evaluation reached its stop value; GSL's phase I also ends at a plateau
+    (``stop`` true, another ``stop_reason``), which is no such success."""
+    return bool(result.get("stop")) and result.get("stop_reason", STOP_VALUE_REACHED) in (None, STOP_VALUE_REACHED)
+
+
 def group_summary(group: Group) -> dict[str, Any]:
     """The numbers of a group's summary row, from each run's ``result.json``: env steps of the runs that reached
     the stop value, last eval return, fresh-seed final eval return (where recorded), wall seconds."""
     finished = [r.result for r in group.runs if r.result]
+    for r in group.runs:
+        _check_result_numbers(r)
     return {
         "runs": len(group.runs),
         "finished": len(finished),
-        "solved": sum(bool(res.get("stop")) for res in finished),
-        "steps_to_stop": [res["env_step"] for res in finished if res.get("stop") and "env_step" in res],
+        "solved": sum(reached_stop_value(res) for res in finished),
+        "steps_to_stop": [res["env_step"] for res in finished if reached_stop_value(res) and "env_step" in res],
+        # right-censored: these runs ended (budget, plateau) at env_step without reaching their stop value
+        "not_reached_at": [res["env_step"] for res in finished if not reached_stop_value(res)
+                           and res.get("stop_value") is not None and "env_step" in res],
         "final_return": [res["eval_return"] for res in finished if res.get("eval_return") is not None],
         "final_eval_return": [res["final_eval_return"] for res in finished
                               if res.get("final_eval_return") is not None],
@@ -171,20 +216,35 @@ def group_summary(group: Group) -> dict[str, Any]:
     }
 
 
+SUMMARY_KEYS = ("env_step", "eval_return", "final_eval_return", "wall_seconds")  # result.json numbers summarised
+
+
+def _check_result_numbers(run: Run) -> None:
+    """A NaN in ``result.json`` (a diverged final evaluation) would make its column ``nan ± nan``, or, in a median,
+    a number that is not the median: one line naming the run and the key instead."""
+    for key in SUMMARY_KEYS:
+        value = run.result.get(key)
+        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):
+            raise PlotInputError(f"{run.path}: {key} in result.json is {value!r}, not a finite number; the summary "
+                                 "cannot include it: leave the run out (--group LABEL=DIR,...)")
+
+
 def summary_table(groups: Sequence[Group]) -> str:
     """A markdown table, one row per group: seeds, how many reached the stop value, env steps to it (median
-    [min, max] over those seeds), last eval return (mean ± sd over seeds), wall time."""
+    [min, max] over those seeds, the others named as not reached), last eval return (mean ± sd over seeds), wall
+    time; each header says which statistic its column is (docs/plot.md, "The summary")."""
     rows = [(g.label, group_summary(g)) for g in groups]
     fresh = any(s["final_eval_return"] for _, s in rows)
-    head = ["group", "seeds", "stop value", "reached", "env steps to stop value", "final return"]
-    head += ["final eval, fresh seeds"] if fresh else []
-    head += ["wall time (s)"]
+    head = ["group", "seeds", "stop value", "reached", "env steps to stop value, median [min, max]",
+            "last eval return, mean ± sd"]
+    head += ["final eval (fresh seeds), mean ± sd"] if fresh else []
+    head += ["wall time (s), median [min, max]"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for label, s in rows:
         unfinished = s["runs"] - s["finished"]
         seeds = f"{s['runs']} ({unfinished} unfinished)" if unfinished else str(s["runs"])
         stop = ", ".join(_fmt(v) for v in s["stop_values"]) or "-"
-        cells = [label, seeds, stop, f"{s['solved']}/{s['finished']}", _median_range(s["steps_to_stop"]),
+        cells = [label, seeds, stop, f"{s['solved']}/{s['finished']}", _steps_to_stop(s),
                  _mean_sd(s["final_return"])]
         cells += [_mean_sd(s["final_eval_return"])] if fresh else []
         cells += [_median_range(s["wall_seconds"])]

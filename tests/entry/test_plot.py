@@ -20,6 +20,7 @@ pytest.importorskip("matplotlib")
 pytestmark = pytest.mark.unittest
 
 DQN = str(DIZOO_CARTPOLE / "cartpole_dqn_config.py")
+STEPS = "env steps to stop value, median [min, max]"
 
 
 @pytest.fixture(scope="module")
@@ -60,11 +61,11 @@ def test_cli_figure_and_summary_match_result_json(runs: Path) -> None:
     assert all(r["stop"] for r in results)
     steps = [r["env_step"] for r in results]
     assert row["seeds"] == "2" and row["reached"] == "2/2" and row["stop value"] == "195"
-    assert row["env steps to stop value"] == f"{statistics.median(steps):,.0f} [{min(steps):,}, {max(steps):,}]"
+    assert row[STEPS] == f"{statistics.median(steps):,.0f} [{min(steps):,}, {max(steps):,}]"
     returns = [r["eval_return"] for r in results]
-    assert row["final return"] == f"{statistics.mean(returns):.1f} ± {statistics.stdev(returns):.1f}"
+    assert row["last eval return, mean ± sd"] == f"{statistics.mean(returns):.1f} ± {statistics.stdev(returns):.1f}"
     walls = sorted(r["wall_seconds"] for r in results)
-    assert row["wall time (s)"].startswith(f"{statistics.median(walls):.3g}")
+    assert row["wall time (s), median [min, max]"].startswith(f"{statistics.median(walls):.3g}")
 
 
 def test_summary_numbers_of_a_mixed_group(runs: Path) -> None:
@@ -86,7 +87,7 @@ def test_groups_by_seed_suffix_svg_bootstrap_wall_time(runs: Path, tmp_path: Pat
     table = plot_pipeline([runs], out, x="wall_time", band="ci95", title="CartPole")
     assert out.read_text().lstrip().startswith("<?xml") and "<svg" in out.read_text()
     assert set(_rows(table)) == {"dqn", "short"}
-    assert _rows(table)["short"]["reached"] == "0/1" and _rows(table)["short"]["env steps to stop value"] == "-"
+    assert _rows(table)["short"]["reached"] == "0/1" and _rows(table)["short"][STEPS].startswith("none (> ")
     assert seed_group_label(Path("x/cartpole_ppo_seed12_1")) == "cartpole_ppo"
 
 
