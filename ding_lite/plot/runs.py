@@ -243,7 +243,7 @@ def summary_table(groups: Sequence[Group]) -> str:
     for label, s in rows:
         unfinished = s["runs"] - s["finished"]
         seeds = f"{s['runs']} ({unfinished} unfinished)" if unfinished else str(s["runs"])
-        stop = ", ".join(_fmt(v) for v in s["stop_values"]) or "-"
+        stop = ", ".join(f"{v:,g}" if abs(v) < 1e6 else f"{v:g}" for v in s["stop_values"]) or "-"  # as set
         cells = [label, seeds, stop, f"{s['solved']}/{s['finished']}", _steps_to_stop(s),
                  _mean_sd(s["final_return"])]
         cells += [_mean_sd(s["final_eval_return"])] if fresh else []

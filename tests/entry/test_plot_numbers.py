@@ -78,6 +78,12 @@ def test_no_seed_reached_shows_the_budget(tmp_path: Path) -> None:
     assert _rows(plot_pipeline([tmp_path], tmp_path / "fig.png"))["y"][STEPS] == "none (> 800)"
 
 
+def test_stop_value_printed_as_set(tmp_path: Path) -> None:
+    """A stop value of 150.5 was printed '150' (rounded to a whole number from 100 up)."""
+    write_run(tmp_path / "s_seed0", [0, 1000], [10.0, 151.0], _result(1000, 151.0, True) | {"stop_value": 150.5})
+    assert _rows(plot_pipeline([tmp_path], tmp_path / "fig.png"))["s"]["stop value"] == "150.5"
+
+
 def test_plateau_stop_is_not_reaching_the_stop_value(tmp_path: Path) -> None:
     """GSL's phase I ends at a plateau (``stop`` true, another ``stop_reason``) far below the stop value."""
     write_run(tmp_path / "p_seed0", [0, 1000], [10.0, 50.0],
