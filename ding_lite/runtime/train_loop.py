@@ -185,7 +185,8 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
 def start_line(cfg: Any, seed: int, max_env_step: int | None, max_train_iter: int | None) -> str:
     """The run's first line: what it trains and what ends it (the stop value, a plateau, the budgets), so that a run
     that stops early, or never, says why before it starts."""
-    env = cfg.env.get("env_id") or cfg.env.type
+    path = cfg.env.get("import_path")  # a PettingZoo game's 'package.module:callable': its module names the game
+    env = cfg.env.get("env_id") or (str(path).split(":")[0].rsplit(".", 1)[-1] if path else cfg.env.type)
     evaluator = cfg.policy.eval.evaluator
     every = f"{cfg.env.n_evaluator_episode} episodes every {evaluator.eval_freq} train iters"
     ends = [] if cfg.env.stop_value is None else [f"a mean eval return >= {cfg.env.stop_value:g} ({every})"]
