@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import os
-import pickle
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +31,12 @@ def load_checkpoint(path: str | os.PathLike, map_location: Any = "cpu") -> dict[
         raise CheckpointError(f"checkpoint not found: {path}")
     try:
         state = torch.load(path, map_location=map_location, weights_only=True)
-    except (RuntimeError, pickle.UnpicklingError, zipfile.BadZipFile, EOFError, ValueError, OSError) as exc:
-        raise CheckpointError(f"cannot read checkpoint {path}: {load_failure(exc)} (is it a complete ding_lite "
+    except Exception as exc:  # any: garbage bytes make torch's weights-only unpickler raise whatever they trigger
+        # (a text file: KeyError, IndexError, struct.error...); each is a checkpoint that cannot be read
+        reason = load_failure(exc)
+        if isinstance(exc, LookupError):  # KeyError / IndexError: the message alone is a bare key ('101')
+            reason = f"{type(exc).__name__} {reason}"
+        raise CheckpointError(f"cannot read checkpoint {path}: {reason} (is it a complete ding_lite "
                               f"checkpoint?)") from exc
     if not isinstance(state, dict) or "policy" not in state:
         raise CheckpointError(f"checkpoint {path} is not a ding_lite checkpoint (no 'policy' entry)")

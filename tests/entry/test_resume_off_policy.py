@@ -188,3 +188,22 @@ def test_a_truncated_buffer_file_is_named_with_a_whole_reason(tmp_path: Path) ->
     assert len(buffer) == 0
     assert "failed finding central directory); it refills from empty" in line, line
     assert "likelihood" not in line, line
+
+
+def test_a_buffer_file_replaced_by_text_refills_instead_of_a_traceback(tmp_path: Path) -> None:
+    """A text file where the buffer file was (an editor, a wrong copy): torch's weights-only unpickler raises
+    IndexError or KeyError for such bytes, which the restore let through as a traceback."""
+    import numpy as np
+
+    from ding_lite.data import UniformBuffer
+    from ding_lite.runtime.replay_ckpt import ReplayCheckpoints
+
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    buffer = UniformBuffer(dict(replay_buffer_size=10))
+    buffer.push({"obs": np.zeros((4, 2), np.float32)})
+    entry = ReplayCheckpoints(buffer, ckpt).state("iteration_3")
+    for text in (b"a note\n", b"hello\n"):  # IndexError, KeyError
+        (ckpt / entry["file"]).write_bytes(text)
+        line = ReplayCheckpoints(buffer, ckpt).restore(entry, ckpt / "iteration_3.pth.tar")
+        assert len(buffer) == 0 and "it refills from empty" in line, line

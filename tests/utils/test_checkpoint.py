@@ -56,6 +56,11 @@ def test_weights_only_load_refuses_pickled_objects(tmp_path: Path) -> None:
 @pytest.mark.parametrize("content,match", [
     (b"", "cannot read checkpoint"),
     (b"garbage bytes", "cannot read checkpoint"),
+    # text files: torch's weights-only unpickler reads 'h' as a memo look-up (KeyError), 'a' as an append to an
+    # empty stack (IndexError)
+    (b"hello world\n", "cannot read checkpoint"),
+    (b"a note, not a checkpoint\n", "cannot read checkpoint"),
+    (b"K", "cannot read checkpoint"),  # struct.error: a 1-byte integer cut short
 ])
 def test_unreadable_files(tmp_path: Path, content: bytes, match: str) -> None:
     (tmp_path / "x.pth.tar").write_bytes(content)
