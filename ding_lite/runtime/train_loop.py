@@ -152,7 +152,8 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
                                         lambda: build(cfg, "policy", enable_field=("eval",)),
                                         run.seeds.evaluator)
     prepare_exp_dir(exp_dir, cfg)
-    logger = ExperimentLogger(exp_dir, progress_total=run.max_env_step, progress=run.progress, cfg=cfg)
+    logger = ExperimentLogger(exp_dir, progress_total=run.max_env_step, progress=run.progress, cfg=cfg,
+                              folder_check=run.claim.check)
     learner.log_to(logger)
     if replay_ckpts is not None:
         replay_ckpts.log_to(logger.info)
@@ -173,6 +174,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         ignored = ignored_keys(cfg)
         result.update(seed=run.seed, wall_seconds=round(record.wall_seconds(), 3), segments=len(record.resumes) + 1,
                       resumed_from=record.resumes, exp_dir=str(exp_dir), ignored_keys=ignored)
+        logger.check_folder()
         write_json(exp_dir / "result.json", result)
         _log_done(logger, result, exp_dir, ignored)
     finally:
@@ -309,6 +311,7 @@ def _budget_spent(env_step: int, train_iter: int, max_env_step: int | None, max_
 
 def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, env_step: int,
               videos: PeriodicVideos | None = None, mark_eval: Callable[[int, int], None] | None = None) -> Any:
+    logger.check_folder()  # the folder removed or moved meanwhile: stop now, not at the end
     learner.log_now()  # learn scalars at least once per evaluation, whatever log_show_after_iter says
     if mark_eval is not None:  # a checkpoint of this train_iter written from here on keeps the logs as they are now
         mark_eval(learner.train_iter, env_step)

@@ -8,11 +8,12 @@ takes the next free ``<name>_<k>``, and a second ``--resume`` of a folder still 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 from pathlib import Path
 
-from ding_lite.errors import ConfigError, output_error
+from ding_lite.errors import ConfigError, OutputError, output_error
 
 LOCK_NAME = ".ding_lite.lock"
 
@@ -28,6 +29,24 @@ class FolderClaim:
         self.created = created
         self.skipped = skipped
         self._fd: int | None = fd
+
+    def check(self) -> None:
+        """Raise :class:`OutputError` if the folder was removed or moved since it was claimed (its lock file is not
+        the one this claim holds): the run's open files would go on into deleted files (or the moved folder), and
+        its next checkpoint would make a new, partial folder under the old name. One ``stat``: cheap enough for
+        every evaluation and checkpoint."""
+        if self._fd is None:
+            return
+        held = os.fstat(self._fd)
+        try:
+            here = os.stat(self.path / LOCK_NAME)
+            if (here.st_dev, here.st_ino) == (held.st_dev, held.st_ino):
+                return
+        except OSError:
+            pass
+        raise OutputError(errno.ENOENT, f"the experiment folder {self.path} was removed or moved while its run was "
+                          f"going (its {LOCK_NAME} is gone): the run stops, as nothing it writes would be kept; a "
+                          f"moved folder goes on with --resume --exp-name <its new path>")
 
     def release(self, *, failed: bool = False) -> None:
         """Drop the lock (idempotent). ``failed``: the run ended by an error; folders this claim created are removed

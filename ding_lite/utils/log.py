@@ -58,10 +58,13 @@ class ExperimentLogger:
         cfg: the compiled config: its ``log`` section (trackers, console lines) and the learner's
             ``log_show_after_iter`` (the interval of the throughput scalars). None: tensorboard only.
         clock: seconds of a monotonic clock (the throughput's; tests give a fake one).
+        folder_check: raises if ``exp_dir`` is no longer the run's folder (removed or moved meanwhile); called by
+            :meth:`check_folder`, before each checkpoint and evaluation.
     """
 
     def __init__(self, exp_dir: Path | None, progress_total: int | None = None, progress: bool = True,
-                 cfg: Mapping[str, Any] | None = None, clock: Callable[[], float] = time.perf_counter) -> None:
+                 cfg: Mapping[str, Any] | None = None, clock: Callable[[], float] = time.perf_counter,
+                 folder_check: Callable[[], None] | None = None) -> None:
         from ding_lite.utils.trackers import LOG_CONFIG, build_trackers
 
         self.console = setup_console_logging()
@@ -97,6 +100,7 @@ class ExperimentLogger:
         self._logged_iter = 0
         self._bar_rates: Rates | None = None
         self._clock = clock
+        self._folder_check = folder_check
 
     def scalar(self, tag: str, value: float, step: int) -> None:
         """One scalar, to every tracker."""
@@ -172,6 +176,11 @@ class ExperimentLogger:
             shown["samples/s"] = rate_text(self._bar_rates.train_samples_per_second)
         self._bar.set_postfix(shown, refresh=False)
 
+    def check_folder(self) -> None:
+        """Raise :class:`~ding_lite.errors.OutputError` if the experiment folder was removed or moved meanwhile."""
+        if self._folder_check is not None:
+            self._folder_check()
+
     def flush_events(self) -> None:
         """Write out the buffered tensorboard events now (the learner calls it before each checkpoint): a resume
         cuts the event files back to its checkpoint's time (:func:`~ding_lite.utils.events.drop_events_after`), so
@@ -180,6 +189,7 @@ class ExperimentLogger:
         rhythm."""
         from ding_lite.utils.trackers import TensorboardTracker
 
+        self.check_folder()  # a checkpoint follows: not into a folder made again where the run's folder was
         for tracker in self._trackers:
             if isinstance(tracker, TensorboardTracker):
                 tracker.flush()
