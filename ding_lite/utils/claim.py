@@ -94,9 +94,11 @@ def claim_new(path: Path) -> FolderClaim:
 
 
 def normal_path(path: str | Path) -> Path:
-    """``path`` with its ``..`` parts resolved by name (``os.path.normpath``: ``a/../../b`` is ``../b``), as the
-    shell's ``cd`` reads them, so that ``a`` need not exist; other paths are unchanged."""
-    return Path(os.path.normpath(path))
+    """``path`` with a leading ``~`` expanded (the home folder: a config's ``exp_name`` or ``--exp-name=~/x`` reaches
+    here unexpanded by the shell, and a folder named ``~`` is a trap for ``rm -rf ~``) and its ``..`` parts resolved
+    by name (``os.path.normpath``: ``a/../../b`` is ``../b``), as the shell's ``cd`` reads them, so that ``a`` need
+    not exist; other paths are unchanged."""
+    return Path(os.path.normpath(os.path.expanduser(path)))
 
 
 def claim_existing(path: Path) -> FolderClaim:

@@ -1,0 +1,34 @@
+"""An experiment name that starts with ``~`` (``exp_name='~/runs/x'`` in a config, or ``--exp-name=~/runs/x``, which
+the shell leaves as it is) names a folder in the home folder. Before, the run made a folder literally named ``~`` in
+the current directory: a trap (``rm -rf ~`` to tidy it up removes the home folder)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import DIZOO_CARTPOLE
+
+from ding_lite.cli import main
+from ding_lite.config.reader import read_saved_config
+
+pytestmark = pytest.mark.unittest
+
+DQN = str(DIZOO_CARTPOLE / "cartpole_dqn_config.py")
+QUICK = ["--max-env-step", "100", "--no-progress", "--set", "policy.eval.final_episodes=0"]
+
+
+def test_a_leading_tilde_names_the_home_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    assert main(["-c", DQN, "--exp-name=~/runs/flag", *QUICK]) == 0
+    assert main(["-c", DQN, "--set", "exp_name=~/runs/config", *QUICK]) == 0
+    assert list(work.iterdir()) == []  # no folder named '~' here
+    for name in ("flag", "config"):
+        folder = home / "runs" / name
+        assert (folder / "result.json").is_file()
+        assert read_saved_config(folder / "total_config.py")["exp_name"] == str(folder)
+    # -m eval finds the run's checkpoint by the same name
+    assert main(["-m", "eval", "-c", DQN, "--exp-name=~/runs/flag", "--no-progress", "--n-episode", "1"]) == 0
