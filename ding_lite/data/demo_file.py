@@ -82,7 +82,10 @@ def read_demo(path: str | os.PathLike) -> DemoDataset:
             with npz:
                 arrays = {k: npz[k] for k in npz.files}
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
-        raise ConfigError(f"cannot read demo file {path}: {first_line(exc)} (is it a complete file written by "
+        reason = first_line(exc)
+        if reason.startswith("This file contains pickled"):  # numpy's guess for a file neither .npz nor .npy, with
+            reason = "not an .npz archive"  # advice to load it unsafely: not for a demo file (never a pickle)
+        raise ConfigError(f"cannot read demo file {path}: {reason} (is it a complete file written by "
                           f"ding_lite -m collect_demo?)") from exc
     missing = [k for k in (*ARRAY_KEYS, "metadata") if k not in arrays]
     if missing:

@@ -127,6 +127,16 @@ def test_corrupt_file_is_a_config_error_naming_it(tmp_path, content):
         read_demo(path)
 
 
+def test_a_text_file_is_no_npz_archive_and_no_unsafe_load_is_advised(tmp_path):
+    """numpy reads a file that is neither .npz nor .npy as a pickle and advises allow_pickle=True ('if you trust the
+    file'): for a text file named .npz that is wrong advice, and ding_lite never loads pickles."""
+    path = tmp_path / "notes.npz"
+    path.write_text("episode notes\n")
+    with pytest.raises(ConfigError, match=r"cannot read demo file .*notes\.npz: not an \.npz archive") as info:
+        read_demo(path)
+    assert "allow_pickle" not in str(info.value)
+
+
 def test_single_npy_array_is_refused(tmp_path):
     path = tmp_path / "array.npz"
     with open(path, "wb") as f:
