@@ -32,9 +32,12 @@ def trained_config(ckpt_path: str | Path) -> Path | None:
 def model_drift(now: Mapping[str, Any], trained: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
     """``(key, value now, trained value)`` of each ``policy.model`` key both configs hold with different values (a
     key only one of them has, added or removed since, is not compared; nor one left None now, which the model does
-    not read: ``image_scale`` on a vector observation)."""
+    not read: ``image_scale`` on a vector observation). Nothing for a checkpoint of another ``model.type``: another
+    network (another algorithm's run), whose settings are no advice for this one; the load says whether it fits."""
     now_model = (now.get("policy") or {}).get("model") or {}
     trained_model = (trained.get("policy") or {}).get("model") or {}
+    if "type" in now_model and "type" in trained_model and now_model["type"] != trained_model["type"]:
+        return []
     return [(key, now_model[key], trained_model[key]) for key in sorted(now_model)
             if key in trained_model and now_model[key] is not None and not _same(now_model[key], trained_model[key])]
 

@@ -28,6 +28,15 @@ def test_model_drift_names_the_settings_that_differ_only():
     assert model_drift(trained, trained) == []
 
 
+def test_another_model_types_checkpoint_is_no_drift():
+    """A checkpoint of another network (a PPO run's 'vac' loaded by a DQN config) is refused by the load, naming the
+    policy that wrote it; the warning before it advised --set policy.model.type='vac' and its settings on a DQN."""
+    now = _model(type="dqn", activation="relu", encoder_hidden_size_list=[128, 128, 64])
+    trained = _model(type="vac", activation="tanh", encoder_hidden_size_list=[64, 64])
+    assert model_drift(now, trained) == []
+    assert model_drift(_model(type="vac", activation="relu"), trained) == [("activation", "relu", "tanh")]
+
+
 def _drift_warnings(caplog) -> list[str]:
     return [r.getMessage() for r in caplog.records if "policy.model." in r.getMessage()]
 
