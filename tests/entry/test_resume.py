@@ -79,7 +79,8 @@ def test_resume_after_sigkill_continues_the_run(tmp_path: Path) -> None:
     proc = run_cli("-m", "serial", "-c", DQN, *SETTINGS, "--resume", "--max-train-iter", str(train_iter + 90),
                    cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stderr.strip().splitlines()
+    start, *lines = proc.stderr.strip().splitlines()
+    assert start.startswith("[start] dqn on cartpole, seed 0; ") and start.endswith(f"{train_iter + 90} train iters")
     # the replay buffer saved with that checkpoint (before it: the kill left it whole) comes back with it
     buffer_file = latest.name.replace(".pth.tar", BUFFER_SUFFIX)
     saved_samples = state["replay_buffer"]["samples"]
@@ -231,7 +232,7 @@ def test_ctrl_c_or_sigterm_stops_between_iterations_with_a_checkpoint_to_resume_
 
     resumed = run_cli("-c", DQN, *settings, "--resume", "--max-train-iter", str(train_iter + 40), cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
-    first = resumed.stderr.strip().splitlines()[0]
+    first = resumed.stderr.strip().splitlines()[1]  # after the [start] line
     assert first == f"loaded exp/ckpt/{name} (train_iter {train_iter}, env_step {env_step}); replay buffer: " \
                     f"{state['replay_buffer']['samples']:,} samples from {name.replace('.pth.tar', BUFFER_SUFFIX)}"
     result = json.loads((tmp_path / "exp" / "result.json").read_text())
@@ -248,7 +249,8 @@ def test_resume_of_a_command_over_several_seeds_starts_the_seeds_it_had_not_reac
     proc = run_cli("-c", DQN, "-s", "0", "-s", "1", "--exp-name", "runs", "--resume", *budget, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
-    assert lines[0].startswith("loaded runs_seed0/ckpt/iteration_")
+    assert lines[0] == "[start] dqn on cartpole, seed 0; ends at 256 env steps", lines
+    assert lines[1].startswith("loaded runs_seed0/ckpt/iteration_"), lines
     assert "--resume: runs_seed1 holds no run yet (the command stopped before seed 1): starting it" in lines
     assert json.loads((tmp_path / "runs_seed1" / "result.json").read_text())["segments"] == 1
 
