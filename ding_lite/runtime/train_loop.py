@@ -191,14 +191,21 @@ def start_line(cfg: Any, seed: int, max_env_step: int | None, max_train_iter: in
     env = cfg.env.get("env_id") or (str(path).split(":")[0].rsplit(".", 1)[-1] if path else cfg.env.type)
     evaluator = cfg.policy.eval.evaluator
     every = f"{cfg.env.n_evaluator_episode} episodes every {evaluator.eval_freq} train iters"
-    ends = [] if cfg.env.stop_value is None else [f"a mean eval return >= {cfg.env.stop_value:g} ({every})"]
+    ends = [] if cfg.env.stop_value is None else [f"a mean eval return >= {_number(cfg.env.stop_value)} ({every})"]
     if evaluator.get("type") == "plateau":
         ends.append(f"a plateau ({evaluator.plateau_patience} evaluations without a gain above "
-                    f"{evaluator.plateau_tol:g})")
+                    f"{_number(evaluator.plateau_tol)})")
     ends += [f"{n:,} {unit}" for n, unit in ((max_env_step, "env steps"), (max_train_iter, "train iters"))
              if n is not None]
     stops = " or ".join(ends) if ends else "nothing: it runs until stopped (Ctrl-C writes a checkpoint, then stops)"
     return f"[start] {cfg.policy.type} on {env}, seed {seed}; ends at {stops}"
+
+
+def _number(value: float) -> str:
+    """``value`` as short as ``:g`` writes it where that is the same number; else in full (``:g`` keeps 6 digits:
+    a stop value of 1234567 would read 1.23457e+06, a threshold the run does not use)."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
 
 
 def _log_restarts(logger: ExperimentLogger, restarts: RunRestarts) -> None:
