@@ -22,7 +22,7 @@ import importlib.util
 import os
 import sys
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from ding_lite.di_engine_names import replacement
@@ -67,13 +67,15 @@ class Registry:
         self._builtin_modules = tuple(builtin_modules)
         self._builtins_loaded = False
 
-    def register(self, name: str, force_overwrite: bool = False) -> Callable[[T], T]:
-        """Decorator registering the decorated object under ``name``.
+    def register(self, name: str, module: Any = None, force_overwrite: bool = False) -> Any:
+        """Decorator registering the decorated object under ``name``; ``register(name, obj)`` (DI-engine's call
+        form) registers ``obj`` at once and returns it.
 
         A new definition of the registered object (same module and qualified name: a notebook cell run again, edited
         or not, a module reloaded) replaces it; another object under a taken name raises
         :class:`DuplicateRegistrationError`, unless ``force_overwrite`` (DI-engine's keyword) says to replace it.
         """
+        caller = sys._getframe(1).f_globals.get("__name__", "")
 
         def decorator(obj: T) -> T:
             old = self._entries.get(name)
@@ -86,10 +88,11 @@ class Registry:
             self._entries[name] = obj
             # the caller's module: the one that registers, which may not be the one defining obj (a plugin module
             # registering a library's class); a fresh process must import this one to know the name
-            self._registered_in[name] = sys._getframe(1).f_globals.get("__name__", "")
+            self._registered_in[name] = caller
             return obj
 
-        return decorator
+        # without this, register('x', MyEnv) took MyEnv for force_overwrite and registered nothing, silently
+        return decorator if module is None else decorator(module)
 
     def registered_in(self, name: str) -> str | None:
         """The module whose code registered ``name`` (None: not registered here)."""

@@ -363,3 +363,21 @@ def test_every_replacement_named_for_a_di_engine_helper_exists() -> None:
     for module in ("ding_lite.rl_utils", "ding_lite.model", "ding_lite.utils", "ding_lite.policy"):
         clash = set(vars(importlib.import_module(module))) & set(di_engine_names.NAMES)
         assert not clash, f"{module} has {clash}: drop them from di_engine_names.NAMES"
+
+
+def test_di_engines_call_form_registers_the_object() -> None:
+    # register(name, obj) took obj for force_overwrite and returned a decorator: nothing registered, silently
+    reg = Registry("widget")
+
+    class Gear:
+        pass
+
+    class OtherGear:
+        pass
+
+    assert reg.register("gear", Gear) is Gear
+    assert reg.get("gear") is Gear and reg.registered_in("gear") == __name__
+    with pytest.raises(DuplicateRegistrationError, match="already registered"):
+        reg.register("gear", OtherGear)
+    reg.register("gear", OtherGear, force_overwrite=True)
+    assert reg.get("gear") is OtherGear
