@@ -92,11 +92,32 @@ def is_frozen(cfg: Any) -> bool:
 
 def thawed(cfg: CompiledConfig) -> CompiledConfig:
     """A writable deep copy of a compiled config, frozen or not; unknown-key notes kept. A pipeline given a compiled
-    config resolves and freezes this copy: the caller's stays as it was, writable, to change for the next run."""
-    out = copy.deepcopy(cfg)
+    config resolves and freezes this copy: the caller's stays as it was, writable, to change for the next run. A
+    value that cannot be deep-copied (a module, a lock, a tensor inside a graph) is shared with the copy, not copied:
+    such a config ran before the copy was made, and must still run."""
+    try:
+        out = copy.deepcopy(cfg)
+    except Exception:  # deepcopy raises whatever such a value's pickling raises (TypeError, RuntimeError...)
+        out = copy.deepcopy(cfg, _uncopyable(cfg, {}))
     if "_ignored_keys" in cfg.__dict__:
         object.__setattr__(out, "_ignored_keys", list(cfg.__dict__["_ignored_keys"]))
     return out
+
+
+def _uncopyable(node: Any, memo: dict[int, Any]) -> dict[int, Any]:
+    """A ``deepcopy`` memo that maps each value of ``node`` that cannot be deep-copied to itself: a copy shares it."""
+    if isinstance(node, dict):
+        for value in dict.values(node):
+            _uncopyable(value, memo)
+    elif isinstance(node, (list, tuple)):
+        for value in node:
+            _uncopyable(value, memo)
+    else:
+        try:
+            copy.deepcopy(node)
+        except Exception:
+            memo[id(node)] = node
+    return memo
 
 
 def _freeze(node: Any, path: str) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+import torch
 from conftest import DIZOO_CARTPOLE
 
 from ding_lite.config import compile_config, read_config
@@ -88,3 +89,14 @@ def test_the_docs_lines_load_and_evaluate_the_saved_policy(tmp_path: Path, capsy
     assert scope["policy"].eval_mode is not None and gym.make("CartPole-v1").action_space.contains(
         int(scope["action"]))
     assert float(capsys.readouterr().out.strip().splitlines()[-1]) > 0  # the printed mean eval return
+
+
+@pytest.mark.parametrize("value", [threading.Lock(), os, torch.zeros(2, requires_grad=True) * 2],
+                         ids=["lock", "module", "tensor-in-a-graph"])
+def test_a_compiled_config_holding_a_value_deepcopy_refuses_still_runs(tmp_path: Path, value: object) -> None:
+    # the run's copy of the caller's config was a plain copy.deepcopy: such a value (which the run used in place
+    # before) raised TypeError / RuntimeError from deep inside copy.py
+    cfg = compile_config(*read_config(PPO))
+    cfg.env.user_object = value
+    serial_pipeline(cfg, exp_dir=tmp_path / "a", **TINY)
+    assert cfg.env.user_object is value and not is_frozen(cfg)
