@@ -132,11 +132,12 @@ def build_sweep_parser() -> argparse.ArgumentParser:
 def sweep_command(argv: Sequence[str]) -> None:
     """Run ``ding_lite -m sweep ...``: the results table to stdout, progress lines to stderr."""
     from ding_lite.build import load_config
+    from ding_lite.utils.claim import normal_path
 
     args = build_sweep_parser().parse_args(list(argv))
     config = Path(args.config).resolve()
     cfg = load_config(config, strict=args.strict, overrides=args.overrides)
-    folder = Path(args.exp_name or f"{cfg.exp_name}_sweep").resolve()
+    folder = normal_path(args.exp_name or f"{cfg.exp_name}_sweep").resolve()  # '~' too, as a run's exp_name
     metric = args.metric
     spec = SweepSpec(config=str(config), sweep_dir=str(folder), space=list(args.space), search=args.search,
                      seeds=list(args.seed or [0]), metric=metric,

@@ -32,3 +32,26 @@ def test_a_leading_tilde_names_the_home_folder(tmp_path: Path, monkeypatch: pyte
         assert read_saved_config(folder / "total_config.py")["exp_name"] == str(folder)
     # -m eval finds the run's checkpoint by the same name
     assert main(["-m", "eval", "-c", DQN, "--exp-name=~/runs/flag", "--no-progress", "--n-episode", "1"]) == 0
+
+
+def test_a_leading_tilde_names_the_home_folder_for_a_sweep_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # -m sweep made its folder with Path(...).resolve(), which leaves '~' as it is: <cwd>/~/runs/s
+    from ding_lite.entry import sweep
+    from ding_lite.sweep.space import SweepError
+
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    folders = []
+
+    def sweep_pipeline(spec, **kwargs):
+        folders.append(spec.sweep_dir)
+        raise SweepError("stop here")
+
+    monkeypatch.setattr(sweep, "sweep_pipeline", sweep_pipeline)
+    space = ["--space", "policy.learn.batch_size=[64, 128]"]
+    assert main(["-m", "sweep", "-c", DQN, "--exp-name=~/runs/s", *space]) == 2
+    assert main(["-m", "sweep", "-c", DQN, "--set", "exp_name=~/runs/x", *space]) == 2
+    assert folders == [str(home / "runs" / "s"), str(home / "runs" / "x_sweep")]
