@@ -159,7 +159,16 @@ def _same_object(a: Any, b: Any) -> bool:
     # A module executed again (a notebook cell re-run, edited or not; importlib.reload or autoreload of an edited
     # module) defines a new object with the same qualified name in the same module: a new version of the same
     # registration, not a clash. The source line is not compared: an edit above the definition moves it.
-    return a is b or _qualname(a) == _qualname(b)
+    # A lambda's qualified name names no definition (every lambda of a module is '<lambda>'): two lambdas are one
+    # registration only from the same line (the same expression executed again).
+    if a is b or _qualname(a) != _qualname(b):
+        return a is b
+    return not _qualname(a).endswith("<lambda>") or _first_line(a) == _first_line(b)
+
+
+def _first_line(obj: Any) -> int | None:
+    code = getattr(obj, "__code__", None)
+    return code.co_firstlineno if code is not None else None
 
 
 def _qualname(obj: Any) -> str:

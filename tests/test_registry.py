@@ -139,6 +139,18 @@ def test_a_notebook_cell_run_again_after_an_edit_replaces_its_registration(defin
     assert reg.get("w")(None) == 3
 
 
+def test_two_lambdas_under_one_name_clash_but_one_run_again_replaces() -> None:
+    # every lambda's qualified name is '<lambda>': the replace rule for a definition run again must not let a second,
+    # different lambda of the same module take a name silently
+    reg = Registry("widget")
+    _run_cell("reg.register('w')(lambda cfg: 1)", reg)
+    _run_cell("reg.register('w')(lambda cfg: 2)", reg)  # the same line run again (a notebook cell): replaced
+    assert reg.get("w")(None) == 2
+    with pytest.raises(DuplicateRegistrationError, match="already registered"):
+        _run_cell("pass\nreg.register('w')(lambda cfg: 3)", reg)  # another lambda, another line
+    assert reg.get("w")(None) == 2
+
+
 def test_force_overwrite_replaces_another_object() -> None:
     reg = Registry("widget")
 
