@@ -17,12 +17,19 @@ DQN = str(DIZOO_CARTPOLE / "cartpole_dqn_config.py")
 QUICK = ["--max-env-step", "100", "--no-progress", "--set", "policy.eval.final_episodes=0"]
 
 
-def test_a_leading_tilde_names_the_home_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def home_and_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A home folder (``$HOME``) and another folder the command runs in."""
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(work)
+    return home, work
+
+
+def test_a_leading_tilde_names_the_home_folder(home_and_work: tuple[Path, Path]) -> None:
+    home, work = home_and_work
     assert main(["-c", DQN, "--exp-name=~/runs/flag", *QUICK]) == 0
     assert main(["-c", DQN, "--set", "exp_name=~/runs/config", *QUICK]) == 0
     assert list(work.iterdir()) == []  # no folder named '~' here
@@ -34,16 +41,13 @@ def test_a_leading_tilde_names_the_home_folder(tmp_path: Path, monkeypatch: pyte
     assert main(["-m", "eval", "-c", DQN, "--exp-name=~/runs/flag", "--no-progress", "--n-episode", "1"]) == 0
 
 
-def test_a_leading_tilde_names_the_home_folder_for_a_sweep_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_leading_tilde_names_the_home_folder_for_a_sweep_too(home_and_work: tuple[Path, Path],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     # -m sweep made its folder with Path(...).resolve(), which leaves '~' as it is: <cwd>/~/runs/s
     from ding_lite.entry import sweep
     from ding_lite.sweep.space import SweepError
 
-    home, work = tmp_path / "home", tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.chdir(work)
+    home, _ = home_and_work
     folders = []
 
     def sweep_pipeline(spec, **kwargs):
