@@ -100,6 +100,10 @@ class TrainingParts(Protocol):
         """Entries the pipeline adds to ``result.json``."""
         ...
 
+    def stop_rules(self) -> list[str] | None:
+        """What ends the run besides its budgets, in the ``[start]`` line's words (None: the eval return's rule)."""
+        ...
+
     def final_eval(self, n_episode: int, seed: int, ckpt: Path | None) -> EvalResult:
         """After the run: ``ckpt``'s weights (None: the learner's current ones) over ``n_episode`` episodes seeded
         from ``seed``, with no stop rule."""
@@ -204,6 +208,10 @@ class Game(Protocol):
         """Called after each collect with the run's env step."""
         ...
 
+    def stop_rules(self) -> list[str] | None:
+        """What ends the run besides its budgets, in the ``[start]`` line's words (None: the eval return's rule)."""
+        ...
+
     def stats(self) -> dict[str, Any]: ...
 
 
@@ -234,6 +242,10 @@ class PlainEnv:
 
     def after_collect(self, env_step: int) -> None:
         """Nothing happens between collects."""
+
+    def stop_rules(self) -> None:
+        """The eval return's stop value (and a plateau evaluator's plateau): the [start] line's default."""
+        return None
 
     def stats(self) -> dict[str, Any]:
         return {}
@@ -308,6 +320,10 @@ class RunParts:
 
     def final_eval(self, n_episode: int, seed: int, ckpt: Path | None) -> EvalResult:
         return self.evaluation.final_eval(n_episode, seed, ckpt)
+
+    def stop_rules(self) -> list[str] | None:
+        """The game's stop rules in words, for the run's ``[start]`` line."""
+        return self.game.stop_rules()
 
     def env_restarts(self) -> dict[str, int]:
         """Env worker restarts per env manager (only the ``subprocess`` manager restarts workers)."""

@@ -22,6 +22,7 @@ from ding_lite.league.pool import OpponentPool
 from ding_lite.league.seats import LEARNER, check_learner_seat, check_seat_count, game_layout
 from ding_lite.registry import OPPONENT_REGISTRY, closest_match
 from ding_lite.runtime.parts import StartCheckpoint
+from ding_lite.runtime.train_loop import number_text
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.seed import SeedPlan
 from ding_lite.worker.evaluator import EvalResult, eval_step_cap
@@ -175,6 +176,17 @@ class SelfPlayGame:
         snapshots, newest first."""
         newest = self.pool.snapshots[-int(self.league.eval_latest):] if int(self.league.eval_latest) > 0 else []
         return list(self.league.eval_opponents) + newest[::-1]
+
+    def stop_rules(self) -> list[str]:
+        """What ends a self-play run besides its budgets, in words: the mean score (win 1, draw 0.5) against the first
+        eval opponent reaching ``env.stop_value``; a stop value above 1 (the board-game configs' "never stops
+        early") or None never does."""
+        stop = self.cfg.env.stop_value
+        if stop is None or stop > 1:
+            return []
+        every = f"{self.cfg.env.n_evaluator_episode} games per seat every {self.cfg.policy.eval.evaluator.eval_freq} " \
+                f"train iters"
+        return [f"a mean score >= {number_text(stop)} against {self.eval_opponents()[0]} (win 1, draw 0.5; {every})"]
 
     def attach(self, learner: Any, logger: Any) -> None:
         """The initial snapshot (unless a resumed pool has snapshots) once the experiment folder exists; the pool's

@@ -159,7 +159,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         replay_ckpts.log_to(logger.info)
     if exp_dir != run.asked_dir:
         logger.info(f"{run.asked_dir} {run.claim.skipped}: writing to {exp_dir}")
-    logger.info(start_line(cfg, run.seed, run.max_env_step, run.max_train_iter))
+    logger.info(start_line(cfg, run.seed, run.max_env_step, run.max_train_iter, parts.stop_rules()))
     try:
         if run.ckpt_path is not None:
             logger.info(f"loaded {run.ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})"
@@ -184,24 +184,33 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     return result
 
 
-def start_line(cfg: Any, seed: int, max_env_step: int | None, max_train_iter: int | None) -> str:
-    """The run's first line: what it trains and what ends it (the stop value, a plateau, the budgets), so that a run
-    that stops early, or never, says why before it starts."""
+def start_line(cfg: Any, seed: int, max_env_step: int | None, max_train_iter: int | None,
+               stops: list[str] | None = None) -> str:
+    """The run's first line: what it trains and what ends it (``stops``, the game's stop rules in words: by default
+    the eval return's, :func:`eval_return_stops`; then the budgets), so that a run that stops early, or never, says
+    why before it starts."""
     path = cfg.env.get("import_path")  # a PettingZoo game's 'package.module:callable': its module names the game
     env = cfg.env.get("env_id") or (str(path).split(":")[0].rsplit(".", 1)[-1] if path else cfg.env.type)
-    evaluator = cfg.policy.eval.evaluator
-    every = f"{cfg.env.n_evaluator_episode} episodes every {evaluator.eval_freq} train iters"
-    ends = [] if cfg.env.stop_value is None else [f"a mean eval return >= {_number(cfg.env.stop_value)} ({every})"]
-    if evaluator.get("type") == "plateau":
-        ends.append(f"a plateau ({evaluator.plateau_patience} evaluations without a gain above "
-                    f"{_number(evaluator.plateau_tol)})")
+    ends = list(eval_return_stops(cfg) if stops is None else stops)
     ends += [f"{n:,} {unit}" for n, unit in ((max_env_step, "env steps"), (max_train_iter, "train iters"))
              if n is not None]
-    stops = " or ".join(ends) if ends else "nothing: it runs until stopped (Ctrl-C writes a checkpoint, then stops)"
-    return f"[start] {cfg.policy.type} on {env}, seed {seed}; ends at {stops}"
+    text = " or ".join(ends) if ends else "nothing: it runs until stopped (Ctrl-C writes a checkpoint, then stops)"
+    return f"[start] {cfg.policy.type} on {env}, seed {seed}; ends at {text}"
 
 
-def _number(value: float) -> str:
+def eval_return_stops(cfg: Any) -> list[str]:
+    """What ends a run on the config's env besides its budgets, in words: the mean eval return reaching
+    ``env.stop_value``, and a plateau where the evaluator stops at one."""
+    evaluator = cfg.policy.eval.evaluator
+    every = f"{cfg.env.n_evaluator_episode} episodes every {evaluator.eval_freq} train iters"
+    ends = [] if cfg.env.stop_value is None else [f"a mean eval return >= {number_text(cfg.env.stop_value)} ({every})"]
+    if evaluator.get("type") == "plateau":
+        ends.append(f"a plateau ({evaluator.plateau_patience} evaluations without a gain above "
+                    f"{number_text(evaluator.plateau_tol)})")
+    return ends
+
+
+def number_text(value: float) -> str:
     """``value`` as short as ``:g`` writes it where that is the same number; else in full (``:g`` keeps 6 digits:
     a stop value of 1234567 would read 1.23457e+06, a threshold the run does not use)."""
     short = f"{value:g}"
