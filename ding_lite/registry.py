@@ -161,8 +161,10 @@ def _same_object(a: Any, b: Any) -> bool:
     # registration, not a clash. The source line is not compared: an edit above the definition moves it.
     # A lambda's qualified name names no definition (every lambda of a module is '<lambda>'): two lambdas are one
     # registration only from the same line (the same expression executed again).
-    if a is b or _qualname(a) != _qualname(b):
-        return a is b
+    if a is b:
+        return True
+    if _qualname(a) != _qualname(b):
+        return False
     return not _qualname(a).endswith("<lambda>") or _first_line(a) == _first_line(b)
 
 

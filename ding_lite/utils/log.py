@@ -59,7 +59,7 @@ class ExperimentLogger:
             ``log_show_after_iter`` (the interval of the throughput scalars). None: tensorboard only.
         clock: seconds of a monotonic clock (the throughput's; tests give a fake one).
         folder_check: raises if ``exp_dir`` is no longer the run's folder (removed or moved meanwhile); called by
-            :meth:`check_folder`, before each checkpoint and evaluation.
+            :meth:`check_folder` (the learner before each checkpoint, the train loop before each evaluation).
     """
 
     def __init__(self, exp_dir: Path | None, progress_total: int | None = None, progress: bool = True,
@@ -189,7 +189,6 @@ class ExperimentLogger:
         rhythm."""
         from ding_lite.utils.trackers import TensorboardTracker
 
-        self.check_folder()  # a checkpoint follows: not into a folder made again where the run's folder was
         for tracker in self._trackers:
             if isinstance(tracker, TensorboardTracker):
                 tracker.flush()

@@ -185,8 +185,9 @@ class BaseLearner:
             if name not in self._due:
                 self._due.append(name)
             return self.ckpt_dir / f"{name}{CKPT_SUFFIX}"
-        if self.logger is not None:  # the events logged so far go with the checkpoint (a resume cuts back to it)
-            self.logger.flush_events()
+        if self.logger is not None:
+            self.logger.check_folder()  # not into a folder made again where the run's folder was (removed, moved)
+            self.logger.flush_events()  # the events logged so far go with the checkpoint (a resume cuts back to it)
         self.last_saved = save_checkpoint(self.ckpt_dir / f"{name}.pth.tar", self.checkpoint_state(name))
         self.call_hooks("after_save")
         return self.last_saved
