@@ -1,5 +1,5 @@
 """Atomic file writes: a temp file in the target's folder, fsync, then rename over the target (or, where an earlier
-file must never be replaced, link it to the first free name)."""
+file must never be replaced, link it to the first free name), then fsync the folder so the new name is durable."""
 from __future__ import annotations
 
 import errno
@@ -46,6 +46,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object], *
             os.replace(tmp, path)
         else:
             path = _move_to_free_name(tmp, path)
+        _sync_folder(path.parent)
     except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -54,6 +55,21 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object], *
             raise output_error(refused, path) from exc
         raise
     return path
+
+
+def _sync_folder(folder: Path) -> None:
+    """fsync ``folder`` so that a rename into it survives a power loss (the file's own fsync does not cover its new
+    name); a file system or platform that cannot sync a folder is left as it is: the rename is still atomic."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # EINVAL / EBADF: folders cannot be synced here
+        pass
+    finally:
+        os.close(fd)
 
 
 def free_path(path: str | os.PathLike) -> Path:

@@ -31,6 +31,35 @@ def test_atomic_write_replaces_or_keeps_the_old_file(tmp_path: Path) -> None:
     assert target.read_bytes() == b"second"
 
 
+@pytest.mark.parametrize("overwrite", [True, False])
+def test_the_folder_is_synced_after_the_file_moves_into_it(tmp_path: Path, monkeypatch, overwrite: bool) -> None:
+    """The file's fsync makes its bytes durable, not its new name: the folder is synced after the rename, so a power
+    loss after atomic_write returns cannot bring back the previous file."""
+    synced: list[tuple[str, bool]] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(fd: int) -> None:
+        mode = os.fstat(fd).st_mode
+        synced.append(("folder" if stat.S_ISDIR(mode) else "file", os.path.exists(tmp_path / "file.bin")))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    atomic_write(tmp_path / "file.bin", lambda f: f.write(b"x"), overwrite=overwrite)
+    assert synced == [("file", False), ("folder", True)]  # the file before its rename, the folder after it
+
+
+def test_a_folder_that_cannot_be_synced_does_not_fail_the_write(tmp_path: Path, monkeypatch) -> None:
+    real_fsync = os.fsync
+
+    def no_folder_sync(fd: int) -> None:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "Invalid argument")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", no_folder_sync)
+    assert atomic_write(tmp_path / "f.bin", lambda f: f.write(b"y")).read_bytes() == b"y"
+
+
 @pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
 def test_atomic_write_uses_the_process_umask(tmp_path: Path, umask: int) -> None:
     # Checkpoints and result.json are files a user reads and shares: made as open() makes them, not 0600.
