@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ding_lite.errors import ConfigError, DingLiteError, Terminated
-from ding_lite.utils.cli_args import OneLineParser, budget_int, positive_int, seed_arg
+from ding_lite.utils.cli_args import OneLineParser, budget_int, distinct_seeds, positive_int, seed_arg
 
 if TYPE_CHECKING:
     from ding_lite.runtime.run_start import RunOptions
@@ -210,6 +210,7 @@ def _run(argv: Sequence[str] | None) -> int:
             raise ConfigError(f"-m {args.mode} takes a command line of its own: write it as ding_lite -m {args.mode} "
                               f"... (see ding_lite -m {args.mode} --help)")
         _check_mode_options(args)
+        distinct_seeds(args.seed)
         args = _in_the_folder_of_its_config(args)
         seeds: list[int | None] = args.seed or [None]  # None: the config's seed (a total_config.py's is its run's)
         for seed in seeds:

@@ -41,7 +41,7 @@ from ding_lite.sweep.trials import (
     search_alg,
     trial_dirname,
 )
-from ding_lite.utils.cli_args import OneLineParser, budget_int, positive_float, positive_int, seed_arg
+from ding_lite.utils.cli_args import OneLineParser, budget_int, distinct_seeds, positive_float, positive_int, seed_arg
 
 
 def sweep_pipeline(spec: SweepSpec, *, address: str | None = None, num_cpus: int | None = None,
@@ -135,6 +135,7 @@ def sweep_command(argv: Sequence[str]) -> None:
     from ding_lite.utils.claim import normal_path
 
     args = build_sweep_parser().parse_args(list(argv))
+    distinct_seeds(args.seed)
     config = Path(args.config).resolve()
     cfg = load_config(config, strict=args.strict, overrides=args.overrides)
     folder = normal_path(args.exp_name or f"{cfg.exp_name}_sweep").resolve()  # '~' too, as a run's exp_name
