@@ -18,10 +18,17 @@ if TYPE_CHECKING:
 MODES = ("serial", "parallel", "eval", "collect_demo", "plot", "selfplay", "gsl", "sweep", "serial_onpolicy")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(mode: str | None = None) -> argparse.ArgumentParser:
+    """The command line of the modes that take a config; with ``mode`` (``-m MODE --help``) the help shows only the
+    options that mode reads (the others are still parsed, so that giving one is refused naming the modes that read
+    it, see :func:`_check_mode_options`)."""
     from ding_lite import __version__
 
-    parser = OneLineParser(prog="ding_lite", description="Run a ding_lite experiment from a config file.")
+    def shown(option: str, text: str) -> str:
+        return argparse.SUPPRESS if mode in RUNNERS and mode not in HELP_READERS.get(option, (mode,)) else text
+
+    parser = OneLineParser(prog="ding_lite", description="Run a ding_lite experiment from a config file" + (
+        f" (the options of -m {mode}; ding_lite --help lists every mode's)." if mode in RUNNERS else "."))
     parser.add_argument("--version", action="version", version=f"ding_lite {__version__}")
     parser.add_argument("-m", "--mode", default="serial", choices=MODES, help="pipeline to run (default: serial; "
                         "DI-engine's serial_onpolicy is serial, which trains on-policy and off-policy policies); "
@@ -30,30 +37,34 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-c", "--config", required=True, help="config file (.py holding main_config)")
     parser.add_argument("-s", "--seed", type=seed_arg, action="append",
                         help="seed; repeat for several runs (default: the config's seed, 0 unless it sets one)")
-    parser.add_argument("--max-env-step", "--env-step", type=budget_int, default=None,
-                        help="stop after this many env steps (e.g. 300000 or 3e5; --env-step is DI-engine's name; "
-                             "-m gsl: gsl.*_max_env_step instead)")
-    parser.add_argument("--max-train-iter", "--train-iter", type=budget_int, default=None,
-                        help="stop after this many train iterations (--train-iter is DI-engine's name)")
+    parser.add_argument("--max-env-step", "--env-step", type=budget_int, default=None, help=shown(
+        "--max-env-step", "stop after this many env steps (e.g. 300000 or 3e5; --env-step is DI-engine's name; "
+        "-m gsl: gsl.*_max_env_step instead)"))
+    parser.add_argument("--max-train-iter", "--train-iter", type=budget_int, default=None, help=shown(
+        "--max-train-iter", "stop after this many train iterations (--train-iter is DI-engine's name)"))
     parser.add_argument("--exp-name", default=None, help="experiment folder (default: the config's exp_name)")
     parser.add_argument("--set", dest="overrides", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
                         help="override config values, e.g. --set policy.learn.batch_size=128 env.collector_env_num=4 "
                              "(one or more after each --set; repeatable)")
-    parser.add_argument("--resume", action="store_true", help="continue from the experiment's latest checkpoint")
-    parser.add_argument("--load-ckpt", "--load-path", default=None,
-                        help="checkpoint to start from (serial), evaluate (eval) or roll out (collect_demo); "
-                        "--load-path is DI-engine's name")
+    parser.add_argument("--resume", action="store_true",
+                        help=shown("--resume", "continue from the experiment's latest checkpoint"))
+    parser.add_argument("--load-ckpt", "--load-path", default=None, help=shown(
+        "--load-ckpt", "checkpoint to start from (serial), evaluate (eval) or roll out (collect_demo); "
+        "--load-path is DI-engine's name"))
     parser.add_argument("--strict", action="store_true", help="unknown config keys are errors, not warnings")
-    parser.add_argument("--n-episode", type=positive_int, default=None, help="eval, collect_demo: number of episodes")
-    parser.add_argument("--demo-path", default=None, help="collect_demo: output file (default <exp_name>/demo.npz)")
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    parser.add_argument("--video", "--replay-path", default=None, metavar="DIR", help="eval: also record evaluation "
-                        "episodes as mp4 files in DIR (the evaluator's first env; training runs: "
-                        "policy.eval.evaluator.video_every); --replay-path is DI-engine's name")
-    parser.add_argument("--video-episodes", type=positive_int, default=None, metavar="N", help="eval: episodes to "
-                        "record with --video (default 1)")
-    parser.add_argument("--address", default=None, help="parallel, gsl: Ray cluster to join, 'auto' or HOST:PORT "
-                        "(default: start a local Ray instance)")
+    parser.add_argument("--n-episode", type=positive_int, default=None,
+                        help=shown("--n-episode", "eval, collect_demo: number of episodes"))
+    parser.add_argument("--demo-path", default=None,
+                        help=shown("--demo-path", "collect_demo: output file (default <exp_name>/demo.npz)"))
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar (training modes; -m eval "
+                        "and -m collect_demo show none)")
+    parser.add_argument("--video", "--replay-path", default=None, metavar="DIR", help=shown(
+        "--video", "eval: also record evaluation episodes as mp4 files in DIR (the evaluator's first env; training "
+        "runs: policy.eval.evaluator.video_every); --replay-path is DI-engine's name"))
+    parser.add_argument("--video-episodes", type=positive_int, default=None, metavar="N",
+                        help=shown("--video-episodes", "eval: episodes to record with --video (default 1)"))
+    parser.add_argument("--address", default=None, help=shown(
+        "--address", "parallel, gsl: Ray cluster to join, 'auto' or HOST:PORT (default: start a local Ray instance)"))
     return parser
 
 
@@ -203,7 +214,7 @@ def _run(argv: Sequence[str] | None) -> int:
 
                 sweep_command(argv)
                 return 0
-            args = build_parser().parse_args(argv)
+            args = build_parser(_requested_mode(argv)).parse_args(argv)  # the mode's help: its options only
         except SystemExit as exc:  # --help, --version, or a usage error (its line printed): main() returns the code
             return exc.code if isinstance(exc.code, int) else 2
         if args.mode not in RUNNERS:  # plot or sweep, spelt in a way the look-ahead above did not read
@@ -277,6 +288,14 @@ MODE_OPTIONS = (
     ("--max-train-iter", "max_train_iter", ("serial", "serial_onpolicy", "parallel", "selfplay"),
      "-m eval and -m collect_demo do not train"),
 )
+
+# Which modes read an option, for ``-m MODE --help`` (an option not listed here is read by every mode)
+HELP_READERS: dict[str, tuple[str, ...]] = {
+    **{option: readers for option, _, readers, _ in MODE_OPTIONS},
+    "--video": ("eval",),
+    "--address": ("parallel", "gsl"),
+    "--load-ckpt": ("serial", "serial_onpolicy", "parallel", "selfplay", "eval", "collect_demo"),
+}
 
 
 def _check_mode_options(args: argparse.Namespace) -> None:

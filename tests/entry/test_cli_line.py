@@ -78,18 +78,12 @@ def test_each_mode_s_help_lists_the_options_it_reads_and_no_other(capsys) -> Non
         assert flag not in serial, flag
     evaluation = _help(capsys, "-m", "eval")
     assert "--n-episode" in evaluation and "--video-episodes" in evaluation and "--load-ckpt" in evaluation
-    for flag in ("--resume", "--max-env-step", "--max-train-iter", "--demo-path", "--address", "--no-progress"):
+    for flag in ("--resume", "--max-env-step", "--max-train-iter", "--demo-path", "--address"):
         assert flag not in evaluation, flag
     gsl = _help(capsys, "-m", "gsl")
     assert "--address" in gsl and "--resume" in gsl
     for flag in ("--max-env-step", "--max-train-iter", "--load-ckpt", "--n-episode"):
         assert flag not in gsl, flag
-
-
-def test_no_progress_in_a_mode_without_a_progress_bar_is_refused(tmp_path: Path, monkeypatch, capsys) -> None:
-    monkeypatch.chdir(tmp_path)
-    assert main(["-m", "eval", "-c", DQN, "--no-progress"]) == 2
-    assert "--no-progress is read by -m serial" in _one_error_line(capsys)
 
 
 def test_a_config_that_raises_names_its_file_and_line(tmp_path: Path, monkeypatch, capsys) -> None:
