@@ -5,6 +5,7 @@ import ast
 import difflib
 import os
 import runpy
+import traceback
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,8 @@ def read_config(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any]
         raise ConfigError(f"config file {path} called sys.exit({exc.code!r}) while being read: a config file only "
                           f"defines main_config (move run code under `if __name__ == '__main__':`)") from exc
     except Exception as exc:
-        raise ConfigError(f"config file {path} failed to run: {type(exc).__name__}: {exc}") from exc
+        raise ConfigError(f"config file {path} failed to run{_where(exc, path)}: {type(exc).__name__}: "
+                          f"{exc}") from exc
     main = namespace.get("main_config")
     if not isinstance(main, Mapping):
         found = sorted(k for k, v in namespace.items() if isinstance(v, Mapping) and not k.startswith("_"))
@@ -67,6 +69,19 @@ def read_config(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any]
     for folder in folders:
         add_config_folder(folder)
     return to_plain(main), to_plain(create)
+
+
+def _where(exc: BaseException, path: Path) -> str:
+    """`` at <config>:<line>`` of the config's line that raised ``exc``, followed by ``(<file>:<line>)`` where the
+    error rose in code the config called (a module it imports); empty where no frame is the config's."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<")]  # not importlib's
+    own = [f for f in frames if os.path.realpath(f.filename) == os.path.realpath(path)]
+    if not own:
+        return ""
+    where = f" at {path.name}:{own[-1].lineno}"
+    if frames[-1] is not own[-1]:
+        where += f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})"
+    return where
 
 
 def read_saved_config(path: str | os.PathLike) -> dict[str, Any]:

@@ -59,7 +59,7 @@ def test_file_without_main_config_lists_what_it_defines(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("source,match", [
     ("main_config = dict(\n", "has a syntax error at line"),
-    ("import no_such_module_xyz\n", "failed to run: ModuleNotFoundError"),
+    ("import no_such_module_xyz\n", "failed to run at cfg.py:1: ModuleNotFoundError"),
     ("main_config = dict(env=dict(), policy=dict())\ncreate_config = [1]\n", "create_config must be a dict, got list"),
 ])
 def test_bad_files(tmp_path: Path, source: str, match: str) -> None:
