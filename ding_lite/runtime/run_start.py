@@ -185,6 +185,10 @@ def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None
         if not exp_dir.is_dir():
             raise CheckpointError(f"--resume: there is no run to continue in {exp_dir} (no such folder): leave "
                                   f"--resume out to start it, or name the run's folder with --exp-name")
+        if not (exp_dir / "ckpt").is_dir() and not (exp_dir / "total_config.py").is_file():
+            # not a run stopped early (that has its total_config.py): some other folder, named by mistake
+            raise CheckpointError(f"--resume: {exp_dir} is not a run's folder (no total_config.py, no ckpt/): name "
+                                  f"the run's folder with --exp-name, or leave --resume out to start a new run")
         latest = resume_checkpoint(exp_dir / "ckpt")  # the newest that loads: an unreadable one is skipped, warned
         if latest is None:
             raise CheckpointError(
