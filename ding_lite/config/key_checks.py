@@ -87,8 +87,10 @@ def _check_type(path: str, value: Any, default: Any) -> None:
         "list": isinstance(value, (list, tuple)),
     }.get(expected, True)
     if not ok:
+        # --set reads Python literals: YAML's and JSON's true/false/yes (or 1/0) reach here as another type
+        hint = "; write True or False" if expected == "bool" else ""
         raise ConfigError(f"config key '{path}' must be {_ARTICLE[expected]}, got {type(value).__name__} {value!r} "
-                          f"(default: {default!r})")
+                          f"(default: {default!r}{hint})")
 
 
 _ARTICLE = {"dict": "a dict", "bool": "a bool", "int": "an int", "float": "a number", "str": "a string",

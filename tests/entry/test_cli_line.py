@@ -116,3 +116,13 @@ def test_resume_of_a_folder_that_is_no_run_says_so(tmp_path: Path, monkeypatch, 
     line = _one_error_line(capsys)
     assert "--resume: notes is not a run's folder (no total_config.py, no ckpt/)" in line, line
     assert sorted(p.name for p in (tmp_path / "notes").iterdir()) == ["todo.txt"]
+
+
+@pytest.mark.parametrize("word", ["true", "yes", "1"])
+def test_a_bool_key_set_to_another_word_says_how_to_write_a_bool(word: str, tmp_path: Path, monkeypatch,
+                                                                 capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["-c", DQN, "--set", f"policy.cuda={word}"]) == 2
+    line = _one_error_line(capsys)
+    assert "config key 'policy.cuda' must be a bool" in line and "(default: False; write True or False)" in line
+    assert list(tmp_path.iterdir()) == []
