@@ -23,6 +23,7 @@ from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.utils.seed import SeedPlan, set_seed
 from ding_lite.utils.torch_setup import configure_torch
+from ding_lite.worker.evaluator import eval_step_cap
 from ding_lite.worker.video import (
     FrameEnv,
     import_ffmpeg,
@@ -73,7 +74,8 @@ def eval_pipeline(config: ConfigLike, seed: int | None = 0, load_ckpt: str | Pat
         evaluator = _evaluator(cfg, evaluator_env, policy, seed, n_episode, selfplay)
         result = evaluator.eval(int(state.get("train_iter", 0)), int(state.get("env_step", 0)))
         videos = [] if frames is None or video is None else record_episodes(
-            frames, policy.eval_mode, Path(video), "eval", video_episodes, SeedPlan(seed).evaluator)
+            frames, policy.eval_mode, Path(video), "eval", video_episodes, SeedPlan(seed).evaluator,
+            eval_step_cap(cfg.policy.eval.evaluator))  # cut where the evaluation cuts its episodes
     finally:
         evaluator_env.close()
         if frames is not None:

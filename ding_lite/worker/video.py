@@ -26,6 +26,7 @@ import numpy as np
 from ding_lite.envs.actions import action_to_env
 from ding_lite.errors import ConfigError, EnvError
 from ding_lite.registry import ENV_REGISTRY, import_modules
+from ding_lite.worker.evaluator import eval_step_cap
 
 VIDEO_EXTRA = "pip install 'ding_lite[video]'"
 MIN_SIDE = 256  # observation frames smaller than this are scaled up by a whole factor (envpool's 84x84 -> 252+)
@@ -130,10 +131,11 @@ class FrameEnv:
 
 
 def record_episodes(frame_env: FrameEnv, policy: Any, out_dir: Path, name: str, n_episode: int = 1,
-                    seed: int | None = None) -> list[Video]:
+                    seed: int | None = None, max_episode_steps: int | None = None) -> list[Video]:
     """Play ``n_episode`` episodes with ``policy`` (an eval mode) and write ``<out_dir>/<name>_ep<k>.mp4`` each
     (atomically). The first reset is seeded with ``seed`` (env and action space), later ones continue the env's RNG
-    stream, as an env manager's do."""
+    stream, as an env manager's do. ``max_episode_steps``: the evaluator's step cap
+    (``policy.eval.evaluator.max_episode_steps``), where an episode is cut as the evaluation cuts it (None: none)."""
     writer_lib = import_ffmpeg()
     env = frame_env.env
     if seed is not None:
@@ -143,11 +145,12 @@ def record_episodes(frame_env: FrameEnv, policy: Any, out_dir: Path, name: str, 
     with policy.rollout_weights():  # the weights are fixed during the episodes, as in an evaluation
         for k in range(n_episode):
             videos.append(_record_one(frame_env, policy, Path(out_dir) / f"{name}_ep{k}.mp4", writer_lib,
-                                      seed if k == 0 else None))
+                                      seed if k == 0 else None, max_episode_steps))
     return videos
 
 
-def _record_one(frame_env: FrameEnv, policy: Any, path: Path, writer_lib: Any, seed: int | None) -> Video:
+def _record_one(frame_env: FrameEnv, policy: Any, path: Path, writer_lib: Any, seed: int | None,
+                max_episode_steps: int | None = None) -> Video:
     env = frame_env.env
     obs, _ = env.reset(seed=seed)
     with mp4_writer(writer_lib, path, frame_env.fps) as write:
@@ -158,7 +161,9 @@ def _record_one(frame_env: FrameEnv, policy: Any, path: Path, writer_lib: Any, s
             obs, reward, terminated, truncated, _ = env.step(action_to_env(action, env.action_space)[0])
             total += float(reward)
             length += 1
-            done = bool(terminated or truncated)
+            # cut at the evaluator's cap as the evaluation cuts its episode (the same episode, and a policy that
+            # never ends one in an env without a time limit does not record for ever)
+            done = bool(terminated or truncated) or length == max_episode_steps
             write(frame_env.frame(obs))
     policy.reset()
     return Video(path, total, length, seed)
@@ -247,14 +252,16 @@ class PeriodicVideos:
         policy: an eval-only policy of the run's config, which records with those weights.
         every: record at every ``every``-th evaluation.
         seed: the evaluator's seed.
+        max_episode_steps: the evaluator's step cap (None: none), where a video's episode is cut too.
     """
 
     def __init__(self, env_cfg: Mapping[str, Any], exp_dir: Path, weights: Callable[[], dict], policy: Any,
-                 every: int, seed: int) -> None:
+                 every: int, seed: int, max_episode_steps: int | None = None) -> None:
         import_ffmpeg()
         self.every = every
         self.out_dir = Path(exp_dir) / "videos"
         self.seed = seed
+        self.max_episode_steps = max_episode_steps
         self._weights = weights
         self._policy = policy
         self._frames = FrameEnv(env_cfg, int(env_cfg["evaluator_env_num"]))
@@ -271,7 +278,8 @@ class PeriodicVideos:
         if every <= 0:
             return None
         with global_rng_kept():  # the recorder's policy is built (weights drawn) off the run's random streams
-            return cls(cfg.env, exp_dir, weights, make_policy(), every, seed)
+            return cls(cfg.env, exp_dir, weights, make_policy(), every, seed,
+                       eval_step_cap(cfg.policy.eval.evaluator))
 
     def after_eval(self, train_iter: int) -> list[Video]:
         """Count an evaluation; on every ``every``-th (the first included) record one episode."""
@@ -281,7 +289,7 @@ class PeriodicVideos:
         self._policy.eval_mode.load_state_dict(self._weights())
         with global_rng_kept():
             return record_episodes(self._frames, self._policy.eval_mode, self.out_dir, f"eval_iter{train_iter}", 1,
-                                   self.seed)
+                                   self.seed, self.max_episode_steps)
 
     def close(self) -> None:
         self._frames.close()

@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 from conftest import DIZOO_CARTPOLE, REPO_ROOT, cli_env
 
+from ding_lite.build import build, load_config
 from ding_lite.cli import main
 from ding_lite.entry.eval import eval_pipeline
 from ding_lite.entry.serial import serial_pipeline
 from ding_lite.errors import ConfigError
-from ding_lite.worker.video import FrameEnv, record_episodes
+from ding_lite.worker.video import FrameEnv, PeriodicVideos, record_episodes
 
 imageio_ffmpeg = pytest.importorskip("imageio_ffmpeg")
 pytestmark = pytest.mark.unittest
@@ -49,6 +50,38 @@ def test_eval_video_frames_match_the_evaluation_episodes(trained: Path, tmp_path
     for v in videos:
         assert v["length"] == v["return"]  # CartPole: one point per step
         assert _frames(Path(v["path"])) == v["length"] + 1  # the reset frame, then one per step
+
+
+def test_eval_videos_are_cut_at_the_evaluators_step_cap(trained: Path, tmp_path: Path) -> None:
+    """A video played on past ``policy.eval.evaluator.max_episode_steps``: its episode was not the evaluation's (a
+    longer one, with another return), and a policy that never ends an episode in an env without a time limit (one
+    that never presses FIRE) recorded frames for ever, where the evaluation stops at the cap."""
+    summary = eval_pipeline(trained / "total_config.py", 0, trained / "ckpt" / "ckpt_best.pth.tar", 3,
+                            overrides=("env.evaluator_env_num=1", "policy.eval.evaluator.max_episode_steps=5"),
+                            video=tmp_path / "vids", video_episodes=3)
+    videos = summary["videos"]
+    assert summary["returns"] == [5.0, 5.0, 5.0]  # every CartPole episode lasts more than 5 steps: all cut
+    assert [(v["return"], v["length"]) for v in videos] == [(5.0, 5)] * 3
+    assert [_frames(Path(v["path"])) for v in videos] == [6] * 3
+    # the periodic videos of a training run are cut there too
+    recorder = PeriodicVideos.from_config(
+        load_config(trained / "total_config.py", overrides=("policy.eval.evaluator.max_episode_steps=4",
+                                                               "policy.eval.evaluator.video_every=1")),
+        tmp_path / "run", _untrained_weights(trained), lambda: _eval_policy(trained), 0)
+    try:
+        (video,) = recorder.after_eval(0)
+    finally:
+        recorder.close()
+    assert (video.episode_return, video.length) == (4.0, 4)
+
+
+def _eval_policy(trained: Path):
+    return build(load_config(trained / "total_config.py"), "policy", enable_field=("eval",))
+
+
+def _untrained_weights(trained: Path):
+    state = _eval_policy(trained).eval_mode.state_dict()
+    return lambda: state
 
 
 def test_periodic_videos_of_a_training_run(trained: Path) -> None:
