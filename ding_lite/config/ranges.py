@@ -16,6 +16,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from ding_lite.errors import ConfigError
+from ding_lite.utils.seed import EVAL_SEED_OFFSET
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,11 @@ FINITE = Bound(-math.inf, True, words="a real number, not inf")
 # a log standard deviation whose exp, the standard deviation, is a positive finite float32 (the models' dtype): above
 # ln(3.4e38) ≈ 88.7 it is inf, below ln(1.2e-38) ≈ -87.3 (float32's smallest normal) it is 0 or a denormal, and the
 # first sampled action or log-probability is inf or NaN
+# env i of a manager is seeded seed + i of its block (utils/seed.py): the collector's block starts at the run's seed,
+# the evaluations' 1,000 above it, the final evaluation's 2,000 above; more envs would step into the next block
+ENV_COUNT = Bound(1, True, EVAL_SEED_OFFSET, True, whole=True,
+                  words=f"in [1, {EVAL_SEED_OFFSET}] (env i's seed is its block's + i, and the evaluations' block "
+                        f"starts {EVAL_SEED_OFFSET} above the collector's)")
 LOG_STD = Bound(-87.3, True, 88.7, True, words="in [-87.3, 88.7] (e^x, the standard deviation, must be a positive "
                 "finite float32)")
 
@@ -63,6 +69,7 @@ LOG_STD = Bound(-87.3, True, 88.7, True, words="in [-87.3, 88.7] (e^x, the stand
 RULES: tuple[tuple[str, Bound], ...] = (
     ("seed", SEED),
     # counts
+    ("collector_env_num", ENV_COUNT), ("evaluator_env_num", ENV_COUNT),
     ("*_env_num", COUNT), ("batch_size", COUNT), ("*_batch_size", COUNT), ("n_sample", COUNT), ("n_episode", COUNT),
     ("n_evaluator_episode", COUNT), ("update_per_collect", COUNT), ("epoch_per_collect", COUNT),
     ("unroll_len", COUNT), ("nstep", COUNT), ("replay_buffer_size", COUNT), ("*_freq", COUNT), ("*_interval", COUNT),

@@ -234,7 +234,7 @@ def test_policy_defaults_for_its_parts_win_over_the_parts_defaults() -> None:
     ("policy.nstep=0", "policy.nstep must be at least 1, got 0"),
     ("policy.learn.batch_size=0", "policy.learn.batch_size must be at least 1, got 0"),
     ("policy.learn.target_update_freq=0", "policy.learn.target_update_freq must be at least 1, got 0"),
-    ("env.collector_env_num=0", "env.collector_env_num must be at least 1, got 0"),
+    ("env.collector_env_num=0", "env.collector_env_num must be in [1, 1000]"),
     ("policy.other.replay_buffer.replay_buffer_size=16",
      "policy.other.replay_buffer.replay_buffer_size=16 is smaller than policy.learn.batch_size=64"),
 ])

@@ -9,6 +9,7 @@ import pytest
 from ding_lite.config import compile_config
 from ding_lite.config.ranges import (
     COUNT,
+    ENV_COUNT,
     NON_NEGATIVE,
     POSITIVE,
     POSITIVE_OR_INF,
@@ -26,7 +27,7 @@ ENV = dict(type="gymnasium", env_id="CartPole-v1")
 
 @pytest.mark.parametrize("path,bound", [
     ("policy.learn.learning_rate", POSITIVE), ("policy.learn.learning_rate_critic", POSITIVE),
-    ("policy.learn.batch_size", COUNT), ("policy.learn.demo_batch_size", COUNT), ("env.evaluator_env_num", COUNT),
+    ("policy.learn.batch_size", COUNT), ("policy.learn.demo_batch_size", COUNT), ("env.evaluator_env_num", ENV_COUNT),
     ("policy.learn.entropy_weight", NON_NEGATIVE), ("policy.learn.weight_decay", NON_NEGATIVE),
     ("policy.collect.gae_lambda", UNIT), ("policy.other.eps.end", UNIT), ("env.manager.step_timeout", POSITIVE_OR_INF),
     ("policy.model.encoder_hidden_size_list", SIZES), ("policy.model.head_layer_num", NON_NEGATIVE),

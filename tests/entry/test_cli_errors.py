@@ -122,7 +122,7 @@ CASES = {
     "missing import_names module": (lambda d: ["-c", DQN, "--set", "policy.import_names=['no_such_plugin_xyz']"],
                                     "cannot import module 'no_such_plugin_xyz' listed in policy.import_names"),
     "no envs": (lambda d: ["-c", DQN, "--set", "env.collector_env_num=0"],
-                "env.collector_env_num must be at least 1, got 0"),
+                "env.collector_env_num must be in [1, 1000]"),
     "buffer smaller than a batch": (lambda d: ["-c", DQN, "--set", "policy.other.replay_buffer.replay_buffer_size=16"],
                                     "replay_buffer_size=16 is smaller than policy.learn.batch_size=64"),
     "model obs_shape does not fit the env": (lambda d: ["-c", DQN, "--set", "policy.model.obs_shape=3"],

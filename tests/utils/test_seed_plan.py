@@ -50,7 +50,27 @@ def test_collector_actors_never_step_an_evaluation_s_env_seeds(plan: SeedPlan, e
         block = set(range(start, start + env_num))
         if k == 0 or (k + 1) * env_num <= EVAL_SEED_OFFSET:
             assert start == plan.collector + k * env_num
-        if env_num <= EVAL_SEED_OFFSET:  # (1500 envs: the serial collector's own seeds reach seed + 1000 already)
+        if env_num <= EVAL_SEED_OFFSET:  # (1500 envs: refused by the config, test_no_env_count_reaches_the_next_seed_block)
             assert not block & evaluations, (k, start)
         assert not block & seen, (k, start)
         seen |= block
+
+
+@pytest.mark.unittest
+@pytest.mark.parametrize("key", ["collector_env_num", "evaluator_env_num"])
+def test_no_env_count_reaches_the_next_seed_block(key: str) -> None:
+    """Env i of a manager gets its block's seed + i: with 1,001 collector envs, env 1000 started its first training
+    episode from seed + 1000, the first evaluation episode's start (and 1,001 eval envs reached the final
+    evaluation's seed + 2000). Such counts are refused in one line naming the key; 1,000 still fits."""
+    from ding_lite.config import compile_config
+    from ding_lite.errors import ConfigError
+
+    env = dict(type="gymnasium", env_id="CartPole-v1")
+    with pytest.raises(ConfigError, match=rf"^env\.{key} must be in \[1, 1000\].*got 1001$"):
+        compile_config(dict(env={**env, key: EVAL_SEED_OFFSET + 1}, policy=dict(type="dqn")))
+    cfg = compile_config(dict(env={**env, key: EVAL_SEED_OFFSET}, policy=dict(type="dqn")), seed=7)
+    plan = SeedPlan(int(cfg.seed))
+    blocks = [{plan.collector + i for i in range(cfg.env.collector_env_num)},
+              {plan.evaluator + i for i in range(cfg.env.evaluator_env_num)},
+              {plan.final_eval + i for i in range(cfg.env.evaluator_env_num)}]
+    assert not (blocks[0] & blocks[1] or blocks[1] & blocks[2] or blocks[0] & blocks[2])
