@@ -50,7 +50,7 @@ def test_collector_actors_never_step_an_evaluation_s_env_seeds(plan: SeedPlan, e
         block = set(range(start, start + env_num))
         if k == 0 or (k + 1) * env_num <= EVAL_SEED_OFFSET:
             assert start == plan.collector + k * env_num
-        if env_num <= EVAL_SEED_OFFSET:  # (1500 envs: refused by the config, test_no_env_count_reaches_the_next_seed_block)
+        if env_num <= EVAL_SEED_OFFSET:  # (1500 envs: a count the config refuses, see below)
             assert not block & evaluations, (k, start)
         assert not block & seen, (k, start)
         seen |= block
