@@ -63,6 +63,11 @@ def variation_count(env_cfg: Mapping[str, Any]) -> int | None:
     return int(env_type.num_variations(env_cfg)) if isinstance(env_type, HasVariations) else None
 
 
+def scheduled_variation(ids: Sequence[int], slot: int, n_slots: int, episode: int) -> int:
+    """The variation of env ``slot`` of ``n_slots``'s ``episode``-th episode since its last seeded reset."""
+    return ids[(slot + episode * n_slots) % len(ids)]
+
+
 class VariationEnv(gym.Wrapper):
     """Plays env slot ``slot`` of ``n_slots``'s share of ``ids`` (see the module docstring) and tags every info.
 
@@ -77,12 +82,12 @@ class VariationEnv(gym.Wrapper):
         self.ids = list(ids)
         self.slot, self.n_slots = slot, n_slots
         self.episode = 0  # episodes started since the last seeded reset
-        self.variation = self.ids[slot % len(self.ids)]
+        self.variation = scheduled_variation(self.ids, slot, n_slots, 0)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         if seed is not None:  # a seeded reset restarts the schedule, so evaluations are repeatable
             self.episode = 0
-        self.variation = self.ids[(self.slot + self.episode * self.n_slots) % len(self.ids)]
+        self.variation = scheduled_variation(self.ids, self.slot, self.n_slots, self.episode)
         self.episode += 1
         obs, info = self.env.reset(seed=seed, options={**(options or {}), VARIATION: self.variation})
         return obs, {**info, VARIATION: self.variation}

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from ding_lite.build import build_env_manager
-from ding_lite.envs.variations import VariationEnv, per_variation_table, variation_ids
+from ding_lite.envs.variations import VARIATION, VariationEnv, per_variation_table, variation_ids
 from ding_lite.errors import ConfigError
+from ding_lite.worker.episodes import run_episodes
 from ding_lite.worker.evaluator import InteractionEvaluator
 
 pytestmark = pytest.mark.unittest
@@ -102,6 +103,9 @@ class _RandomPolicy:
     def forward(self, obs):
         return {"action": self.rng.integers(0, 4, len(obs))}
 
+    def act(self, obs):
+        return self.forward(obs)["action"]
+
 
 def test_variations_reach_subprocess_workers() -> None:
     cfg = _maze(variations=[3, 8], manager=dict(type="subprocess"))
@@ -118,3 +122,25 @@ def test_variations_with_a_manager_that_makes_its_own_envs_are_a_config_error() 
     cfg = dict(type="envpool", env_id="CartPole-v1", variations=2, manager=dict(type="envpool"))
     with pytest.raises(ConfigError, match="env.variations needs an env manager that builds its envs one by one"):
         build_env_manager(cfg, 2, seed=0)
+
+
+@pytest.mark.parametrize("manager", ["base", "subprocess"])
+def test_episodes_cut_at_the_step_cap_keep_their_variation(manager: str) -> None:
+    """An episode cut at ``policy.eval.evaluator.max_episode_steps`` ends without the env's final info: it had no
+    variation, so the per-variation table (result.json's eval_per_variation, GSL's choice of the worst variations)
+    left it out: the long episodes, often the failures (all 10 here: the table was empty)."""
+    cfg = _maze(variations=[2, 5, 6, 9, 11], manager=dict(type=manager), max_episode_steps=50)
+    env = build_env_manager(cfg, 3, seed=0)
+    try:
+        cut = InteractionEvaluator(dict(max_episode_steps=2), env, _RandomPolicy(), n_episode=10, seed=0).eval()
+        schedules = []
+        for cap in (2, None):  # env i's k-th episode plays the same variation, cut or not
+            env.seed(0)
+            run = run_episodes(env, _RandomPolicy().act, 10, max_episode_steps=cap)
+            schedules.append(sorted((e.env_id, k, e.info.get(VARIATION)) for k, e in enumerate(run.ends)))
+    finally:
+        env.close()
+    assert cut.lengths.tolist() == [2] * 10  # every episode was cut
+    counts = {v: row["episodes"] for v, row in cut.per_variation().items()}
+    assert counts == dict.fromkeys(["2", "5", "6", "9", "11"], 2)
+    assert [(i, v) for i, _, v in schedules[0]] == [(i, v) for i, _, v in schedules[1]]
