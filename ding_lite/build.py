@@ -315,7 +315,7 @@ def build_env_manager(env_cfg: Mapping[str, Any], env_num: int, seed: int | None
         fns = variation_env_fns(env_cfg, env_num)
         manager = manager_type(fns or [env_fn(env_cfg) for _ in range(env_num)], manager_cfg)
         if fns:  # the schedule the envs play: an episode cut by truncate() is tagged with its variation too
-            manager.variation_ids = variation_ids(env_cfg)
+            manager.follow_variations(variation_ids(env_cfg) or [])
     if seed is not None:
         manager.seed(seed)
     return manager

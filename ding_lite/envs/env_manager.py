@@ -214,6 +214,10 @@ class EnvManager:
         self._obs = obs
         return obs, ends
 
+    def follow_variations(self, ids: list[int]) -> None:
+        """The variation ids its envs play (``env.variations``, set by the builder): a cut episode is tagged too."""
+        self.variation_ids = list(ids)
+
     def _running_tags(self, i: int) -> dict[str, Any]:
         """What env ``i``'s running episode would put in its final info and a cut one cannot get from the env: its
         variation (empty without variations)."""

@@ -28,9 +28,9 @@ class OneLineParser(argparse.ArgumentParser):
             super()._check_value(action, value)  # type: ignore[misc]
         except argparse.ArgumentError as exc:
             near = difflib.get_close_matches(str(value), [str(c) for c in action.choices or ()], n=1)
-            if near:
-                exc.message += f"; did you mean '{near[0]}'?"
-            raise
+            if not near:
+                raise
+            raise argparse.ArgumentError(action, f"{exc.message}; did you mean '{near[0]}'?") from None
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
