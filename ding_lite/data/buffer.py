@@ -10,6 +10,7 @@ from ding_lite.data.batch import Batch, batch_len, map_batch
 from ding_lite.data.keys import INDEX
 from ding_lite.errors import ConfigError, first_line
 from ding_lite.registry import BUFFER_REGISTRY
+from ding_lite.utils.memory import check_fits
 
 CKPT_MAX_MB = 1024.0  # default bound (MB) on the samples saved for --resume (ding_lite/runtime/replay_ckpt.py)
 
@@ -25,6 +26,26 @@ def preallocated(capacity: int, allocate: Callable[[], T]) -> T:
     except MemoryError as exc:
         raise ConfigError(f"policy.other.replay_buffer.replay_buffer_size={capacity} does not fit in memory "
                           f"({first_line(exc)}): lower it") from exc
+
+
+def check_capacity_fits(capacity: int, columns: Mapping[str, Any]) -> None:
+    """Refuse (or warn of) a buffer whose ``capacity`` rows of ``columns`` (arrays or tensors shaped like the pushed
+    samples) would not fit in memory once full. numpy's arrays are allocated lazily: an oversized buffer allocates
+    fine and is killed by the OOM killer only once it has filled up, maybe hours in; so the full size is checked
+    against the machine's memory here, when the first push shows the samples' real sizes."""
+    row = 0
+
+    def add(a: Any) -> None:
+        nonlocal row
+        itemsize = a.element_size() if hasattr(a, "element_size") else np.asarray(a).itemsize  # a tensor's, an array's
+        row += int(np.prod(np.shape(a)[1:], dtype=np.int64)) * itemsize
+
+    map_batch(add, columns)
+    if row == 0:
+        return
+    check_fits(capacity * row, f"policy.other.replay_buffer.replay_buffer_size={capacity} (samples of {row:,} "
+                               f"bytes, full)",
+               lambda room: f"lower replay_buffer_size to at most {room // row:,}")
 
 
 @BUFFER_REGISTRY.register("uniform")
@@ -67,6 +88,19 @@ class UniformBuffer:
         self._draws = preallocated(self.capacity, lambda: np.zeros(self.capacity, np.int64)) \
             if self._draw_limit is not None else None
 
+    def check_observations_fit(self, space: Any) -> None:
+        """Refuse, before the run writes anything, a buffer whose observations alone (every sample holds at least
+        one, of the env's ``space``) cannot fit in the machine's memory; the first push checks the samples' full size
+        (:func:`check_capacity_fits`)."""
+        try:
+            row = _nbytes(space.sample())
+        except Exception:  # a space that cannot sample (a custom one): the first push checks
+            return
+        if row:
+            check_fits(self.capacity * row, f"policy.other.replay_buffer.replay_buffer_size={self.capacity} "
+                                            f"(its observations alone, {row:,} bytes each)",
+                       lambda room: f"lower replay_buffer_size to at most {room // row:,}", warn=False)
+
     def __len__(self) -> int:
         if self._draws is not None and self._draw_limit is not None:
             return int((self._draws[:self._size] < self._draw_limit).sum())
@@ -78,6 +112,7 @@ class UniformBuffer:
         if n == 0:
             return np.empty(0, dtype=np.int64)
         if self._data is None:
+            check_capacity_fits(self.capacity, samples)
             self._data = preallocated(self.capacity, lambda: map_batch(
                 lambda a: np.empty((self.capacity,) + np.shape(a)[1:], np.asarray(a).dtype), samples))
         first = 0
@@ -157,6 +192,7 @@ class UniformBuffer:
         size = int(state["size"])
         self._data = None
         if state["data"] is not None:
+            check_capacity_fits(self.capacity, state["data"])
             self._data = map_batch(lambda t: _ring_array(t.numpy(), self.capacity), state["data"])
         self._size, self._next = size, int(state["next"])
         if self._draws is not None:
@@ -164,6 +200,15 @@ class UniformBuffer:
             if state.get("draws") is not None:
                 self._draws[:size] = state["draws"].numpy()
         self.rng.bit_generator.state = state["rng"]
+
+
+def _nbytes(value: Any) -> int:
+    """Bytes of an observation (an array, or a dict or tuple of them, as a gymnasium space samples it)."""
+    if isinstance(value, Mapping):
+        return sum(_nbytes(v) for v in value.values())
+    if isinstance(value, tuple):
+        return sum(_nbytes(v) for v in value)
+    return int(np.asarray(value).nbytes)
 
 
 def _ring_array(filled: np.ndarray, capacity: int) -> np.ndarray:

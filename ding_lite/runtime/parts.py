@@ -291,6 +291,9 @@ class RunParts:
             self.collection.wait_ready()
             self.buffer = None if cfg.policy.on_policy else build(cfg, "policy.other.replay_buffer",
                                                                   seed=seeds.collector)
+            space = getattr(self.collection.env, "observation_space", None)  # None: collected by Ray actors
+            if self.buffer is not None and space is not None and hasattr(self.buffer, "check_observations_fit"):
+                self.buffer.check_observations_fit(space)  # a buffer that cannot fit, before anything is written
         except BaseException:
             self.close()
             raise

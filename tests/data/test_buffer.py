@@ -9,6 +9,7 @@ from ding_lite.data import UniformBuffer
 from ding_lite.data.keys import INDEX
 from ding_lite.errors import ConfigError
 from ding_lite.registry import BUFFER_REGISTRY
+from ding_lite.utils import memory
 
 pytestmark = pytest.mark.unittest
 
@@ -91,8 +92,11 @@ def test_clear_and_empty_push() -> None:
 
 
 @pytest.mark.parametrize("buffer_type", ["uniform", "prioritized"])
-def test_a_capacity_beyond_memory_is_a_config_error_naming_the_key(buffer_type: str) -> None:
-    """numpy refuses a petabyte at once: one line naming replay_buffer_size, not a MemoryError's traceback."""
+def test_a_capacity_beyond_memory_is_a_config_error_naming_the_key(buffer_type: str, monkeypatch) -> None:
+    """numpy refuses a petabyte at once: one line naming replay_buffer_size, not a MemoryError's traceback (where
+    the machine's memory cannot be read; where it can, the buffer's full size is checked first:
+    tests/data/test_buffer_memory.py)."""
+    monkeypatch.setattr(memory, "read_memory", lambda: None)
     cfg = EasyDict(BUFFER_REGISTRY.get(buffer_type).config, replay_buffer_size=10**15)
     with pytest.raises(ConfigError, match=r"replay_buffer_size=1000000000000000 does not fit in memory \(Unable to "):
         buf = BUFFER_REGISTRY.build(buffer_type, cfg)  # the prioritized buffer's sum tree: allocated here
