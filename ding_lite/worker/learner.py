@@ -12,6 +12,7 @@ from ding_lite.errors import DIVERGED_ADVICE, ConfigError, DivergedError
 from ding_lite.registry import LEARNER_HOOK_REGISTRY
 from ding_lite.utils.checkpoint import CKPT_SUFFIX, load_policy_weights, save_checkpoint
 from ding_lite.utils.log import is_scalar
+from ding_lite.worker.disk_room import DiskRoom
 
 POSITIONS = ("before_run", "after_iter", "after_eval", "after_run", "after_save")  # after_save: a checkpoint
 # was written (its path: BaseLearner.last_saved)
@@ -68,6 +69,7 @@ class BaseLearner:
         self._update_end: int | None = None  # train_iter at the end of the update in progress (one_update)
         self._due: list[str] = []  # checkpoints due within it, written at its end
         self.last_saved: Path | None = None  # the checkpoint written last (for the after_save hooks)
+        self.disk_room: DiskRoom | None = None  # warns once if the run's checkpoints will not fit (set by pipelines)
         for name, value in (cfg.get("hook") or {}).items():
             hook = LEARNER_HOOK_REGISTRY.build(name, value)
             for position in getattr(hook, "positions", None) or (hook.position,):
@@ -147,11 +149,13 @@ class BaseLearner:
         ``iteration_N`` as a run's end does (whatever ``save_ckpt_after_run`` says), for ``--resume`` to go on from
         here. Returns its path (None without an experiment folder)."""
         self.env_step = env_step
+        self.disk_room = None  # the run stops here
         return self.save_checkpoint(f"iteration_{self.train_iter}")
 
     def call_hooks(self, position: str) -> None:
         if position == "after_run":
             self.loss_check.flush()
+            self.disk_room = None  # the run has ended: its last checkpoint leaves none to warn of
         for hook in self._hooks[position]:
             if len(getattr(hook, "positions", ())) > 1:
                 hook(self, position)  # a hook at several positions is told which one
@@ -190,6 +194,8 @@ class BaseLearner:
             self.logger.flush_events()  # the events logged so far go with the checkpoint (a resume cuts back to it)
         self.last_saved = save_checkpoint(self.ckpt_dir / f"{name}.pth.tar", self.checkpoint_state(name))
         self.call_hooks("after_save")
+        if self.disk_room is not None:
+            self.disk_room.check(self.last_saved, self.train_iter, self.env_step)
         return self.last_saved
 
     def load_checkpoint(self, path: str | Path, state: dict[str, Any] | None = None) -> None:
