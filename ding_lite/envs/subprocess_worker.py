@@ -8,6 +8,7 @@ import ctypes
 import os
 import pickle
 import signal
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -100,6 +101,13 @@ def worker_main(index: int, env_fn: Callable[[], gym.Env], conn: Any, shared: Sh
                     f"'spawn' or 'forkserver' worker knows only the env types and ids that env.import_names register)")
             conn.send_bytes(pickle.dumps((UNBUILT, text, traceback.format_exc()), pickle.HIGHEST_PROTOCOL))
             return
+        if "torch" in sys.modules:
+            # the env runs torch: on the threads the main process runs it on (DING_LITE_TORCH_THREADS, default 1).
+            # A 'fork' worker inherits them; a 'spawn' / 'forkserver' one started with one per core, so N workers
+            # on C cores asked for N x C spinning threads. An env without torch is not made to import it.
+            from ding_lite.utils.torch_setup import configure_torch
+
+            configure_torch()
         _serve(index, env, conn, shared.views(), watched, doing)
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the main process closed our pipe: nobody is listening
