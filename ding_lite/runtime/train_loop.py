@@ -123,7 +123,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     check_backends(cfg.log)  # a tracker whose package is missing fails here, before anything is written
     record = RunRecord(exp_dir, run.start)
     learner = BaseLearner(cfg.policy.learn.learner, parts.policy, exp_dir, None, cfg.policy.type, record.state)
-    learner.disk_room = DiskRoom(cfg.policy.learn.learner.get("hook") or {}, run.max_env_step, run.max_train_iter)
+    learner.watch_disk(DiskRoom(cfg.policy.learn.learner.get("hook") or {}, run.max_env_step, run.max_train_iter))
     record.follow(lambda: (learner.train_iter, parts.collector.env_step), lambda: parts.evaluator.last_eval_iter)
     restarts = RunRestarts(parts.env_restarts)  # the run's, across resumes
     replay = parts.policy.learn_mode.replay

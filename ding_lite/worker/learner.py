@@ -152,6 +152,10 @@ class BaseLearner:
         self.disk_room = None  # the run stops here
         return self.save_checkpoint(f"iteration_{self.train_iter}")
 
+    def watch_disk(self, room: DiskRoom) -> None:
+        """Warn once, at the first checkpoint after an update, where the run's remaining checkpoints will not fit."""
+        self.disk_room = room
+
     def call_hooks(self, position: str) -> None:
         if position == "after_run":
             self.loss_check.flush()
