@@ -331,6 +331,7 @@ def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, en
               videos: PeriodicVideos | None = None, mark_eval: Callable[[int, int], None] | None = None) -> Any:
     logger.check_folder()  # the folder removed or moved meanwhile: stop now, not at the end
     learner.log_now()  # learn scalars at least once per evaluation, whatever log_show_after_iter says
+    learner.check_weights()  # weights gone NaN or inf with finite losses (Adam's moments overflowed): stop here
     if mark_eval is not None:  # a checkpoint of this train_iter written from here on keeps the logs as they are now
         mark_eval(learner.train_iter, env_step)
     result = evaluator.eval(learner.train_iter, env_step)

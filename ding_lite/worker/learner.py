@@ -63,6 +63,7 @@ class BaseLearner:
         self._run_state = run_state
         self.last_log: dict[str, Any] = {}
         self.loss_check = LossCheck()
+        self.finite_at: int | None = None  # train_iter of the last check_weights that found every tensor finite
         self.last_logged_iter = -1  # train_iter of the learn scalars last sent to the logger
         self._hooks: dict[str, list[Any]] = {p: [] for p in POSITIONS}
         self._saved_with: dict[str, Callable[[str], Any]] = {}  # extra checkpoint entries (save_with_checkpoints)
@@ -173,9 +174,30 @@ class BaseLearner:
         afterwards gives its entry back in :attr:`loaded_with` (None where it has none)."""
         self._saved_with[key] = state
 
+    def check_weights(self, policy_state: Mapping[str, Any] | None = None) -> None:
+        """A :class:`DivergedError` naming the first tensor of the policy's state (``policy_state``, else its
+        ``state_dict()``: weights, target networks, optimiser moments) that holds NaN or inf.
+
+        Every loss can stay finite while the state does not: a gradient above about 1.8e19 (observations or rewards
+        of 1e14 and more) overflows Adam's mean of squared gradients to inf in float32, and from then on those weights
+        never move (their step is m / inf = 0), in silence; a step on an inf gradient makes them NaN. The pipelines
+        call it at each evaluation, and every checkpoint is checked before it is written: one pass over the state
+        every so often, not a cost per update."""
+        self.loss_check.flush()  # a GPU's kept losses first: a non-finite loss names its update
+        bad = first_non_finite(self.policy.state_dict() if policy_state is None else policy_state)
+        if bad is None:
+            self.finite_at = self.train_iter
+            return
+        path, kind = bad
+        since = f" (finite at train iter {self.finite_at:,})" if self.finite_at is not None else ""
+        raise DivergedError(f"training diverged by train iter {self.train_iter:,} (env step {self.env_step:,}): the "
+                            f"policy's {path} holds {kind}{since} while every loss was finite; {WEIGHTS_ADVICE}")
+
     def checkpoint_state(self, name: str = "") -> dict[str, Any]:
-        self.loss_check.flush()  # no checkpoint of diverged weights
-        state = {"policy": self.policy.state_dict(), "train_iter": self.train_iter, "env_step": self.env_step,
+        self.loss_check.flush()  # no checkpoint of diverged weights: neither after a non-finite loss
+        policy_state = self.policy.state_dict()
+        self.check_weights(policy_state)  # nor with NaN or inf in the state while the losses were finite
+        state = {"policy": policy_state, "train_iter": self.train_iter, "env_step": self.env_step,
                  "best_eval_return": self.best_eval_return, "policy_type": self.policy_type,
                  **{key: saved(name) for key, saved in self._saved_with.items()}}
         if self._run_state is not None:
@@ -252,6 +274,40 @@ class LossCheck:
         finite = torch.isfinite(torch.stack([value.float() for *_, value in pending])).cpu()
         if not bool(finite.all()):
             raise _diverged(*pending[int((~finite).nonzero()[0, 0])])
+
+
+WEIGHTS_ADVICE = ("very large observations or rewards overflow float32 gradients (scale them down, e.g. with a "
+                  "gymnasium wrapper), or " + DIVERGED_ADVICE)
+
+
+def first_non_finite(state: Any, path: str = "") -> tuple[str, str] | None:
+    """(dotted path, 'NaN' or 'inf') of the first floating-point tensor in ``state`` (nested dicts, lists) holding
+    NaN or inf; None if there is none. One read-back per device, not one per tensor."""
+    import torch
+
+    tensors: list[tuple[str, Any]] = []
+
+    def walk(obj: Any, at: str) -> None:
+        if isinstance(obj, torch.Tensor):
+            if obj.is_floating_point():
+                tensors.append((at, obj))
+        elif isinstance(obj, Mapping):
+            for key, value in obj.items():
+                walk(value, f"{at}.{key}" if at else str(key))
+        elif isinstance(obj, (list, tuple)):
+            for i, value in enumerate(obj):
+                walk(value, f"{at}[{i}]")
+
+    walk(state, path)
+    finite: dict[int, bool] = {}
+    for device in {t.device for _, t in tensors}:
+        on_it = [i for i, (_, t) in enumerate(tensors) if t.device == device]
+        flags = torch.stack([torch.isfinite(tensors[i][1]).all() for i in on_it]).cpu()
+        finite.update(zip(on_it, flags.tolist(), strict=True))
+    for i, (at, tensor) in enumerate(tensors):
+        if not finite[i]:
+            return at, "NaN" if bool(torch.isnan(tensor).any()) else "inf"
+    return None
 
 
 def on_accelerator(value: Any) -> bool:
