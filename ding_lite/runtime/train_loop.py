@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ding_lite.build import build
 from ding_lite.config.compile import ignored_keys
 from ding_lite.envs.variations import log_per_variation
-from ding_lite.errors import Interrupted, Terminated
+from ding_lite.errors import DivergedError, EnvError, Interrupted, Terminated, first_line
 from ding_lite.runtime.experiment import prepare_exp_dir, write_json
 from ding_lite.runtime.parts import TrainingParts
 from ding_lite.runtime.replay_ckpt import ENTRY as REPLAY_ENTRY
@@ -163,27 +164,40 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
         logger.info(f"{run.asked_dir} {run.claim.skipped}: writing to {exp_dir}")
     logger.info(start_line(cfg, run.seed, run.max_env_step, run.max_train_iter, parts.stop_rules()))
     try:
-        if run.ckpt_path is not None:
-            logger.info(f"loaded {run.ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})"
-                        + (f"; {buffer_note}" if buffer_note else ""))
-        parts.attach(learner, logger)
-        result = _train_loop(cfg, parts, learner, logger, run.max_env_step, run.max_train_iter, restarts, videos,
-                             record.mark_eval)
-        result.update(parts.stats())
-        result.update(_final_eval_or_stop(cfg, parts, learner, run.seeds, logger))
-        result.update(restarts.result(result["env_step"]))  # the final evaluation's restarts count too
-        _log_restarts(logger, restarts)  # the same count as result.json's, the final evaluation's included
-        ignored = ignored_keys(cfg)
-        result.update(seed=run.seed, wall_seconds=round(record.wall_seconds(), 3), segments=len(record.resumes) + 1,
-                      resumed_from=record.resumes, exp_dir=str(exp_dir), ignored_keys=ignored)
-        logger.check_folder()
-        write_json(exp_dir / "result.json", result)
-        _log_done(logger, result, exp_dir, ignored)
+        with _failure_logged(logger):
+            if run.ckpt_path is not None:
+                logger.info(f"loaded {run.ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})"
+                            + (f"; {buffer_note}" if buffer_note else ""))
+            parts.attach(learner, logger)
+            result = _train_loop(cfg, parts, learner, logger, run.max_env_step, run.max_train_iter, restarts, videos,
+                                 record.mark_eval)
+            result.update(parts.stats())
+            result.update(_final_eval_or_stop(cfg, parts, learner, run.seeds, logger))
+            result.update(restarts.result(result["env_step"]))  # the final evaluation's restarts count too
+            _log_restarts(logger, restarts)  # the same count as result.json's, the final evaluation's included
+            ignored = ignored_keys(cfg)
+            result.update(seed=run.seed, wall_seconds=round(record.wall_seconds(), 3), segments=len(record.resumes) + 1,
+                          resumed_from=record.resumes, exp_dir=str(exp_dir), ignored_keys=ignored)
+            logger.check_folder()
+            write_json(exp_dir / "result.json", result)
+            _log_done(logger, result, exp_dir, ignored)
     finally:
         logger.close()
         if videos is not None:
             videos.close()
     return result
+
+
+@contextmanager
+def _failure_logged(logger: ExperimentLogger) -> Iterator[None]:
+    """The block's diverged training or env failure ends the text log too (``[failed] <the error's line>``): before,
+    the folder's log stopped at the last evaluation, and a reader could not tell such a run from one killed mid-way
+    (neither has a ``result.json``; the console's line is the CLI's)."""
+    try:
+        yield
+    except (DivergedError, EnvError) as exc:
+        logger.text(f"[failed] {first_line(exc)}")
+        raise
 
 
 def start_line(cfg: Any, seed: int, max_env_step: int | None, max_train_iter: int | None,
