@@ -21,6 +21,7 @@ from ding_lite.policy.hook_checks import (
     checked_samples,
     checked_transition,
 )
+from ding_lite.policy.optim import config_settings, keep_config_settings
 from ding_lite.policy.replay import ReplaySchedule
 from ding_lite.utils.checkpoint import state_mismatch
 from ding_lite.utils.dicts import deep_merge
@@ -261,8 +262,10 @@ class Policy:
         missing = sorted(name for name in self._learn_state if name not in state)
         if missing:
             raise CheckpointError(f"checkpoint lacks {missing} needed by policy '{self.cfg.get('type')}'")
+        settings = config_settings(self._learn_state.values())
         for name, obj in self._learn_state.items():
             _load_into(obj, state[name], name)
+        keep_config_settings(settings, self._learn_state.values())  # the config's learning rate, not the checkpoint's
 
     def _state_dict_model(self) -> dict[str, Any]:
         return {"model": self._model.state_dict()}

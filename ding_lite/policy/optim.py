@@ -171,3 +171,30 @@ def grad_norm_clip(params: Iterable[torch.nn.Parameter], max_norm: float | None,
         return
     total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
     torch._foreach_mul_(grads, (float(max_norm) / (total + 1e-6)).clamp_(max=1.0))
+
+
+def config_settings(objects: Iterable[Any]) -> list[tuple[torch.optim.Optimizer, list[dict[str, Any]]]]:
+    """Each optimiser among ``objects`` (a policy's learn state) with its param groups' settings as built from the
+    config (learning rate, betas, weight decay...), for :func:`keep_config_settings` after a checkpoint is loaded."""
+    return [(obj, [{k: v for k, v in group.items() if k != "params"} for group in obj.param_groups])
+            for obj in objects if isinstance(obj, torch.optim.Optimizer)]
+
+
+def keep_config_settings(settings: list[tuple[torch.optim.Optimizer, list[dict[str, Any]]]],
+                         objects: Iterable[Any]) -> None:
+    """Give the optimisers of :func:`config_settings` their config's settings back after their state was loaded:
+    ``Optimizer.load_state_dict`` also loads the param groups' learning rates, so ``--resume`` or ``--load-ckpt``
+    with ``--set policy.learn.learning_rate=...`` (what a diverged run's error advises) trained on at the
+    checkpoint's rate, in silence. The moments and step counts stay the checkpoint's. Where a learning-rate
+    schedule (a ``LambdaLR`` among ``objects``) drives an optimiser, the rate is the config's times the schedule's
+    factor at the step it reached, as the schedule itself computes it: an unchanged config resumes bit for bit."""
+    for optimizer, groups in settings:
+        for group, config in zip(optimizer.param_groups, groups, strict=True):
+            group.update(config)
+    for schedule in objects:
+        if isinstance(schedule, torch.optim.lr_scheduler.LambdaLR):
+            groups = schedule.optimizer.param_groups
+            schedule.base_lrs = [group["initial_lr"] for group in groups]
+            for group, base, factor in zip(groups, schedule.base_lrs, schedule.lr_lambdas, strict=True):
+                group["lr"] = base * factor(schedule.last_epoch)
+            schedule._last_lr = [group["lr"] for group in groups]
