@@ -258,7 +258,7 @@ class LossCheck:
             if on_accelerator(value):
                 self.pending.append((train_iter, env_step, key, value))
             elif not math.isfinite(float(value)):
-                raise _diverged(train_iter, env_step, key, value)
+                raise _diverged(train_iter, env_step, key, value, _also_not_finite(log, key))
         if self.pending and self.pending[-1][0] == train_iter:
             self.updates_pending += 1
         if self.updates_pending >= self.every:
@@ -315,9 +315,17 @@ def on_accelerator(value: Any) -> bool:
     return getattr(getattr(value, "device", None), "type", "cpu") != "cpu"
 
 
-def _diverged(train_iter: int, env_step: int, key: str, value: Any) -> DivergedError:
+def _diverged(train_iter: int, env_step: int, key: str, value: Any, also: list[str] | None = None) -> DivergedError:
+    """``also``: the update's other logged scalars that are not finite, named as hints to the cause (SAC's ``alpha``
+    at inf says the temperature's learning rate, not the critic's, made ``critic_loss`` inf)."""
+    hint = f" ({', '.join(also)} {'is' if len(also) == 1 else 'are'} not finite either)" if also else ""
     return DivergedError(f"training diverged at train iter {train_iter:,} (env step {env_step:,}): {key} is "
-                         f"{float(value)}; {DIVERGED_ADVICE}")
+                         f"{float(value)}{hint}; {DIVERGED_ADVICE}")
+
+
+def _also_not_finite(log: Mapping[str, Any], key: str) -> list[str]:
+    """The scalars of ``log`` besides ``key`` that are NaN or inf (read only once an update has diverged)."""
+    return [k for k, v in log.items() if k != key and is_scalar(v) and not math.isfinite(float(v))]
 
 
 def as_log_list(out: Mapping[str, Any] | Sequence[Mapping[str, Any]], forward: Any = None,

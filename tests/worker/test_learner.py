@@ -255,3 +255,14 @@ def test_a_bad_keep_iteration_ckpt_is_a_config_error_naming_the_key(keep) -> Non
 
     with pytest.raises(ConfigError, match="policy.learn.learner.hook.keep_iteration_ckpt"):
         BaseLearner({"hook": {"keep_iteration_ckpt": keep}}, _DictPolicy())
+
+
+def test_a_diverged_loss_names_the_updates_other_scalars_that_are_not_finite() -> None:
+    """SAC at learning_rate_alpha=1e6 on Pendulum: critic_loss went inf at train iter 119, named alone, although the
+    temperature (alpha, inf) was the cause: the update's other non-finite scalars are hints to it."""
+    from ding_lite.errors import DivergedError
+
+    bad = {"critic_loss": torch.tensor(float("inf")), "q_mean": torch.tensor(1.0), "alpha": torch.tensor(float("inf"))}
+    learner = BaseLearner({"hook": {"save_ckpt_after_run": False}}, _LossPolicy([bad]))
+    with pytest.raises(DivergedError, match=r"critic_loss is inf \(alpha is not finite either\); lower the"):
+        learner.train({OBS: np.zeros((4, 1))}, env_step=64)
