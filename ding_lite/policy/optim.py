@@ -194,7 +194,9 @@ def keep_config_settings(settings: list[tuple[torch.optim.Optimizer, list[dict[s
     for schedule in objects:
         if isinstance(schedule, torch.optim.lr_scheduler.LambdaLR):
             groups = schedule.optimizer.param_groups
-            schedule.base_lrs = [group["initial_lr"] for group in groups]
-            for group, base, factor in zip(groups, schedule.base_lrs, schedule.lr_lambdas, strict=True):
-                group["lr"] = base * factor(schedule.last_epoch)
-            schedule._last_lr = [group["lr"] for group in groups]
+            state = schedule.state_dict()  # (its public state: the schedule's base rates are the checkpoint's)
+            state["base_lrs"] = [group["initial_lr"] for group in groups]
+            for group, base, factor in zip(groups, state["base_lrs"], schedule.lr_lambdas, strict=True):
+                group["lr"] = base * factor(state["last_epoch"])
+            state["_last_lr"] = [group["lr"] for group in groups]
+            schedule.load_state_dict(state)
