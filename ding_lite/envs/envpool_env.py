@@ -183,6 +183,7 @@ class EnvpoolEnv(gym.Env):
         """A new seed rebuilds the pool (envpool seeds at construction); after an episode's end the next episode
         comes from envpool's own reset step, as in the envpool manager (with ``episodic_life`` the game goes on);
         otherwise envpool's ``reset()``, a new game."""
+        super().reset(seed=seed)  # np_random seeded as gymnasium's env checker expects (envpool draws its own)
         if seed is not None:
             self._pool.close()
             self._pool = make_pool(self._cfg, 1, seed, num_threads=1)

@@ -89,19 +89,20 @@ class EnvpoolAtari(gym.Env):
         self.action_space = gym.spaces.Discrete(len(self._actions))
         self._pool = [np.zeros((210, 160), np.uint8) for _ in range(2)]  # the last two raw frames of a step
         self._stack = np.zeros(self.observation_space.shape, np.uint8)
-        self._rng = np.random.default_rng()
         self._elapsed, self._lives = self._max_steps + 1, 0  # the first reset starts a new game
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         new_game = seed is not None or not self._episodic_life or self.ale.game_over(with_truncation=False) or \
             self._elapsed >= self._max_steps
+        # the no-op counts come from gymnasium's np_random, seeded here as gymnasium's env checker expects (the same
+        # stream as numpy.random.default_rng(seed))
+        super().reset(seed=seed)
         if seed is not None:
             self._game.reset(seed=seed)  # seeds and reloads the game
-            self._rng = np.random.default_rng(seed)
         if new_game:
             self.ale.reset_game()
             self._elapsed = 0
-        for _ in range(int(self._rng.integers(self._noop_max)) + 1 - self._fire_reset):
+        for _ in range(int(self.np_random.integers(self._noop_max)) + 1 - self._fire_reset):
             self.ale.act(self._actions[0])
             if self.ale.game_over(with_truncation=False):
                 self.ale.reset_game()
@@ -281,11 +282,13 @@ def retired_id_kwargs(env_id: Any) -> dict[str, Any]:
     return dict(RETIRED_ID_KWARGS.get(name, {})) if mujoco_id(env_id) != str(env_id) else {}
 
 
-class DelayedReward(gym.Wrapper):
+class DelayedReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Rewards held back and given as their sum every ``every`` steps and at the episode's end (terminated or
-    truncated); 0 at the steps between (DI-engine's ``delay_reward_step``)."""
+    truncated); 0 at the steps between (DI-engine's ``delay_reward_step``). Its arguments are recorded so that
+    ``env.spec.make()`` rebuilds it (gymnasium's env checker does)."""
 
     def __init__(self, env: gym.Env, every: int) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self, every=every)
         super().__init__(env)
         self._every = every
         self._held = 0.0
@@ -306,10 +309,23 @@ class DelayedReward(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
+class ImageObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
+    """MiniGrid's ``image`` alone (as minigrid's ``ImgObsWrapper``), its arguments recorded so that
+    ``env.spec.make()`` rebuilds it: gymnasium's env checker does, and ``ImgObsWrapper`` records none."""
+
+    def __init__(self, env: gym.Env) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)
+        super().__init__(env)
+        self.observation_space = env.observation_space["image"]  # type: ignore[index]
+
+    def observation(self, observation: Any) -> Any:
+        return observation["image"]
+
+
 @ENV_REGISTRY.register("minigrid")
 class MinigridEnv:
-    """A MiniGrid task, the agent's 7x7x3 view as the observation (``ImgObsWrapper``):
-    ``env=dict(type='minigrid', env_id='MiniGrid-DoorKey-5x5-v0')``; extra ``[minigrid]``."""
+    """A MiniGrid task, the agent's 7x7x3 view as the observation (:class:`ImageObservation`, as minigrid's
+    ``ImgObsWrapper``): ``env=dict(type='minigrid', env_id='MiniGrid-DoorKey-5x5-v0')``; extra ``[minigrid]``."""
 
     config: dict[str, Any] = dict(
         env_id=None,  # gymnasium id, e.g. 'MiniGrid-DoorKey-5x5-v0'
@@ -320,12 +336,10 @@ class MinigridEnv:
     def __new__(cls, cfg: Mapping[str, Any]) -> gym.Env:  # type: ignore[misc]
         cls.check_config(cfg)
         cfg = {**cls.config, **cfg}  # an env section built outside compile_config lacks the defaults
-        from minigrid.wrappers import ImgObsWrapper
-
         # MiniGrid's own max_steps, not gymnasium's TimeLimit: the env truncates at max_steps whatever a TimeLimit
         # says and its success reward is 1 - 0.9 * steps / max_steps, so only this changes both
         extra = {} if cfg.get("max_episode_steps") is None else {"max_steps": int(cfg["max_episode_steps"])}
-        return ImgObsWrapper(_make(str(cfg["env_id"]), cfg, **extra))
+        return ImageObservation(_make(str(cfg["env_id"]), cfg, **extra))
 
     @classmethod
     def check_config(cls, cfg: Mapping[str, Any]) -> None:
