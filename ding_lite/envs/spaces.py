@@ -149,10 +149,12 @@ def encode_masked(space: gym.spaces.Dict, obs: Any) -> dict[str, np.ndarray]:
     return {OBSERVATION: encode(space[OBSERVATION], obs[OBSERVATION]), ACTION_MASK: mask.astype(bool, copy=False)}
 
 
-class EncodedObservation(gym.ObservationWrapper):
-    """An env whose non-``Box`` observations come out encoded, masked ones as a dict (see the module docstring)."""
+class EncodedObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
+    """An env whose non-``Box`` observations come out encoded, masked ones as a dict (see the module docstring).
+    Its arguments are recorded so that ``env.spec.make()`` rebuilds it (gymnasium's env checker does)."""
 
     def __init__(self, env: gym.Env) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)
         super().__init__(env)
         raw = env.observation_space
         self.observation_space = masked_space(raw) if is_masked(raw) else encoded_space(raw)

@@ -5,6 +5,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
+from gymnasium.envs.registration import EnvSpec
 
 from ding_lite.registry import ENV_REGISTRY
 
@@ -27,3 +28,10 @@ class CartPoleEnv(gym.Wrapper):
         steps = int(cfg.get("max_episode_steps") or 500)
         super().__init__(gym.make("CartPole-v1", max_episode_steps=steps, disable_env_checker=True,
                                   **dict(cfg.get("kwargs") or {})))
+
+    @property
+    def spec(self) -> EnvSpec | None:  # type: ignore[override]
+        """The CartPole-v1 spec this env was made with: gymnasium's spec of a wrapper adds the wrapper, which
+        ``spec.make()`` cannot rebuild (it is built from the env section, not from an env), so gymnasium's env
+        checker and ``gymnasium.make(env.spec)`` failed; this class adds nothing that spec does not rebuild."""
+        return self.env.spec

@@ -6,6 +6,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.envs.registration import EnvSpec
 
 from ding_lite.registry import ENV_REGISTRY
 
@@ -35,3 +36,10 @@ class PendulumEnv(gym.Wrapper):
         if cfg.get("act_scale"):
             env = gym.wrappers.RescaleAction(env, np.float32(-1.0), np.float32(1.0))
         super().__init__(env)
+
+    @property
+    def spec(self) -> EnvSpec | None:  # type: ignore[override]
+        """The Pendulum-v1 spec this env was made with: gymnasium's spec of a wrapper adds the wrapper, which
+        ``spec.make()`` cannot rebuild (it is built from the env section, not from an env), so gymnasium's env
+        checker and ``gymnasium.make(env.spec)`` failed; this class adds nothing that spec does not rebuild."""
+        return self.env.spec
