@@ -34,6 +34,7 @@ from ding_lite.errors import (
     UnknownTypeError,
     first_line,
 )
+from ding_lite.extras import install_hint
 
 T = TypeVar("T")
 
@@ -147,6 +148,9 @@ def import_object(path: str, key: str = "env.import_path", what: str = "returnin
         return getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError, ValueError) as exc:
         missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+        if missing and install_hint(missing):  # a package of an extra (PettingZoo in a base install): name the extra
+            raise ConfigError(f"{key}='{path}' cannot be imported: it needs the {missing.split('.')[0]} package, "
+                              f"which is not installed: {install_hint(missing)}") from exc
         if missing and not (module_name == missing or module_name.startswith(f"{missing}.")):
             # the module exists but needs a package that is not installed (PettingZoo's chess needs 'chess')
             raise ConfigError(f"{key}='{path}' cannot be imported: it needs module '{missing}', which is not "
@@ -213,6 +217,9 @@ def import_modules(names: Iterable[str] | str | None, section: str = "") -> None
             if _ours(exc.name):  # a DI-engine module with the package renamed: no path or install fixes that
                 raise PluginImportError(f"cannot import module '{name}'{where}: ding_lite has no module "
                                         f"'{exc.name}'; {replacement(exc)}{DI_ENGINE_HELPERS}") from exc
+            if exc.name and install_hint(exc.name):  # a package of an extra (a dizoo game needs pettingzoo)
+                raise PluginImportError(f"module '{name}'{where} needs the {exc.name.split('.')[0]} package, which "
+                                        f"is not installed: {install_hint(exc.name)}") from exc
             if exc.name and not (name == exc.name or name.startswith(exc.name + ".")):
                 # found, but its own code imports a module that is missing: the plugin's line, not a search path
                 raise PluginImportError(f"module '{name}'{where} was found, but it imports '{exc.name}', which is "

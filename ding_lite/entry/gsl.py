@@ -83,6 +83,10 @@ def _resolve_and_check(cfg: Any) -> None:
     """Before the folder is claimed: the model shapes from one probe env, then every GSL check."""
     fill_model_shapes_from_env(cfg)
     check_gsl_config(cfg)
+    if cfg.gsl.use_ray:  # the specialists' actors: a missing Ray found now, not after phase I's hours of training
+        from ding_lite.distributed.session import import_ray
+
+        import_ray("-m gsl (gsl.use_ray=True; --set gsl.use_ray=False trains the specialists one after the other)")
 
 
 def _run_gsl(cfg: Any, root: Path, ids: list[int], seed: int, resume: bool, address: str | None, progress: bool,

@@ -89,7 +89,7 @@ def test_parallel_mode_without_ray_says_how_to_install_it(tmp_path):
     (fake / "__init__.py").write_text("raise ImportError(\"No module named 'ray'\")\n")
     proc = run_cli("-m", "parallel", "-c", str(DQN_CONFIG), cwd=tmp_path, extra_pythonpath=[str(fake.parent)])
     assert proc.returncode == 2, proc.stderr
-    assert "needs Ray" in proc.stderr and "pip install -e '.[ray]'" in proc.stderr
+    assert "needs Ray" in proc.stderr and "pip install 'ding_lite[ray]'" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
