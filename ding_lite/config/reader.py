@@ -23,6 +23,17 @@ def _siblings(path: Path) -> list[Path]:
         return []
 
 
+def _installed_dizoo(path: Path) -> str:
+    """A hint for ``dizoo/...`` outside a checkout: ``pip install ding_lite`` installs dizoo's configs as a package,
+    not in the current directory, so the docs' ``-c dizoo/...`` paths are found there."""
+    if path.is_absolute() or path.parts[:1] != ("dizoo",):
+        return ""
+    import dizoo
+
+    installed = Path(dizoo.__file__).parent.parent / path
+    return f" (the installed copy is {installed})" if installed.is_file() else ""
+
+
 def read_config(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run a config file and return ``(main_config, create_config)`` as plain dicts.
 
@@ -37,7 +48,7 @@ def read_config(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any]
         raise ConfigError(f"config file {path} is a folder, not a .py config file{hint}")
     if not path.is_file():
         near = difflib.get_close_matches(path.name, [p.name for p in _siblings(path)], n=1, cutoff=0.8)
-        hint = f" (did you mean {path.with_name(near[0])}?)" if near else ""
+        hint = f" (did you mean {path.with_name(near[0])}?)" if near else _installed_dizoo(path)
         raise ConfigError(f"config file not found: {path}{hint}")
     try:
         namespace = runpy.run_path(str(path), run_name="__ding_lite_config__")

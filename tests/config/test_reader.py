@@ -108,3 +108,18 @@ def test_config_folders_of_a_saved_config_are_searched_and_checked(tmp_path: Pat
     path.write_text("config_folders = 'src'\nmain_config = dict(policy=dict(type='dqn'))\n")
     with pytest.raises(ConfigError, match="config_folders must be a list of folder paths, got 'src'"):
         read_config(path)
+
+
+@pytest.mark.unittest
+def test_missing_dizoo_config_outside_a_checkout_names_the_installed_copy(tmp_path: Path, monkeypatch) -> None:
+    # after `pip install ding_lite` the docs' `-c dizoo/...` paths are not in the current folder: say where they are
+    monkeypatch.chdir(tmp_path)
+    import dizoo
+
+    installed = Path(dizoo.__file__).parent / "classic_control" / "cartpole" / "config" / "cartpole_dqn_config.py"
+    with pytest.raises(ConfigError) as info:
+        read_config("dizoo/classic_control/cartpole/config/cartpole_dqn_config.py")
+    assert str(info.value) == ("config file not found: dizoo/classic_control/cartpole/config/cartpole_dqn_config.py "
+                               f"(the installed copy is {installed})")
+    with pytest.raises(ConfigError, match="not found: dizoo/nope.py$"):
+        read_config("dizoo/nope.py")
