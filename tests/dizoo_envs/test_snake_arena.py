@@ -9,6 +9,8 @@ import pytest
 
 from dizoo.board_games.snake.envs.snake_arena import LENGTH_LEAD, N_FEATURES, STEPS_LEFT, SnakeArenaEnv
 
+pytestmark = pytest.mark.unittest
+
 
 def _two_snakes(max_steps: int, tail: int) -> SnakeArenaEnv:
     """snake_0 (length 3 + ``tail``) heads right along row 1, snake_1 (length 3) left along row 5 of a 7x7 grid;
@@ -97,3 +99,13 @@ def test_the_arena_refuses_arguments_it_cannot_use(kwargs: dict, message: str) -
     steps-left feature NaN; n_food=inf or True and max_steps=-inf were taken."""
     with pytest.raises(ValueError, match=re.escape(f"snake arena: {message}")):
         SnakeArenaEnv(**kwargs)
+
+
+def test_pettingzoo_s_aec_conversion_finds_the_render_mode(recwarn):
+    """parallel_to_aec warned 'does not have a `render_mode` defined' (the arena had no such attribute)."""
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    aec = parallel_to_aec(SnakeArenaEnv(n_snakes=2, size=7, n_food=1))
+    aec.reset(seed=0)
+    assert aec.render_mode is None
+    assert not [w for w in recwarn if "render_mode" in str(w.message)]

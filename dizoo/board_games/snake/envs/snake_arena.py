@@ -74,6 +74,7 @@ class SnakeArenaEnv(ParallelEnv):
     ``max_steps`` the longest survivor (none on a tie), so the reward says who won the game."""
 
     metadata = {"name": "snake_arena_v0", "render_modes": []}
+    render_mode: str | None = None  # no rendering; PettingZoo's wrappers (parallel_to_aec) read the attribute
 
     def __init__(self, n_snakes: int = 4, size: int = 11, n_food: int = 3, max_steps: int = 100,
                  food_reward: float = 0.1, shuffle_starts: bool = True, local_view: int = 0) -> None:
