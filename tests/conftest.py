@@ -175,3 +175,15 @@ def wait_gone(pids: list[int], timeout: float = 5.0) -> list[int]:
             return []
         time.sleep(0.05)
     return [p for p in pids if not process_gone(p)]
+
+
+TEST_KINDS = ("unittest", "algotest", "benchmark")  # pytest.ini's markers: every test is one of them
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test with none of the markers would be run by the whole suite but left out of `-m unittest` and of
+    `-m algotest` alike: refuse it at collection, naming it."""
+    unmarked = [item.nodeid for item in items if not any(item.get_closest_marker(kind) for kind in TEST_KINDS)]
+    if unmarked:
+        raise pytest.UsageError(f"{len(unmarked)} test(s) carry none of the markers {', '.join(TEST_KINDS)} "
+                                f"(pytestmark = pytest.mark.unittest, or mark each test): {', '.join(unmarked[:5])}")

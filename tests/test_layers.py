@@ -8,7 +8,11 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 import ding_lite
+
+pytestmark = pytest.mark.unittest
 
 PACKAGE = Path(ding_lite.__file__).resolve().parent
 UPPER = ("entry", "cli.py", "__init__.py", "__main__.py")  # the pipelines, the command line, the lazy facade

@@ -18,6 +18,8 @@ import pytest
 
 import ding_lite
 
+pytestmark = pytest.mark.unittest
+
 PACKAGE = Path(ding_lite.__file__).resolve().parent
 
 # target (as ast.unparse writes it) -> why setting it from outside is legitimate

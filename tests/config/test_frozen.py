@@ -10,6 +10,8 @@ from ding_lite.config import compile_config
 from ding_lite.config.compile import CompiledConfig
 from ding_lite.config.frozen import FrozenConfigError, freeze, is_frozen, thawed
 
+pytestmark = pytest.mark.unittest
+
 
 def _cfg() -> CompiledConfig:
     return compile_config(dict(env=dict(type="gymnasium", env_id="CartPole-v1"), policy=dict(type="dqn")))

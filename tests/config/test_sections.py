@@ -11,6 +11,8 @@ from ding_lite.data.prioritized import PrioritizedBuffer
 from ding_lite.errors import ConfigError
 from ding_lite.registry import CONFIG_SECTION_REGISTRY
 
+pytestmark = pytest.mark.unittest
+
 CARTPOLE = dict(env=dict(env_id="CartPole-v1"), policy=dict(type="dqn", model=dict(obs_shape=4, action_shape=2)))
 
 

@@ -9,6 +9,8 @@ import pytest
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.gsl.state import GslState
 
+pytestmark = pytest.mark.unittest
+
 
 def test_state_round_trips_through_result_json(tmp_path: Path) -> None:
     state = GslState([0, 1, 2], seed=3)

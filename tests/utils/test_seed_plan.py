@@ -7,6 +7,8 @@ import pytest
 
 from ding_lite.utils.seed import EVAL_SEED_OFFSET, SeedPlan
 
+pytestmark = pytest.mark.unittest
+
 
 def test_seed_plan_numbers_are_pinned() -> None:
     plan = SeedPlan(7)

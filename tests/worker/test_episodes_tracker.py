@@ -12,6 +12,8 @@ from ding_lite.errors import ConfigError
 from ding_lite.worker.episodes import run_episodes
 from ding_lite.worker.tracker import BestReturnTracker, PlateauDetector
 
+pytestmark = pytest.mark.unittest
+
 
 class _Countdown:
     """Env i's episodes last i + 1, i + 2, ... steps with reward 1 per step (a return equals its length)."""
