@@ -68,6 +68,22 @@ def test_nstep_samples_across_two_rollouts_and_episode_ends() -> None:
     assert second[RETURN_N].dtype == np.float32
 
 
+
+def test_nstep_with_ignore_done_bootstraps_through_a_termination_but_stops_there() -> None:
+    # learn.ignore_done: a termination counts as a truncation, so the target bootstraps (γ^m, not 0), but the episode
+    # still ends there: no reward of the next episode enters the sum. nstep 3, γ 0.5, env 0 terminated at g=1,
+    # env 1 truncated at g=3 (as in the test above).
+    policy = _policy("policy.nstep=3", "policy.discount_factor=0.5", "policy.learn.ignore_done=True",
+                     fields=("collect",))
+    first = policy.collect_mode.get_train_sample(
+        _rollout(0, [[1, 3], [2, 5], [4, 7], [8, 9]], terminated=[(1, 0)], truncated=[(3, 1)]))
+    #   (g0, e0): 1 + .5·2 = 2, discount .5² = .25 (it was 0 without ignore_done), next_obs of g1
+    #   (g1, e0): 2,            discount .5,                                        next_obs of g1
+    # env 1 as above. Summed across the end, (g0, e0) would be 1 + .5·2 + .25·4 = 3.
+    np.testing.assert_allclose(first[RETURN_N], [2, 7.25, 2, 10.75, 11.5, 9])
+    np.testing.assert_allclose(first[DISCOUNT_N], [0.25, 0.125, 0.5, 0.125, 0.25, 0.5])
+    np.testing.assert_array_equal(first[NEXT_OBS_N][:, 0], [1.5, 102.5, 1.5, 103.5, 103.5, 103.5])
+
 def test_nstep_longer_than_the_rollouts_emits_each_finished_episode_in_the_collect_that_ends_it() -> None:
     # nstep 10⁶, γ 0.5, rollouts of 3 rows. A row comes out once its episode ends within the rows known.
     policy = _policy("policy.nstep=1000000", "policy.discount_factor=0.5", fields=("collect",))

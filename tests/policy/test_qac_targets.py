@@ -83,3 +83,48 @@ def test_log_pi_of_the_hand_case_is_minus_log_pi() -> None:
     action, log_prob = squashed_gaussian(zero, zero, torch.tensor([2.0, 0.25]), torch.tensor([1.0, 0.25]), zero)
     assert action.tolist() == [[1.0, 0.25]]
     assert log_prob.item() == pytest.approx(-math.log(math.pi), abs=1e-6)
+
+
+def test_td3_target_action_comes_from_the_target_actor() -> None:
+    # Fujimoto et al. 2018, Algorithm 1: a' = pi_phi'(s') + noise, the *target* actor's action. Target critics that
+    # read the action: Q'(s, a) = unit(a)_0, the first action dimension in [-1, 1] (ReLU(x + 2) then ReLU, minus 2,
+    # exact for x in [-1, 1]); online actor tanh(0) = 0, target actor tanh(0.5) = 0.4621172 (unit), no smoothing.
+    policy = continuous_policy("td3", *BOUNDS, "policy.learn.noise=False")
+    _constant(policy._model.actor.net, [0.0, 0.0])
+    _constant(policy._target_actor.net, [0.5, 0.0])
+    _critics(policy, online=(1.0, 3.0), target=(0.0, 0.0))
+    with torch.no_grad():
+        for net in policy._target_critic.nets:
+            first, second, last = [m for m in net.modules() if isinstance(m, nn.Linear)]
+            first.weight[0, 3] = 1.0  # input: 3 observations, then the 2 action dims in [-1, 1]
+            first.bias[0] = 2.0
+            second.weight[0, 0] = 1.0
+            last.weight[0, 0], last.bias[0] = 1.0, -2.0
+    log = policy.learn_mode.forward(_batch())
+    # y_0 = 1 + 0.9·tanh(0.5) = 1 + 0.9·0.4621172 = 1.4159055; y_1 = -1 (terminated). With the online actor, y_0 = 1.
+    assert log["target_q_mean"].item() == pytest.approx((1.4159055 - 1.0) / 2, abs=1e-6)
+
+
+@pytest.mark.parametrize("written", [True, False])
+def test_td3_actor_step_ascends_the_first_critic(written: bool) -> None:
+    # the actor maximises Q_1(s, pi(s)) (Fujimoto et al. 2018, eq. 6 / Algorithm 1): loss -mean Q_1. Critic Q_1 = 0.5 +
+    # unit(a)_0 (as above, plus 0.5), so dQ_1/dbias_0 of the actor's last layer > 0 and one Adam step raises the
+    # bias by about the learning rate; the written-out backward and autograd (critics it cannot write) alike.
+    policy = continuous_policy("td3", *BOUNDS, "policy.learn.actor_update_freq=1", "policy.learn.noise=False",
+                               "policy.learn.learning_rate_critic=1e-9")  # the critic's own step: negligible
+    _constant(policy._model.actor.net, [0.5, 0.0])
+    _critics(policy, online=(0.0, 0.0), target=(0.0, 0.0))
+    with torch.no_grad():
+        first, second, last = [m for m in policy._model.critic.nets[0].modules() if isinstance(m, nn.Linear)]
+        first.weight[0, 3], first.bias[0] = 1.0, 2.0
+        second.weight[0, 0] = 1.0
+        last.weight[0, 0], last.bias[0] = 1.0, -1.5
+    if not written:
+        policy._model.critic.writable_actor_value = lambda obs: False
+    bias_before = [m for m in policy._model.actor.net.modules() if isinstance(m, nn.Linear)][-1].bias[0].item()
+    log = policy.learn_mode.forward(_batch())
+    bias_after = [m for m in policy._model.actor.net.modules() if isinstance(m, nn.Linear)][-1].bias[0].item()
+    lr = float(policy.cfg["learn"]["learning_rate_actor"])
+    assert bias_after - bias_before == pytest.approx(lr, rel=0.05)  # Adam's first step: lr·sign(-gradient)
+    # actor_loss = -Q_1(s, pi(s)) = -(0.5 + tanh(0.5)) = -0.9621172
+    assert log["actor_loss"].item() == pytest.approx(-0.9621172, abs=1e-5)

@@ -94,6 +94,20 @@ def test_td_error_loss_huber_and_mse_with_weights():
     torch.testing.assert_close(loss_mse, torch.tensor(4.25))
 
 
+@pytest.mark.parametrize("loss_type", ["huber", "mse"])
+def test_td_error_loss_sends_no_gradient_into_the_target(loss_type):
+    # the target is a constant of the loss (semi-gradient TD, Mnih et al. 2015): even a target that carries a graph
+    # (a caller's own target net, not under no_grad) gets no gradient, and q's gradient is that of a constant target
+    q_taken = torch.zeros(2, requires_grad=True)
+    target_source = torch.tensor([0.5, -2.0], requires_grad=True)
+    loss, _ = td_error_loss(q_taken, target_source * 1.0, loss_type=loss_type)
+    loss.backward()
+    assert target_source.grad is None
+    # huber: -clip(e, -1, 1)/2 = [-0.25, 0.5]; mse: -2e/2 = [-0.5, 2]
+    expected = [-0.25, 0.5] if loss_type == "huber" else [-0.5, 2.0]
+    torch.testing.assert_close(q_taken.grad, torch.tensor(expected))
+
+
 def test_td_error_loss_rejects_unknown_type():
     with pytest.raises(ValueError, match="loss_type"):
         td_error_loss(torch.zeros(2), torch.zeros(2), loss_type="l1")
