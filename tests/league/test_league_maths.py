@@ -91,6 +91,13 @@ def test_elo_table_anchor_never_moves():
     assert sum(table.ratings.values()) == pytest.approx(1016 + 1000 + 1000)  # a transfer conserves the total
 
 
+def test_elo_table_anchor_never_moves_as_the_first_player_either():
+    table = EloTable(k=32, anchor="snapshot_0")
+    table.update("snapshot_0", "learner", 0.0)  # the anchor loses, as the game's first player
+    assert table.rating("snapshot_0") == 1000.0
+    assert table.rating("learner") == 1016.0  # equal ratings: E = 0.5, the learner gains 32·0.5
+
+
 def test_payoff_decay_forgets_old_games_per_opponent():
     table = PayoffTable(prior_games=0, decay=0.5)
     for score in (0.0, 0.0, 1.0):  # two old losses, then a win

@@ -64,6 +64,33 @@ def test_train_sample_bootstraps_truncation_from_the_final_obs(recompute_adv: bo
         np.testing.assert_allclose(ret.numpy(), sample[RETURN])
 
 
+def test_recompute_adv_stops_at_each_rollouts_cut_in_a_batch_of_two_rollouts() -> None:
+    # recompute_adv on the samples of two collects in one batch (what the learner gets with several collects):
+    # env 0's last row (t=2) is not an episode end, only the rollout's cut, so the advantage of the second rollout's
+    # first row must not flow back into it (GAE bootstraps from the next obs 3 there). Each rollout's advantages
+    # are thus exactly those of the test above, twice.
+    cfg = _ppo_cfg("policy.collect.discount_factor=0.5", "policy.collect.gae_lambda=0.5", "policy.recompute_adv=True")
+    policy = POLICY_REGISTRY.get("ppo")(cfg.policy, model=ObsIsValue(), enable_field=("collect",))
+    sample = policy.collect_mode.get_train_sample(_rollout())
+    both = {k: np.concatenate([v, v]) for k, v in sample.items()}
+    adv, ret = policy._recompute_adv(policy.batch_tensors(both))
+    np.testing.assert_allclose(adv.numpy(), [2, -1.0625, 4, -2.25, 2, -5] * 2)
+    np.testing.assert_allclose(ret.numpy(), [3, 2.9375, 6, 2.75, 2.5, 1] * 2)
+
+
+def test_value_clipping_under_value_norm_clips_around_the_normalised_old_value() -> None:
+    # value_norm: the critic predicts normalised values, so the old value (stored raw at collection) must be
+    # normalised like the target before the clip. Stats mean 10, std 2: target 14 -> 2, old value 10 -> 0; the new
+    # prediction 1 is clipped to 0 + 0.2: loss ½·max((1 − 2)², (0.2 − 2)²) = ½·3.24 = 1.62 (the raw old value
+    # would give 10 − 0.2 = 9.8 and ½·(9.8 − 2)² = 30.42).
+    cfg = _ppo_cfg("policy.model.obs_shape=4", "policy.model.action_shape=2", "policy.model.action_space='discrete'",
+                   "policy.learn.value_norm=True", "policy.learn.value_clip_ratio=0.2")
+    policy = build(cfg, "policy", enable_field=("learn",))
+    policy._value_stats.load_state_dict({"mean": 10.0, "var": 4.0, "count": 100.0})
+    loss = policy._value_loss(torch.tensor([1.0]), {RETURN: torch.tensor([14.0]), VALUE: torch.tensor([10.0])})
+    assert loss.item() == pytest.approx(1.62, rel=1e-6)
+
+
 def test_rollout_cut_bootstraps_from_the_next_obs() -> None:
     cfg = _ppo_cfg("policy.collect.discount_factor=0.5", "policy.collect.gae_lambda=1.0")
     policy = POLICY_REGISTRY.get("ppo")(cfg.policy, model=ObsIsValue(), enable_field=("collect",))

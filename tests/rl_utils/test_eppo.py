@@ -137,6 +137,22 @@ def test_eppo_policy_loss_off_policy_truncated_hand_case():
     torch.testing.assert_close(loss, torch.tensor(-0.425))
 
 
+def test_eppo_off_policy_weights_the_ensemble_by_the_mixtures_ratio_and_each_member_by_its_own():
+    member_logp_new, adv = _hand_batch()  # p̄_new = (0.6, 0.3)
+    # members that disagree: old p_1 = (0.6, 0.1), p_2 = (0.2, 0.3), p̄_old = (0.4, 0.2); behaviour q = (0.5, 0.5)
+    member_logp_old = torch.log(torch.tensor([[0.6, 0.1], [0.2, 0.3]]))
+    logp_behaviour = torch.log(torch.tensor([0.5, 0.5]))
+    # ρ = min(1, p̄_old/q) = (0.8, 0.4); ρ_1 = (min(1, 1.2), 0.2) = (1, 0.2); ρ_2 = (0.4, 0.6)
+    # ensemble: r = (1.5, 1.5): min(1.5, 1.2)·0.8 = 0.96, -1.5·0.4 = -0.6 -> L_ens = -(0.96 - 0.6)/2 = -0.18
+    # member 1: r = (0.8333, 2): 0.8333·1, min(-2, -1.2)·0.2 = -0.4; member 2: r = (3.5, 1.3333): 1.2·0.4 = 0.48,
+    # -1.3333·0.6 = -0.8. L_sub = -(0.8333 - 0.4 + 0.48 - 0.8)/4 = -0.0283333; loss = -0.18 + 0.5·L_sub = -0.1941667
+    loss, info = eppo_policy_loss(member_logp_new, logp_behaviour, adv, 0.2, 1.0, 0.5,
+                                  member_logp_old=member_logp_old, clip_rho=1.0)
+    torch.testing.assert_close(info["ens_policy_loss"], torch.tensor(-0.18))
+    torch.testing.assert_close(info["sub_policy_loss"], torch.tensor(-0.0283333))
+    torch.testing.assert_close(loss, torch.tensor(-0.1941667))
+
+
 def test_eppo_full_loss_combines_the_terms():
     member_logp_new, adv = _hand_batch()
     logp_old = torch.log(torch.tensor([0.5, 0.3]))

@@ -123,3 +123,21 @@ def test_obs_norm_matches_numpy_and_travels_in_the_state_dict() -> None:
     copy.load_state_dict(model.state_dict())  # checkpoints and the weights sent to actors carry the statistics
     torch.testing.assert_close(copy.obs_norm.mean, model.obs_norm.mean)
     torch.testing.assert_close(copy.compute_actor(x)["mu"], model.compute_actor(x)["mu"])
+
+
+def test_running_mean_std_merges_batches_into_the_pooled_mean_and_variance() -> None:
+    from ding_lite.rl_utils.running_stats import RunningMeanStd
+
+    # Chan et al.'s merge is exact: batches [0, 0] then [2, 2] pool to mean 1 and (biased) variance 1, though each
+    # batch's own variance is 0 (all the spread is between the batch means: the delta² term)
+    stats = RunningMeanStd(eps=1e-12)
+    stats.update(np.array([0.0, 0.0]))
+    stats.update(np.array([2.0, 2.0]))
+    assert stats.mean == pytest.approx(1.0) and stats.var == pytest.approx(1.0)
+    rng = np.random.default_rng(0)
+    batches = [rng.normal(3.0, 2.0, size=n) for n in (5, 1, 17)]
+    stats = RunningMeanStd(eps=1e-12)
+    for b in batches:
+        stats.update(b)
+    pooled = np.concatenate(batches)
+    assert stats.mean == pytest.approx(pooled.mean()) and stats.var == pytest.approx(pooled.var())
