@@ -40,6 +40,29 @@ def test_lambert_fraction_by_hand() -> None:
     assert ppo_jit._lambert_tanh(2) == ((1.0, 15.0), (6.0, 15.0))
 
 
+def test_loss_kernels_match_the_numpy_passes_at_ties() -> None:
+    """The compiled policy and value losses on the exact ties where torch splits the gradient: the dual clip's bound
+    c·A equal to the objective (r = c, A < 0), and a value error tying its clipped error outside the clip."""
+    from ding_lite.rl_utils.ppo_grad import ppo_policy_loss_grad, ppo_value_loss_grad
+
+    assert ppo_jit.compile_all()
+    logp_old = np.zeros(3, np.float32)
+    logp = np.log(np.array([2.0, 1.1, 0.5], np.float32))  # r = 2 = c (tie), 1.1 (inside), 0.5 (clipped)
+    adv = np.array([-1.0, 1.0, -2.0], np.float32)
+    log_ratio = np.empty(3, np.float32)
+    loss, grad = ppo_jit._policy_loss_grad(logp, logp_old, adv, 0.2, 2.0, log_ratio)
+    loss_np, grad_np, _ = ppo_policy_loss_grad(logp, logp_old, adv, 0.2, 2.0)
+    assert loss == pytest.approx(loss_np, rel=1e-6)
+    np.testing.assert_allclose(grad, grad_np, rtol=1e-6)
+    assert grad[0] == pytest.approx(0.5 * 2.0 * -1.0 * -1 / 3)  # half of r·A, times -1/B
+    v, v_old, target = (np.array(x, np.float32) for x in ([1.0, 0.3], [-1.0, 0.0], [0.25, 1.0]))
+    loss, grad = ppo_jit._value_loss_grad(v[:, None], v_old, target, 0.5, 1.0)
+    loss_np, grad_np = ppo_value_loss_grad(v, v_old, target, 0.5)
+    assert loss == pytest.approx(loss_np, rel=1e-6)
+    np.testing.assert_allclose(grad[:, 0], grad_np, rtol=1e-6)
+    assert grad[0, 0] == pytest.approx(0.5 * 0.75 / 2)  # the tie outside the clip: half of the unclipped side
+
+
 def _policy(env_id: str, *overrides: str):
     spaces = {"Hopper-v4": (11, 3, "continuous"), "CartPole-v1": (4, 3, "discrete")}
     obs_shape, action_shape, action_space = spaces[env_id]

@@ -103,6 +103,17 @@ def test_value_loss_matches_autograd_with_ties(clip: float | None) -> None:
     np.testing.assert_allclose(grad, grad_t, rtol=1e-5, atol=1e-8)
 
 
+def test_value_loss_tie_outside_the_clip_halves_the_gradient() -> None:
+    # eps 0.5, v = 1, v_old = -1 (|v - v_old| = 2: outside the clip), R = 0.25: error 1 - 0.25 = 0.75 and clipped
+    # error (-1 + 0.5) - 0.25 = -0.75 tie. torch.max gives each side half: 0.5·(0.75 + 0) = 0.375 (the clipped side
+    # passes no gradient outside the clip); loss ½·0.75² = 0.28125.
+    v, v_old, target = (np.array([x], np.float32) for x in (1.0, -1.0, 0.25))
+    loss, grad = ppo_value_loss_grad(v, v_old, target, 0.5)
+    assert loss == pytest.approx(0.28125) and grad[0] == pytest.approx(0.375)
+    expected, (grad_t, *_) = _autograd(lambda a, b, c: ppo_value_loss(a, b, c, 0.5), v, v_old, target)
+    assert loss == pytest.approx(expected) and grad[0] == pytest.approx(grad_t[0])
+
+
 def test_gaussian_log_prob_and_gradient_match_autograd() -> None:
     rng = np.random.default_rng(2)
     mu = rng.normal(size=(20, 3)).astype(np.float32)
