@@ -9,7 +9,7 @@ import torch
 
 from ding_lite.build import build, build_env_managers
 from ding_lite.config import compile_config
-from ding_lite.data.keys import ACTION, LOGP, MEMBER_LOGP, OBS
+from ding_lite.data.keys import ACTION, ADV, LOGP, MEMBER_LOGP, OBS
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.policy.ppo import action_distribution, deferred_ratio_stats
 from ding_lite.rl_utils.eppo import mixture_log_prob
@@ -157,6 +157,23 @@ def test_value_weighted_collect_logp_is_the_weighted_mixture():
     np.testing.assert_allclose(out[LOGP][chosen], math.log(0.625), rtol=1e-5)
     np.testing.assert_allclose(out[LOGP][~chosen], math.log(0.375), rtol=1e-5)
     assert abs(chosen.mean() - 0.625) < 0.03
+
+
+def test_value_weighted_member_values_are_a_moving_average_of_importance_weighted_advantages():
+    pol = build(_cfg("ensemble_ppo", "discrete", collect=dict(ensemble_action="value_weighted"),
+                     model=dict(obs_shape=4, action_shape=2, action_space="discrete")), "policy")
+    _constant_members(pol, [[0.0, 0.0], [math.log(3.0), 0.0], [0.0, 0.0], [0.0, 0.0]])  # p_2 = (0.75, 0.25)
+    with torch.no_grad():
+        pol._model.member_value.copy_(torch.tensor([1.0, 0.0, 0.0, 0.0]))
+    # actions (0, 1) taken with q = (0.5, 0.25); advantages (3, 1) normalised: (1, -1)/sqrt(2) = (0.7071, -0.7071).
+    # score_k = mean_b p_k(a_b)/q(a_b)·A_b: members 1, 3, 4: (1·0.7071 − 2·0.7071)/2 = −0.3535534;
+    # member 2: (1.5·0.7071 − 1·0.7071)/2 = 0.1767767. V ← 0.9 V + 0.1 score (momentum 0.9):
+    # (0.9 − 0.0353553, 0.0176777, −0.0353553, −0.0353553)
+    data = {OBS: torch.zeros(2, 4), ACTION: torch.tensor([0, 1]), ADV: torch.tensor([3.0, 1.0]),
+            LOGP: torch.log(torch.tensor([0.5, 0.25]))}
+    pol._prepare_off_policy(data)
+    torch.testing.assert_close(pol._model.member_value,
+                               torch.tensor([0.8646447, 0.0176777, -0.0353553, -0.0353553]))
 
 
 def test_bad_options_are_config_errors():
