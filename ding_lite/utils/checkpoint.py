@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -116,9 +117,16 @@ def load_policy_weights(mode: Any, path: str | os.PathLike, state: dict[str, Any
     policy type's checkpoint, e.g. GSL's PPO generalist evaluated as PPO-DAPG).
 
     A checkpoint that does not fit is a :class:`CheckpointError` naming the file, the policy that wrote it and what
-    does not fit (entries missing, or tensors whose shapes differ, with both shapes)."""
+    does not fit (entries missing, or tensors whose shapes differ, with both shapes); one whose weights (or optimiser
+    state) hold NaN or inf, one naming the file and the first such tensor."""
     state = load_checkpoint(path) if state is None else state
     given = {"model": state["policy"]["model"]} if model_only else state["policy"]
+    # weights of a diverged run (an older ding_lite saved them; it now checks before writing) would play on in
+    # silence: DQN's argmax over NaN values is action 0
+    bad = first_non_finite(given, "policy")
+    if bad is not None:
+        raise CheckpointError(f"{path}: its {bad[0]} holds {bad[1]} (the weights of a run that diverged): it cannot "
+                              f"be evaluated or trained on; use an earlier checkpoint of that run")
     try:
         mode.load_state_dict(given)
     except (CheckpointError, RuntimeError, KeyError) as exc:
@@ -167,3 +175,33 @@ def _shape(value: Any) -> list[int] | None:
 def _first(items: list[str], shown: int) -> str:
     more = f" (+{len(items) - shown} more)" if len(items) > shown else ""
     return ", ".join(items[:shown]) + more
+
+
+def first_non_finite(state: Any, path: str = "") -> tuple[str, str] | None:
+    """(dotted path, 'NaN' or 'inf') of the first floating-point tensor in ``state`` (nested dicts, lists) holding
+    NaN or inf; None if there is none. One read-back per device, not one per tensor."""
+    import torch
+
+    tensors: list[tuple[str, Any]] = []
+
+    def walk(obj: Any, at: str) -> None:
+        if isinstance(obj, torch.Tensor):
+            if obj.is_floating_point():
+                tensors.append((at, obj))
+        elif isinstance(obj, Mapping):
+            for key, value in obj.items():
+                walk(value, f"{at}.{key}" if at else str(key))
+        elif isinstance(obj, (list, tuple)):
+            for i, value in enumerate(obj):
+                walk(value, f"{at}[{i}]")
+
+    walk(state, path)
+    finite: dict[int, bool] = {}
+    for device in {t.device for _, t in tensors}:
+        on_it = [i for i, (_, t) in enumerate(tensors) if t.device == device]
+        flags = torch.stack([torch.isfinite(tensors[i][1]).all() for i in on_it]).cpu()
+        finite.update(zip(on_it, flags.tolist(), strict=True))
+    for i, (at, tensor) in enumerate(tensors):
+        if not finite[i]:
+            return at, "NaN" if bool(torch.isnan(tensor).any()) else "inf"
+    return None

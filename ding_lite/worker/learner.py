@@ -10,7 +10,7 @@ from typing import Any
 from ding_lite.data.batch import batch_len
 from ding_lite.errors import DIVERGED_ADVICE, ConfigError, DivergedError
 from ding_lite.registry import LEARNER_HOOK_REGISTRY
-from ding_lite.utils.checkpoint import CKPT_SUFFIX, load_policy_weights, save_checkpoint
+from ding_lite.utils.checkpoint import CKPT_SUFFIX, first_non_finite, load_policy_weights, save_checkpoint
 from ding_lite.utils.log import is_scalar
 from ding_lite.worker.disk_room import DiskRoom
 
@@ -278,36 +278,6 @@ class LossCheck:
 
 WEIGHTS_ADVICE = ("very large observations or rewards overflow float32 gradients (scale them down, e.g. with a "
                   "gymnasium wrapper), or " + DIVERGED_ADVICE)
-
-
-def first_non_finite(state: Any, path: str = "") -> tuple[str, str] | None:
-    """(dotted path, 'NaN' or 'inf') of the first floating-point tensor in ``state`` (nested dicts, lists) holding
-    NaN or inf; None if there is none. One read-back per device, not one per tensor."""
-    import torch
-
-    tensors: list[tuple[str, Any]] = []
-
-    def walk(obj: Any, at: str) -> None:
-        if isinstance(obj, torch.Tensor):
-            if obj.is_floating_point():
-                tensors.append((at, obj))
-        elif isinstance(obj, Mapping):
-            for key, value in obj.items():
-                walk(value, f"{at}.{key}" if at else str(key))
-        elif isinstance(obj, (list, tuple)):
-            for i, value in enumerate(obj):
-                walk(value, f"{at}[{i}]")
-
-    walk(state, path)
-    finite: dict[int, bool] = {}
-    for device in {t.device for _, t in tensors}:
-        on_it = [i for i, (_, t) in enumerate(tensors) if t.device == device]
-        flags = torch.stack([torch.isfinite(tensors[i][1]).all() for i in on_it]).cpu()
-        finite.update(zip(on_it, flags.tolist(), strict=True))
-    for i, (at, tensor) in enumerate(tensors):
-        if not finite[i]:
-            return at, "NaN" if bool(torch.isnan(tensor).any()) else "inf"
-    return None
 
 
 def on_accelerator(value: Any) -> bool:
