@@ -3,7 +3,6 @@ config (compiled from the run's), the start checkpoints that carry the generalis
 phase folder's result or final checkpoint. The pipeline that runs them is ``ding_lite/entry/gsl.py``."""
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,6 +16,7 @@ from ding_lite.errors import ConfigError
 from ding_lite.gsl.plateau import split_variations
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from ding_lite.utils.dicts import deep_merge, to_plain
+from ding_lite.utils.run_result import finished_result
 
 
 def check_gsl_config(cfg: Any) -> list[int]:
@@ -125,10 +125,10 @@ def _as_list(value: Any) -> list[str]:
 
 def run_phase(folder: Path, run: Any) -> dict[str, Any]:
     """A finished phase's result; else ``run(resume)``: resumed where the folder holds a checkpoint, from scratch
-    (the folder cleared) where a killed run left none."""
-    done = folder / "result.json"
-    if done.is_file():
-        return json.loads(done.read_text())
+    (the folder cleared) where a killed run left none (a failed run's ``result.json`` is no finished phase)."""
+    done = finished_result(folder)
+    if done is not None:
+        return done
     can_resume = latest_checkpoint(folder / "ckpt") is not None
     if folder.exists() and not can_resume:
         shutil.rmtree(folder)

@@ -8,6 +8,7 @@ from typing import Any
 
 from ding_lite.gsl.plateau import specialist_name
 from ding_lite.registry import add_config_folder, config_folders
+from ding_lite.utils.run_result import finished_result
 from ding_lite.utils.seed import SeedPlan
 
 TrainSpecialist = Callable[..., dict[str, Any]]  # (cfg, root, k, subset, seed, progress) -> the phase's result
@@ -30,7 +31,7 @@ def run_specialists(train_specialist: TrainSpecialist, cfg: Any, root: Path, sub
     """Train every specialist with ``train_specialist`` (returns a finished one's result as it is); in parallel as
     Ray actors first when ``gsl.use_ray`` (local instance, or ``address``)."""
     root = root.resolve()
-    todo = [k for k in range(len(subsets)) if not (root / specialist_name(k) / "result.json").is_file()]
+    todo = [k for k in range(len(subsets)) if finished_result(root / specialist_name(k)) is None]
     if cfg.gsl.use_ray and len(todo) > 0:
         from ding_lite.distributed.session import import_ray, ray_session
 

@@ -4,6 +4,7 @@ for Ray actors in the parallel one): the learner, the train loop, the run's reco
 ``result.json``."""
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -14,7 +15,7 @@ from typing import Any
 from ding_lite.build import build
 from ding_lite.config.compile import ignored_keys
 from ding_lite.envs.variations import log_per_variation
-from ding_lite.errors import DivergedError, EnvError, Interrupted, Terminated, first_line
+from ding_lite.errors import Interrupted, Terminated, first_line
 from ding_lite.runtime.experiment import prepare_exp_dir, write_json
 from ding_lite.runtime.parts import TrainingParts
 from ding_lite.runtime.replay_ckpt import ENTRY as REPLAY_ENTRY
@@ -26,6 +27,7 @@ from ding_lite.runtime.stop_requests import StopRequests
 from ding_lite.utils.checkpoint import latest_checkpoint
 from ding_lite.utils.events import drop_events_after
 from ding_lite.utils.log import TEXT_LOG, ExperimentLogger
+from ding_lite.utils.run_result import RESULT_FILE, failed_entries
 from ding_lite.utils.seed import SeedPlan
 from ding_lite.utils.trackers import check_backends
 from ding_lite.worker.disk_room import DiskRoom
@@ -163,24 +165,24 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     if exp_dir != run.asked_dir:
         logger.info(f"{run.asked_dir} {run.claim.skipped}: writing to {exp_dir}")
     logger.info(start_line(cfg, run.seed, run.max_env_step, run.max_train_iter, parts.stop_rules()))
+    evals: list[Any] = []  # the run's evaluations (the result of a run that fails says how far it got)
     try:
-        with _failure_logged(logger):
+        with _failure_logged(logger, exp_dir, lambda exc: _failed_result(exc, run, parts, learner, record, restarts,
+                                                                         evals)):
             if run.ckpt_path is not None:
                 logger.info(f"loaded {run.ckpt_path} (train_iter {learner.train_iter}, env_step {learner.env_step})"
                             + (f"; {buffer_note}" if buffer_note else ""))
             parts.attach(learner, logger)
             result = _train_loop(cfg, parts, learner, logger, run.max_env_step, run.max_train_iter, restarts, videos,
-                                 record.mark_eval)
+                                 record.mark_eval, evals)
             result.update(parts.stats())
             result.update(_final_eval_or_stop(cfg, parts, learner, run.seeds, logger))
             result.update(restarts.result(result["env_step"]))  # the final evaluation's restarts count too
             _log_restarts(logger, restarts)  # the same count as result.json's, the final evaluation's included
-            ignored = ignored_keys(cfg)
-            result.update(seed=run.seed, wall_seconds=round(record.wall_seconds(), 3), segments=len(record.resumes) + 1,
-                          resumed_from=record.resumes, exp_dir=str(exp_dir), ignored_keys=ignored)
+            result.update(_run_entries(run, record))
             logger.check_folder()
-            write_json(exp_dir / "result.json", result)
-            _log_done(logger, result, exp_dir, ignored)
+            write_json(exp_dir / RESULT_FILE, result)
+            _log_done(logger, result, exp_dir, result["ignored_keys"])
     finally:
         logger.close()
         if videos is not None:
@@ -189,15 +191,40 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
 
 
 @contextmanager
-def _failure_logged(logger: ExperimentLogger) -> Iterator[None]:
-    """The block's diverged training or env failure ends the text log too (``[failed] <the error's line>``): before,
-    the folder's log stopped at the last evaluation, and a reader could not tell such a run from one killed mid-way
-    (neither has a ``result.json``; the console's line is the CLI's)."""
+def _failure_logged(logger: ExperimentLogger, exp_dir: Path,
+                    failed_result: Callable[[Exception], dict[str, Any]]) -> Iterator[None]:
+    """An error in the block (diverged training, an env's failure, a worker's...) ends the text log too (``[failed]
+    <the error's line>``; the console's line is the CLI's), and writes ``result.json`` with ``failed_result(exc)``
+    (``failed`` true, ``stop_reason`` ``failed: <the error's line>``): before, the folder had none, and its readers
+    (``-m plot``, ``-m sweep``) took it for a run killed mid-way, or after a failed ``--resume`` read the earlier
+    segment's ``result.json`` and its spent budget. A stop by SIGINT or SIGTERM is no failure (it is resumable:
+    the ``[stop]`` line, and no new ``result.json``)."""
     try:
         yield
-    except (DivergedError, EnvError) as exc:
-        logger.text(f"[failed] {first_line(exc)}")
+    except Exception as exc:
+        # nothing here may hide the run's own error (a full disk, say); a folder removed or moved meanwhile gets no
+        # result.json (check_folder): it would make a new folder under the old name
+        with contextlib.suppress(Exception):
+            logger.text(f"[failed] {first_line(exc)}")
+        with contextlib.suppress(Exception):
+            logger.check_folder()
+            write_json(exp_dir / RESULT_FILE, failed_result(exc))
         raise
+
+
+def _run_entries(run: RunStart, record: RunRecord) -> dict[str, Any]:
+    """The entries of ``result.json`` about the run itself, finished or failed."""
+    return {"seed": run.seed, "wall_seconds": round(record.wall_seconds(), 3), "segments": len(record.resumes) + 1,
+            "resumed_from": record.resumes, "exp_dir": str(run.exp_dir), "ignored_keys": ignored_keys(run.cfg)}
+
+
+def _failed_result(exc: Exception, run: RunStart, parts: TrainingParts, learner: BaseLearner, record: RunRecord,
+                   restarts: RunRestarts, evals: list[Any]) -> dict[str, Any]:
+    """``result.json`` of a run that failed with ``exc``: how far it got and its evaluations so far."""
+    env_step = parts.collector.env_step
+    return {**failed_entries(exc, env_step, learner.train_iter, evals[-1] if evals else None,
+                             float(parts.evaluator.best_return)),
+            "stop_value": run.cfg.env.stop_value, **restarts.result(env_step), **_run_entries(run, record)}
 
 
 def start_line(cfg: Any, seed: int, max_env_step: int | None, max_train_iter: int | None,
@@ -251,13 +278,14 @@ def _log_done(logger: ExperimentLogger, result: dict[str, Any], exp_dir: Path, i
 
 def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: ExperimentLogger,
                 max_env_step: int | None, max_train_iter: int | None, restarts: RunRestarts,
-                videos: PeriodicVideos | None = None, mark_eval: Callable[[int, int], None] | None = None
-                ) -> dict[str, Any]:
+                videos: PeriodicVideos | None = None, mark_eval: Callable[[int, int], None] | None = None,
+                evals: list[Any] | None = None) -> dict[str, Any]:
     collector, evaluator, buffer = parts.collector, parts.evaluator, parts.buffer
     collector.continue_from(learner.env_step)
     n_sample = cfg.policy.collect.n_sample or cfg.env.collector_env_num
     learner.call_hooks("before_run")
     last_eval = None
+    evals = [] if evals is None else evals  # each evaluation's result appended (the caller's record of the last)
     restarts_logged = restarts.total()  # a resumed run's count so far is in tensorboard already
     with StopRequests() as stops:  # Ctrl-C or SIGTERM: a checkpoint, then stop (runtime/stop_requests.py)
         while True:
@@ -269,11 +297,13 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
                 raise stop
             if evaluator.should_eval(learner.train_iter):
                 last_eval = _evaluate(evaluator, learner, logger, collector.env_step, videos, mark_eval)
+                evals.append(last_eval)
                 if last_eval.stop:
                     break
             if _budget_spent(collector.env_step, learner.train_iter, max_env_step, max_train_iter):
                 if last_eval is None or last_eval.train_iter != learner.train_iter:
                     last_eval = _evaluate(evaluator, learner, logger, collector.env_step, videos, mark_eval)
+                    evals.append(last_eval)
                 break
             samples, episodes = collector.collect(n_sample, learner.train_iter)
             if restarts.total() != restarts_logged:
@@ -292,6 +322,7 @@ def _train_loop(cfg: Any, parts: TrainingParts, learner: BaseLearner, logger: Ex
     learner.end_run(collector.env_step)
     return {
         "stop": bool(last_eval.stop),
+        "failed": False,  # a run that fails writes True (_failure_logged)
         "stop_reason": last_eval.stop_reason if last_eval.stop else None,  # the log's words for why it stopped
         "env_step": collector.env_step,
         "train_iter": learner.train_iter,

@@ -24,6 +24,7 @@ from ding_lite.sweep.space import (
     parse_space,
     trial_label,
 )
+from ding_lite.utils.run_result import finished_result
 from ding_lite.utils.trackers import EXTRA_TRACKERS, TRACKER_REGISTRY, RunInfo
 
 METRICS = {"eval_return": "max", "final_eval_return": "max", "best_eval_return": "max", "env_step": "min",
@@ -136,7 +137,7 @@ def _run_seeds(params: Mapping[str, Any], spec: SweepSpec, trial_dir: Path, reco
     results = []
     for i, seed in enumerate(spec.seeds):
         exp = trial_dir / f"run_seed{seed}"
-        done = _finished(exp)
+        done = finished_result(exp)  # a seed that failed is run again, as one cut mid-run (it has a checkpoint)
         if done is None:
             resume = _prepare_rerun(exp)
             prunes = i == 0 and spec.pruner != "none"
@@ -161,14 +162,6 @@ def _reporter(tune: Any, spec: SweepSpec) -> Callable[[float, int], None]:
         tune.report({OBJECTIVE: float(eval_return), "env_step": int(env_step), COMPLETE: False})
 
     return report
-
-
-def _finished(exp: Path) -> dict[str, Any] | None:
-    path = exp / "result.json"
-    try:
-        return json.loads(path.read_text()) if path.is_file() else None
-    except (OSError, json.JSONDecodeError):
-        return None  # a result.json is written atomically: an unreadable one is not ours; run again
 
 
 def _prepare_rerun(exp: Path) -> bool:
