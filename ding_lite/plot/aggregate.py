@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ding_lite.errors import PlotInputError
+from ding_lite.utils.run_result import failure_line, run_failed
 
 if TYPE_CHECKING:
     from ding_lite.plot.runs import Group, Run
@@ -175,6 +176,9 @@ def collect_scores(groups: Sequence[Group], score: str = "last",
     envs: dict[str, dict[str, Any]] = {}
     for g in groups:
         for r in g.runs:
+            if run_failed(r.result):  # its last evaluation may be the diverged policy's: no score of the method
+                raise PlotInputError(f"{r.path}: the run failed ({failure_line(r.result)}); --aggregate needs each "
+                                     f"run's score (--score {score}): leave the run out, or resume it")
             value = r.result.get(SCORES[score])
             if value is None:
                 why = "no result.json yet (still running?)" if not r.result else f"no {SCORES[score]!r} in it"

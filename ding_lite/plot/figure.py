@@ -22,6 +22,7 @@ from ding_lite.errors import PlotInputError
 from ding_lite.plot.runs import reached_stop_value
 from ding_lite.utils.atomic import atomic_write
 from ding_lite.utils.curves import band_over_seeds, hold_on_grid
+from ding_lite.utils.run_result import run_failed
 
 if TYPE_CHECKING:
     from ding_lite.plot.runs import Group, Run
@@ -76,7 +77,7 @@ def metric_label(tag: str) -> str:
 def main_label(groups: Sequence[Group], metric: str) -> str:
     """The metric panel's y label: :func:`metric_label`, except that the eval return of self-play runs is their win
     rate (wins + draws / 2) against the first evaluation opponent, named from their ``result.json``."""
-    finished = [r.result for g in groups for r in g.runs if r.result]
+    finished = [r.result for g in groups for r in g.runs if r.result and not run_failed(r.result)]
     tables = [res.get("eval_table") for res in finished]
     if metric in STOP_METRICS and finished and all(tables):
         opponents = {next(iter(t)).split("@")[0] for t in tables if t}

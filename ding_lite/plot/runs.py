@@ -17,6 +17,7 @@ from ding_lite.errors import PlotInputError
 from ding_lite.plot.folder import Run, is_run_folder, load_run_folder
 from ding_lite.plot.gsl import is_gsl_folder, load_gsl_run
 from ding_lite.utils.curves import median_and_range
+from ding_lite.utils.run_result import failure_line, run_failed
 from ding_lite.worker.tracker import STOP_VALUE_REACHED
 
 X_AXES = ("env_step", "wall_time")
@@ -196,11 +197,13 @@ def reached_stop_value(result: dict[str, Any]) -> bool:
 
 def group_summary(group: Group) -> dict[str, Any]:
     """The numbers of a group's summary row, from each run's ``result.json``: env steps of the runs that reached
-    the stop value, last eval return, fresh-seed final eval return (where recorded), wall seconds."""
-    finished = [r.result for r in group.runs if r.result]
+    the stop value, last eval return, fresh-seed final eval return (where recorded), wall seconds. A run that failed
+    (its ``result.json`` says ``failed``) is counted apart and left out of every number, as an unfinished one."""
+    finished = [r.result for r in group.runs if r.result and not run_failed(r.result)]
     return {
         "runs": len(group.runs),
         "finished": len(finished),
+        "failed": [r for r in group.runs if run_failed(r.result)],
         "solved": sum(reached_stop_value(res) for res in finished),
         "steps_to_stop": [res["env_step"] for res in finished if reached_stop_value(res) and "env_step" in res],
         # right-censored: these runs ended (budget, plateau) at env_step without reaching their stop value
@@ -219,7 +222,10 @@ SUMMARY_KEYS = ("env_step", "eval_return", "final_eval_return", "wall_seconds") 
 
 def _check_result_numbers(run: Run) -> None:
     """A NaN in ``result.json`` (a diverged final evaluation) would make its column ``nan ± nan``, or, in a median,
-    a number that is not the median: one line naming the run and the key instead."""
+    a number that is not the median: one line naming the run and the key instead. A failed run's numbers are not
+    summarised (its last evaluation may be the diverged policy's)."""
+    if run_failed(run.result):
+        return
     for key in SUMMARY_KEYS:
         value = run.result.get(key)
         if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)):
@@ -239,12 +245,16 @@ def summary_table(groups: Sequence[Group]) -> str:
     head += ["wall time (s), median [min, max]"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for label, s in rows:
-        unfinished = s["runs"] - s["finished"]
-        seeds = f"{s['runs']} ({unfinished} unfinished)" if unfinished else str(s["runs"])
+        unfinished = s["runs"] - s["finished"] - len(s["failed"])
+        notes = [f"{n} {what}" for n, what in ((len(s["failed"]), "failed"), (unfinished, "unfinished")) if n]
+        seeds = f"{s['runs']} ({', '.join(notes)})" if notes else str(s["runs"])
         stop = ", ".join(f"{v:,g}" if abs(v) < 1e6 else f"{v:g}" for v in s["stop_values"]) or "-"  # as set
         cells = [label, seeds, stop, f"{s['solved']}/{s['finished']}", _steps_to_stop(s),
                  _mean_sd(s["final_return"])]
         cells += [_mean_sd(s["final_eval_return"])] if fresh else []
         cells += [_median_range(s["wall_seconds"])]
         lines.append("| " + " | ".join(cells) + " |")
+    failed = [r for _, s in rows for r in s["failed"]]
+    if failed:  # each failed run and why, under the table (its curve is drawn up to where it failed)
+        lines += ["", *(f"- failed: {r.path}: {failure_line(r.result)}" for r in failed)]
     return "\n".join(lines)

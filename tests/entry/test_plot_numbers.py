@@ -176,3 +176,32 @@ def test_one_run_per_task_prints_no_interval(tmp_path: Path) -> None:
     assert row["runs per task"] == "1"
     assert all(row[f"{m} [95% CI]"].endswith(" (no CI)") for m in ("median", "IQM", "mean", "optimality gap"))
     assert (tmp_path / "agg.png").is_file()
+
+
+def _failed(env_step: int, eval_return: float) -> dict:
+    """A failed run's result.json (runtime/train_loop.py): its last evaluation a good one, before it diverged."""
+    return {"stop": False, "stop_reason": "failed: training diverged at train iter 9 (env step 1,500): loss is inf",
+            "failed": True, "env_step": env_step, "eval_return": eval_return, "best_eval_return": eval_return,
+            "wall_seconds": 9.0, "stop_value": 195}
+
+
+def test_a_failed_run_is_shown_failed_not_finished_nor_censored(tmp_path: Path) -> None:
+    """A failed run's result.json read as a finished one's: its good last evaluation went into the mean, and its
+    env steps into 'not reached' as though its budget had run out."""
+    write_run(tmp_path / "f_seed0", [0, 1000], [20.0, 200.0], _result(1000, 200.0, True, 2.0))
+    write_run(tmp_path / "f_seed1", [0, 1500], [20.0, 300.0], _failed(1500, 300.0))
+    write_run(tmp_path / "f_seed2", [0, 500], [20.0, 30.0])  # still running
+    table, _, notes = plot_pipeline([tmp_path], tmp_path / "fig.png").partition("\n\n")
+    row = _rows(table)["f"]
+    assert row["seeds"] == "3 (1 failed, 1 unfinished)" and row["reached"] == "1/1"
+    assert row[STEPS] == "1,000" and row[LAST] == "200.0" and row[WALL] == "2"
+    assert notes == f"- failed: {tmp_path / 'f_seed1'}: training diverged at train iter 9 (env step 1,500): loss is inf"
+    assert (tmp_path / "fig.png").is_file()  # its curve is drawn up to where it failed
+
+
+def test_aggregate_refuses_a_failed_run_in_one_line(tmp_path: Path) -> None:
+    write_run(tmp_path / "A" / "CartPole-v1_seed0", [0, 1000], [0.0, 400.0], _failed(1000, 400.0),
+              env={"type": "gymnasium", "env_id": "CartPole-v1"})
+    with pytest.raises(PlotInputError, match=r"CartPole-v1_seed0: the run failed \(training diverged at train iter "
+                                             r"9 .*\); --aggregate needs each run's score \(--score last\)"):
+        collect_scores(collect_groups([], [f"A={tmp_path}/A/*"]), norms=parse_norms(["CartPole-v1=0,500"]))
