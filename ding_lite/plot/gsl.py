@@ -17,6 +17,7 @@ from ding_lite.errors import PlotInputError
 from ding_lite.gsl.plateau import DEMOS, PHASE1, PHASE2
 from ding_lite.plot.folder import Run, is_run_folder, load_run_folder
 from ding_lite.utils.events import RunScalars, ScalarSeries
+from ding_lite.utils.run_result import run_failed
 
 
 def is_gsl_folder(path: Path) -> bool:
@@ -26,17 +27,20 @@ def is_gsl_folder(path: Path) -> bool:
 
 def load_gsl_run(path: Path) -> Run:
     """The generalist of the GSL run in ``path`` as one :class:`Run`. Its ``result`` is phase II's with the env steps
-    counted from the start of phase I (GSL's total), and empty while the GSL run is not finished."""
+    counted from the start of phase I (GSL's total), and empty while the GSL run is not finished; a GSL run whose
+    phase (or specialist) failed has that phase's failed result."""
     phase1 = load_run_folder(path / PHASE1)
     if not is_run_folder(path / PHASE2):
-        return Run(path, phase1.scalars, {})
+        specialists = [_read_json(f / "result.json") for f in sorted(path.glob("specialist_*"))]
+        failed = [r for r in (phase1.result, *specialists) if run_failed(r)]
+        return Run(path, phase1.scalars, failed[0] if failed else {})
     phase2 = load_run_folder(path / PHASE2)
     env_offset = env_steps_before_phase2(path)
     iter_offset = int(phase1.result.get("train_iter", _last_iter(phase1.scalars)))
     scalars = join_scalars(phase1.scalars, phase2.scalars, env_offset, iter_offset)
     top = _read_json(path / "result.json")
     result: dict[str, Any] = {}
-    if phase2.result and "summary" in top:  # the whole GSL run finished
+    if phase2.result and ("summary" in top or run_failed(phase2.result)):  # the whole GSL run finished, or failed
         result = {**phase2.result, "env_step": env_offset + int(phase2.result["env_step"]),
                   "train_iter": iter_offset + int(phase2.result.get("train_iter", 0)),
                   "wall_seconds": top.get("wall_seconds", phase2.result.get("wall_seconds"))}

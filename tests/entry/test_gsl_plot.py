@@ -3,11 +3,13 @@ after every env step of phase I, the specialists and the demos; a run still in p
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from ding_lite.entry.plot import plot_pipeline
+from ding_lite.gsl.plateau import PHASE1
 from ding_lite.plot.runs import collect_groups, group_summary
 from ding_lite.utils.events import RunScalars, ScalarSeries
 from ding_lite.utils.log import ExperimentLogger
@@ -90,3 +92,18 @@ def test_join_scalars_shifts_the_second_series_by_its_kind_of_step() -> None:
     assert joined.series["eval/return_mean"].wall_times == [5.0, 6.0, 9.0, 10.0]
     assert joined.series["eval/return_mean_iter"].steps == [0, 2]
     assert joined.series["learn/entropy"].steps == [3] and joined.start_time == 5.0
+
+
+@pytest.mark.parametrize("where", ["phase1_generalist", "specialist_1", "phase2_generalist"])
+def test_a_gsl_run_that_failed_in_a_phase_is_counted_as_failed(tmp_path: Path, where: str) -> None:
+    """A GSL run whose phase failed read as one still going (phase I, a specialist) or its phase II as unfinished."""
+    exp = _gsl_folder(tmp_path)
+    (exp / "result.json").write_text(json.dumps({"env_steps": {}}))  # no summary: GSL did not finish
+    if where != "phase2_generalist":
+        for sub in ("phase2_generalist", "demos", *(["specialist_0", "specialist_1"] if where == PHASE1 else [])):
+            shutil.rmtree(exp / sub)
+    failed = {"failed": True, "stop": False, "stop_reason": "failed: env 0 failed", "env_step": 100}
+    (exp / where / "result.json").write_text(json.dumps(failed))
+    (group,) = collect_groups([str(exp)], [])
+    summary = group_summary(group)
+    assert summary["finished"] == 0 and [r.path for r in summary["failed"]] == [exp]
