@@ -13,6 +13,7 @@ from ding_lite.config import save_config
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.utils.atomic import atomic_write
 from ding_lite.utils.claim import normal_path
+from ding_lite.utils.run_result import RESULT_FILE
 
 
 def experiment_dir(cfg: EasyDict, exp_name: str | None, seed: int, n_seeds: int) -> Path:
@@ -66,6 +67,11 @@ def write_json(path: Path, data: Mapping[str, Any]) -> None:
     atomic_write(path, lambda f: f.write((json.dumps(data, indent=2) + "\n").encode()))
 
 
-def prepare_exp_dir(exp_dir: Path, cfg: EasyDict) -> None:
-    """Create the experiment folder and save the compiled config in it (atomically: a full disk leaves none)."""
+def prepare_exp_dir(exp_dir: Path, cfg: EasyDict, *, resumed: bool = False) -> None:
+    """Create the experiment folder and save the compiled config in it (atomically: a full disk leaves none).
+    ``resumed``: the earlier segment's ``result.json`` is removed, as it no longer describes the run (this segment
+    writes its own at its end or failure; one stopped early, by Ctrl-C or SIGTERM, leaves none, as any run stopped
+    early does)."""
     save_config(cfg, exp_dir / "total_config.py")
+    if resumed:
+        (exp_dir / RESULT_FILE).unlink(missing_ok=True)

@@ -156,7 +156,7 @@ def run_training(run: RunStart, parts: TrainingParts) -> dict[str, Any]:
     videos = PeriodicVideos.from_config(cfg, exp_dir, parts.policy.eval_mode.state_dict,
                                         lambda: build(cfg, "policy", enable_field=("eval",)),
                                         run.seeds.evaluator)
-    prepare_exp_dir(exp_dir, cfg)
+    prepare_exp_dir(exp_dir, cfg, resumed=run.resume)
     logger = ExperimentLogger(exp_dir, progress_total=run.max_env_step, progress=run.progress, cfg=cfg,
                               folder_check=run.claim.check)
     learner.log_to(logger)

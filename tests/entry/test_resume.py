@@ -239,6 +239,33 @@ def test_ctrl_c_or_sigterm_stops_between_iterations_with_a_checkpoint_to_resume_
     assert result["train_iter"] == train_iter + 40 and result["segments"] == 2
 
 
+def test_a_resumed_run_stopped_early_leaves_no_result_of_its_earlier_segment(tmp_path: Path) -> None:
+    """A finished run resumed with a larger budget and stopped by Ctrl-C: its folder holds no result.json, as any run
+    stopped early. Before, the first segment's result.json (budget spent at 128 env steps) stayed, and -m plot and
+    -m sweep took the run for finished there."""
+    import signal
+
+    settings = ["--set", "env.stop_value=100000", "--exp-name", "exp", "-s", "0", "--no-progress"]
+    assert run_cli("-c", DQN, *settings, "--max-env-step", "128", cwd=tmp_path).returncode == 0
+    assert json.loads((tmp_path / "exp" / "result.json").read_text())["env_step"] == 128
+    proc = subprocess.Popen([sys.executable, "-m", "ding_lite", "-c", DQN, *settings, "--resume", "--max-env-step",
+                             "1000000"], cwd=tmp_path, env=cli_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    log = tmp_path / "exp" / "log" / "train.log"
+    try:
+        deadline = time.monotonic() + 240
+        while "[eval]" not in log.read_text().partition("loaded exp/ckpt/")[2]:  # an evaluation of this segment
+            assert proc.poll() is None and time.monotonic() < deadline, "the resumed run did not evaluate"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 130, stderr
+    assert not (tmp_path / "exp" / "result.json").exists()
+
+
 def test_resume_of_a_command_over_several_seeds_starts_the_seeds_it_had_not_reached(tmp_path: Path) -> None:
     """`-s 0 -s 1 --resume` after the command stopped during seed 0 (Ctrl-C, a scheduler's SIGTERM): seed 0 goes on
     from its checkpoint and seed 1, whose folder does not exist yet, starts. Before, seed 1 was refused ('no
