@@ -33,11 +33,12 @@ class TagGame(ParallelEnv):
     def __init__(self, n_seats: int = 2, episode_len: int = 5, leave_at: dict | None = None, winner: int = 0,
                  crash_at: int | None = None, token_dir: str | None = None, obs_sizes: list | None = None,
                  truncate_at: int | None = None, scores: list | None = None, discrete_obs: list | None = None,
-                 action_start: int = 0) -> None:
+                 action_start: int = 0, cut_seats: list | None = None) -> None:
         self.possible_agents = [f"p{s}" for s in range(n_seats)]
         self.agents: list[str] = []
         self.episode_len, self.winner = episode_len, winner
         self.truncate_at = truncate_at
+        self.cut_seats = cut_seats  # the seats the time limit takes out (None: all, which ends the game)
         self.scores = [float(x) for x in scores] if scores is not None else \
             [float(s == winner) for s in range(n_seats)]
         self.leave_at = {int(k): int(v) for k, v in (leave_at or {}).items()}
@@ -85,10 +86,13 @@ class TagGame(ParallelEnv):
         leaving = {a for a in self.agents if self.leave_at.get(self.possible_agents.index(a)) == self.t}
         rewards = {a: float(self.possible_agents.index(a) + 1) for a in self.agents}
         terminations = {a: over or a in leaving for a in self.agents}
-        truncations = {a: limit and a not in leaving for a in self.agents}
+        truncations = {a: limit and a not in leaving
+                       and (self.cut_seats is None or self.possible_agents.index(a) in self.cut_seats)
+                       for a in self.agents}
         infos = {a: {"score": self.scores[self.possible_agents.index(a)]} for a in self.agents}
         observations = {a: self._obs(a, not (terminations[a] or truncations[a])) for a in self.agents}
-        self.agents = [] if over or limit else [a for a in self.agents if a not in leaving]
+        gone = leaving | {a for a in self.agents if truncations[a]}
+        self.agents = [] if over or (limit and self.cut_seats is None) else [a for a in self.agents if a not in gone]
         return observations, rewards, terminations, truncations, infos
 
     def _claim(self) -> bool:
@@ -109,8 +113,9 @@ class TurnGame(AECEnv):
     metadata = {"name": "turn_game_v0", "render_modes": []}
 
     def __init__(self, n_seats: int = 3, episode_len: int | list = 9, leave_at: dict | None = None,
-                 info_mask: bool = False, action_start: int = 0) -> None:
+                 info_mask: bool = False, action_start: int = 0, shared_reward: bool = False) -> None:
         super().__init__()
+        self.shared_reward = shared_reward  # every seat gets the mover's reward (not only the mover)
         self.possible_agents = [f"p{s}" for s in range(n_seats)]
         self.lengths = list(episode_len) if isinstance(episode_len, list | tuple) else [episode_len]
         self.games = 0
@@ -155,7 +160,8 @@ class TurnGame(AECEnv):
             raise RuntimeError(f"turn game: illegal action {action} of {agent} at turn {self.turn}")
         self._cumulative_rewards[agent] = 0.0
         self.turn += 1
-        self.rewards = {a: float(a == agent) * (self.possible_agents.index(a) + 1) for a in self.agents}
+        mover = self.possible_agents.index(agent) + 1
+        self.rewards = {a: float(self.shared_reward or a == agent) * mover for a in self.agents}
         over = self.turn >= self.episode_len
         for a in self.agents:
             self.terminations[a] = over or self.terminations[a] or self.leave_at.get(a) == self.turn
