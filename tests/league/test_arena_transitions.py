@@ -15,11 +15,11 @@ pytestmark = pytest.mark.unittest
 pytest.importorskip("pettingzoo")
 
 
-def _turn_arena(seats, n_env=1, **game):
-    return _arena("turn_game", seats, [], n_env, **game)
+def _turn_arena(seats, n_env=1, opening_plies=0, **game):
+    return _arena("turn_game", seats, [], n_env, opening_plies, **game)
 
 
-def _arena(game_name, seats, end_when_out, n_env=1, **game):
+def _arena(game_name, seats, end_when_out, n_env=1, opening_plies=0, **game):
     cfg = load_config(dict(
         env=dict(type="pettingzoo", import_path=f"fake_games:{game_name}", kwargs=dict(n_seats=len(seats), **game),
                  end_when_out=end_when_out, import_names=[], collector_env_num=n_env, manager=dict(type="base")),
@@ -29,7 +29,8 @@ def _arena(game_name, seats, end_when_out, n_env=1, **game):
     env.close()
     players = PlayerSet(lambda mode: None, lambda name: ({}, ""))
     players.players["stub"] = type("Stub", (), {"act": lambda self, o, m: np.zeros(len(o), dtype=np.int64)})()
-    return SelfPlayEnvManager(build_env_manager(cfg.env, n_env, 0), layout, seats, players)
+    return SelfPlayEnvManager(build_env_manager(cfg.env, n_env, 0), layout, seats, players,
+                              opening_plies=opening_plies)
 
 
 def test_a_step_sums_the_rewards_of_the_opponents_turns():
@@ -63,3 +64,11 @@ def test_a_learner_that_left_ends_its_episode_as_it_left():
     assert [len(r.episodes) for r in steps] == [0, 0, 0, 1] and steps[3].episodes[0].terminated is True
     # its return and length are those of its own two steps (the placeholder rows after it left add nothing)
     assert (steps[3].episodes[0].episode_return, steps[3].episodes[0].episode_length) == (2.0, 2)
+
+
+def test_an_opening_of_up_to_one_ply_starts_some_games_after_it():
+    # opening_plies=1: 0 or 1 random plies, each with probability 1/2 (uniform over 0..opening_plies, both ends
+    # included); after the one ply (seat 0's) both stubs move, so the learner's first turn is turn 0 or turn 3
+    with _turn_arena(["learner", "stub", "stub"], n_env=12, opening_plies=1, episode_len=9) as arena:
+        first_turns = set(arena.reset()[:, 1].tolist())
+    assert first_turns == {0.0, 3.0}

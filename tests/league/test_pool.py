@@ -127,3 +127,18 @@ def test_bad_pool_settings(tmp_path):
         OpponentPool(tmp_path, dict(p_baseline=0.3))
     with pytest.raises(ConfigError, match="league.payoff_decay"):
         OpponentPool(tmp_path, dict(payoff_decay=0.0))
+
+
+def test_a_restored_pool_keeps_the_evicted_files_its_fallback_checkpoint_needs(tmp_path):
+    # capacity 1: snapshot_0 is evicted by snapshot_100 after resume_1 listed it; resume_2 keeps its file (a resume
+    # that cannot read resume_2 goes on from resume_1). The pool restored from resume_2 knows that file: its stray
+    # sweep (files written after the checkpoint) leaves it
+    pool = OpponentPool(tmp_path, dict(capacity=1, keep_initial=False))
+    pool.add(_weights(0), 0)
+    pool.checkpoint_state("resume_1")
+    pool.add(_weights(1), 100)
+    state = pool.checkpoint_state("resume_2")
+    assert state["evicted"] == ["snapshot_0"]
+    restored = OpponentPool(tmp_path, dict(capacity=1, keep_initial=False))
+    restored.load_state_dict(state)
+    assert restored.remove_strays() == [] and (tmp_path / "snapshot_0.pth.tar").is_file()
