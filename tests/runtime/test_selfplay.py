@@ -119,3 +119,15 @@ def test_a_checkpoint_evaluation_without_eval_opponents_is_refused():
     cfg.league.eval_opponents = []
     with pytest.raises(ConfigError, match=r"league.eval_opponents is empty"):
         _evaluator(cfg)
+
+
+def test_a_snapshot_is_added_once_snapshot_freq_env_steps_have_passed(tmp_path):
+    # mutation audit: the snapshot schedule adds one at env step last_added + snapshot_freq, not one step later
+    cfg = _cfg()
+    cfg.league.snapshot_freq = 8
+    with selfplay_parts(cfg, 0, tmp_path) as parts:
+        _attached(parts, tmp_path)
+        parts.game.after_collect(7)
+        assert parts.game.pool.snapshots == ["snapshot_0"]
+        parts.game.after_collect(8)
+        assert parts.game.pool.snapshots == ["snapshot_0", "snapshot_8"]
