@@ -101,3 +101,13 @@ def test_a_capacity_beyond_memory_is_a_config_error_naming_the_key(buffer_type: 
     with pytest.raises(ConfigError, match=r"replay_buffer_size=1000000000000000 does not fit in memory \(Unable to "):
         buf = BUFFER_REGISTRY.build(buffer_type, cfg)  # the prioritized buffer's sum tree: allocated here
         buf.push({"obs": np.zeros((2, 4), np.float32)})  # the uniform buffer's arrays: at the first push
+
+
+def test_max_use_spends_a_sample_after_exactly_that_many_draws() -> None:
+    # mutation audit: a sample drawn max_use times is spent (not drawn a max_use + 1-th time)
+    buf = UniformBuffer(EasyDict(replay_buffer_size=4, max_use=2), seed=0)
+    buf.push(_samples([7]))
+    assert buf.sample(1)["reward"].tolist() == [7.0] and buf.sample(1)["reward"].tolist() == [7.0]
+    assert len(buf) == 0
+    with pytest.raises(RuntimeError, match="max_use"):
+        buf.sample(1)
