@@ -83,3 +83,10 @@ def test_latest_checkpoint_by_iteration_number(tmp_path: Path) -> None:
                  ".iteration_200.pth.tar.abc.tmp"):
         (tmp_path / name).write_bytes(b"")
     assert latest_checkpoint(tmp_path) == tmp_path / "iteration_100.pth.tar"  # numeric, temp files ignored
+
+
+def test_at_equal_iteration_the_iteration_checkpoint_is_newest(tmp_path: Path) -> None:
+    # mutation audit: iteration_N (a periodic or final save) and resume_N at the same N: --resume takes iteration_N
+    for name in ("resume_30.pth.tar", "iteration_30.pth.tar", "resume_20.pth.tar"):
+        save_checkpoint(tmp_path / name, {"policy": {}, "name": name})
+    assert latest_checkpoint(tmp_path) == tmp_path / "iteration_30.pth.tar"
