@@ -266,3 +266,19 @@ def test_a_diverged_loss_names_the_updates_other_scalars_that_are_not_finite() -
     learner = BaseLearner({"hook": {"save_ckpt_after_run": False}}, _LossPolicy([bad]))
     with pytest.raises(DivergedError, match=r"critic_loss is inf \(alpha is not finite either\); lower the"):
         learner.train({OBS: np.zeros((4, 1))}, env_step=64)
+
+
+def test_a_loaded_checkpoint_restores_the_counters_and_the_best_return(tmp_path: Path) -> None:
+    # mutation audit: train_iter, env_step and best_eval_return each come back from their own key
+    class policy:  # noqa: N801
+        class learn_mode(_DictPolicy.learn_mode):  # noqa: N801
+            load_state_dict = staticmethod(lambda state: None)
+
+    learner = BaseLearner({"hook": {}}, policy(), tmp_path)
+    learner.train({}, env_step=64)
+    learner.end_run(env_step=72)
+    learner.record_best_return(12.5)
+    path = learner.save_checkpoint("iteration_1")
+    resumed = BaseLearner({"hook": {}}, policy(), tmp_path / "b")
+    resumed.load_checkpoint(path)
+    assert (resumed.train_iter, resumed.env_step, resumed.best_eval_return) == (1, 72, 12.5)
