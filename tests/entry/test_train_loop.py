@@ -92,3 +92,17 @@ def test_ctrl_c_in_the_final_evaluation_names_the_checkpoint_to_resume_from(tmp_
         serial_pipeline(DQN, seed=0, max_train_iter=5, exp_dir=exp, progress=False)
     assert (exp / "ckpt" / "iteration_5.pth.tar").is_file() and not (exp / "result.json").exists()
     assert "[stop] stopped by SIGINT in the final evaluation" in (exp / "log" / "train.log").read_text()
+
+
+def test_a_resumed_start_takes_the_checkpoints_best_return_and_counters(tmp_path: Path) -> None:
+    """Mutation audit: the evaluator of a resumed run starts from the checkpoint's best eval return (so ckpt_best is
+    replaced only by a better policy), and its seeds from the checkpoint's (train_iter, env_step)."""
+    from ding_lite.runtime.run_start import RunOptions, start_run
+    from ding_lite.utils.checkpoint import save_checkpoint
+    from ding_lite.utils.seed import SeedPlan
+
+    save_checkpoint(tmp_path / "exp" / "ckpt" / "iteration_40.pth.tar",
+                    {"policy": {}, "train_iter": 40, "env_step": 400, "best_eval_return": 7.5})
+    with start_run(DQN, RunOptions(seed=3, exp_dir=tmp_path / "exp", resume=True)) as run:
+        assert run.best_return == 7.5 and run.ckpt_path == tmp_path / "exp" / "ckpt" / "iteration_40.pth.tar"
+        assert run.seeds == SeedPlan(3, (40, 400))
