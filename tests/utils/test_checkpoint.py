@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from ding_lite.errors import CheckpointError
-from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint, resume_checkpoint, save_checkpoint
 
 pytestmark = pytest.mark.unittest
 
@@ -90,3 +90,12 @@ def test_at_equal_iteration_the_iteration_checkpoint_is_newest(tmp_path: Path) -
     for name in ("resume_30.pth.tar", "iteration_30.pth.tar", "resume_20.pth.tar"):
         save_checkpoint(tmp_path / name, {"policy": {}, "name": name})
     assert latest_checkpoint(tmp_path) == tmp_path / "iteration_30.pth.tar"
+
+
+
+def test_resume_goes_on_from_the_newest_checkpoint_that_loads(tmp_path: Path) -> None:
+    # mutation audit: a newest checkpoint cut short is skipped (warned), not the end of --resume
+    save_checkpoint(tmp_path / "iteration_10.pth.tar", {"policy": {}, "train_iter": 10})
+    (tmp_path / "iteration_20.pth.tar").write_bytes(b"cut short")
+    path, state = resume_checkpoint(tmp_path)
+    assert path == tmp_path / "iteration_10.pth.tar" and state["train_iter"] == 10
