@@ -118,6 +118,8 @@ def test_buffer_files_kept_are_the_newest_two_of_this_timeline(tmp_path: Path) -
         (ckpt / f"{name}{BUFFER_SUFFIX}").write_bytes(b"samples")
     (ckpt / f"resume_120{BUFFER_SUFFIX}").write_bytes(b"its checkpoint was rotated out")
     (ckpt / f"resume_400{BUFFER_SUFFIX}").write_bytes(b"the killed run's future")
+    # its checkpoint too, cut short (--resume skipped it): the buffer file goes all the same (mutation audit)
+    (ckpt / "resume_400.pth.tar").write_bytes(b"cut short")
     buffer = UniformBuffer(dict(replay_buffer_size=10))
     buffer.push({"obs": np.zeros((4, 2), np.float32)})
     entry = ReplayCheckpoints(buffer, ckpt).state("resume_300")
