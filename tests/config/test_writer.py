@@ -27,6 +27,14 @@ def test_source_round_trip_of_awkward_values(tmp_path: Path) -> None:
     assert "main_config = " in config_to_source(cfg)
 
 
+def test_infinities_of_both_signs_and_nan_are_written_as_such(tmp_path: Path) -> None:
+    # mutation audit: -inf stays -inf (a lower bound, a best return so far), not inf
+    path = save_config(dict(env=dict(low=-math.inf, high=math.inf, missing=math.nan), policy=dict()),
+                       tmp_path / "total_config.py")
+    env = read_config(path)[0]["env"]
+    assert (env["low"], env["high"]) == (-math.inf, math.inf) and math.isnan(env["missing"])
+
+
 def test_total_config_of_a_run_is_a_runnable_config(tmp_path: Path) -> None:
     dizoo = DIZOO_CARTPOLE / "cartpole_ppo_config.py"
     overrides = ("policy.collect.n_sample=32", "policy.learn.epoch_per_collect=1")
