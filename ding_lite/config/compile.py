@@ -57,7 +57,7 @@ def unify(main: Mapping[str, Any], create: Mapping[str, Any] | None = None) -> d
     sections = dict(to_plain(create or {}))
     for name in ("env_manager", "replay_buffer", "collector", "evaluator", "learner"):
         if name in cfg:  # unified form: the section sits at the top level of main_config
-            sections[name] = deep_merge(sections.get(name, {}), cfg.pop(name))
+            sections[name] = _fold(sections.get(name, {}), cfg.pop(name))
     for name, section in sections.items():
         if name not in CREATE_SECTIONS:
             hint = closest_match(name, CREATE_SECTIONS)
@@ -70,8 +70,20 @@ def unify(main: Mapping[str, Any], create: Mapping[str, Any] | None = None) -> d
         for part in CREATE_SECTIONS[name]:
             node = node.setdefault(part, {})
         _check_one_type(name, node, section)
-        node.update(deep_merge(node, section))
+        node.update(_fold(section, node))
     return cfg
+
+
+def _fold(create_section: Mapping[str, Any], main_section: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``create_config`` section folded with the ``main_config`` section it lands on: where both set a key,
+    ``main_config``'s value wins (it holds the settings; ``create_config`` names the components), at any depth,
+    whether the section sits nested (``policy.model``) or at the top level of a unified config (``env_manager``);
+    ``import_names`` listed in both are all imported (``create_config``'s first)."""
+    merged = deep_merge(create_section, main_section)
+    ours, theirs = main_section.get("import_names"), create_section.get("import_names")
+    if isinstance(ours, (list, tuple)) and isinstance(theirs, (list, tuple)):
+        merged["import_names"] = list(dict.fromkeys([*theirs, *ours]))
+    return merged
 
 
 def _check_one_type(name: str, main_section: Any, create_section: Mapping[str, Any]) -> None:

@@ -66,6 +66,20 @@ def test_create_sections_fold_into_their_places() -> None:
     assert cfg.policy.collect.collector.type == "episode"
 
 
+def test_a_key_set_in_both_main_and_create_config_takes_main_config_s_value_at_any_depth() -> None:
+    """One rule: main_config holds the settings, create_config names the components. Before, a top-level (unified)
+    section of main_config won over create_config, but create_config won over a nested main_config section."""
+    create = dict(model=dict(dueling=False, head=dict(hidden=8)), env_manager=dict(type="base", step_timeout=5.0),
+                  env=dict(type="gymnasium", import_names=["json"]))
+    main = dict(env=dict(env_id="CartPole-v1", import_names=["os", "json"]),
+                policy=dict(model=dict(dueling=True, head=dict(hidden=16))), env_manager=dict(step_timeout=9.0))
+    folded = unify(main, create)
+    assert folded["policy"]["model"] == {"dueling": True, "head": {"hidden": 16}}  # nested: main_config's
+    assert folded["env"]["manager"] == {"type": "base", "step_timeout": 9.0}  # top level: main_config's too
+    assert folded["env"]["import_names"] == ["json", "os"]  # both lists imported, once each
+    assert folded["env"]["type"] == "gymnasium"  # a key only create_config sets is kept
+
+
 def test_unknown_create_section_suggests_nearest() -> None:
     with pytest.raises(ConfigError, match=r"unknown create_config section 'replay_bufer' \(did you mean "
                                           r"'replay_buffer'\?\)"):
