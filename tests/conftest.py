@@ -147,14 +147,22 @@ def one_torch_thread():
 
 
 @pytest.fixture
-def warnings_log(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch):
-    """Warning records of the ``ding_lite`` logger, caught on the logger itself (its console handler turns
-    propagation off once a run has set it up in this process)."""
+def caplog(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch):
+    """pytest's ``caplog``, also attached to the ``ding_lite`` logger itself: its console handler turns propagation
+    off once a run has set it up in this process, and pytest's own caplog then saw nothing of it, so that a test
+    asserting no warning passed whatever was logged, and one expecting a warning failed, by the tests run before it
+    in the same worker."""
     logger = logging.getLogger("ding_lite")
     monkeypatch.setattr(logger, "propagate", False)  # each record once, whatever earlier tests did
     logger.addHandler(caplog.handler)
     yield caplog
     logger.removeHandler(caplog.handler)
+
+
+@pytest.fixture
+def warnings_log(caplog: pytest.LogCaptureFixture):
+    """Records of the ``ding_lite`` logger (the ``caplog`` above, by the name the tests of warnings use)."""
+    return caplog
 
 
 def process_gone(pid: int) -> bool:
