@@ -90,8 +90,15 @@ def test_install_hint():
     assert install_hint("my_own_package") == "" and install_hint(None) == ""
 
 
+def _without_pettingzoo(monkeypatch) -> None:
+    """As in a base install: importing pettingzoo, or any module of it an earlier test imported, fails."""
+    for name in [m for m in sys.modules if m.startswith("pettingzoo.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "pettingzoo", None)
+
+
 def test_import_path_of_a_missing_extra_names_the_extra(monkeypatch):
-    monkeypatch.setitem(sys.modules, "pettingzoo", None)  # as in a base install: importing it fails
+    _without_pettingzoo(monkeypatch)
     with pytest.raises(ConfigError, match=re.escape("needs the pettingzoo package, which is not installed: pip "
                                                     "install 'ding_lite[pettingzoo]'")):
         import_object("pettingzoo.classic.rps_v2:parallel_env")
@@ -102,7 +109,7 @@ def test_import_names_module_needing_a_missing_extra_names_the_extra(tmp_path, m
     (tmp_path / "game_needing_pz.py").write_text(textwrap.dedent("""\
         from pettingzoo import AECEnv
         """))
-    monkeypatch.setitem(sys.modules, "pettingzoo", None)
+    _without_pettingzoo(monkeypatch)
     with pytest.raises(PluginImportError) as info:
         import_modules(["game_needing_pz"], "env")
     assert str(info.value) == ("module 'game_needing_pz' listed in env.import_names needs the pettingzoo package, "
