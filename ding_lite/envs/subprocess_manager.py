@@ -9,6 +9,7 @@ deadline counts as hung and is killed.
 """
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import multiprocessing as mp
@@ -17,7 +18,8 @@ import pickle
 import sys
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import gymnasium as gym
@@ -210,7 +212,8 @@ class SubprocessEnvManager(EnvManager):
         parent_conn, child_conn = self._ctx.Pipe()
         process = self._ctx.Process(target=worker_main, name=f"ding_lite-env-{i}", daemon=True,
                                     args=(i, self._env_fns[i], child_conn, self._shared, self._parent_pid))
-        process.start()
+        with _gc_frozen_for_fork(self._ctx.get_start_method() == "fork"):
+            process.start()
         child_conn.close()  # only the worker holds its end: its death then shows as EOF on ours
         self._workers[i] = Worker(process, parent_conn)
 
@@ -360,6 +363,23 @@ def _answered(conn: Any, deadline: float | None) -> bool:
         if time.monotonic() >= deadline:
             return False
     return True
+
+
+@contextmanager
+def _gc_frozen_for_fork(fork: bool) -> Iterator[None]:
+    """Around the fork of a worker: the main process's objects in the GC's permanent generation (``gc.freeze``, as
+    Python's gc docs advise before a fork), so that a 'fork' worker's collections, from its first one in
+    multiprocessing's start-up on, never walk what it inherits (a worker died of SIGSEGV in a collection walking
+    objects other libraries left in the main process) nor write to those pages (copy-on-write). The main process
+    unfreezes them at once; a freeze someone else made is left as it is."""
+    ours = fork and gc.get_freeze_count() == 0
+    if ours:
+        gc.freeze()
+    try:
+        yield
+    finally:
+        if ours:
+            gc.unfreeze()
 
 
 def _start_method(name: str | None) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import gc
 import os
 import pickle
 import signal
@@ -91,11 +90,6 @@ def worker_main(index: int, env_fn: Callable[[], gym.Env], conn: Any, shared: Sh
     # which exit within _PARENT_CHECK_S.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    # A 'fork' worker holds a copy of every object of the main process: the cyclic GC is kept off them (the
-    # permanent generation), as Python's gc docs advise for fork children. A collection in the worker then never
-    # walks what other libraries left in the main process (pygame windows of a closed render, say; a worker died
-    # of SIGSEGV in such a collection) and never writes to those pages (copy-on-write).
-    gc.freeze()
     doing = ["building the env"]  # what the worker is at, for the error text
     env = None
     try:

@@ -1,6 +1,7 @@
 """A 'fork' env worker keeps Python's cyclic GC off the objects it inherits from the main process
-(ding_lite/envs/subprocess_worker.py: gc.freeze at its start). A worker died of SIGSEGV in a collection that walked
-what earlier work had left in the main process; the frozen objects are never walked, nor written to."""
+(ding_lite/envs/subprocess_manager.py: gc.freeze around the fork). A worker died of SIGSEGV in a collection, in
+multiprocessing's start-up, that walked what earlier work had left in the main process; frozen objects are never
+walked, nor written to."""
 from __future__ import annotations
 
 import gc
@@ -39,3 +40,15 @@ def test_a_fork_worker_keeps_the_gc_off_what_it_inherits() -> None:
         assert env.reset()[0, 0] >= 0.9 * inherited
         assert env.step(np.zeros(1, np.int64)).obs[0, 0] >= 0.9 * inherited
     assert gc.get_freeze_count() == 0  # the main process's own GC is untouched
+
+
+def test_a_freeze_made_by_someone_else_is_left_as_it_is() -> None:
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with SubprocessEnvManager([FrozenCountEnv], dict(context="fork")) as env:
+            env.seed(0)
+            env.reset()
+        assert gc.get_freeze_count() >= 0.9 * frozen  # not unfrozen (frozen objects may still be freed)
+    finally:
+        gc.unfreeze()
