@@ -13,6 +13,8 @@ from ding_lite.errors import ConfigError
 logger = logging.getLogger("ding_lite")
 
 GB = 1e9
+PROC_CGROUP = Path("/proc/self/cgroup")  # (module constants: tests point them at a made-up cgroup)
+CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
 @dataclass(frozen=True)
@@ -45,19 +47,22 @@ def read_memory() -> Memory | None:
 
 def _cgroup_limit() -> tuple[int | None, int | None]:
     """The process's cgroup memory limit and usage in bytes (v2 ``memory.max``, v1 ``memory.limit_in_bytes``);
-    (None, None) where there is none (an unlimited cgroup reads as a huge number, which ``min`` leaves out)."""
+    (None, None) where there is none (an unlimited cgroup reads as a huge number, which ``min`` leaves out). The
+    usage leaves out the inactive file cache (``memory.stat``), which the kernel reclaims before it kills anything:
+    the cgroup's raw usage counts every file read or written, so a container that had read its data sets read as
+    full, and an ordinary buffer was warned of (``docker stats`` leaves it out too)."""
     try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
+        lines = PROC_CGROUP.read_text().splitlines()
     except OSError:
         return None, None
     for line in lines:
         _, controllers, path = line.split(":", 2)
         if controllers == "":  # v2
-            names, roots = ("memory.max", "memory.current"), [Path("/sys/fs/cgroup") / path.lstrip("/"),
-                                                              Path("/sys/fs/cgroup")]
+            names, cache, roots = ("memory.max", "memory.current"), "inactive_file", [
+                CGROUP_ROOT / path.lstrip("/"), CGROUP_ROOT]
         elif "memory" in controllers.split(","):  # v1
-            names, roots = ("memory.limit_in_bytes", "memory.usage_in_bytes"), [
-                Path("/sys/fs/cgroup/memory") / path.lstrip("/"), Path("/sys/fs/cgroup/memory")]
+            names, cache, roots = ("memory.limit_in_bytes", "memory.usage_in_bytes"), "total_inactive_file", [
+                CGROUP_ROOT / "memory" / path.lstrip("/"), CGROUP_ROOT / "memory"]
         else:
             continue
         for root in roots:  # inside a container the host's path may not exist: its own root is the cgroup
@@ -68,7 +73,7 @@ def _cgroup_limit() -> tuple[int | None, int | None]:
             if limit_text == "max":
                 return None, None
             try:
-                used = int((root / names[1]).read_text().strip())
+                used: int | None = max(int((root / names[1]).read_text().strip()) - _stat(root, cache), 0)
             except (OSError, ValueError):
                 used = None
             try:
@@ -76,6 +81,18 @@ def _cgroup_limit() -> tuple[int | None, int | None]:
             except ValueError:
                 return None, None
     return None, None
+
+
+def _stat(root: Path, name: str) -> int:
+    """The entry ``name`` of the cgroup's ``memory.stat`` (bytes), 0 where it cannot be read."""
+    try:
+        for line in (root / "memory.stat").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == name:
+                return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def check_fits(need: int, what: str, fix: Callable[[int], str], memory: Memory | None = None, *,

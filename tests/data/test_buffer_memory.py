@@ -4,6 +4,7 @@ Atari frames larger than the machine allocated fine and was killed by the OOM ki
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -77,3 +78,35 @@ def test_the_machine_reading_has_the_kernel_numbers() -> None:
     if got is None:
         pytest.skip("no /proc/meminfo")
     assert 0 < got.available <= got.total
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_a_cgroups_file_cache_is_not_taken_for_memory_in_use(tmp_path, monkeypatch, version) -> None:
+    """A container of 8 GB whose usage (7.9 GB) is mostly the file cache of data it read (7 GB, reclaimed before
+    anything is killed) has about 7 GB available, not 0.1 GB: an ordinary buffer was warned of there."""
+    if memory.read_memory() is None:
+        pytest.skip("no /proc/meminfo")
+    if version == "v2":
+        (tmp_path / "proc").write_text("0::/job\n")
+        folder, names, cache = tmp_path / "job", ("memory.max", "memory.current"), "inactive_file"
+    else:
+        (tmp_path / "proc").write_text("4:memory:/job\n")
+        folder = tmp_path / "memory" / "job"
+        names, cache = ("memory.limit_in_bytes", "memory.usage_in_bytes"), "total_inactive_file"
+    folder.mkdir(parents=True)
+    (folder / names[0]).write_text(f"{8 * GB}\n")
+    (folder / names[1]).write_text(f"{79 * GB // 10}\n")
+    (folder / "memory.stat").write_text(f"anon {GB // 2}\n{cache} {7 * GB}\nactive_file {GB // 10}\n")
+    monkeypatch.setattr(memory, "PROC_CGROUP", tmp_path / "proc")
+    monkeypatch.setattr(memory, "CGROUP_ROOT", tmp_path)
+    assert memory._cgroup_limit() == (8 * GB, 9 * GB // 10)  # in use: 7.9 GB less the 7 GB of inactive cache
+    got = memory.read_memory()
+    assert got is not None and got.total <= 8 * GB
+    assert got.available >= min(_host_available(), 7 * GB)  # not the 0.1 GB the raw usage leaves
+
+
+def _host_available() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no MemAvailable")
