@@ -28,8 +28,12 @@ def _installed_dizoo(path: Path) -> str:
     not in the current directory, so the docs' ``-c dizoo/...`` paths are found there."""
     if path.is_absolute() or path.parts[:1] != ("dizoo",):
         return ""
-    import dizoo
-
+    try:
+        import dizoo
+    except ImportError:
+        return ""
+    if getattr(dizoo, "__file__", None) is None:  # a dizoo/ folder of the user's own, without __init__.py
+        return ""
     installed = Path(dizoo.__file__).parent.parent / path
     return f" (the installed copy is {installed})" if installed.is_file() else ""
 

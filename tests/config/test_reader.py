@@ -123,3 +123,19 @@ def test_missing_dizoo_config_outside_a_checkout_names_the_installed_copy(tmp_pa
                                f"(the installed copy is {installed})")
     with pytest.raises(ConfigError, match="not found: dizoo/nope.py$"):
         read_config("dizoo/nope.py")
+
+
+@pytest.mark.parametrize("module", ["namespace", "missing"])
+def test_missing_dizoo_config_without_an_installed_dizoo_is_just_not_found(tmp_path: Path, monkeypatch,
+                                                                           module: str) -> None:
+    # a dizoo/ folder of the user's own (no __init__.py) in the current folder is imported as a namespace package,
+    # whose __file__ is None; and dizoo may not be importable at all: the error stays the one line
+    import types
+
+    monkeypatch.chdir(tmp_path)
+    fake = types.ModuleType("dizoo") if module == "namespace" else None
+    if fake is not None:
+        fake.__file__ = None
+    monkeypatch.setitem(sys.modules, "dizoo", fake)
+    with pytest.raises(ConfigError, match="^config file not found: dizoo/classic_control/cartpole_dqn_config.py$"):
+        read_config("dizoo/classic_control/cartpole_dqn_config.py")
