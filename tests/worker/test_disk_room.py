@@ -73,11 +73,18 @@ def test_no_warning_where_the_checkpoints_fit_or_are_bounded(tmp_path, free_mb, 
     assert caplog.records == []
 
 
-def test_the_final_checkpoint_warns_of_nothing(tmp_path, free_mb, caplog) -> None:
+@pytest.mark.parametrize("end", ["stop", "run"])
+def test_the_final_checkpoint_warns_of_nothing(tmp_path, free_mb, caplog, end) -> None:
     free_mb[0] = 1.0
     learner = _learner(tmp_path, max_env_step=10_000_000)
+    learner.train(_batch(128), env_step=128)  # 2 iterations, no checkpoint yet: the next one would be checked
     with caplog.at_level(logging.WARNING, logger="ding_lite"):
-        learner.save_for_stop(env_step=256)  # a stop (and a run's end) writes no more checkpoints
+        if end == "stop":
+            learner.save_for_stop(env_step=128)  # a stop (and a run's end) writes no more checkpoints
+        else:
+            learner.end_run(env_step=128)  # save_ckpt_after_run off here: the final checkpoint by hand
+            learner.save_checkpoint("iteration_2")
+    assert (tmp_path / "ckpt" / "iteration_2.pth.tar").is_file()
     assert caplog.records == []
 
 
