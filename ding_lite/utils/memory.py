@@ -13,7 +13,8 @@ from ding_lite.errors import ConfigError
 logger = logging.getLogger("ding_lite")
 
 GB = 1e9
-PROC_CGROUP = Path("/proc/self/cgroup")  # (module constants: tests point them at a made-up cgroup)
+MEMINFO = Path("/proc/meminfo")  # (module constants: tests point them at a made-up machine and cgroup)
+PROC_CGROUP = Path("/proc/self/cgroup")
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
@@ -31,7 +32,7 @@ def read_memory() -> Memory | None:
     read (another OS): then nothing is checked."""
     try:
         info = {}
-        for line in Path("/proc/meminfo").read_text().splitlines():
+        for line in MEMINFO.read_text().splitlines():
             name, _, value = line.partition(":")
             info[name] = int(value.split()[0]) * 1024  # kB
         total = info["MemTotal"] + info.get("SwapTotal", 0)
