@@ -26,7 +26,7 @@ from ding_lite.envs.env_outputs import (
     reward_column,
     stacked_obs,
 )
-from ding_lite.envs.variations import VARIATION, scheduled_variation
+from ding_lite.envs.variations import VariationSchedule
 from ding_lite.errors import ConfigError, DingLiteError, EnvError
 from ding_lite.registry import ENV_MANAGER_REGISTRY
 
@@ -139,11 +139,7 @@ class EnvManager:
         self._pending: Any = None  # actions sent (send) and not yet stepped (recv)
         self._ep_return = np.zeros(env_num, dtype=np.float64)
         self._ep_length = np.zeros(env_num, dtype=np.int64)
-        # with env.variations (build_env_manager sets the ids): each env's running episode's index in its variation
-        # schedule (VariationEnv's count: 0 after a seeded reset or in a fresh env), so that an episode cut by
-        # truncate(), which gets no final info from its env, still says which variation it was
-        self.variation_ids: list[int] | None = None
-        self._schedule_index = np.full(env_num, -1, dtype=np.int64)
+        self._variations = VariationSchedule(env_num)  # with env.variations: tags the episodes truncate() cuts
         self.closed = False
 
     @property
@@ -159,7 +155,7 @@ class EnvManager:
         """Seeds of the reset being done now (env i: seed + i, or None), consuming the pending seed: later resets
         continue each env's own RNG stream."""
         seed, self._seed = self._seed, None
-        self._schedule_index[:] = 0 if seed is not None else self._schedule_index + 1
+        self._variations.reset_all(seeded=seed is not None)
         return [None if seed is None else seed + i for i in range(self.env_num)]
 
     @property
@@ -201,12 +197,12 @@ class EnvManager:
         training episodes too). Returns the batched observation to act on next (the rows of ``envs`` the first
         observations of their new episodes) and one :class:`EpisodeEnd` per env: return and length so far,
         ``terminated`` False, and, as the env gave no final info, an info holding only the episode's variation where
-        ``env.variations`` is set (:attr:`variation_ids`), else empty."""
+        ``env.variations`` is set (:meth:`follow_variations`), else empty."""
         obs = copied_obs(self.obs)  # (a masked observation's dict of arrays: envs/spaces.py)
         envs = [int(i) for i in envs]
-        ends = [EpisodeEnd(i, float(self._ep_return[i]), int(self._ep_length[i]), False, self._running_tags(i))
+        ends = [EpisodeEnd(i, float(self._ep_return[i]), int(self._ep_length[i]), False, self._variations.tags(i))
                 for i in envs]
-        self._schedule_index[envs] += 1  # (before the resets: a worker restarted there starts a fresh schedule)
+        self._variations.next_episode(envs)  # (before the resets: a worker restarted there starts a fresh schedule)
         for i, first in zip(envs, self._reset_running(envs), strict=True):
             put_obs(obs, i, first)
             self._ep_return[i] = 0.0
@@ -216,15 +212,7 @@ class EnvManager:
 
     def follow_variations(self, ids: list[int]) -> None:
         """The variation ids its envs play (``env.variations``, set by the builder): a cut episode is tagged too."""
-        self.variation_ids = list(ids)
-
-    def _running_tags(self, i: int) -> dict[str, Any]:
-        """What env ``i``'s running episode would put in its final info and a cut one cannot get from the env: its
-        variation (empty without variations)."""
-        if not self.variation_ids:
-            return {}
-        index = max(int(self._schedule_index[i]), 0)
-        return {VARIATION: scheduled_variation(self.variation_ids, i, self.env_num, index)}
+        self._variations.follow(ids)
 
     def _env_actions(self, actions: np.ndarray) -> list[Any]:
         """A policy's batched actions as each env's ``step`` takes them, one per env (checked here, before any env
@@ -287,10 +275,10 @@ class EnvManager:
                 episodes.append(EpisodeEnd(i, episode_return, int(self._ep_length[i]),
                                            bool(terminated[i - rows.start]), info))
             restarted = [i for i, _ in finished]
-            self._schedule_index[restarted] += 1
+            self._variations.next_episode(restarted)
             if interrupted is not None:  # the cut episode is dropped from the stats, not reported as ended
                 fresh = (np.flatnonzero(interrupted) + rows.start).tolist()
-                self._schedule_index[fresh] = 0  # a restarted worker's env starts its schedule again
+                self._variations.fresh(fresh)  # a restarted worker's env starts its schedule again
                 restarted += fresh
             for i in restarted:
                 put_obs(obs, i - rows.start, self._reset_one(i))

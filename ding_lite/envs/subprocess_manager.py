@@ -237,7 +237,7 @@ class SubprocessEnvManager(EnvManager):
                 worker.stop()
             self._workers[i] = None
             self._start(i)
-            self._schedule_index[i] = 0  # a fresh env: its variation schedule starts again
+            self._variations.fresh([i])  # a fresh env: its variation schedule starts again
             seed = None
             if self._last_seed is not None:  # reproducible but different from the lost env's seed
                 seed = int(np.random.SeedSequence([self._last_seed + i, int(self.restarts[i])]).generate_state(1)[0])

@@ -68,6 +68,39 @@ def scheduled_variation(ids: Sequence[int], slot: int, n_slots: int, episode: in
     return ids[(slot + episode * n_slots) % len(ids)]
 
 
+class VariationSchedule:
+    """Where each env of a manager is in its variation schedule, seen from the manager (VariationEnv's episode count:
+    0 after a seeded reset or in a fresh env), so that an episode cut by the manager, which gets no final info from
+    its env, still says which variation it was. Without ids (no ``env.variations``) it tags nothing."""
+
+    def __init__(self, env_num: int) -> None:
+        self.ids: list[int] | None = None
+        self._episode = np.full(env_num, -1, dtype=np.int64)  # -1: before the first reset
+
+    def follow(self, ids: Sequence[int]) -> None:
+        self.ids = list(ids)
+
+    def reset_all(self, seeded: bool) -> None:
+        """Every env starts an episode: its schedule's first after a seeded reset, else its next."""
+        self._episode[:] = 0 if seeded else self._episode + 1
+
+    def next_episode(self, envs: Sequence[int]) -> None:
+        """``envs`` ended (or had cut) their episodes and start their next ones."""
+        for i in envs:
+            self._episode[i] += 1
+
+    def fresh(self, envs: Sequence[int]) -> None:
+        """``envs`` are new envs (a restarted worker's): their schedules start again."""
+        for i in envs:
+            self._episode[i] = 0
+
+    def tags(self, i: int) -> dict[str, Any]:
+        """Env ``i``'s running episode's variation as its final info would hold it (empty without variations)."""
+        if not self.ids:
+            return {}
+        return {VARIATION: scheduled_variation(self.ids, i, len(self._episode), max(int(self._episode[i]), 0))}
+
+
 class VariationEnv(gym.Wrapper):
     """Plays env slot ``slot`` of ``n_slots``'s share of ``ids`` (see the module docstring) and tags every info.
 
