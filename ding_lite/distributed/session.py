@@ -13,11 +13,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from ding_lite.errors import ConfigError, PluginImportError, Terminated, WorkerError, first_line
+from ding_lite.extras import install_hint
 
 # Ray 2.59 is the first whose local instances (ray.init() without an address) use token authentication by default
 # (ray-project/ray#64755, in the 2.59.0 release); with an older Ray anyone who reaches the ports runs code.
 MIN_RAY_VERSION = (2, 59)
-RAY_INSTALL_HINT = "pip install 'ding_lite[ray]' (or pip install 'ray[default]>=2.59')"
+RAY_INSTALL_HINT = f"{install_hint('ray')} (or pip install 'ray[default]>=2.59')"
 ADDRESS_PROBE_SECONDS = 5.0  # how long --address may take to accept a TCP connection before the run gives up
 
 

@@ -32,9 +32,10 @@ from ding_lite.envs.env_manager import EnvManager, EpisodeEnd, StepResult
 from ding_lite.envs.envpool_fire import LifeLossFire, fire_after_life_loss
 from ding_lite.envs.spaces import is_masked
 from ding_lite.errors import ConfigError
+from ding_lite.extras import install_hint
 from ding_lite.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, closest_match
 
-ENVPOOL_EXTRA = "pip install 'ding_lite[envpool]'"
+ENVPOOL_EXTRA = install_hint("envpool")
 
 
 def import_envpool() -> Any:

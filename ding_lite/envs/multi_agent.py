@@ -32,6 +32,7 @@ import numpy as np
 from ding_lite.envs.seat_spaces import check_action_spaces, check_observation_spaces
 from ding_lite.envs.spaces import encode, encoded_space
 from ding_lite.errors import ConfigError, DingLiteError, EnvError, first_line, optional_count
+from ding_lite.extras import install_hint
 from ding_lite.registry import ENV_REGISTRY, import_object
 
 PASS = -1  # action of an acting seat of a turn-based game that should not move in this step
@@ -303,7 +304,7 @@ def seat_game(game: Any, end_when_out: Sequence[int] = (), name: str = "game",
     try:
         from pettingzoo.utils.env import AECEnv, ParallelEnv
     except ImportError as exc:
-        raise ConfigError("env type 'pettingzoo' needs PettingZoo: pip install 'ding_lite[pettingzoo]'") from exc
+        raise ConfigError(f"env type 'pettingzoo' needs PettingZoo: {install_hint('pettingzoo')}") from exc
     if isinstance(game, ParallelEnv):
         return SeatedParallelEnv(game, end_when_out, name, max_moves)
     if isinstance(game, AECEnv):

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ding_lite.errors import PlotInputError
+from ding_lite.extras import install_hint
 from ding_lite.utils.run_result import failure_line, run_failed
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def _estimators() -> dict[str, Callable[[np.ndarray], float]]:
     try:
         from rliable import metrics
     except ImportError:
-        raise PlotInputError("--aggregate needs rliable: pip install 'ding_lite[plot]'") from None
+        raise PlotInputError(f"--aggregate needs rliable: {install_hint('rliable')}") from None
     return {"median": metrics.aggregate_median, "IQM": metrics.aggregate_iqm, "mean": metrics.aggregate_mean,
             "optimality gap": metrics.aggregate_optimality_gap}
 

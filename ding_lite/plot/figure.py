@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ding_lite.errors import PlotInputError
+from ding_lite.extras import install_hint
 from ding_lite.plot.runs import reached_stop_value
 from ding_lite.utils.atomic import atomic_write
 from ding_lite.utils.curves import band_over_seeds, hold_on_grid
@@ -220,7 +221,7 @@ def _matplotlib() -> tuple[Any, Any]:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise PlotInputError("-m plot needs matplotlib: pip install 'ding_lite[plot]'") from None
+        raise PlotInputError(f"-m plot needs matplotlib: {install_hint('matplotlib')}") from None
     return Figure, FigureCanvasAgg
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.errors import ConfigError, DingLiteError, PluginImportError, first_line
+from ding_lite.extras import install_hint
 from ding_lite.runtime.replay_ckpt import remove_buffer_files
 from ding_lite.sweep.space import (
     SweepError,
@@ -35,7 +36,7 @@ SPEC_FILE = "sweep_spec.json"  # what a --resume must match
 TUNE_DIR = "tune"
 OBJECTIVE = "objective"
 COMPLETE = "all_seeds"  # True in a trial's last report, after every seed ran (Tune's own "done" is set on a cut too)
-TUNE_EXTRA = "pip install 'ding_lite[tune]'"
+TUNE_EXTRA = install_hint("optuna")
 
 # The trial whose evaluations the 'ray_tune' tracker reports (set by run_trial around its first seed).
 _REPORTING: contextvars.ContextVar[Callable[[float, int], None] | None] = contextvars.ContextVar(

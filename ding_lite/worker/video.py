@@ -25,10 +25,11 @@ import numpy as np
 
 from ding_lite.envs.actions import action_to_env
 from ding_lite.errors import ConfigError, EnvError
+from ding_lite.extras import install_hint
 from ding_lite.registry import ENV_REGISTRY, import_modules
 from ding_lite.worker.evaluator import eval_step_cap
 
-VIDEO_EXTRA = "pip install 'ding_lite[video]'"
+VIDEO_EXTRA = install_hint("imageio_ffmpeg")
 MIN_SIDE = 256  # observation frames smaller than this are scaled up by a whole factor (envpool's 84x84 -> 252+)
 
 
