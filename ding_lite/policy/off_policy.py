@@ -57,6 +57,28 @@ class OffPolicyPolicy(Policy):
     )
 
     # ---- set-up ------------------------------------------------------------------------------------------------
+    def __init__(self, cfg: Any, model: nn.Module | None = None, enable_field: Any = None) -> None:
+        super().__init__(cfg, model, enable_field)
+        if "learn" in self._enabled:
+            self._check_update_hooks()
+
+    def _check_update_hooks(self) -> None:
+        """A plugin's learn mode that would fail at its first update, or never learn, is one ConfigError when the
+        policy is built (before anything is written). Skipped for a class that replaces ``_forward_learn`` and never
+        calls this base's ``_init_learn``: it does not use the stages."""
+        cls = type(self).__qualname__
+        if not hasattr(self, "_stage_names"):
+            if type(self)._forward_learn is OffPolicyPolicy._forward_learn:
+                raise ConfigError(f"policy '{self.cfg.get('type')}': {cls}._init_learn must call "
+                                  f"super()._init_learn() (OffPolicyPolicy's update needs it)")
+            return
+        if not self._stage_names:  # _forward_learn would count updates and step nothing: a run that never learns
+            raise ConfigError(f"policy '{self.cfg.get('type')}': {cls}._init_learn registers no update stage; "
+                              f"call self._add_stage(name, optimizer) for each optimiser (docs/sac_td3.md)")
+        if type(self)._stage_loss is OffPolicyPolicy._stage_loss:
+            raise ConfigError(f"policy '{self.cfg.get('type')}': {cls} does not implement _stage_loss(stage, data, "
+                              f"context), which OffPolicyPolicy's update calls (docs/sac_td3.md)")
+
     def _check_single_transitions(self, why: str) -> None:
         """A :class:`ConfigError` unless ``policy.collect.unroll_len`` (DI-engine's sequence length) is 1: a policy
         that samples single transitions would silently ignore any other value (``why`` says what it learns from)."""
@@ -81,6 +103,7 @@ class OffPolicyPolicy(Policy):
     def _add_stage(self, stage: str, optimizer: torch.optim.Optimizer, state_key: str | None = None) -> None:
         """Register ``optimizer`` as the update stage ``stage`` (stages run in registration order) and as the
         checkpoint entry ``state_key`` (default ``optimizer_<stage>``)."""
+        self._check_base_init("_add_stage")
         self._stage_names.append(stage)
         self._optimizers[stage] = optimizer
         self._stage_params[stage] = [p for group in optimizer.param_groups for p in group["params"]]
@@ -93,6 +116,7 @@ class OffPolicyPolicy(Policy):
     def _add_target(self, name: str, online: nn.Module) -> nn.Module:
         """A frozen copy of ``online`` that :meth:`_update_targets` moves towards it; kept in checkpoints as
         ``name``. Floating-point buffers (e.g. observation statistics) are copied, not averaged."""
+        self._check_base_init("_add_target")
         target = copy.deepcopy(online).requires_grad_(False)
         self._target_params.append((list(target.parameters()), list(online.parameters())))
         for t, o in zip(target.buffers(), online.buffers(), strict=True):
@@ -100,6 +124,11 @@ class OffPolicyPolicy(Policy):
             self._target_buffers[1].append(o)
         self._learn_state[name] = target
         return target
+
+    def _check_base_init(self, method: str) -> None:
+        if not hasattr(self, "_stage_names"):  # else an AttributeError on a private name inside the subclass
+            raise ConfigError(f"policy '{self.cfg.get('type')}': {type(self).__qualname__}._init_learn calls "
+                              f"{method} before super()._init_learn(); call super()._init_learn() first")
 
     # ---- the update --------------------------------------------------------------------------------------------
     def _forward_learn(self, batch: dict) -> Log:
@@ -110,6 +139,9 @@ class OffPolicyPolicy(Policy):
         context: dict[str, Any] = {}
         log: Log = {}
         for stage in self._stages(step):
+            if stage not in self._optimizers:  # else a KeyError deep in _step
+                raise ConfigError(f"policy '{self.cfg.get('type')}': {type(self).__qualname__}._stages({step}) "
+                                  f"returned {stage!r}, not a registered stage ({', '.join(self._stage_names)})")
             loss, stage_log = self._stage_loss(stage, data, context)
             self._step(stage, loss)
             log.update(stage_log)
@@ -119,6 +151,9 @@ class OffPolicyPolicy(Policy):
         if self._targets_due(step + 1):
             self._update_targets()
         if self.cfg["priority"]:
+            if PRIORITY not in context:  # else a KeyError: the buffer's priorities come from the policy's TD stage
+                raise ConfigError(f"policy.priority=True, but no stage of {type(self).__qualname__} left "
+                                  f"context['priority'] (the |TD error| per sample) in _stage_loss")
             log[PRIORITY] = context[PRIORITY].detach().cpu().numpy() + 1e-6  # explicit return field
         return log
 
