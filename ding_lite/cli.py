@@ -56,8 +56,8 @@ def build_parser(mode: str | None = None) -> argparse.ArgumentParser:
                         help=shown("--n-episode", "eval, collect_demo: number of episodes"))
     parser.add_argument("--demo-path", default=None,
                         help=shown("--demo-path", "collect_demo: output file (default <exp_name>/demo.npz)"))
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar (training modes; -m eval "
-                        "and -m collect_demo show none)")
+    parser.add_argument("--no-progress", action="store_true", help=shown(
+        "--no-progress", "hide the progress bar of a training run (-m eval and -m collect_demo show none)"))
     parser.add_argument("--video", "--replay-path", default=None, metavar="DIR", help=shown(
         "--video", "eval: also record evaluation episodes as mp4 files in DIR (the evaluator's first env; training "
         "runs: policy.eval.evaluator.video_every); --replay-path is DI-engine's name"))
@@ -283,6 +283,7 @@ MODE_OPTIONS = (
     ("--demo-path", "demo_path", ("collect_demo",), "only -m collect_demo writes a demo file"),
     ("--video-episodes", "video_episodes", ("eval",), "it counts the episodes -m eval records with --video"),
     ("--resume", "resume", TRAINING_MODES, "evaluation and demo collection start from --load-ckpt"),
+    ("--no-progress", "no_progress", TRAINING_MODES, "-m eval and -m collect_demo show no progress bar"),
     ("--max-env-step", "max_env_step", ("serial", "serial_onpolicy", "parallel", "selfplay"),
      "-m eval and -m collect_demo run --n-episode episodes"),
     ("--max-train-iter", "max_train_iter", ("serial", "serial_onpolicy", "parallel", "selfplay"),

@@ -291,6 +291,10 @@ IN_PROCESS = {**{case: CASES[case] for case in CASES if case not in IN_SUBPROCES
     "eval: --resume": (lambda d: ["-m", "eval", "-c", DQN, "--resume"],
                        "--resume is read by -m serial, -m parallel, -m selfplay and -m gsl, not by -m eval "
                        "(evaluation and demo collection start from --load-ckpt)"),
+    "eval: --no-progress": (lambda d: ["-m", "eval", "-c", DQN, "--no-progress"],
+                            "--no-progress is read by -m serial, -m parallel, -m selfplay and -m gsl, not by -m eval"),
+    "collect_demo: --no-progress": (lambda d: ["-m", "collect_demo", "-c", DQN, "--no-progress"],
+                                    "--no-progress is read by -m serial, -m parallel, -m selfplay and -m gsl, not by"),
     "eval: a demo path": (lambda d: ["-m", "eval", "-c", DQN, "--demo-path", "d.npz"],
                           "--demo-path is read by -m collect_demo, not by -m eval"),
     "eval: video episodes without --video": (lambda d: ["-m", "eval", "-c", DQN, "--video-episodes", "3"],

@@ -37,8 +37,8 @@ def test_a_gsl_run_saves_a_total_config_that_runs_again(tmp_path: Path, capsys) 
         assert (second / name).read_text() == (first / name).read_text().replace(str(first), str(second)), name
     # -m eval of it: the top folder holds no checkpoint; the one error line names the phase config that plays one
     capsys.readouterr()
-    assert main(["-m", "eval", "-c", str(total), "--n-episode", "1", "--no-progress"]) == 2
+    assert main(["-m", "eval", "-c", str(total), "--n-episode", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     final = first / "phase2_generalist" / "total_config.py"
     assert len(err) == 1 and f"-m eval -c {final}" in err[0], err
-    assert main(["-m", "eval", "-c", str(final), "--n-episode", "1", "--no-progress"]) == 0
+    assert main(["-m", "eval", "-c", str(final), "--n-episode", "1"]) == 0

@@ -38,7 +38,7 @@ def test_a_leading_tilde_names_the_home_folder(home_and_work: tuple[Path, Path])
         assert (folder / "result.json").is_file()
         assert read_saved_config(folder / "total_config.py")["exp_name"] == str(folder)
     # -m eval finds the run's checkpoint by the same name
-    assert main(["-m", "eval", "-c", DQN, "--exp-name=~/runs/flag", "--no-progress", "--n-episode", "1"]) == 0
+    assert main(["-m", "eval", "-c", DQN, "--exp-name=~/runs/flag", "--n-episode", "1"]) == 0
 
 
 def test_a_leading_tilde_names_the_home_folder_for_a_sweep_too(home_and_work: tuple[Path, Path],
