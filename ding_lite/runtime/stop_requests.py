@@ -6,6 +6,10 @@ the checkpoint that ``--resume`` continues from, and raises :class:`~ding_lite.e
 stepped, the target net not yet); between iterations every part is whole. The first signal also puts the previous
 handlers back, so a second one stops at once, as before. Handlers can only be set from the main thread: elsewhere
 (a Ray Tune trial's thread) nothing changes.
+
+What the user sees of a stop is the one line the CLI prints at the end (stopped, where, the checkpoint, ``--resume``).
+Only a stop that takes longer than ``notice_after`` seconds (an evaluation or a large replay buffer's checkpoint in
+progress) is announced before it, so that the user waits instead of pressing Ctrl-C again.
 """
 from __future__ import annotations
 
@@ -23,9 +27,11 @@ _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 class StopRequests:
     """``with StopRequests() as stops:`` around a loop that checks :attr:`requested` between iterations."""
 
-    def __init__(self) -> None:
+    def __init__(self, notice_after: float = 2.0) -> None:
         self.requested: str | None = None  # the signal's name once one came
         self._before: dict[int, Any] = {}
+        self._notice_after = notice_after
+        self._notice: threading.Timer | None = None
 
     def __enter__(self) -> StopRequests:
         if threading.current_thread() is threading.main_thread():
@@ -35,6 +41,7 @@ class StopRequests:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        self._cancel_notice()
         self._restore()
 
     def _restore(self) -> None:
@@ -45,12 +52,25 @@ class StopRequests:
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.requested = signal.Signals(signum).name
         self._restore()  # a second signal acts at once
+        # before, this line was printed at once, and the CLI's final line followed it a moment later: two lines (and
+        # an [eval] line between) saying the same; now the final line alone, unless the stop takes a while
+        again = "Ctrl-C" if signum == signal.SIGINT else "the signal"
+        self._notice = threading.Timer(self._notice_after, self._announce, (again,))
+        self._notice.daemon = True
+        self._notice.start()
+
+    def _announce(self, again: str) -> None:
         print(f"\nding_lite: {self.requested}: stopping after this iteration with a checkpoint to --resume from "
-              f"({'Ctrl-C' if signum == signal.SIGINT else 'the signal'} again stops at once, without one)",
-              file=sys.stderr, flush=True)
+              f"({again} again stops at once, without one)", file=sys.stderr, flush=True)
+
+    def _cancel_notice(self) -> None:
+        if self._notice is not None:
+            self._notice.cancel()
+            self._notice = None
 
     def error(self, checkpoint: str, env_step: int, train_iter: int) -> KeyboardInterrupt:
         """The stop that was asked for, to raise, naming the checkpoint written for it."""
+        self._cancel_notice()  # the caller's line says it all
         message = f"stopped by {self.requested} at env_step {env_step}, train_iter {train_iter}; checkpoint " \
                   f"{checkpoint}: continue with --resume"
         return Terminated(message) if self.requested == "SIGTERM" else Interrupted(message)

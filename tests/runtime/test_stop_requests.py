@@ -1,0 +1,40 @@
+"""What a user sees of Ctrl-C or SIGTERM in a training loop: one line, the stop's own (raised to the CLI), unless the
+stop takes a while, when a notice comes first so that the user waits instead of pressing Ctrl-C again."""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from ding_lite.errors import Interrupted, Terminated
+from ding_lite.runtime.stop_requests import StopRequests
+
+pytestmark = pytest.mark.unittest
+
+
+@pytest.mark.parametrize("sig, kind", [(signal.SIGINT, Interrupted), (signal.SIGTERM, Terminated)])
+def test_a_quick_stop_prints_nothing_before_its_one_line(sig: signal.Signals, kind: type, capsys) -> None:
+    """Before, the handler printed a notice at once and the CLI the stop's line a moment later: two lines saying
+    the same (with the iteration's [eval] line between)."""
+    with StopRequests(notice_after=0.5) as stops:
+        os.kill(os.getpid(), sig)
+        time.sleep(0.05)  # the handler runs (the signal arrives between bytecodes)
+        assert stops.requested == sig.name
+        stop = stops.error("exp/ckpt/iteration_3.pth.tar", 96, 3)
+        time.sleep(0.8)  # past the notice's delay: it was called off
+    assert isinstance(stop, kind) and str(stop).endswith("checkpoint exp/ckpt/iteration_3.pth.tar: continue with "
+                                                         "--resume")
+    assert capsys.readouterr().err == ""
+    assert signal.getsignal(sig) != stops._on_signal  # the handlers before are back
+
+
+def test_a_slow_stop_is_announced_once(capsys) -> None:
+    with StopRequests(notice_after=0.1) as stops:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.5)  # an evaluation in progress
+        stops.error("none", 0, 0)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == ["ding_lite: SIGTERM: stopping after this iteration with a checkpoint to --resume from (the "
+                     "signal again stops at once, without one)"]
