@@ -15,12 +15,28 @@ from ding_lite.registry import add_config_folder
 from ding_lite.utils.dicts import to_plain
 
 
-def _siblings(path: Path) -> list[Path]:
-    """The Python files beside ``path`` (none where its folder cannot be read)."""
-    try:
-        return [p for p in path.parent.glob("*.py") if p.is_file()]
-    except OSError:
-        return []
+def _nearest_config(path: Path) -> Path | None:
+    """The existing config file nearest to the missing ``path``: each part of it that does not exist replaced by the
+    closest name in its folder (a folder for the folders, a ``.py`` file for the file), as long as one is close; None
+    where a part has no close name. A typo in a folder name (``dizoo/classic_contrl/...``) gets a suggestion too, not
+    only one in the file name."""
+    found = Path(path.anchor)
+    parts = path.parts[1:] if path.anchor else path.parts
+    for i, name in enumerate(parts):
+        last = i == len(parts) - 1
+        if (found / name).is_file() if last else (found / name).is_dir():
+            found = found / name
+            continue
+        try:
+            names = [p.name for p in found.iterdir()
+                     if (p.suffix == ".py" and p.is_file() if last else p.is_dir())]
+        except OSError:  # a folder that cannot be read
+            return None
+        near = difflib.get_close_matches(name, names, n=1, cutoff=0.8)
+        if not near:
+            return None
+        found = found / near[0]
+    return found if found.is_file() else None
 
 
 def _installed_dizoo(path: Path) -> str:
@@ -51,8 +67,8 @@ def read_config(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any]
         hint = f": an experiment folder's config is {saved}" if saved.is_file() else ""
         raise ConfigError(f"config file {path} is a folder, not a .py config file{hint}")
     if not path.is_file():
-        near = difflib.get_close_matches(path.name, [p.name for p in _siblings(path)], n=1, cutoff=0.8)
-        hint = f" (did you mean {path.with_name(near[0])}?)" if near else _installed_dizoo(path)
+        near = _nearest_config(path)
+        hint = f" (did you mean {near}?)" if near is not None else _installed_dizoo(path)
         raise ConfigError(f"config file not found: {path}{hint}")
     try:
         namespace = runpy.run_path(str(path), run_name="__ding_lite_config__")

@@ -41,6 +41,24 @@ def test_a_misspelt_file_name_gets_the_close_file_beside_it(tmp_path: Path) -> N
         read_config(tmp_path / "cartpole_dqn_confg.py")
 
 
+@pytest.mark.parametrize("typo", ["dizoo/classic_contrl/cartpole/config/cartpole_dqn_config.py",
+                                  "dizo/classic_control/cartpol/confg/cartpole_dqn_confg.py"])
+def test_a_misspelt_folder_gets_the_nearest_existing_config(tmp_path: Path, monkeypatch, typo: str) -> None:
+    """Before, only a typo in the file's own name got a suggestion: one in a folder name said just 'not found'."""
+    folder = tmp_path / "dizoo" / "classic_control" / "cartpole" / "config"
+    folder.mkdir(parents=True)
+    (folder / "cartpole_dqn_config.py").write_text("main_config = dict()\n")
+    (tmp_path / "dizoo" / "classic_control" / "pendulum").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as info:
+        read_config(typo)
+    assert str(info.value) == (f"config file not found: {typo} (did you mean "
+                               f"dizoo/classic_control/cartpole/config/cartpole_dqn_config.py?)")
+    with pytest.raises(ConfigError) as info:  # no folder near the missing one: nothing to suggest
+        read_config(f"{tmp_path}/path/in/missing_folder/x.py")
+    assert str(info.value) == f"config file not found: {tmp_path}/path/in/missing_folder/x.py"
+
+
 def test_a_folder_is_no_config_file_and_an_experiment_folder_names_its_saved_config(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"config file .* is a folder, not a .py config file$"):
         read_config(tmp_path)
