@@ -42,7 +42,8 @@ def build_parser(mode: str | None = None) -> argparse.ArgumentParser:
         "-m gsl: gsl.*_max_env_step instead)"))
     parser.add_argument("--max-train-iter", "--train-iter", type=budget_int, default=None, help=shown(
         "--max-train-iter", "stop after this many train iterations (--train-iter is DI-engine's name)"))
-    parser.add_argument("--exp-name", default=None, help="experiment folder (default: the config's exp_name)")
+    parser.add_argument("--exp-name", default=None, help="experiment folder (default: the config's exp_name); a "
+                        "leading ~ is the home folder (~/runs/x), a folder named ~ is refused")
     parser.add_argument("--set", dest="overrides", action="extend", nargs="+", default=[], metavar="KEY=VALUE",
                         help="override config values, e.g. --set policy.learn.batch_size=128 env.collector_env_num=4 "
                              "(one or more after each --set; repeatable)")

@@ -132,13 +132,14 @@ def build_sweep_parser() -> argparse.ArgumentParser:
 def sweep_command(argv: Sequence[str]) -> None:
     """Run ``ding_lite -m sweep ...``: the results table to stdout, progress lines to stderr."""
     from ding_lite.build import load_config
-    from ding_lite.utils.claim import normal_path
+    from ding_lite.runtime.experiment import exp_folder
 
     args = build_sweep_parser().parse_args(list(argv))
     distinct_seeds(args.seed)
     config = Path(args.config).resolve()
     cfg = load_config(config, strict=args.strict, overrides=args.overrides)
-    folder = normal_path(args.exp_name or f"{cfg.exp_name}_sweep").resolve()  # '~' too, as a run's exp_name
+    folder = exp_folder(args.exp_name or f"{cfg.exp_name}_sweep", "--exp-name" if args.exp_name else "exp_name")
+    folder = folder.resolve()  # '~' too, as a run's exp_name
     metric = args.metric
     spec = SweepSpec(config=str(config), sweep_dir=str(folder), space=list(args.space), search=args.search,
                      seeds=list(args.seed or [0]), metric=metric,

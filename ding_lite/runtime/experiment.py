@@ -24,14 +24,36 @@ def experiment_dir(cfg: EasyDict, exp_name: str | None, seed: int, n_seeds: int)
         raise ConfigError("exp_name is None: give the experiment a name (exp_name='cartpole_dqn' in the config, or "
                           "--exp-name cartpole_dqn)")
     name = str(exp_name if exp_name is not None else cfg.exp_name)
-    folder = str(normal_path(name))  # its '..' parts resolved by name: 'a/../b' is the folder 'b'
+    where = "--exp-name" if exp_name is not None else "exp_name"
+    folder = str(exp_folder(name, where))  # its '..' parts resolved by name: 'a/../b' is the folder 'b'
     if name == "" or Path(folder).name in ("", ".", ".."):
-        where = "--exp-name" if exp_name is not None else "exp_name"
         raise ConfigError(f"{where} {name!r} names no folder of its own: give the experiment a name, e.g. "
                           f"--exp-name cartpole_dqn")
     if n_seeds > 1:
         folder = re.sub(r"_seed\d+$", "", folder) + f"_seed{seed}"
     return Path(folder)
+
+
+def exp_folder(name: str, where: str = "--exp-name") -> Path:
+    """The folder that the experiment name ``name`` (given as ``where``) names: a leading ``~`` is the home folder
+    (:func:`~ding_lite.utils.claim.normal_path`). A name that would make a folder literally named ``~`` in the current
+    directory (``a/~``; ``~bob/x`` where no user bob exists) is refused: a later ``rm -rf ~`` to tidy it up removes
+    the home folder. So is the home folder itself (``~``): a run would write among its files, or, as it is not empty,
+    beside it (``/home/<user>_1``)."""
+    folder = normal_path(name)
+    home = normal_path("~")
+    if folder == home:
+        raise ConfigError(f"{where} {name!r} is the home folder itself, not a folder for the run: name one in it, "
+                          f"e.g. {where} ~/runs/cartpole_dqn")
+    if "~" in folder.parts:
+        raise ConfigError(f"{where} {name!r} would make a folder literally named '~' (a trap: rm -rf ~ removes the "
+                          f"home folder); only a leading ~ is read as the home folder: give {where} ~/runs/x, or "
+                          f"a name without ~")
+    if folder.parts[:1] and folder.parts[0].startswith("~"):  # '~bob/x' where no user bob exists
+        raise ConfigError(f"{where} {name!r}: no user {folder.parts[0][1:]!r} has a home folder for "
+                          f"{folder.parts[0]} to name (a folder literally named '{folder.parts[0]}' would be made "
+                          f"here); your home folder is ~/: give {where} ~/runs/x")
+    return folder
 
 
 def checkpoint_to_run(cfg: EasyDict, load_ckpt: str | Path | None, exp_name: str | None, seed: int,

@@ -59,3 +59,25 @@ def test_a_leading_tilde_names_the_home_folder_for_a_sweep_too(home_and_work: tu
     assert main(["-m", "sweep", "-c", DQN, "--exp-name=~/runs/s", *space]) == 2
     assert main(["-m", "sweep", "-c", DQN, "--set", "exp_name=~/runs/x", *space]) == 2
     assert folders == [str(home / "runs" / "s"), str(home / "runs" / "x_sweep")]
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--exp-name", "~"], "--exp-name '~' is the home folder itself"),
+    (["--exp-name=~/"], "--exp-name '~/' is the home folder itself"),
+    (["--set", "exp_name=~"], "exp_name '~' is the home folder itself"),
+    (["--exp-name", "runs/~"], "--exp-name 'runs/~' would make a folder literally named '~'"),
+    (["--exp-name", "~no_such_user_xyz/x"], "no user 'no_such_user_xyz' has a home folder"),
+    (["-m", "sweep", "--exp-name", "~", "--space", "policy.learn.batch_size=[64]"], "is the home folder itself"),
+])
+def test_a_tilde_that_names_no_folder_for_the_run_is_refused(home_and_work: tuple[Path, Path], capsys,
+                                                             argv: list[str], said: str) -> None:
+    """Before, '~' (quoted, so the shell left it) made the run in '<home>_1' beside the home folder (the home folder
+    is not empty), 'runs/~' and '~nosuchuser/x' folders literally named '~...' here: a trap for a later rm -rf."""
+    home, work = home_and_work
+    (home / ".profile").write_text("")
+    quick = [] if "sweep" in argv else QUICK
+    assert main(["-c", DQN, *argv, *quick]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ding_lite: error: ") and said in err[0], err
+    assert list(work.iterdir()) == [] and [p.name for p in home.iterdir()] == [".profile"]
+    assert sorted(p.name for p in home.parent.iterdir()) == ["home", "work"]
