@@ -17,12 +17,12 @@ from ding_lite.config.compile import check_moved_env
 from ding_lite.config.frozen import freeze
 from ding_lite.config.reader import read_saved_config
 from ding_lite.errors import CheckpointError, ConfigError, optional_count
-from ding_lite.runtime.experiment import experiment_dir
+from ding_lite.runtime.experiment import exp_folder, experiment_dir
 from ding_lite.runtime.model_drift import warn_of_model_drift
 from ding_lite.runtime.parts import StartCheckpoint
 from ding_lite.utils.atomic import remove_stale_temps
 from ding_lite.utils.checkpoint import load_checkpoint, resume_checkpoint
-from ding_lite.utils.claim import FolderClaim, claim_existing, claim_new, normal_path
+from ding_lite.utils.claim import FolderClaim, claim_existing, claim_new
 from ding_lite.utils.seed import SeedPlan, set_seed
 from ding_lite.utils.torch_setup import configure_torch
 from ding_lite.worker.video import prepare_offscreen_rendering
@@ -109,7 +109,9 @@ def start_run(config: ConfigLike, options: RunOptions, resolve: Callable[[Any], 
     check_moved_env(cfg)  # a stop value kept from the env --set moved away from
     check_budget("max_env_step", options.max_env_step)
     check_budget("max_train_iter", options.max_train_iter)
-    asked_dir = normal_path(options.exp_dir if options.exp_dir is not None else experiment_dir(cfg, None, seed, 1))
+    # the Python API's exp_dir as --exp-name: a leading '~' is the home folder, a folder named '~' is refused
+    asked_dir = exp_folder(str(options.exp_dir), "exp_dir") if options.exp_dir is not None \
+        else experiment_dir(cfg, None, seed, 1)
     held = claim_existing(asked_dir) if resume and asked_dir.is_dir() else None  # a second --resume is refused
     try:
         if resume:

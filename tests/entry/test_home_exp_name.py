@@ -81,3 +81,13 @@ def test_a_tilde_that_names_no_folder_for_the_run_is_refused(home_and_work: tupl
     assert len(err) == 1 and err[0].startswith("ding_lite: error: ") and said in err[0], err
     assert list(work.iterdir()) == [] and [p.name for p in home.iterdir()] == [".profile"]
     assert sorted(p.name for p in home.parent.iterdir()) == ["home", "work"]
+
+
+def test_the_python_api_s_exp_dir_reads_a_tilde_as_exp_name_does(home_and_work: tuple[Path, Path]) -> None:
+    from ding_lite.entry import serial_pipeline
+    from ding_lite.errors import ConfigError
+
+    home, work = home_and_work
+    with pytest.raises(ConfigError, match=r"^exp_dir 'runs/~' would make a folder literally named '~'"):
+        serial_pipeline(DQN, exp_dir="runs/~", max_env_step=64, progress=False)
+    assert list(work.iterdir()) == [] and list(home.iterdir()) == []
