@@ -31,18 +31,25 @@ class StopRequests:
         self.requested: str | None = None  # the signal's name once one came
         self._before: dict[int, Any] = {}
         self._notice_after = notice_after
-        self._notice: threading.Timer | None = None
+        self._signalled = threading.Event()  # set by the handler (a signal handler starts no thread of its own)
+        self._answered = threading.Event()  # set once the stop is raised (or the loop is left): no notice then
+        self._watcher: threading.Thread | None = None
 
     def __enter__(self) -> StopRequests:
         if threading.current_thread() is threading.main_thread():
             for sig in _SIGNALS:
                 self._before[sig] = signal.signal(sig, self._on_signal)
+            self._watcher = threading.Thread(target=self._notice_if_slow, name="ding_lite-stop-notice", daemon=True)
+            self._watcher.start()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self._cancel_notice()
+        self._answered.set()
+        self._signalled.set()  # the notice thread ends
         self._restore()
+        if self._watcher is not None:
+            self._watcher.join(timeout=1.0)  # nothing left behind in the caller's process
 
     def _restore(self) -> None:
         for sig, handler in self._before.items():
@@ -52,25 +59,21 @@ class StopRequests:
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.requested = signal.Signals(signum).name
         self._restore()  # a second signal acts at once
-        # before, this line was printed at once, and the CLI's final line followed it a moment later: two lines (and
-        # an [eval] line between) saying the same; now the final line alone, unless the stop takes a while
-        again = "Ctrl-C" if signum == signal.SIGINT else "the signal"
-        self._notice = threading.Timer(self._notice_after, self._announce, (again,))
-        self._notice.daemon = True
-        self._notice.start()
+        # before, a notice was printed here at once, and the CLI's final line followed it a moment later: two lines
+        # (an [eval] line between) saying the same; now the final line alone, unless the stop takes a while
+        self._signalled.set()
 
-    def _announce(self, again: str) -> None:
+    def _notice_if_slow(self) -> None:
+        self._signalled.wait()
+        if self._answered.wait(self._notice_after):
+            return
+        again = "Ctrl-C" if self.requested == "SIGINT" else "the signal"
         print(f"\nding_lite: {self.requested}: stopping after this iteration with a checkpoint to --resume from "
               f"({again} again stops at once, without one)", file=sys.stderr, flush=True)
 
-    def _cancel_notice(self) -> None:
-        if self._notice is not None:
-            self._notice.cancel()
-            self._notice = None
-
     def error(self, checkpoint: str, env_step: int, train_iter: int) -> KeyboardInterrupt:
         """The stop that was asked for, to raise, naming the checkpoint written for it."""
-        self._cancel_notice()  # the caller's line says it all
+        self._answered.set()  # the caller's line says it all
         message = f"stopped by {self.requested} at env_step {env_step}, train_iter {train_iter}; checkpoint " \
                   f"{checkpoint}: continue with --resume"
         return Terminated(message) if self.requested == "SIGTERM" else Interrupted(message)
