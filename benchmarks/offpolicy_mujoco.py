@@ -27,14 +27,12 @@ that below 1 is always ding_lite behind (the speed ratio is printed by ``speed``
 
     python benchmarks/offpolicy_mujoco.py [--algos sac td3] [--envs hopper halfcheetah] [--seeds 0 1 2]
                                           [--steps 300000] [--out /tmp/offpolicy_mujoco]
-    python benchmarks/offpolicy_mujoco.py --envs pendulum --out /tmp/offpolicy_pendulum   # 20,000 steps, an
-                                                                                          # evaluation every 1,000
+    python benchmarks/offpolicy_mujoco.py --envs pendulum --out /tmp/offpolicy_pendulum  # 20k steps, eval every 1k
     python benchmarks/offpolicy_mujoco.py --part speed [--algos sac td3] [--speed-steps 2000] [--repeats 3]
     python benchmarks/offpolicy_mujoco.py ... --set policy.learn.gradient_dtype=float32   # ding_lite's side overridden
     python benchmarks/offpolicy_mujoco.py --report [--out /tmp/offpolicy_mujoco]
     python benchmarks/offpolicy_mujoco.py --part paired --envs pendulum --out /tmp/offpolicy_pendulum
-    python benchmarks/offpolicy_mujoco.py --run sac hopper 0 sb3 [--steps ...]   # one side of one run (what learn
-                                                                                 # starts twice)
+    python benchmarks/offpolicy_mujoco.py --run sac hopper 0 sb3 [--steps ...]  # one side of one run (learn: two)
 
 The settings of both sides, and SB3's side itself: ``benchmarks/offpolicy_sb3.py``.
 """
