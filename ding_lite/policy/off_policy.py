@@ -4,6 +4,7 @@ starts, updates per collect, priorities back to the buffer) is :class:`~ding_lit
 from __future__ import annotations
 
 import copy
+import warnings
 from typing import Any
 
 import torch
@@ -94,7 +95,7 @@ class OffPolicyPolicy(Policy):
         self._stage_names: list[str] = []
         self._optimizers: dict[str, torch.optim.Optimizer] = {}
         self._stage_params: dict[str, list[torch.Tensor]] = {}
-        self._lr_schedules: list[torch.optim.lr_scheduler.LambdaLR] = []  # one per stage with learn.lr_decay_iter
+        self._lr_schedules: dict[str, torch.optim.lr_scheduler.LambdaLR] = {}  # stage -> its learn.lr_decay_iter
         self._target_params: list[tuple[list[torch.Tensor], list[torch.Tensor]]] = []  # (target, online) per net
         self._target_buffers: tuple[list[torch.Tensor], list[torch.Tensor]] = ([], [])  # copied, never averaged
         self._train_steps = StepCounter()
@@ -110,7 +111,7 @@ class OffPolicyPolicy(Policy):
         self._learn_state[state_key or f"optimizer_{stage}"] = optimizer
         schedule = linear_lr_decay(optimizer, self.cfg["learn"]["lr_decay_iter"])
         if schedule is not None:  # in checkpoints, so a resumed run goes on from the rate it reached
-            self._lr_schedules.append(schedule)
+            self._lr_schedules[stage] = schedule
             self._learn_state[f"lr_schedule_{stage}"] = schedule
 
     def _add_target(self, name: str, online: nn.Module) -> nn.Module:
@@ -138,7 +139,8 @@ class OffPolicyPolicy(Policy):
         step = self._train_steps.count
         context: dict[str, Any] = {}
         log: Log = {}
-        for stage in self._stages(step):
+        stages = self._stages(step)
+        for stage in stages:
             if stage not in self._optimizers:  # else a KeyError deep in _step
                 raise ConfigError(f"policy '{self.cfg.get('type')}': {type(self).__qualname__}._stages({step}) "
                                   f"returned {stage!r}, not a registered stage ({', '.join(self._stage_names)})")
@@ -146,8 +148,15 @@ class OffPolicyPolicy(Policy):
             self._step(stage, loss)
             log.update(stage_log)
         self._train_steps.count = step + 1
-        for schedule in self._lr_schedules:
-            schedule.step()
+        for stage, schedule in self._lr_schedules.items():
+            if stage in stages:
+                schedule.step()
+                continue
+            # a delayed stage (TD3's actor) decays by train iteration too, so it steps before its optimiser ever
+            # has at the first update: torch's warning of that order is about user code that skips a rate, not this
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "Detected call of `lr_scheduler.step\\(\\)` before", UserWarning)
+                schedule.step()
         if self._targets_due(step + 1):
             self._update_targets()
         if self.cfg["priority"]:

@@ -3,6 +3,8 @@ only its own parameters, targets move by Polyak averaging or copies on schedule,
 importance weights."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -112,6 +114,20 @@ def test_lr_decay_iter_anneals_every_optimiser_to_zero_and_resumes_where_it_was(
     for _ in range(2):
         sac.learn_mode.forward(batch())
     assert [o.param_groups[0]["lr"] for o in sac._optimizers.values()] == [0.0] * len(sac._optimizers)
+
+
+def test_td3_lr_decay_anneals_by_train_iter_without_torch_warning_of_the_delayed_actor() -> None:
+    # TD3's actor steps at updates d-1, 2d-1, ...: its schedule stepped at update 0, before the actor's optimiser had
+    # ever stepped, and torch printed its UserWarning "lr_scheduler.step() before optimizer.step()" in every such run
+    td3 = continuous_policy("td3", "policy.learn.lr_decay_iter=4", "policy.learn.actor_update_freq=2")
+    actor = td3._optimizers["actor"]
+    rates = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            td3.learn_mode.forward(batch())
+            rates.append(actor.param_groups[0]["lr"] / actor.param_groups[0]["initial_lr"])
+    assert rates == pytest.approx([0.75, 0.5, 0.25])  # by train iteration, as the critic's
 
 
 @pytest.mark.parametrize("policy_type", ["sac", "td3"])
