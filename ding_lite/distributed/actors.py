@@ -9,10 +9,12 @@ loaded.
 """
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+import torch
 from easydict import EasyDict
 
 from ding_lite.build import build, build_env_manager, build_eval_env_manager, build_evaluator, import_plugins
@@ -35,13 +37,24 @@ class CollectOutput(NamedTuple):
     env_restarts: int  # env worker restarts of the actor's env manager so far (its life, not this collect)
 
 
+def _actor_config(cfg: Mapping[str, Any]) -> EasyDict:
+    """The actor's config. With ``policy.cuda=True`` where this process sees no CUDA (a machine without a GPU, or an
+    actor Ray gave no GPU), a copy whose policy acts on the CPU without a warning of its own: the run's learner warned
+    once, and each actor repeated it (1 + collectors + 1 lines). (An in-process shell shares the caller's sections.)"""
+    if (cfg.get("policy") or {}).get("cuda") and not torch.cuda.is_available():
+        out = EasyDict(copy.deepcopy(cfg))  # a frozen config's deep copy is writable
+        out["policy"]["cuda"] = False
+        return out
+    return EasyDict(cfg)
+
+
 class _Shell:
     """Common part: plugins imported, process seeded, one torch thread, versioned weight loading."""
 
     def __init__(self, cfg: Mapping[str, Any], seed: int, folders: tuple[str, ...] = ()) -> None:
         # the config's custom types must be registered in this fresh process too, found where the driver found them
         import_plugins(cfg, folders=folders)
-        self.cfg = EasyDict(cfg)
+        self.cfg = _actor_config(cfg)
         self.seed = seed
         set_seed(seed)
         configure_torch()

@@ -94,3 +94,29 @@ def test_ppo_learns_on_its_device_with_the_fused_step(device: str, continuous: b
     with policy.collect_mode.rollout_weights():
         out = policy.collect_mode.forward(obs[:3], env_step=0)
     assert out["action"].shape[0] == 3 and np.isfinite(out["logp"]).all()
+
+
+def test_a_parallel_actor_without_cuda_acts_on_the_cpu_without_a_warning_of_its_own(caplog, monkeypatch) -> None:
+    """`-m parallel` with policy.cuda=True on a machine without CUDA warned once per process: the learner's, then
+    every collector's and the evaluator's (Ray's prefix on each). The learner warns; an actor's policy acts on the
+    CPU quietly, from its own copy of the config."""
+    from ding_lite.build import fill_model_shapes_from_env, load_config
+    from ding_lite.distributed.actors import CollectorShell, EvaluatorShell
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    from conftest import DIZOO_CARTPOLE
+
+    cfg = load_config(DIZOO_CARTPOLE / "cartpole_dqn_config.py", overrides=["policy.cuda=True"])
+    fill_model_shapes_from_env(cfg)
+    with caplog.at_level(logging.WARNING, logger="ding_lite"):
+        collector, evaluator = CollectorShell(cfg, seed=0), EvaluatorShell(cfg, seed=0)
+    try:
+        assert "policy.cuda=True" not in caplog.text
+        assert collector.cfg.policy.cuda is False and evaluator.policy.device == torch.device("cpu")
+        assert cfg.policy.cuda is True  # the driver's config as it was
+        with caplog.at_level(logging.WARNING, logger="ding_lite"):
+            build(cfg, "policy", enable_field=["learn"])  # the learner's warning stays
+        assert caplog.text.count("warning: policy.cuda=True but CUDA is not available") == 1
+    finally:
+        collector.close()
+        evaluator.close()
