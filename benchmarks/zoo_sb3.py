@@ -7,8 +7,12 @@ linearly to 0 over the run where the config anneals it), γ, λ, ``clip_range``,
 ``ent_coef``, ``vf_coef = value_weight / 2`` (SB3's value loss is the mean squared error; ding_lite's, as CleanRL's,
 has a factor 1/2), ``max_grad_norm``, the advantage normalisation, the nets (``net_arch``, activation, orthogonal
 init, initial log-std), and ``VecNormalize`` for the observation and reward normalisation with the same clips and γ.
+The annealed learning rate reaches 0 where ding_lite's does: ``lr_decay_iter`` gradient steps are
+``lr_decay_iter x n_sample / (epoch_per_collect x minibatches per collect)`` env steps, whatever the run's budget.
 One difference remains that no setting removes: SB3 clips the value as ``v_old + clip(v - v_old)`` alone, ding_lite
-(as CleanRL and OpenAI baselines) takes the larger of the clipped and unclipped squared errors.
+(as CleanRL and OpenAI baselines) takes the larger of the clipped and unclipped squared errors. A config SB3's PPO
+cannot express (value normalisation, advantages recomputed each epoch, dual clip, DI-engine's per-collect
+``lr_scheduler``, a shared encoder, a state-dependent or bounded Gaussian) is a ``ValueError`` naming the key.
 
 DQN configs (:func:`sb3_dqn_kwargs`) translate to SB3's DQN, which has one fixed form: a plain Q-net (no dueling
 head, no double-Q target), the Huber loss, one-step targets and a linear ε schedule; a config outside that form is a
@@ -38,14 +42,18 @@ def sb3_ppo_kwargs(cfg: Any, budget: int) -> tuple[dict[str, Any], dict[str, Any
     from ding_lite.policy.base_policy import resolve_discount_factor
 
     policy, learn, collect, model = cfg.policy, cfg.policy.learn, cfg.policy.collect, cfg.policy.model
+    _check_sb3_form("PPO", {
+        "learn.value_norm": (learn.value_norm, False), "recompute_adv": (policy.recompute_adv, False),
+        "learn.dual_clip": (learn.dual_clip, None), "learn.lr_scheduler": (learn.lr_scheduler, None),
+        "model.share_encoder": (model.share_encoder, False), "model.sigma_type": (model.sigma_type, "fixed"),
+        "model.bound_type": (model.bound_type, None)})
     n_env = int(cfg.env.collector_env_num)
     gamma = resolve_discount_factor(policy)
-    lr = float(learn.learning_rate)
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[model.activation]
     hidden = list(model.encoder_hidden_size_list)
     ppo = dict(
         n_steps=int(collect.n_sample) // n_env, batch_size=int(learn.batch_size), n_epochs=int(learn.epoch_per_collect),
-        learning_rate=(lambda progress: lr * progress) if learn.lr_decay_iter else lr,
+        learning_rate=_learning_rate(learn, int(collect.n_sample), budget),
         gamma=gamma, gae_lambda=float(collect.gae_lambda), clip_range=float(learn.clip_ratio),
         clip_range_vf=learn.value_clip_ratio, ent_coef=float(learn.entropy_weight),
         vf_coef=float(learn.value_weight) / 2, max_grad_norm=learn.grad_clip_value or math.inf,
@@ -58,27 +66,50 @@ def sb3_ppo_kwargs(cfg: Any, budget: int) -> tuple[dict[str, Any], dict[str, Any
     return ppo, norm
 
 
+def _learning_rate(learn: Any, n_sample: int, budget: int) -> Any:
+    """SB3's learning rate for ``budget`` env steps: ding_lite's constant one, or its linear decay to 0 over
+    ``lr_decay_iter`` gradient steps as a function of SB3's progress remaining (1 - env steps / budget)."""
+    lr = float(learn.learning_rate)
+    if not learn.lr_decay_iter:
+        return lr
+    # in env steps: a collect of n_sample rows is epoch_per_collect passes of ceil(n_sample / batch_size) minibatches;
+    # annealing over the budget instead made a shorter run (--env-steps) end at 0 where ding_lite's had barely moved
+    per_collect = int(learn.epoch_per_collect) * math.ceil(n_sample / int(learn.batch_size))
+    span = int(learn.lr_decay_iter) * n_sample / per_collect
+    return lambda progress: lr * max(1.0 - (1.0 - progress) * budget / span, 0.0)
+
+
+def _check_sb3_form(algo: str, fixed: dict[str, tuple[Any, Any]]) -> None:
+    """A ``ValueError`` naming the first key whose value SB3's ``algo`` has no setting for (``fixed``: key -> (the
+    config's value, SB3's only value))."""
+    for key, (value, sb3) in fixed.items():
+        if value != sb3:
+            raise ValueError(f"SB3's {algo} has no policy.{key}={value!r} (it has {sb3!r} only): no SB3 peer for "
+                             f"this config")
+
+
 def sb3_dqn_kwargs(cfg: Any, budget: int) -> dict[str, Any]:
     """SB3 ``DQN`` keyword arguments for a compiled dizoo DQN config run for ``budget`` env steps; a
     ``ValueError`` naming the key where the config is outside SB3's one form of DQN."""
+    from ding_lite.policy.base_policy import resolve_discount_factor
+
     policy, learn, collect, model = cfg.policy, cfg.policy.learn, cfg.policy.collect, cfg.policy.model
     eps = policy.other.eps
     fixed = {"model.dueling": (model.dueling, False), "model.head_layer_num": (model.head_layer_num, 0),
              "model.activation": (model.activation, "relu"), "learn.double": (learn.double, False),
              "learn.loss_type": (learn.loss_type, "huber"), "nstep": (policy.nstep, 1),
              "other.eps.type": (eps.type, "linear"), "learn.target_theta": (learn.target_theta, None),
-             "learn.replay_ratio": (learn.replay_ratio, None), "priority": (policy.priority, False)}
-    for key, (value, sb3) in fixed.items():
-        if value != sb3:
-            raise ValueError(f"SB3's DQN has no policy.{key}={value!r} (it has {sb3!r} only): no SB3 peer for "
-                             f"this config")
+             "learn.replay_ratio": (learn.replay_ratio, None), "priority": (policy.priority, False),
+             "learn.lr_decay_iter": (learn.lr_decay_iter, None)}  # SB3's DQN here: a constant learning rate
+    _check_sb3_form("DQN", fixed)
     n_env, n_sample, updates = int(cfg.env.collector_env_num), int(collect.n_sample), int(learn.update_per_collect)
     if n_sample % n_env:
         raise ValueError(f"policy.collect.n_sample={n_sample} is not a multiple of env.collector_env_num={n_env}")
     return dict(
         learning_rate=float(learn.learning_rate), buffer_size=int(policy.other.replay_buffer.replay_buffer_size),
         learning_starts=int(policy.learning_starts or 0), batch_size=int(learn.batch_size), tau=1.0,
-        gamma=float(policy.discount_factor), train_freq=n_sample // n_env, gradient_steps=updates,
+        # γ as ding_lite resolves it: DI-engine's learn/collect.discount_factor, where set, win over the home key
+        gamma=resolve_discount_factor(policy), train_freq=n_sample // n_env, gradient_steps=updates,
         target_update_interval=int(learn.target_update_freq) * n_sample // updates,
         exploration_fraction=min(float(eps.decay) / budget, 1.0), exploration_initial_eps=float(eps.start),
         exploration_final_eps=float(eps.end), max_grad_norm=learn.grad_clip_value or math.inf,
