@@ -29,7 +29,9 @@ SPEED_WARMUP = 1000  # random env steps (learning_starts) before the timed ones,
 
 # ---- SB3's side ----------------------------------------------------------------------------------------------------
 # rl-zoo's hyperparams/sac.yml and td3.yml entries (less n_timesteps and policy: 'MlpPolicy'); SB3's defaults for the
-# rest. Pendulum-v1: rl-baselines3-zoo at commit eec15dc (2026-04-01), where both entries last changed.
+# rest. Pendulum-v1: the entries as rl-baselines3-zoo has them at commit eec15dc (2026-04-01), which added a default
+# entry and left them as they were; TD3's last changed in 8cecab4 (2024-01-16), SAC's settings not since it became
+# Pendulum-v1 (7bfab98, 2022-02-23).
 _TD3_MUJOCO = dict(learning_starts=10000, learning_rate=1e-3, batch_size=256, train_freq=1, gradient_steps=1,
                    noise_type="normal", noise_std=0.1, policy_kwargs=dict(net_arch=[400, 300]))
 RLZOO = {

@@ -45,13 +45,15 @@ class Suite:
     seeds: tuple[int, ...] = (0, 1, 2)
 
 
-CLEANRL_MUJOCO = ("CleanRL ppo_continuous_action, Open RL Benchmark (tag pr-424): mean ± std over 3 seeds of the "
-                  "training episodes' return at 1M steps")
+# Open RL Benchmark's table (its rlops): each run's mean return over its last 100 training episodes (the stochastic
+# policy's), then mean ± std over the runs
+CLEANRL_LAST_100 = "mean ± std over 3 seeds of each seed's mean return over its last 100 training episodes"
+CLEANRL_MUJOCO = f"CleanRL ppo_continuous_action, Open RL Benchmark (tag pr-424), 1M env steps: {CLEANRL_LAST_100}"
 CLEANRL_MUJOCO_URL = "https://docs.cleanrl.dev/rl-algorithms/ppo/#ppo_continuous_actionpy"
 D4RL_RANDOM = "D4RL's REF_MIN_SCORE (Fu et al. 2020), random policy"
 MUJOCO_ROUTES = {"envpool": (), "gym": ("env.type=mujoco", "env.manager.type=base")}
 ATARI_ROUTES = {"envpool": (), "gym": ("env.type=atari", "env.manager.type=subprocess")}
-CLEANRL_ATARI = "CleanRL ppo_atari, 10M env steps (40M frames), mean ± std over 3 seeds"
+CLEANRL_ATARI = f"CleanRL ppo_atari, Open RL Benchmark (tag pr-424), 10M env steps (40M frames): {CLEANRL_LAST_100}"
 CLEANRL_ATARI_URL = "https://docs.cleanrl.dev/rl-algorithms/ppo/#ppo_ataripy"
 DQN_RANDOM = "Mnih et al. 2015, Extended Data Table 2 (random agent)"
 RL_ZOO_DQN = ("rl-baselines3-zoo benchmark.md, DQN with its tuned hyperparameters, 100k (Acrobot) / 120k "
@@ -76,7 +78,7 @@ SUITES: dict[str, Suite] = {s.name: s for s in (
     )),
     Suite("classic-control", "PPO on CartPole-v1 (the dizoo config), 100k env steps", (
         Task("CartPole-v1", "dizoo/classic_control/cartpole/config/cartpole_ppo_config.py", 100_000, 320, 2_048,
-             Reference(490.04, "CleanRL ppo.py, 500k env steps, mean ± std over 3 seeds",
+             Reference(490.04, f"CleanRL ppo.py, Open RL Benchmark (tag pr-424), 500k env steps: {CLEANRL_LAST_100}",
                        "https://docs.cleanrl.dev/rl-algorithms/ppo/#ppopy"),
              22.0, "a uniformly random policy (about 22 steps per episode)", {"gym": ()}),
     ), seeds=(0, 1, 2)),

@@ -1,6 +1,6 @@
-"""benchmarks/zoo_sb3.py's translation of dizoo configs to SB3: each setting with SB3's meaning (SB3's PPO ``learning_rate``
-schedule takes the progress remaining, 1 - env steps / the learn call's total; its DQN ``gamma`` is the one γ), and
-a config SB3 cannot express refused by name rather than run as a different peer."""
+"""benchmarks/zoo_sb3.py's translation of dizoo configs to SB3: each setting with SB3's meaning (SB3's PPO
+``learning_rate`` schedule takes the progress remaining, 1 - env steps / the learn call's total; its DQN ``gamma`` is
+the one γ), and a config SB3 cannot express refused by name rather than run as a different peer."""
 from __future__ import annotations
 
 import sys

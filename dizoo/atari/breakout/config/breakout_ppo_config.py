@@ -1,6 +1,6 @@
 """PPO (shared Nature-DQN conv encoder) on Breakout through envpool: the Pong config with another game id, with
 rl-zoo's Atari PPO hyperparameters (8 envs x 128 steps, 4 epochs of minibatches of 256, learning rate 2.5e-4 annealed
-to 0 over 10M env steps, clip 0.1 (rl-zoo anneals it too), entropy 0.01).
+to 0 over 10M env steps, clip 0.1 held fixed (rl-zoo anneals it to 0 with the learning rate), entropy 0.01).
 
 Run: ding_lite -m serial -c breakout_ppo_config.py -s 0
 Without envpool (ale-py, envpool's Atari env written out in Python: the same frames):
@@ -34,7 +34,7 @@ breakout_ppo_config = dict(
             epoch_per_collect=4,
             batch_size=256,
             learning_rate=2.5e-4,
-            lr_decay_iter=156250,  # gradient steps in 10M env steps: 9,766 collects x 4 epochs x 4 minibatches
+            lr_decay_iter=156250,  # gradient steps in 10M env steps: 9,765.6 collects x 4 epochs x 4 minibatches
             value_weight=1.0,  # rl-zoo's vf_coef 0.5 x 2: SB3's value loss has no 1/2
             entropy_weight=0.01,
             clip_ratio=0.1,

@@ -1,4 +1,10 @@
-"""DQN (Nature-DQN conv net, double, dueling, 3-step) on Pong through envpool (DI-engine's pong_dqn settings).
+"""DQN (Nature-DQN conv net, double, dueling, 3-step) on Pong through envpool with DI-engine's pong_dqn hyperparameters
+(8 envs, 96 env steps then 10 gradient steps on batches of 32, Adam 1e-4, γ 0.99, 3-step targets, the target net copied
+every 500 gradient steps, ε from 1.0 towards 0.05 as exp(-env step / 250,000), a 100,000-step buffer). Not DI-engine's
+network: its config's encoder_hidden_size_list=[128, 128, 512] builds convs of 128, 128 and 512 channels, a 512-wide
+layer and a 512-wide hidden layer in each dueling branch; here the Nature-DQN convs (32, 64, 64), 512 features and
+dueling branches without a hidden layer. DI-engine also trains on its deepmind wrappers (a lost life ends the
+episode, rewards clipped), which on Pong are the same task.
 
 Run: ding_lite -m serial -c pong_dqn_config.py -s 0
 Without envpool (ale-py, envpool's Atari env written out in Python: the same frames):

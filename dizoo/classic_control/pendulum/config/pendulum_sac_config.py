@@ -1,5 +1,6 @@
 """SAC on Pendulum-v1: rl-zoo's Pendulum-v1 SAC settings (learning rate 1e-3, one gradient step per env step, batch
-256, SB3's defaults otherwise) with 64x64 networks, 8 envs stepped together and 1,000 random steps first.
+256, SB3's defaults otherwise) with 64x64 networks, 8 envs stepped together, 1,000 random steps first and a 100,000-step
+replay buffer (SB3's holds 1e6; a run that stops at -250 collects a few thousand steps).
 
 Run: ding_lite -m serial -c pendulum_sac_config.py -s 0
 """

@@ -1,6 +1,8 @@
 """PPO on MiniGrid-DoorKey-5x5-v0 (the agent's 7x7x3 view, a small conv encoder) with rl-zoo's DoorKey
-hyperparameters (8 envs x 128 steps, 10 epochs of minibatches of 64, learning rate 2.5e-4, clip 0.2, no entropy
-bonus); rl-zoo's network and inputs differ (an MLP, observations and rewards normalised by VecNormalize).
+hyperparameters (8 envs x 128 steps, 10 epochs of minibatches of 64, learning rate 2.5e-4, γ 0.99, λ 0.95, clip 0.2,
+no entropy bonus, gradient-norm clip 0.5); rl-zoo's network and inputs differ (an MLP, observations and rewards
+normalised by VecNormalize), and so does the value loss's weight: value_weight 0.5 is half of rl-zoo's (SB3's default
+vf_coef 0.5 on a value loss without ding_lite's 1/2 is value_weight 1.0).
 The return is 1 - 0.9 * steps / max_steps on reaching the goal, 0 otherwise.
 
 Run: ding_lite -m serial -c doorkey_ppo_config.py -s 0
@@ -31,7 +33,7 @@ doorkey_ppo_config = dict(
             epoch_per_collect=10,
             batch_size=64,
             learning_rate=2.5e-4,
-            value_weight=0.5,
+            value_weight=0.5,  # half rl-zoo's (SB3's vf_coef 0.5 = value_weight 1.0): the weight the results used
             entropy_weight=0.0,
             clip_ratio=0.2,
         ),
