@@ -17,5 +17,7 @@ def test_eppo_solves_cartpole(tmp_path, seed):
     result = serial_pipeline(str(DIZOO_CARTPOLE / "cartpole_eppo_config.py"), seed=seed, max_env_step=30_000,
                              exp_dir=tmp_path / "exp", overrides=("env.stop_value=450",), strict=True,
                              progress=False)
-    assert result["stop"], f"seed {seed}: eval return {result['eval_return']:.1f} after {result['env_step']} steps"
-    assert result["eval_return"] >= 450 and result["train_iter"] > 0
+    line = (f"eppo CartPole-v1 seed {seed}: eval {result['eval_return']:.1f} (bar 450) after {result['env_step']} env "
+            f"steps, {result['train_iter']} train iterations")
+    print(line)
+    assert result["stop"] and result["eval_return"] >= 450 and result["train_iter"] > 0, line

@@ -8,12 +8,16 @@ from ding_lite.data.demo_file import read_demo
 from ding_lite.entry import serial_pipeline
 from ding_lite.entry.collect_demo import collect_demo_pipeline
 from ding_lite.utils.checkpoint import load_checkpoint
+from ding_lite.utils.events import read_scalars
 
 pytestmark = pytest.mark.algotest
 
 PPO_CONFIG = str(DIZOO_CARTPOLE / "cartpole_ppo_config.py")
 DAPG_CONFIG = str(DIZOO_CARTPOLE / "cartpole_ppo_dapg_config.py")
 EXPERT_SEED = 2  # this seed's PPO reaches 500 in about 9k env steps (seeds 0 and 1 need 11k-26k)
+# the mean log-likelihood of the demo actions at the last update: seeds 0-2 reach -0.25 to -0.30 (a coin flip:
+# -0.69); plain PPO (demo_coeff=0), which also reaches 195 here and sooner, -0.52 to -0.63
+DEMO_LOG_LIKELIHOOD = -0.4
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +37,16 @@ def expert_demos(tmp_path_factory):
 def test_ppo_dapg_solves_cartpole_from_expert_demos(expert_demos, tmp_path, seed):
     result = serial_pipeline(DAPG_CONFIG, seed, max_env_step=20_000, exp_dir=tmp_path / "dapg",
                              overrides=(f"policy.learn.demo_path='{expert_demos}'",), progress=False)
-    assert result["stop"] and result["eval_return"] >= 195, result
+    line = (f"ppo_dapg CartPole-v1 seed {seed}: eval {result['eval_return']:.1f} after {result['env_step']} env steps, "
+            f"{result['train_iter']} train iterations")
+    assert result["stop"] and result["eval_return"] >= 195, line
+    # PPO alone solves CartPole (faster than with demos): the return cannot tell whether the demo term acted, the
+    # policy's likelihood of the demo actions can
+    logs = read_scalars(tmp_path / "dapg" / "log").series
+    weight, likelihood = logs["learn/demo_weight"].values, logs["learn/demo_likelihood"].values
+    assert min(weight) > 0, f"{line}: the demo term's weight was {min(weight)} at some update"
+    assert likelihood[-1] >= DEMO_LOG_LIKELIHOOD, \
+        f"{line}: mean log-likelihood of the demo actions {likelihood[-1]:.3f} < {DEMO_LOG_LIKELIHOOD}"
     # the demos were really used: the demo sampler ran in training (one demo minibatch per policy minibatch here)
     final = load_checkpoint(tmp_path / "dapg" / "ckpt" / f"iteration_{result['train_iter']}.pth.tar")
     dapg_state = final["policy"]["dapg"]
