@@ -65,20 +65,25 @@ class OffPolicyPolicy(Policy):
 
     def _check_update_hooks(self) -> None:
         """A plugin's learn mode that would fail at its first update, or never learn, is one ConfigError when the
-        policy is built (before anything is written). Skipped for a class that replaces ``_forward_learn`` and never
-        calls this base's ``_init_learn``: it does not use the stages."""
+        policy is built (before anything is written). Skipped for a class that replaces ``_forward_learn``: it may make
+        its own update with the base's targets and counters and no stage."""
         cls = type(self).__qualname__
-        if not hasattr(self, "_stage_names"):
-            if type(self)._forward_learn is OffPolicyPolicy._forward_learn:
-                raise ConfigError(f"policy '{self.cfg.get('type')}': {cls}._init_learn must call "
-                                  f"super()._init_learn() (OffPolicyPolicy's update needs it)")
+        if type(self)._forward_learn is not OffPolicyPolicy._forward_learn:
+            # its own update (e.g. its own optimisers, with the base's targets and counters): the stages may be
+            # unused; one that still calls the base's update with no stage is named there
             return
+        if not hasattr(self, "_stage_names"):
+            raise ConfigError(f"policy '{self.cfg.get('type')}': {cls}._init_learn must call "
+                              f"super()._init_learn() (OffPolicyPolicy's update needs it)")
         if not self._stage_names:  # _forward_learn would count updates and step nothing: a run that never learns
-            raise ConfigError(f"policy '{self.cfg.get('type')}': {cls}._init_learn registers no update stage; "
-                              f"call self._add_stage(name, optimizer) for each optimiser (docs/sac_td3.md)")
+            raise ConfigError(self._no_stage_message())
         if type(self)._stage_loss is OffPolicyPolicy._stage_loss:
             raise ConfigError(f"policy '{self.cfg.get('type')}': {cls} does not implement _stage_loss(stage, data, "
                               f"context), which OffPolicyPolicy's update calls (docs/sac_td3.md)")
+
+    def _no_stage_message(self) -> str:
+        return (f"policy '{self.cfg.get('type')}': {type(self).__qualname__}._init_learn registers no update stage; "
+                f"call self._add_stage(name, optimizer) for each optimiser (docs/sac_td3.md)")
 
     def _check_single_transitions(self, why: str) -> None:
         """A :class:`ConfigError` unless ``policy.collect.unroll_len`` (DI-engine's sequence length) is 1: a policy
@@ -139,6 +144,8 @@ class OffPolicyPolicy(Policy):
         step = self._train_steps.count
         context: dict[str, Any] = {}
         log: Log = {}
+        if not self._stage_names:  # a subclass's own _forward_learn that calls this one (not checked at build)
+            raise ConfigError(self._no_stage_message())
         stages = self._stages(step)
         for stage in stages:
             if stage not in self._optimizers:  # else a KeyError deep in _step

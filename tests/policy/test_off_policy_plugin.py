@@ -128,3 +128,35 @@ def test_priority_without_a_td_error_in_the_context_is_named() -> None:
     with pytest.raises(ConfigError, match=r"^policy\.priority=True, but no stage of _NoPriority left "
                                           r"context\['priority'\]"):
         _NoPriority(_cfg("priority")).learn_mode.forward(_batch())
+
+
+class _OwnUpdate(_OneStage):
+    """Its own optimiser and update, with the base's target network and counters (super()._init_learn(), no stage)."""
+
+    def _init_learn(self) -> None:
+        OffPolicyPolicy._init_learn(self)
+        self._target = self._add_target("target_model", self._model)
+        self._own_optimizer = torch.optim.Adam(self._model.parameters(), lr=1e-3)
+
+    def _forward_learn(self, batch: dict) -> dict:
+        loss, log = self._stage_loss("q", self.batch_tensors(batch), {})
+        self._own_optimizer.zero_grad()
+        loss.backward()
+        self._own_optimizer.step()
+        self._update_targets()
+        return log
+
+
+class _WrapsNoStage(_OwnUpdate):
+    def _forward_learn(self, batch: dict) -> dict:
+        return OffPolicyPolicy._forward_learn(self, batch)  # the base's update, with no stage to step
+
+
+def test_a_plugin_with_its_own_update_and_no_stage_is_built_and_learns() -> None:
+    # before, the build-time check refused it ('registers no update stage') though its _forward_learn needs none
+    policy = _OwnUpdate(_cfg())
+    before = [p.detach().clone() for p in policy._model.parameters()]
+    assert "loss" in policy.learn_mode.forward(_batch())
+    assert any(not torch.equal(p, b) for p, b in zip(policy._model.parameters(), before, strict=True))
+    with pytest.raises(ConfigError, match=r"^policy 'dqn': _WrapsNoStage\._init_learn registers no update stage"):
+        _WrapsNoStage(_cfg()).learn_mode.forward(_batch())  # one that calls the base's update is named there
