@@ -45,9 +45,11 @@ class StopRequests:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        # the handlers first: a signal whose handler ran while this thread held _signalled's lock (inside its set())
+        # would wait on that lock for ever
+        self._restore()
         self._answered.set()
         self._signalled.set()  # the notice thread ends
-        self._restore()
         if self._watcher is not None:
             self._watcher.join(timeout=1.0)  # nothing left behind in the caller's process
 

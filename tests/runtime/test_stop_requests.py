@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 
 import pytest
@@ -38,3 +39,27 @@ def test_a_slow_stop_is_announced_once(capsys) -> None:
     lines = capsys.readouterr().err.strip().splitlines()
     assert lines == ["ding_lite: SIGTERM: stopping after this iteration with a checkpoint to --resume from (the "
                      "signal again stops at once, without one)"]
+
+
+def test_leaving_the_loop_puts_the_handlers_back_before_it_takes_the_events_locks(monkeypatch) -> None:
+    """__exit__ set the watcher's event while the handler was still in place: a Ctrl-C in that moment ran the handler,
+    which sets the same event, inside set() on the thread that held its (not re-entrant) lock: the run hung."""
+    stops = StopRequests()
+    seen = []
+
+    class _Probe:
+        def __init__(self, event: threading.Event) -> None:
+            self.event = event
+
+        def set(self) -> None:
+            seen.append(signal.getsignal(signal.SIGINT))  # what a signal arriving now would run
+            self.event.set()  # the watcher waits on the event itself: it ends as before
+
+        def wait(self, timeout: float | None = None) -> bool:
+            return self.event.wait(timeout)
+
+    with stops:
+        monkeypatch.setattr(stops, "_signalled", _Probe(stops._signalled))
+        monkeypatch.setattr(stops, "_answered", _Probe(stops._answered))
+    assert len(seen) == 2 and stops._on_signal not in seen
+    assert not stops._watcher.is_alive()
