@@ -101,6 +101,7 @@ class OffPolicyPolicy(Policy):
         self._optimizers: dict[str, torch.optim.Optimizer] = {}
         self._stage_params: dict[str, list[torch.Tensor]] = {}
         self._lr_schedules: dict[str, torch.optim.lr_scheduler.LambdaLR] = {}  # stage -> its learn.lr_decay_iter
+        self._lr_stepped: set[str] = set()  # stages whose schedule stepped in this process (torch warns at the 1st)
         self._target_params: list[tuple[list[torch.Tensor], list[torch.Tensor]]] = []  # (target, online) per net
         self._target_buffers: tuple[list[torch.Tensor], list[torch.Tensor]] = ([], [])  # copied, never averaged
         self._train_steps = StepCounter()
@@ -156,14 +157,17 @@ class OffPolicyPolicy(Policy):
             log.update(stage_log)
         self._train_steps.count = step + 1
         for stage, schedule in self._lr_schedules.items():
-            if stage in stages:
+            if stage in stages or stage in self._lr_stepped:
                 schedule.step()
-                continue
-            # a delayed stage (TD3's actor) decays by train iteration too, so it steps before its optimiser ever
-            # has at the first update: torch's warning of that order is about user code that skips a rate, not this
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", "Detected call of `lr_scheduler.step\\(\\)` before", UserWarning)
-                schedule.step()
+            else:
+                # a delayed stage (TD3's actor) decays by train iteration too, so it steps before its optimiser ever
+                # has at the first update: torch's warning of that order (given at a schedule's first step only) is
+                # about user code that skips a rate, not this. Only then: catch_warnings resets Python's record of
+                # the warnings shown, and at every update an env's once-per-place warning came again each time
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", "Detected call of `lr_scheduler.step\\(\\)` before", UserWarning)
+                    schedule.step()
+            self._lr_stepped.add(stage)
         if self._targets_due(step + 1):
             self._update_targets()
         if self.cfg["priority"]:

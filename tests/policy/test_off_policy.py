@@ -130,6 +130,21 @@ def test_td3_lr_decay_anneals_by_train_iter_without_torch_warning_of_the_delayed
     assert rates == pytest.approx([0.75, 0.5, 0.25])  # by train iteration, as the critic's
 
 
+def test_td3_lr_decay_leaves_pythons_once_per_place_warnings_shown_once() -> None:
+    # the delayed actor's torch warning was silenced with warnings.catch_warnings() at every update the actor did not
+    # step, which resets Python's record of the warnings shown: an env's once-per-place warning came back each time
+    td3 = continuous_policy("td3", "policy.learn.lr_decay_iter=100", "policy.learn.actor_update_freq=2")
+    td3.learn_mode.forward(batch())  # the first update still resets it (the actor's schedule's first step)
+    shown = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = lambda message, *args, **kwargs: shown.append(str(message))
+        for _ in range(6):
+            warnings.warn("an env's warning", UserWarning, stacklevel=1)  # Python's default: once per place
+            td3.learn_mode.forward(batch())
+    assert shown == ["an env's warning"]
+
+
 @pytest.mark.parametrize("policy_type", ["sac", "td3"])
 def test_priorities_are_the_mean_absolute_td_error_of_the_critics(policy_type: str) -> None:
     policy = continuous_policy(policy_type, "policy.priority=True")
