@@ -38,18 +38,20 @@ def exp_folder(name: str, where: str = "--exp-name") -> Path:
     """The folder that the experiment name ``name`` (given as ``where``) names: a leading ``~`` is the home folder
     (:func:`~ding_lite.utils.claim.normal_path`). A name that would make a folder literally named ``~`` in the current
     directory (``a/~``; ``~bob/x`` where no user bob exists) is refused: a later ``rm -rf ~`` to tidy it up removes
-    the home folder. So is the home folder itself (``~``): a run would write among its files, or, as it is not empty,
-    beside it (``/home/<user>_1``)."""
+    the home folder (one that exists already is not made: a path through it is used). So is the home folder itself
+    (``~``): a run would write among its files, or, as it is not empty, beside it (``/home/<user>_1``)."""
     folder = normal_path(name)
     home = normal_path("~")
     if folder == home:
         raise ConfigError(f"{where} {name!r} is the home folder itself, not a folder for the run: name one in it, "
                           f"e.g. {where} ~/runs/cartpole_dqn")
-    if "~" in folder.parts:
+    # a '~' folder that exists already is not made here (a run, or a sweep's trial given its absolute path, from a
+    # directory inside one): refused, -m sweep failed in every trial where -m serial ran with the same name
+    if "~" in folder.parts and not Path(*folder.parts[:folder.parts.index("~") + 1]).is_dir():
         raise ConfigError(f"{where} {name!r} would make a folder literally named '~' (a trap: rm -rf ~ removes the "
                           f"home folder); only a leading ~ is read as the home folder: give {where} ~/runs/x, or "
                           f"a name without ~")
-    if folder.parts[:1] and folder.parts[0].startswith("~"):  # '~bob/x' where no user bob exists
+    if folder.parts[:1] and folder.parts[0].startswith("~") and not Path(folder.parts[0]).is_dir():  # '~bob/x', no bob
         raise ConfigError(f"{where} {name!r}: no user {folder.parts[0][1:]!r} has a home folder for "
                           f"{folder.parts[0]} to name (a folder literally named '{folder.parts[0]}' would be made "
                           f"here); your home folder is ~/: give {where} ~/runs/x")

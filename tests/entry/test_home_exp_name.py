@@ -10,6 +10,7 @@ from conftest import DIZOO_CARTPOLE
 
 from ding_lite.cli import main
 from ding_lite.config.reader import read_saved_config
+from ding_lite.errors import ConfigError
 
 pytestmark = pytest.mark.unittest
 
@@ -91,3 +92,18 @@ def test_the_python_api_s_exp_dir_reads_a_tilde_as_exp_name_does(home_and_work: 
     with pytest.raises(ConfigError, match=r"^exp_dir 'runs/~' would make a folder literally named '~'"):
         serial_pipeline(DQN, exp_dir="runs/~", max_env_step=64, progress=False)
     assert list(work.iterdir()) == [] and list(home.iterdir()) == []
+
+
+def test_a_path_through_an_existing_tilde_folder_is_not_refused(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a '~' folder the run would make is the trap. Before, a path through one that exists was refused: from a
+    directory inside it, -m serial ran (a relative name) while -m sweep failed in every trial (their absolute paths)."""
+    from ding_lite.runtime.experiment import exp_folder
+
+    work = tmp_path / "~" / "work"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    assert exp_folder(str(work / "sweep" / "trial_0" / "run_seed0"), "exp_dir") == work / "sweep/trial_0/run_seed0"
+    assert exp_folder("./~/work/run") == Path("~/work/run")  # here, relative: the folder named '~' exists
+    with pytest.raises(ConfigError, match=r"^--exp-name 'work/~/run' would make a folder literally named '~'"):
+        exp_folder("work/~/run")  # .../~/work/~ does not exist: still refused
