@@ -4,12 +4,13 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from ding_lite.envs.manager_types import EpisodeEnd
 from ding_lite.envs.variations import SUCCESS, VARIATION, per_variation_table
 from ding_lite.errors import ConfigError, naming_envs, optional_count
 from ding_lite.registry import EVALUATOR_REGISTRY
@@ -48,6 +49,18 @@ class EvalResult(NamedTuple):
     @property
     def std(self) -> float:
         return float(np.std(self.returns))
+
+
+def episode_successes(ends: Sequence[EpisodeEnd], cut: Sequence[bool] | np.ndarray) -> list[Any]:
+    """Each episode's ``info['success']`` (None where the env reports none). An episode cut at the step cap ended
+    without a final info of the env's: where the env reports success (another episode's final info has the flag), a
+    cut one counts as not successful. Left out, a variation whose episodes mostly stalled had the success rate of the
+    few that ended, and one whose episodes were all cut was ranked by return among success rates (GSL's worst
+    variations)."""
+    flags = [e.info.get(SUCCESS) for e in ends]
+    if any(cut) and any(f is not None for f in flags):
+        flags = [False if c and f is None else f for f, c in zip(flags, cut, strict=True)]
+    return flags
 
 
 def eval_step_cap(cfg: Mapping[str, Any]) -> int | None:
@@ -120,7 +133,7 @@ class InteractionEvaluator(Tracked):
         improved = self.tracker.update(float(np.mean(run.returns)), train_iter)
         return EvalResult(train_iter, env_step, run.returns, run.lengths, self.tracker.should_stop, improved,
                           time.perf_counter() - start, [e.info.get(VARIATION) for e in run.ends],
-                          [e.info.get(SUCCESS) for e in run.ends], self.tracker.stop_reason)
+                          episode_successes(run.ends, run.cut), self.tracker.stop_reason)
 
     def close(self) -> None:
         self.env.close()

@@ -144,3 +144,36 @@ def test_episodes_cut_at_the_step_cap_keep_their_variation(manager: str) -> None
     counts = {v: row["episodes"] for v, row in cut.per_variation().items()}
     assert counts == dict.fromkeys(["2", "5", "6", "9", "11"], 2)
     assert [(i, v) for i, _, v in schedules[0]] == [(i, v) for i, _, v in schedules[1]]
+
+
+class _GoalOrStall(gym.Env):
+    """Variation 0 reaches its goal at the first step (success); variation 1 never ends (no success)."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+    action_space = gym.spaces.Discrete(4)  # as _RandomPolicy acts
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.variation = int((options or {})[VARIATION])
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        goal = self.variation == 0
+        return np.zeros(1, np.float32), float(goal), goal, False, {"success": goal}
+
+
+def test_an_episode_cut_at_the_step_cap_counts_as_not_successful() -> None:
+    """A cut episode has no final info of the env's, so no success flag: the success rate was that of the episodes
+    that ended (a variation whose episodes all stalled had none, and GSL ranked it by return among success rates)."""
+    from ding_lite.envs.env_manager import BaseEnvManager
+
+    env = BaseEnvManager([lambda i=i: VariationEnv(_GoalOrStall(), [0, 1], slot=i, n_slots=2) for i in range(2)])
+    env.follow_variations([0, 1])
+    try:
+        result = InteractionEvaluator(dict(max_episode_steps=3), env, _RandomPolicy(), n_episode=6, seed=0).eval()
+    finally:
+        env.close()
+    table = result.per_variation()
+    assert table["0"]["success_rate"] == 1.0 and table["1"]["success_rate"] == 0.0, table
+    assert table["0"]["episodes"] + table["1"]["episodes"] == 6
+    assert per_variation_table([0, 1], [1.0, 0.0], [None, None])["1"]["success_rate"] is None  # an env without flags
