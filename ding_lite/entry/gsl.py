@@ -142,13 +142,23 @@ def _earlier(phase: str, earlier: set[str]) -> str:
 
 def _specialists(cfg: Any, root: Path, state: GslState, subsets: list[list[int]], seed: int, address: str | None,
                  progress: bool, earlier: set[str]) -> list[dict[str, Any]]:
-    """Train the specialists (those a resumed run finds finished are kept) and mark each one done, in order."""
-    results = run_specialists(train_specialist, cfg, root, subsets, seed, address, progress)
+    """Train the specialists (those a resumed run finds finished are kept) and mark each one done, in order, as soon
+    as it and those before it have finished: result.json is rewritten after every phase, so a run stopped in
+    specialist 1 already lists specialist 0."""
+    finished: dict[int, dict[str, Any]] = {}
+
+    def on_done(k: int, result: dict[str, Any]) -> None:
+        finished[k] = result
+        for j in range(len(subsets)):  # the finished prefix: phases_done keeps its order on Ray too
+            if j not in finished:
+                break
+            if specialist_name(j) not in state.phases_done:
+                _mark(root, state, specialist_name(j), env_step=finished[j]["env_step"], variations=subsets[j])
+
+    results = run_specialists(train_specialist, cfg, root, subsets, seed, address, progress, on_done)
     state.specialists = [{"variations": s, "env_step": r["env_step"], "eval_return": r["eval_return"]}
                          for s, r in zip(subsets, results, strict=True)]
     names = [specialist_name(k) for k in range(len(subsets))]
-    for name, row in zip(names, state.specialists, strict=True):
-        _mark(root, state, name, env_step=row["env_step"], variations=row["variations"])
     kept = all(name in earlier for name in names)
     setup_console_logging().info(f"[gsl] specialists {'kept from the earlier run' if kept else 'done'} "
                                  f"({[row['env_step'] for row in state.specialists]} env steps)")

@@ -12,6 +12,7 @@ from ding_lite.utils.run_result import finished_result
 from ding_lite.utils.seed import SeedPlan
 
 TrainSpecialist = Callable[..., dict[str, Any]]  # (cfg, root, k, subset, seed, progress) -> the phase's result
+OnDone = Callable[[int, dict[str, Any]], object]  # (k, specialist k's result), called as each one finishes
 
 
 class SpecialistActor:
@@ -27,9 +28,16 @@ class SpecialistActor:
 
 
 def run_specialists(train_specialist: TrainSpecialist, cfg: Any, root: Path, subsets: list[list[int]], seed: int,
-                    address: str | None, progress: bool) -> list[dict[str, Any]]:
+                    address: str | None, progress: bool, on_done: OnDone | None = None) -> list[dict[str, Any]]:
     """Train every specialist with ``train_specialist`` (returns a finished one's result as it is); in parallel as
-    Ray actors first when ``gsl.use_ray`` (local instance, or ``address``)."""
+    Ray actors first when ``gsl.use_ray`` (local instance, or ``address``). ``on_done(k, result)`` is called as
+    soon as specialist k has finished (on Ray in the order they finish), so that a run stopped in a later one
+    already records it."""
+    def done(k: int, result: dict[str, Any]) -> dict[str, Any]:
+        if on_done is not None:
+            on_done(k, result)
+        return result
+
     root = root.resolve()
     todo = [k for k in range(len(subsets)) if finished_result(root / specialist_name(k)) is None]
     if cfg.gsl.use_ray and len(todo) > 0:
@@ -37,31 +45,33 @@ def run_specialists(train_specialist: TrainSpecialist, cfg: Any, root: Path, sub
 
         ray = import_ray()
         with ray_session(ray, address, cfg.gsl.ray_num_cpus):
-            _train_on_actors(ray, train_specialist, cfg, root, subsets, todo, seed)
-    return [train_specialist(cfg, root, k, s, SeedPlan(seed).specialist(k), progress) for k, s in enumerate(subsets)]
+            _train_on_actors(ray, train_specialist, cfg, root, subsets, todo, seed, done)
+    return [done(k, train_specialist(cfg, root, k, s, SeedPlan(seed).specialist(k), progress))
+            for k, s in enumerate(subsets)]
 
 
 def _train_on_actors(ray: Any, train: TrainSpecialist, cfg: Any, root: Path, subsets: list[list[int]], todo: list[int],
-                     seed: int) -> None:
+                     seed: int, on_done: OnDone) -> None:
     """One actor per CPU of the cluster (at most one per specialist), each training the next waiting specialist when
     it is done with one: a fresh worker process (Python, torch) per specialist would cost more than a tiny one."""
     actor_cls = ray.remote(num_cpus=1, max_restarts=0)(SpecialistActor)
     n_actors = max(1, min(len(todo), int(ray.cluster_resources().get("CPU", 1))))
     actors = [actor_cls.remote(train, tuple(config_folders())) for _ in range(n_actors)]
     waiting = list(todo)
-    pending: dict[Any, Any] = {}
+    pending: dict[Any, tuple[Any, int]] = {}  # the ref of a specialist's result: (its actor, k)
 
     def give(actor: Any) -> None:
         k = waiting.pop(0)
-        pending[actor.train.remote(cfg, str(root), k, subsets[k], SeedPlan(seed).specialist(k))] = actor
+        pending[actor.train.remote(cfg, str(root), k, subsets[k], SeedPlan(seed).specialist(k))] = (actor, k)
 
     try:
         for actor in actors[:len(waiting)]:
             give(actor)
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
-            ray.get(done[0])  # a specialist's error stops the run here
-            actor = pending.pop(done[0])
+            result = ray.get(done[0])  # a specialist's error stops the run here
+            actor, k = pending.pop(done[0])
+            on_done(k, result)
             if waiting:
                 give(actor)
     finally:
