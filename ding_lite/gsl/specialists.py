@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ding_lite.errors import Interrupted, Terminated
 from ding_lite.gsl.plateau import specialist_name
 from ding_lite.registry import add_config_folder, config_folders
 from ding_lite.utils.run_result import finished_result
@@ -74,6 +75,16 @@ def _train_on_actors(ray: Any, train: TrainSpecialist, cfg: Any, root: Path, sub
             on_done(k, result)
             if waiting:
                 give(actor)
+    except KeyboardInterrupt as exc:
+        # Ctrl-C (SIGTERM) reaches this process only: the actors' runs end with it, each at its latest resume
+        # checkpoint. Say so in the CLI's one line, as a serial phase's stop does (a bare KeyboardInterrupt said
+        # only 'interrupted')
+        if str(exc):
+            raise
+        where = ", ".join(str(root / specialist_name(k) / "ckpt") for k in sorted(k for _, k in pending.values()))
+        stop = Terminated if isinstance(exc, Terminated) else Interrupted
+        raise stop(f"stopped by {'SIGTERM' if stop is Terminated else 'SIGINT'} while specialists trained on Ray; "
+                   f"each continues from its latest resume checkpoint ({where}): continue with --resume") from None
     finally:
         for actor in actors:
             ray.kill(actor)
