@@ -51,7 +51,7 @@ def test_loading_nan_weights_names_the_file_and_the_tensor(tmp_path: Path) -> No
                                   ["--max-env-step", "64"]])
 def test_the_cli_refuses_a_nan_checkpoint_in_one_line(tmp_path: Path, mode: list[str]) -> None:
     path, key = _nan_checkpoint(tmp_path)
-    proc = run_cli(*mode, "-c", DQN, "--load-ckpt", str(path), "--exp-name", "exp", "--no-progress", cwd=tmp_path)
+    proc = run_cli(*mode, "-c", DQN, "--load-ckpt", str(path), "--exp-name", "exp", cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     error = proc.stderr.strip().splitlines()[-1]
     assert error.startswith("ding_lite: error: ") and f"{path}: its policy.model.{key} holds NaN" in error, error
