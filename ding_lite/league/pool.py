@@ -160,8 +160,9 @@ class OpponentPool:
 
     def summary(self) -> dict[str, Any]:
         """Snapshots, payoff table and Elo ratings (for ``result.json``)."""
+        ratings = {LEARNER: self.elo.rating(LEARNER), **self.elo.ratings}  # the learner's too before any pool game
         return {"snapshots": list(self.snapshots), "payoff": self.payoff.summary(),
-                "elo": {name: round(r, 2) for name, r in self.elo.ratings.items()}}
+                "elo": {name: round(r, 2) for name, r in ratings.items()}}
 
     # ---- persistence -------------------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:

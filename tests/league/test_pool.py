@@ -142,3 +142,13 @@ def test_a_restored_pool_keeps_the_evicted_files_its_fallback_checkpoint_needs(t
     restored = OpponentPool(tmp_path, dict(capacity=1, keep_initial=False))
     restored.load_state_dict(state)
     assert restored.remove_strays() == [] and (tmp_path / "snapshot_0.pth.tar").is_file()
+
+
+def test_the_summary_rates_the_learner_before_any_game_against_the_pool(tmp_path):
+    """With every game against scripted baselines (league.p_baseline=1) the learner played no snapshot: result.json's
+    Elo table had the snapshots and no learner row."""
+    pool = OpponentPool(tmp_path, dict(capacity=3))
+    pool.add(_weights(0.0), 0)
+    assert pool.summary()["elo"][LEARNER] == pool.elo.rating(LEARNER)
+    pool.record("snapshot_0", 1.0)
+    assert pool.summary()["elo"][LEARNER] > pool.summary()["elo"]["snapshot_0"]
