@@ -17,6 +17,7 @@ from ding_lite.config.compile import check_moved_env
 from ding_lite.config.frozen import freeze
 from ding_lite.config.reader import read_saved_config
 from ding_lite.errors import CheckpointError, ConfigError, optional_count
+from ding_lite.policy.replay import check_replay_budget_early
 from ding_lite.runtime.experiment import exp_folder, experiment_dir
 from ding_lite.runtime.model_drift import warn_of_model_drift
 from ding_lite.runtime.parts import StartCheckpoint
@@ -109,6 +110,8 @@ def start_run(config: ConfigLike, options: RunOptions, resolve: Callable[[Any], 
     check_moved_env(cfg)  # a stop value kept from the env --set moved away from
     check_budget("max_env_step", options.max_env_step)
     check_budget("max_train_iter", options.max_train_iter)
+    if checkpoints:  # (GSL's phases have budgets of their own, checked as each starts)
+        check_replay_budget_early(cfg.policy, options.max_env_step)  # before Ray starts in the parallel pipeline
     # the Python API's exp_dir as --exp-name: a leading '~' is the home folder, a folder named '~' is refused
     asked_dir = exp_folder(str(options.exp_dir), "exp_dir") if options.exp_dir is not None \
         else experiment_dir(cfg, None, seed, 1)

@@ -70,3 +70,18 @@ def test_bad_input_one_line_exit_2_nothing_written(case: str, outcomes) -> None:
     assert len(lines) == 1, f"expected one line on stderr, got:\n{proc.stderr}"
     assert lines[0].startswith("ding_lite: error: ") and CASES[case][1] in lines[0], lines[0]
     assert list(Path(folder).iterdir()) == [], "something was written"
+
+
+def test_parallel_refuses_a_budget_before_learning_starts_before_ray_starts(monkeypatch, tmp_path) -> None:
+    # the check needs nothing built: Ray (about 15 s to start) is never reached
+    import ding_lite.entry.parallel as parallel
+    from ding_lite.errors import ConfigError
+
+    def no_ray(*args, **kwargs):
+        raise AssertionError("Ray was started for a run the config already refuses")
+
+    monkeypatch.setattr(parallel, "ray_session", no_ray)
+    with pytest.raises(ConfigError, match=r"policy.learning_starts=5000 is not below the env-step budget 2000"):
+        parallel.parallel_pipeline(TD3, max_env_step=2000, exp_dir=tmp_path / "exp",
+                                   overrides=("policy.learning_starts=5000",))
+    assert list(tmp_path.iterdir()) == []
