@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -73,20 +74,28 @@ def gsl_pipeline(config: ConfigLike, seed: int = 0, *, exp_dir: str | Path | Non
     """
     # the root folder is claimed and locked for the whole run, as each phase's own folder is (utils/claim.py)
     options = RunOptions(seed, exp_dir=exp_dir, resume=resume, strict=strict, overrides=overrides, progress=progress)
-    with start_run(config, options, _resolve_and_check, checkpoints=False) as run:
+    with start_run(config, options, partial(_resolve_and_check, resume=resume), checkpoints=False) as run:
         cfg = run.cfg  # resolved and frozen: every phase and start checkpoint builds the same model
         ids = variation_ids(cfg.env) or []  # checked by _resolve_and_check
         return _run_gsl(cfg, run.exp_dir, ids, seed, resume, address, progress, run.start)
 
 
-def _resolve_and_check(cfg: Any) -> None:
+def _resolve_and_check(cfg: Any, resume: bool) -> None:
     """Before the folder is claimed: the model shapes from one probe env, then every GSL check."""
     fill_model_shapes_from_env(cfg)
     check_gsl_config(cfg)
-    if cfg.gsl.use_ray:  # the specialists' actors: a missing Ray found now, not after phase I's hours of training
-        from ding_lite.distributed.session import import_ray
+    # a missing Ray found now, not after phase I's hours of training; a resumed run checks once it has read which
+    # specialists are left to train (_run_gsl)
+    if cfg.gsl.use_ray and not resume:
+        _check_ray_installed()
 
-        import_ray("-m gsl (gsl.use_ray=True; --set gsl.use_ray=False trains the specialists one after the other)")
+
+def _check_ray_installed() -> None:
+    """The specialists' Ray actors need Ray: a :class:`PluginImportError` saying how to install it, or how to go on
+    without it."""
+    from ding_lite.distributed.session import import_ray
+
+    import_ray("-m gsl (gsl.use_ray=True; --set gsl.use_ray=False trains the specialists one after the other)")
 
 
 def _run_gsl(cfg: Any, root: Path, ids: list[int], seed: int, resume: bool, address: str | None, progress: bool,
@@ -96,6 +105,10 @@ def _run_gsl(cfg: Any, root: Path, ids: list[int], seed: int, resume: bool, addr
     settings = gsl_settings(cfg)
     if resume:  # a finished phase is not redone: a setting it ran without is refused, not silently ignored
         state.check_resume(root, ids, settings)
+        subsets_done = state.specialist_subsets is not None and all(
+            specialist_name(k) in state.phases_done for k in range(len(state.specialist_subsets)))
+        if cfg.gsl.use_ray and not subsets_done:  # (a run whose specialists are done goes on without Ray)
+            _check_ray_installed()
     # the run's own config with its gsl section (each phase's total_config.py holds its phase's config only):
     # `-m gsl -c <exp>/total_config.py` runs it again; written after a resume's checks, which may refuse it
     save_config(cfg, root / "total_config.py")
