@@ -12,7 +12,7 @@ see it (encoded, see :mod:`ding_lite.envs.spaces`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import torch
@@ -27,12 +27,6 @@ def snapshot_env_step(name: str) -> int:
     """The env step of a snapshot named ``snapshot_<env_step>`` (0 for another name)."""
     tail = name.rsplit("_", 1)[-1]
     return int(tail) if tail.isdigit() else 0
-
-
-class Player(Protocol):
-    """Anything that acts for a batch of seats: ``act(obs (M, ...), action_mask (M, A)) -> actions (M,)``."""
-
-    def act(self, obs: np.ndarray, action_mask: np.ndarray) -> np.ndarray: ...
 
 
 @OPPONENT_REGISTRY.register("random")

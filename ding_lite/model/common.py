@@ -163,11 +163,6 @@ def ortho_init(layer: nn.Linear, gain: float) -> nn.Linear:
     return layer
 
 
-def last_size(in_size: int, hidden_sizes: Sequence[int]) -> int:
-    """Output size of ``mlp(in_size, hidden_sizes)`` without an output layer."""
-    return hidden_sizes[-1] if len(hidden_sizes) else in_size
-
-
 # ---- actor heads shared by the actor-critic templates (VAC, the EPPO members) ----------------------------------
 def actor_settings(cfg: Mapping[str, Any]) -> tuple[bool, bool]:
     """``(continuous, fixed_sigma)`` of a model section, checked: ``action_space`` is 'discrete' or 'continuous',
