@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ding_lite.errors import ConfigError, DingLiteError, Terminated
 from ding_lite.utils.cli_args import OneLineParser, budget_int, distinct_seeds, positive_int, seed_arg
+from ding_lite.utils.run_folder import CKPT_DIR, CONFIG_FILE, LOG_DIR
 
 if TYPE_CHECKING:
     from ding_lite.runtime.run_start import RunOptions
@@ -257,8 +258,8 @@ def _in_the_folder_of_its_config(args: argparse.Namespace) -> argparse.Namespace
     folder = path.parent
     if folder.name in ("", ".."):  # '-c total_config.py' inside the folder: '.' names no folder of its own
         folder = Path(os.path.abspath(folder))
-    if args.exp_name is not None or len(args.seed or [None]) > 1 or path.name != "total_config.py" \
-            or not any((folder / sub).is_dir() for sub in ("ckpt", "log", PHASE1)):  # no run's own folder
+    if args.exp_name is not None or len(args.seed or [None]) > 1 or path.name != CONFIG_FILE \
+            or not any((folder / sub).is_dir() for sub in (CKPT_DIR, LOG_DIR, PHASE1)):  # no run's own folder
         return args  # (a GSL run's top folder has neither ckpt/ nor log/: its phases have them)
     try:
         named = read_saved_config(path).get("exp_name")

@@ -13,6 +13,7 @@ from typing import Any
 from ding_lite.errors import ConfigError, first_line
 from ding_lite.registry import add_config_folder
 from ding_lite.utils.dicts import to_plain
+from ding_lite.utils.run_folder import CONFIG_FILE
 
 
 def _nearest_config(path: Path) -> Path | None:
@@ -63,7 +64,7 @@ def read_config(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any]
     """
     path = Path(path)
     if path.is_dir():
-        saved = path / "total_config.py"
+        saved = path / CONFIG_FILE
         hint = f": an experiment folder's config is {saved}" if saved.is_file() else ""
         raise ConfigError(f"config file {path} is a folder, not a .py config file{hint}")
     if not path.is_file():

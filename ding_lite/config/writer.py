@@ -12,6 +12,7 @@ from typing import Any
 from ding_lite.registry import config_folders
 from ding_lite.utils.atomic import atomic_write
 from ding_lite.utils.dicts import to_plain
+from ding_lite.utils.run_folder import CONFIG_FILE
 
 _HEADER = '''"""Compiled ding_lite config (defaults merged, overrides applied). Run it again with:
 
@@ -23,7 +24,7 @@ nan = float("nan")
 '''
 
 
-def config_to_source(cfg: Mapping[str, Any], name: str = "total_config.py", folders: Sequence[str] = ()) -> str:
+def config_to_source(cfg: Mapping[str, Any], name: str = CONFIG_FILE, folders: Sequence[str] = ()) -> str:
     """Python source defining ``main_config`` (unified form: each section carries its own type) and, where given,
     ``config_folders``: the folders of the config files it came from, searched for its ``import_names`` when the
     file is read again (a plugin module kept next to the original config file is found from the copy as well)."""

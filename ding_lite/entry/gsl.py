@@ -53,6 +53,7 @@ from ding_lite.gsl.state import GslState, gsl_settings
 from ding_lite.runtime.experiment import write_json
 from ding_lite.runtime.run_start import RunOptions, start_run
 from ding_lite.utils.log import setup_console_logging
+from ding_lite.utils.run_folder import CONFIG_FILE, RESULT_FILE
 
 
 def gsl_pipeline(config: ConfigLike, seed: int = 0, *, exp_dir: str | Path | None = None, resume: bool = False,
@@ -111,7 +112,7 @@ def _run_gsl(cfg: Any, root: Path, ids: list[int], seed: int, resume: bool, addr
             _check_ray_installed()
     # the run's own config with its gsl section (each phase's total_config.py holds its phase's config only):
     # `-m gsl -c <exp>/total_config.py` runs it again; written after a resume's checks, which may refuse it
-    save_config(cfg, root / "total_config.py")
+    save_config(cfg, root / CONFIG_FILE)
     state.variations, state.settings = list(ids), settings
     earlier = set(state.phases_done)  # phases a resumed run finds done: kept, not redone
     log = setup_console_logging()
@@ -217,7 +218,7 @@ def _phase1_end(result: Mapping[str, Any]) -> str:
 
 def _save_state(root: Path, state: GslState) -> None:
     root.mkdir(parents=True, exist_ok=True)
-    write_json(root / "result.json", state.to_json())
+    write_json(root / RESULT_FILE, state.to_json())
 
 
 def _mark(root: Path, state: GslState, phase: str, **info: Any) -> None:

@@ -15,6 +15,7 @@ from ding_lite.gsl.state import PerVariation
 from ding_lite.runtime.experiment import write_json
 from ding_lite.utils.checkpoint import load_policy_weights
 from ding_lite.utils.log import setup_console_logging
+from ding_lite.utils.run_folder import BEST_CKPT, CKPT_DIR
 from ding_lite.utils.seed import SeedPlan
 from ding_lite.worker.episodes import Episode, run_episodes
 from ding_lite.worker.evaluator import eval_step_cap
@@ -69,7 +70,7 @@ def collect_gsl_demos(cfg: Any, root: Path, subsets: list[list[int]], ids: list[
 def demo_checkpoint(folder: Path) -> Path:
     """A specialist's best evaluated checkpoint (its policy may lose a level it had found while it keeps exploring;
     ``-m collect_demo`` rolls out the best one too); the generalist's final one, which phase II continues from."""
-    best = folder / "ckpt" / "ckpt_best.pth.tar"
+    best = folder / CKPT_DIR / BEST_CKPT
     return best if folder.name != PHASE1 and best.is_file() else final_ckpt(folder)
 
 

@@ -16,6 +16,7 @@ from ding_lite.errors import ConfigError
 from ding_lite.gsl.plateau import split_variations
 from ding_lite.utils.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from ding_lite.utils.dicts import deep_merge, to_plain
+from ding_lite.utils.run_folder import CKPT_DIR
 from ding_lite.utils.run_result import finished_result
 
 
@@ -129,14 +130,14 @@ def run_phase(folder: Path, run: Any) -> dict[str, Any]:
     done = finished_result(folder)
     if done is not None:
         return done
-    can_resume = latest_checkpoint(folder / "ckpt") is not None
+    can_resume = latest_checkpoint(folder / CKPT_DIR) is not None
     if folder.exists() and not can_resume:
         shutil.rmtree(folder)
     return run(can_resume)
 
 
 def final_ckpt(folder: Path) -> Path:
-    ckpt = latest_checkpoint(folder / "ckpt")
+    ckpt = latest_checkpoint(folder / CKPT_DIR)
     if ckpt is None:
         raise ConfigError(f"{folder} finished without a final checkpoint: keep the learner's "
                           f"policy.learn.learner.hook.save_ckpt_after_run=True")

@@ -9,6 +9,7 @@ from typing import Any
 from ding_lite.errors import Interrupted, Terminated
 from ding_lite.gsl.plateau import specialist_name
 from ding_lite.registry import add_config_folder, config_folders
+from ding_lite.utils.run_folder import CKPT_DIR
 from ding_lite.utils.run_result import finished_result
 from ding_lite.utils.seed import SeedPlan
 
@@ -81,7 +82,7 @@ def _train_on_actors(ray: Any, train: TrainSpecialist, cfg: Any, root: Path, sub
         # only 'interrupted')
         if str(exc):
             raise
-        where = ", ".join(str(root / specialist_name(k) / "ckpt") for k in sorted(k for _, k in pending.values()))
+        where = ", ".join(str(root / specialist_name(k) / CKPT_DIR) for k in sorted(k for _, k in pending.values()))
         stop = Terminated if isinstance(exc, Terminated) else Interrupted
         raise stop(f"stopped by {'SIGTERM' if stop is Terminated else 'SIGINT'} while specialists trained on Ray; "
                    f"each continues from its latest resume checkpoint ({where}): continue with --resume") from None

@@ -11,6 +11,7 @@ from typing import Any
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.gsl.plateau import DEMOS, PHASE1, PHASE2
 from ding_lite.utils.dicts import to_plain
+from ding_lite.utils.run_folder import RESULT_FILE
 from ding_lite.utils.run_result import finished_result
 
 PerVariation = dict[str, dict[str, Any]]  # variation id (a string, as JSON keys are) -> return_mean, success_rate
@@ -83,7 +84,7 @@ class GslState:
         """The state in ``<root>/result.json`` (a fresh one on ``variations`` where there is none) of the run of
         ``seed``; it keeps the variations the earlier run played, for :meth:`check_resume` to compare. A file
         that is not JSON, or not a GSL run's result, is a :class:`CheckpointError` naming it."""
-        path = root / "result.json"
+        path = root / RESULT_FILE
         if not path.is_file():
             return cls(list(variations), seed)
         try:

@@ -29,6 +29,7 @@ import numpy as np
 
 from ding_lite.errors import PlotInputError
 from ding_lite.extras import install_hint
+from ding_lite.utils.run_folder import CONFIG_FILE
 from ding_lite.utils.run_result import failure_line, run_failed
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ def run_env_section(run: Run) -> dict[str, Any]:
     from ding_lite.config import read_config
     from ding_lite.errors import ConfigError
 
-    path = run.path / "total_config.py"
+    path = run.path / CONFIG_FILE
     try:
         env = read_config(path)[0].get("env")
     except ConfigError as exc:

@@ -8,6 +8,7 @@ from typing import Any
 
 from ding_lite.errors import PlotInputError
 from ding_lite.utils.events import EVENT_GLOB, RunScalars, read_scalars
+from ding_lite.utils.run_folder import LOG_DIR, RESULT_FILE
 
 
 @dataclass
@@ -25,20 +26,20 @@ class Run:
 
 def is_run_folder(path: Path) -> bool:
     """A folder that one pipeline run wrote: tensorboard events under ``log/``, or a ``result.json``."""
-    return path.is_dir() and ((path / "result.json").is_file() or any((path / "log").glob(EVENT_GLOB)))
+    return path.is_dir() and ((path / RESULT_FILE).is_file() or any((path / LOG_DIR).glob(EVENT_GLOB)))
 
 
 def load_run_folder(path: Path) -> Run:
     """Read one run folder's scalars and ``result.json`` (keys read as present, never assumed)."""
     result: dict[str, Any] = {}
-    result_path = path / "result.json"
+    result_path = path / RESULT_FILE
     if result_path.is_file():
         try:
             result = json.loads(result_path.read_text())
         except (OSError, json.JSONDecodeError) as exc:
             raise PlotInputError(f"cannot read {result_path}: {exc}") from None
     try:
-        scalars = read_scalars(path / "log")
+        scalars = read_scalars(path / LOG_DIR)
     except ValueError as exc:
         raise PlotInputError(str(exc)) from None
     return Run(path, scalars, result)

@@ -17,6 +17,7 @@ from ding_lite.errors import PlotInputError
 from ding_lite.gsl.plateau import DEMOS, PHASE1, PHASE2
 from ding_lite.plot.folder import Run, is_run_folder, load_run_folder
 from ding_lite.utils.events import RunScalars, ScalarSeries
+from ding_lite.utils.run_folder import RESULT_FILE
 from ding_lite.utils.run_result import run_failed
 
 
@@ -31,14 +32,14 @@ def load_gsl_run(path: Path) -> Run:
     phase (or specialist) failed has that phase's failed result."""
     phase1 = load_run_folder(path / PHASE1)
     if not is_run_folder(path / PHASE2):
-        specialists = [_read_json(f / "result.json") for f in sorted(path.glob("specialist_*"))]
+        specialists = [_read_json(f / RESULT_FILE) for f in sorted(path.glob("specialist_*"))]
         failed = [r for r in (phase1.result, *specialists) if run_failed(r)]
         return Run(path, phase1.scalars, failed[0] if failed else {})
     phase2 = load_run_folder(path / PHASE2)
     env_offset = env_steps_before_phase2(path)
     iter_offset = int(phase1.result.get("train_iter", _last_iter(phase1.scalars)))
     scalars = join_scalars(phase1.scalars, phase2.scalars, env_offset, iter_offset)
-    top = _read_json(path / "result.json")
+    top = _read_json(path / RESULT_FILE)
     result: dict[str, Any] = {}
     if phase2.result and ("summary" in top or run_failed(phase2.result)):  # the whole GSL run finished, or failed
         result = {**phase2.result, "env_step": env_offset + int(phase2.result["env_step"]),
@@ -53,7 +54,7 @@ def env_steps_before_phase2(path: Path) -> int:
     folders = [path / PHASE1] + sorted(path.glob("specialist_*"), key=lambda p: int(p.name.rsplit("_", 1)[-1]))
     steps = 0
     for folder in folders:
-        result = _read_json(folder / "result.json")
+        result = _read_json(folder / RESULT_FILE)
         if "env_step" not in result:
             raise PlotInputError(f"{folder} has no finished result.json, but {path / PHASE2} exists: the GSL run "
                                  f"in {path} is inconsistent (resume it with -m gsl --resume)")

@@ -13,7 +13,7 @@ from ding_lite.config import save_config
 from ding_lite.errors import CheckpointError, ConfigError
 from ding_lite.utils.atomic import atomic_write
 from ding_lite.utils.claim import normal_path
-from ding_lite.utils.run_result import RESULT_FILE
+from ding_lite.utils.run_folder import BEST_CKPT, CKPT_DIR, CONFIG_FILE, RESULT_FILE
 
 
 def experiment_dir(cfg: EasyDict, exp_name: str | None, seed: int, n_seeds: int) -> Path:
@@ -67,7 +67,7 @@ def checkpoint_to_run(cfg: EasyDict, load_ckpt: str | Path | None, exp_name: str
         return Path(load_ckpt)
     if cfg.policy.get("load_path"):
         return Path(cfg.policy.load_path)
-    best = experiment_dir(cfg, exp_name, seed, n_seeds) / "ckpt" / "ckpt_best.pth.tar"
+    best = experiment_dir(cfg, exp_name, seed, n_seeds) / CKPT_DIR / BEST_CKPT
     if not best.is_file():
         raise CheckpointError(f"no checkpoint given (--load-ckpt or policy.load_path) and none found at {best}"
                               f"{_gsl_hint(best.parent.parent)}")
@@ -83,7 +83,7 @@ def _gsl_hint(folder: Path) -> str:
         return ""
     phase = PHASE2 if (folder / PHASE2).is_dir() else PHASE1
     return (f": {folder} holds a -m gsl run, whose phases have the checkpoints: -m eval -c "
-            f"{folder / phase / 'total_config.py'}")
+            f"{folder / phase / CONFIG_FILE}")
 
 
 def write_json(path: Path, data: Mapping[str, Any]) -> None:
@@ -96,6 +96,6 @@ def prepare_exp_dir(exp_dir: Path, cfg: EasyDict, *, resumed: bool = False) -> N
     ``resumed``: the earlier segment's ``result.json`` is removed, as it no longer describes the run (this segment
     writes its own at its end or failure; one stopped early, by Ctrl-C or SIGTERM, leaves none, as any run stopped
     early does)."""
-    save_config(cfg, exp_dir / "total_config.py")
+    save_config(cfg, exp_dir / CONFIG_FILE)
     if resumed:
         (exp_dir / RESULT_FILE).unlink(missing_ok=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 from ding_lite.config.reader import read_saved_config
 from ding_lite.errors import ConfigError
+from ding_lite.utils.run_folder import CKPT_DIR, CONFIG_FILE
 
 logger = logging.getLogger("ding_lite")
 
@@ -25,8 +26,8 @@ def trained_config(ckpt_path: str | Path) -> Path | None:
     """The ``total_config.py`` of the run that wrote ``<folder>/ckpt/<name>.pth.tar`` (None for a checkpoint kept
     elsewhere, or a folder without one)."""
     ckpt_dir = Path(ckpt_path).parent
-    saved = ckpt_dir.parent / "total_config.py"
-    return saved if ckpt_dir.name == "ckpt" and saved.is_file() else None
+    saved = ckpt_dir.parent / CONFIG_FILE
+    return saved if ckpt_dir.name == CKPT_DIR and saved.is_file() else None
 
 
 def model_drift(now: Mapping[str, Any], trained: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:

@@ -24,6 +24,7 @@ from ding_lite.runtime.parts import StartCheckpoint
 from ding_lite.utils.atomic import remove_stale_temps
 from ding_lite.utils.checkpoint import load_checkpoint, resume_checkpoint
 from ding_lite.utils.claim import FolderClaim, claim_existing, claim_new
+from ding_lite.utils.run_folder import BEST_CKPT, CKPT_DIR, CONFIG_FILE
 from ding_lite.utils.seed import SeedPlan, set_seed
 from ding_lite.utils.torch_setup import configure_torch
 from ding_lite.worker.video import prepare_offscreen_rendering
@@ -154,7 +155,7 @@ def check_resume_seed(exp_dir: Path, seed: int) -> None:
     """``--resume`` continues only the run of the same seed: a folder whose saved config names another seed holds
     another run, and resuming there would write into it. The saved config is read as data, never run (an
     experiment folder may come from anywhere)."""
-    saved = exp_dir / "total_config.py"
+    saved = exp_dir / CONFIG_FILE
     if not saved.is_file():
         return
     try:
@@ -190,16 +191,16 @@ def checkpoint_to_load(exp_dir: Path, resume: bool, load_ckpt: str | Path | None
         if not exp_dir.is_dir():
             raise CheckpointError(f"--resume: there is no run to continue in {exp_dir} (no such folder): leave "
                                   f"--resume out to start it, or name the run's folder with --exp-name")
-        if not (exp_dir / "ckpt").is_dir() and not (exp_dir / "total_config.py").is_file():
+        if not (exp_dir / CKPT_DIR).is_dir() and not (exp_dir / CONFIG_FILE).is_file():
             # not a run stopped early (that has its total_config.py): some other folder, named by mistake
             raise CheckpointError(f"--resume: {exp_dir} is not a run's folder (no total_config.py, no ckpt/): name "
                                   f"the run's folder with --exp-name, or leave --resume out to start a new run")
-        latest = resume_checkpoint(exp_dir / "ckpt")  # the newest that loads: an unreadable one is skipped, warned
+        latest = resume_checkpoint(exp_dir / CKPT_DIR)  # the newest that loads: an unreadable one is skipped, warned
         if latest is None:
             raise CheckpointError(
-                f"--resume: no iteration_N.pth.tar or resume_N.pth.tar checkpoint in {exp_dir / 'ckpt'} (the run "
+                f"--resume: no iteration_N.pth.tar or resume_N.pth.tar checkpoint in {exp_dir / CKPT_DIR} (the run "
                 f"stopped before its first one): start from another checkpoint with --load-ckpt PATH (e.g. "
-                f"{exp_dir / 'ckpt' / 'ckpt_best.pth.tar'}), or write them more often with "
+                f"{exp_dir / CKPT_DIR / BEST_CKPT}), or write them more often with "
                 f"--set policy.learn.learner.hook.save_resume_ckpt.every_seconds=S or "
                 f"policy.learn.learner.hook.save_ckpt_after_iter=N")
         return latest

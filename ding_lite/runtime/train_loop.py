@@ -27,7 +27,8 @@ from ding_lite.runtime.stop_requests import StopRequests
 from ding_lite.utils.checkpoint import latest_checkpoint
 from ding_lite.utils.events import drop_events_after
 from ding_lite.utils.log import TEXT_LOG, ExperimentLogger
-from ding_lite.utils.run_result import RESULT_FILE, failed_entries
+from ding_lite.utils.run_folder import BEST_CKPT, BEST_CKPT_NAME, CKPT_DIR, LOG_DIR, RESULT_FILE
+from ding_lite.utils.run_result import failed_entries
 from ding_lite.utils.seed import SeedPlan
 from ding_lite.utils.trackers import check_backends
 from ding_lite.worker.disk_room import DiskRoom
@@ -59,7 +60,7 @@ class RunRecord:
         return self.seconds_before + time.perf_counter() - self.start
 
     def _log_bytes(self) -> int:
-        text_log = self.exp_dir / "log" / TEXT_LOG
+        text_log = self.exp_dir / LOG_DIR / TEXT_LOG
         return text_log.stat().st_size if text_log.is_file() else 0
 
     def follow(self, position: Callable[[], tuple[int, int]],
@@ -93,7 +94,7 @@ class RunRecord:
         self.seconds_before = float(saved.get("wall_seconds", 0.0))
         self.resumes = [*saved.get("resumes", []), {"checkpoint": _relative(ckpt, self.exp_dir),
                                                     "train_iter": learner.train_iter, "env_step": learner.env_step}]
-        log_dir = self.exp_dir / "log"
+        log_dir = self.exp_dir / LOG_DIR
         if "log_bytes" in saved:
             _truncate(log_dir / TEXT_LOG, int(saved["log_bytes"]))
         if "saved_at" in saved and log_dir.is_dir():
@@ -341,13 +342,13 @@ def _final_eval(cfg: Any, parts: TrainingParts, learner: BaseLearner, seeds: See
     n_episode = int(cfg.policy.eval.get("final_episodes", 0) or 0)
     if n_episode <= 0:
         return {}
-    best = learner.ckpt_dir / "ckpt_best.pth.tar" if learner.ckpt_dir is not None else None
+    best = learner.ckpt_dir / BEST_CKPT if learner.ckpt_dir is not None else None
     if best is not None and not best.is_file():
         best = None
     out = parts.final_eval(n_episode, seeds.final_eval, best)
     return {"final_eval_return": out.mean, "final_eval_std": out.std, "final_eval_episodes": len(out.returns),
             # relative to the experiment folder: runs that differ only in their folder have equal results
-            "final_eval_checkpoint": "ckpt/ckpt_best.pth.tar" if best is not None else None}
+            "final_eval_checkpoint": f"{CKPT_DIR}/{BEST_CKPT}" if best is not None else None}
 
 
 def _final_eval_or_stop(cfg: Any, parts: TrainingParts, learner: BaseLearner, seeds: SeedPlan,
@@ -382,7 +383,7 @@ def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, en
     result = evaluator.eval(learner.train_iter, env_step)
     learner.record_best_return(evaluator.best_return)
     if result.improved:
-        learner.save_checkpoint("ckpt_best")
+        learner.save_checkpoint(BEST_CKPT_NAME)
     learner.call_hooks("after_eval")
     logger.scalar("eval/return_mean", result.mean, env_step)
     logger.scalar("eval/return_std", result.std, env_step)

@@ -25,6 +25,7 @@ from ding_lite.sweep.space import (
     parse_space,
     trial_label,
 )
+from ding_lite.utils.run_folder import CKPT_DIR
 from ding_lite.utils.run_result import finished_result
 from ding_lite.utils.trackers import EXTRA_TRACKERS, TRACKER_REGISTRY, RunInfo
 
@@ -152,7 +153,7 @@ def _run_seeds(params: Mapping[str, Any], spec: SweepSpec, trial_dir: Path, reco
             finally:
                 EXTRA_TRACKERS.reset(extra)
                 _REPORTING.reset(token)
-            remove_buffer_files(exp / "ckpt")  # a finished seed is never resumed: its buffer files only fill the disk
+            remove_buffer_files(exp / CKPT_DIR)  # a finished seed is never resumed: its buffer files only fill the disk
         results.append(done)
         record.save(results, "running")
     return results
@@ -169,7 +170,7 @@ def _prepare_rerun(exp: Path) -> bool:
     """A seed cut mid-run: resume from its newest checkpoint if it wrote one, else start it again from scratch."""
     from ding_lite.utils.checkpoint import latest_checkpoint
 
-    if latest_checkpoint(exp / "ckpt") is not None:
+    if latest_checkpoint(exp / CKPT_DIR) is not None:
         return True
     if exp.exists():
         shutil.rmtree(exp)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ding_lite.errors import output_error
+from ding_lite.utils.run_folder import LOG_DIR
 from ding_lite.utils.throughput import RateMeter, Rates, rate_text
 
 LOGGER_NAME = "ding_lite"
@@ -74,7 +75,7 @@ class ExperimentLogger:
         self._file: Any = None
         self._text_path: Path | None = None
         if exp_dir is not None:
-            log_dir = Path(exp_dir) / "log"
+            log_dir = Path(exp_dir) / LOG_DIR
             self._text_path = log_dir / TEXT_LOG
             try:
                 log_dir.mkdir(parents=True, exist_ok=True)

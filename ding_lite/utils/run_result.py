@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.errors import first_line
+from ding_lite.utils.run_folder import RESULT_FILE
 
-RESULT_FILE = "result.json"
 FAILED_PREFIX = "failed: "  # a failed run's stop_reason: this, then the error's line
 
 

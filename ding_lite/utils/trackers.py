@@ -24,6 +24,7 @@ from typing import Any, NamedTuple, Protocol
 from ding_lite.errors import ConfigError, UnknownTypeError, first_line
 from ding_lite.registry import CONFIG_SECTION_REGISTRY, Registry
 from ding_lite.utils.dicts import to_plain
+from ding_lite.utils.run_folder import CONFIG_FILE, LOG_DIR
 
 # The ``log`` section of every config.
 LOG_CONFIG: dict[str, Any] = dict(
@@ -153,7 +154,7 @@ class TensorboardTracker:
     def __init__(self, info: RunInfo) -> None:
         from ding_lite.utils.events import ScalarWriter
 
-        self._writer = ScalarWriter(info.exp_dir / "log", flush_secs=10)
+        self._writer = ScalarWriter(info.exp_dir / LOG_DIR, flush_secs=10)
         self._writer.add_text(CONFIG_TEXT_TAG, info.config_source, 0)
 
     def scalar(self, tag: str, value: float, step: int) -> None:
@@ -195,7 +196,7 @@ class WandbTracker:
                                settings=wandb.Settings(console="off", x_disable_stats=True, silent=True))
         self._run.define_metric(WANDB_STEP)
         self._run.define_metric("*", step_metric=WANDB_STEP)
-        source = Path(self._run.dir) / "total_config.py"
+        source = Path(self._run.dir) / CONFIG_FILE
         source.write_text(info.config_source)  # files in the run's folder are uploaded with it (synced offline)
 
     def scalar(self, tag: str, value: float, step: int) -> None:
@@ -240,7 +241,7 @@ class MlflowTracker:
         params = [Param(k, str(v)[:6000]) for k, v in flatten(info.config).items()]
         for start in range(0, len(params), 100):  # MLflow takes at most 100 params per batch
             self._client.log_batch(self._run_id, params=params[start:start + 100])
-        self._client.log_text(self._run_id, info.config_source, "total_config.py")
+        self._client.log_text(self._run_id, info.config_source, CONFIG_FILE)
         self._pending: list[Any] = []
         self._last_flush = time.monotonic()
 

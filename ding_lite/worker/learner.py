@@ -12,6 +12,7 @@ from ding_lite.errors import DIVERGED_ADVICE, ConfigError, DivergedError
 from ding_lite.registry import LEARNER_HOOK_REGISTRY
 from ding_lite.utils.checkpoint import CKPT_SUFFIX, first_non_finite, load_policy_weights, save_checkpoint
 from ding_lite.utils.log import is_scalar
+from ding_lite.utils.run_folder import CKPT_DIR
 from ding_lite.worker.disk_room import DiskRoom
 
 POSITIONS = ("before_run", "after_iter", "after_eval", "after_run", "after_save")  # after_save: a checkpoint
@@ -87,7 +88,7 @@ class BaseLearner:
 
     @property
     def ckpt_dir(self) -> Path | None:
-        return self.exp_dir / "ckpt" if self.exp_dir is not None else None
+        return self.exp_dir / CKPT_DIR if self.exp_dir is not None else None
 
     def train(self, batch: dict, env_step: int) -> list[dict[str, Any]]:
         """One call of ``learn_mode.forward``; returns its log dicts, one per gradient step.
