@@ -33,6 +33,14 @@ def optional_count(key: str, value: object, none_means: str = "") -> int | None:
     return value
 
 
+def int_at_least(key: str, value: object, low: int, note: str = "") -> int:
+    """``value`` of the setting ``key`` if it is an int (not a bool) of at least ``low``, else a :class:`ConfigError`
+    naming the key (``note``: what the number counts or what ``low`` means, shown in the message)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ConfigError(f"{key} must be an int >= {low}{f' ({note})' if note else ''}, got {value!r}")
+    return value
+
+
 class UnknownTypeError(DingLiteError, KeyError):
     """A registry has no entry under the requested name."""
 

@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 
 from ding_lite.envs.gym_env import check_env_id
-from ding_lite.errors import ConfigError, first_line
+from ding_lite.errors import ConfigError, first_line, int_at_least
 from ding_lite.registry import ENV_REGISTRY
 from ding_lite.utils.log import setup_console_logging
 
@@ -256,9 +256,7 @@ class MujocoEnv:
             if isinstance(section, Mapping) and section.get("use_norm"):
                 raise ConfigError(f"env.{key}.use_norm=True (DI-engine's normalising wrapper) is not offered by env "
                                   f"type 'mujoco'; PPO normalises in the policy instead: {instead}")
-        delay = cfg.get("delay_reward_step", 0)
-        if isinstance(delay, bool) or not isinstance(delay, int) or delay < 0:
-            raise ConfigError(f"env.delay_reward_step must be an int >= 0, got {delay!r}")
+        int_at_least("env.delay_reward_step", cfg.get("delay_reward_step", 0), 0)
 
 
 # DI-engine's MuJoCo ids run on mujoco-py, which gymnasium 1.x no longer builds; -v4 is the same model and reward

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from ding_lite.data.keys import VALUE
-from ding_lite.errors import ConfigError
+from ding_lite.errors import int_at_least
 from ding_lite.model.common import actor_output, actor_settings, add_log_std, flat_size, ortho_init, template_settings
 from ding_lite.model.encoders import build_encoder
 from ding_lite.registry import MODEL_REGISTRY
@@ -82,9 +82,7 @@ class EnsembleVAC(nn.Module):
         cfg = template_settings(type(self), cfg, settings)  # DI-engine's Model(**cfg.policy.model) too
         act_size = flat_size(cfg["action_shape"], "model.action_shape")
         actor_settings(cfg)  # checked once here, before K members are built
-        k = cfg["ensemble_size"]
-        if not isinstance(k, int) or k < 1:
-            raise ConfigError(f"model.ensemble_size must be an int >= 1, got {k!r}")
+        k = int_at_least("model.ensemble_size", cfg["ensemble_size"], 1)
         self.action_space = cfg["action_space"]
         self.ensemble_size = k
         self.members = nn.ModuleList(MemberActor(act_size, cfg) for _ in range(k))

@@ -10,7 +10,7 @@ from typing import Any
 
 from ding_lite.data.batch import batch_len
 from ding_lite.data.keys import INDEX, PRIORITY
-from ding_lite.errors import ConfigError
+from ding_lite.errors import ConfigError, int_at_least
 
 TrainStep = Callable[[dict, int], list[dict[str, Any]]]  # (batch, env_step) -> one log dict per gradient step
 
@@ -42,7 +42,7 @@ class ReplaySchedule:
             if key not in learn:
                 raise ConfigError(f"policy '{policy_type}' is off-policy (on_policy=False) but its config has no "
                                   f"learn.{key}: declare it in the policy's config (or subclass OffPolicyPolicy)")
-        self.batch_size = _count(learn["batch_size"], "policy.learn.batch_size", low=1)
+        self.batch_size = int_at_least("policy.learn.batch_size", learn["batch_size"], 1)
         ratio = learn.get("replay_ratio")
         if ratio is not None and (isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or ratio <= 0
                                   or math.isinf(ratio)):  # inf: an OverflowError at the first update
@@ -50,8 +50,8 @@ class ReplaySchedule:
                               f"sample) or None (use learn.update_per_collect), got {ratio!r}")
         self.replay_ratio = None if ratio is None else float(ratio)
         self.update_per_collect = None if self.replay_ratio is not None else \
-            _count(learn["update_per_collect"], "policy.learn.update_per_collect", low=1)
-        self.learning_starts = _count(cfg.get("learning_starts") or 0, "policy.learning_starts", low=0)
+            int_at_least("policy.learn.update_per_collect", learn["update_per_collect"], 1)
+        self.learning_starts = int_at_least("policy.learning_starts", cfg.get("learning_starts") or 0, 0)
         self._owed = 0.0  # updates owed by the replay ratio, not yet made (a fraction of one)
 
     def check_budget(self, max_env_step: int | None) -> None:
@@ -92,12 +92,6 @@ class ReplaySchedule:
                 out = train_step(batch, env_step)[-1]
                 if PRIORITY in out:  # priorities come back as an explicit field of the log
                     buffer.update_priority(batch[INDEX], out[PRIORITY])
-
-
-def _count(value: Any, key: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ConfigError(f"{key} must be an int >= {low}, got {value!r}")
-    return int(value)
 
 
 def check_replay_budget_early(policy_cfg: Mapping[str, Any], max_env_step: int | None) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from ding_lite.data.keys import OBS
-from ding_lite.errors import ConfigError
+from ding_lite.errors import ConfigError, int_at_least
 from ding_lite.policy.continuous_q import ContinuousQPolicy, check_positive
 from ding_lite.policy.off_policy import Log
 from ding_lite.policy.optim import adam
@@ -55,9 +55,7 @@ class TD3Policy(ContinuousQPolicy):
         learn = self.cfg["learn"]
         check_positive(self.cfg, "learn.learning_rate_actor", "learn.learning_rate_critic", "learn.noise_sigma",
                        "collect.noise_sigma")
-        freq = learn["actor_update_freq"]
-        if isinstance(freq, bool) or not isinstance(freq, int) or freq < 1:
-            raise ConfigError(f"policy.learn.actor_update_freq must be an int >= 1, got {freq!r}")
+        int_at_least("policy.learn.actor_update_freq", learn["actor_update_freq"], 1)
         self._noise_clip = _noise_clip(learn["noise_range"])
         self._target_actor = self._add_target("target_actor", self._model.actor)
         self._add_stage("critic", adam(self._model.critic.parameters(), lr=learn["learning_rate_critic"]))

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ding_lite.errors import ConfigError
+from ding_lite.errors import ConfigError, int_at_least
 
 
 class RewardScaler:
@@ -106,8 +106,7 @@ def per_collect_lr_decay(optimizer: torch.optim.Optimizer,
         raise ConfigError(f"policy.learn.lr_scheduler must be dict(epoch_num=E, min_lr_lambda=m) (DI-engine's keys), "
                           f"got {schedule!r}")
     epochs, floor = schedule["epoch_num"], schedule["min_lr_lambda"]
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        raise ConfigError(f"policy.learn.lr_scheduler.epoch_num must be an int >= 1 (collects), got {epochs!r}")
+    int_at_least("policy.learn.lr_scheduler.epoch_num", epochs, 1, "collects")
     if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 <= floor <= 1:
         raise ConfigError(f"policy.learn.lr_scheduler.min_lr_lambda must be a number from 0 to 1, got {floor!r}")
     return torch.optim.lr_scheduler.LambdaLR(

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ding_lite.errors import ConfigError
+from ding_lite.errors import int_at_least
 from ding_lite.registry import LEARNER_HOOK_REGISTRY
 from ding_lite.utils.checkpoint import CKPT_SUFFIX, checkpoint_iteration
 
@@ -73,10 +73,7 @@ class KeepIterationCkptHook:
     position = "after_save"
 
     def __init__(self, keep: int) -> None:
-        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
-            raise ConfigError(f"policy.learn.learner.hook.keep_iteration_ckpt must be an int >= 0 (0: keep all), "
-                              f"got {keep!r}")
-        self.keep = keep
+        self.keep = int_at_least("policy.learn.learner.hook.keep_iteration_ckpt", keep, 0, "0: keep all")
 
     def __call__(self, learner: BaseLearner) -> None:
         newest = learner.last_saved

@@ -188,6 +188,12 @@ def test_bad_options_are_config_errors():
                    model=dict(obs_shape=4, action_shape=2, action_space="discrete")), "policy")
 
 
+def test_a_bool_ensemble_size_is_a_config_error_naming_the_key():
+    # the model built from Python (DI-engine's Model(**cfg)) with ensemble_size=True: torch.zeros' TypeError before
+    from ding_lite.model.ensemble_vac import EnsembleVAC
+    with pytest.raises(ConfigError, match=r"model\.ensemble_size must be an int >= 1, got True"):
+        EnsembleVAC(dict(obs_shape=4, action_shape=2, action_space="discrete", ensemble_size=True))
+
 def test_missing_member_checkpoint_names_the_key(tmp_path):
     cfg = _cfg("ensemble_ppo", "discrete", init_member_ckpts=[str(tmp_path / "none.pth.tar")],
                model=dict(obs_shape=4, action_shape=2, action_space="discrete", ensemble_size=1))
