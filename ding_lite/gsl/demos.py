@@ -9,6 +9,7 @@ from typing import Any
 from ding_lite.build import build, build_env_managers, build_evaluator
 from ding_lite.data.demo import episodes_to_dataset, success_rule
 from ding_lite.data.demo_file import write_demo
+from ding_lite.data.keys import ACTION
 from ding_lite.gsl.phases import final_ckpt, phase_config, subset_env
 from ding_lite.gsl.plateau import DEMOS, PHASE1, keep_successful, specialist_name
 from ding_lite.gsl.state import PerVariation
@@ -82,7 +83,7 @@ def _demo_rollout(cfg: Any, ckpt: Path, subset: list[int], n_episode: int, seed:
         policy = build(dcfg, "policy", enable_field=("eval",))
         load_policy_weights(policy.eval_mode, ckpt, model_only=True)
         forward = policy.eval_mode.forward  # once: each access of a mode builds it anew
-        run = run_episodes(env, lambda obs: forward(obs)["action"], n_episode, record=True,
+        run = run_episodes(env, lambda obs: forward(obs)[ACTION], n_episode, record=True,
                            max_episode_steps=eval_step_cap(dcfg.policy.eval.evaluator))
         return run.episodes(), run.env_steps
     finally:

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ding_lite.data.keys import ACTION
 from ding_lite.league.arena import SelfPlayEnvManager
 from ding_lite.league.payoff import DRAW, WIN
 from ding_lite.league.seats import LEARNER
@@ -102,7 +103,7 @@ class SelfPlayEvaluator(Tracked):
         arena = SelfPlayEnvManager(self.inner, self.layout, seats, self.players, seed=self.seed)
         self.inner.seed(self.seed)
         self.policy.reset()
-        run = run_episodes(arena, lambda obs: self.policy.forward(obs)["action"], self.n_episode,
+        run = run_episodes(arena, lambda obs: self.policy.forward(obs)[ACTION], self.n_episode,
                            max_episode_steps=self.max_episode_steps, counts=lambda end: "score" in end.info)
         if run.capped:
             logger.warning(f"warning: self-play evaluation against {label}: {run.capped} of {len(run.returns)} game(s) "

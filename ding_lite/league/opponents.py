@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ding_lite.data.keys import ACTION_MASK, OBSERVATION
+from ding_lite.data.keys import ACTION, ACTION_MASK, OBSERVATION
 from ding_lite.errors import CheckpointError, ConfigError, first_line
 from ding_lite.registry import OPPONENT_REGISTRY
 from ding_lite.rl_utils.masks import random_legal_actions
@@ -82,8 +82,8 @@ class FrozenPolicy:
     def act(self, obs: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         seen = {OBSERVATION: obs, ACTION_MASK: action_mask} if self.with_mask else obs
         if self.sample:
-            return np.asarray(self._forward(seen, env_step=self.env_step)["action"])
-        return np.asarray(self._forward(seen)["action"])
+            return np.asarray(self._forward(seen, env_step=self.env_step)[ACTION])
+        return np.asarray(self._forward(seen)[ACTION])
 
 
 class PlayerSet:

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ding_lite.data.keys import ACTION
 from ding_lite.envs.manager_types import EpisodeEnd
 from ding_lite.envs.variations import SUCCESS, VARIATION, per_variation_table
 from ding_lite.errors import ConfigError, naming_envs, optional_count
@@ -122,7 +123,7 @@ class InteractionEvaluator(Tracked):
         self.env.seed(self.seed)
         self.policy.reset()
         with naming_envs("evaluator"), getattr(self.policy, "rollout_weights", nullcontext)():  # fixed weights
-            run = run_episodes(self.env, lambda obs: self.policy.forward(obs)["action"], self.n_episode,
+            run = run_episodes(self.env, lambda obs: self.policy.forward(obs)[ACTION], self.n_episode,
                                max_episode_steps=self.max_episode_steps)
         if run.capped:  # a final evaluation or -m eval passes no train_iter: then none is named
             at = f" at train_iter {train_iter}" if train_iter or env_step else ""

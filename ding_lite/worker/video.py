@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 import numpy as np
 
+from ding_lite.data.keys import ACTION
 from ding_lite.envs.actions import action_to_env
 from ding_lite.errors import ConfigError, EnvError
 from ding_lite.extras import install_hint
@@ -158,7 +159,7 @@ def _record_one(frame_env: FrameEnv, policy: Any, path: Path, writer_lib: Any, s
         write(frame_env.frame(obs))
         total, length, done = 0.0, 0, False
         while not done:
-            action = policy.forward(_batch_of_one(obs))["action"]
+            action = policy.forward(_batch_of_one(obs))[ACTION]
             obs, reward, terminated, truncated, _ = env.step(action_to_env(action, env.action_space)[0])
             total += float(reward)
             length += 1
