@@ -82,8 +82,8 @@ class Registry:
             old = self._entries.get(name)
             if old is not None and not force_overwrite and not _same_object(old, obj):
                 raise DuplicateRegistrationError(
-                    f"{self.kind} type '{name}' is already registered by {_qualname(old)}; "
-                    f"{_qualname(obj)} cannot take the same name: choose another name (or replace it with "
+                    f"{self.kind} type '{name}' is already registered by {qualified_name(old)}; "
+                    f"{qualified_name(obj)} cannot take the same name: choose another name (or replace it with "
                     f"register('{name}', force_overwrite=True))"
                 )
             self._entries[name] = obj
@@ -167,9 +167,9 @@ def _same_object(a: Any, b: Any) -> bool:
     # registration only from the same line (the same expression executed again).
     if a is b:
         return True
-    if _qualname(a) != _qualname(b):
+    if qualified_name(a) != qualified_name(b):
         return False
-    return not _qualname(a).endswith("<lambda>") or _first_line(a) == _first_line(b)
+    return not qualified_name(a).endswith("<lambda>") or _first_line(a) == _first_line(b)
 
 
 def _first_line(obj: Any) -> int | None:
@@ -177,7 +177,8 @@ def _first_line(obj: Any) -> int | None:
     return code.co_firstlineno if code is not None else None
 
 
-def _qualname(obj: Any) -> str:
+def qualified_name(obj: Any) -> str:
+    """``module.QualName`` of a registered class or function, for messages (its repr if it has no name)."""
     return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
 
 

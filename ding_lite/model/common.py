@@ -11,6 +11,7 @@ from torch import nn
 
 from ding_lite.data.keys import LOGIT, MU, SIGMA
 from ding_lite.errors import ConfigError, DingLiteError, first_line
+from ding_lite.registry import qualified_name
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU, "gelu": nn.GELU, "silu": nn.SiLU}
 INPLACE_ACTIVATIONS = ("relu", "elu", "silu")
@@ -218,12 +219,8 @@ def build_model(model_cfg: Mapping[str, Any], default_type: str) -> nn.Module:
             raise ConfigError(f"model type '{name}' cannot be built from policy.model {sorted(kwargs)}: "
                               f"{exc}") from exc
         # the model's own code failed: named, as a module that fails while imported is
-        raise ConfigError(f"model type '{name}' ({_qualname(model_cls)}) failed while being built from policy.model: "
-                          f"{type(exc).__name__}: {first_line(exc)}") from exc
-
-
-def _qualname(obj: Any) -> str:
-    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', type(obj).__name__)}"
+        raise ConfigError(f"model type '{name}' ({qualified_name(model_cls)}) failed while being built from "
+                          f"policy.model: {type(exc).__name__}: {first_line(exc)}") from exc
 
 
 def template_settings(cls: type, cfg: Mapping[str, Any] | None, settings: Mapping[str, Any]) -> Mapping[str, Any]:
