@@ -24,6 +24,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ding_lite.sweep.checks import check_spec
 from ding_lite.sweep.console import ray_trial_tracebacks_dropped, trial_lines
 from ding_lite.sweep.results import results_table, tune_status, write_results
 from ding_lite.sweep.space import SweepError, tune_space
@@ -34,7 +35,6 @@ from ding_lite.sweep.trials import (
     SPEC_FILE,
     TUNE_DIR,
     SweepSpec,
-    check_spec,
     import_tune,
     run_trial,
     scheduler,

@@ -93,8 +93,9 @@ def test_both_shapes_left_from_the_old_env_are_named_in_one_line(tmp_path) -> No
 
 
 def test_a_sweep_over_env_ids_under_the_configs_stop_value_is_refused_before_ray_starts(tmp_path) -> None:
+    from ding_lite.sweep.checks import check_spec
     from ding_lite.sweep.space import SweepError
-    from ding_lite.sweep.trials import SweepSpec, check_spec
+    from ding_lite.sweep.trials import SweepSpec
 
     spec = SweepSpec(config=str(PENDULUM_SAC), sweep_dir=str(tmp_path / "s"),
                      space=["env.env_id=['Pendulum-v1', 'MountainCarContinuous-v0']"], search="grid", seeds=[0],

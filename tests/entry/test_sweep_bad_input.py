@@ -45,8 +45,9 @@ def test_a_sweep_over_a_key_the_config_needs_is_checked_with_its_values(tmp_path
     """A sweep over env ids from a config that names none: every trial's run has one, but the check before Ray
     starts refused the config itself ('env.env_id is required for env type gymnasium'). A bad id is still one
     line naming it."""
+    from ding_lite.sweep.checks import check_spec
     from ding_lite.sweep.space import SweepError
-    from ding_lite.sweep.trials import SweepSpec, check_spec
+    from ding_lite.sweep.trials import SweepSpec
 
     def spec(ids: str) -> SweepSpec:
         return SweepSpec(config=PPO, sweep_dir=str(tmp_path / "s"), space=[f"env.env_id={ids}"], search="grid",
