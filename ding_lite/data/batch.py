@@ -26,6 +26,19 @@ def index_batch(batch: Mapping[str, Any], index: Any) -> Batch:
     return map_batch(lambda a: a[index], batch)
 
 
+def non_finite_rows(values: np.ndarray) -> np.ndarray | None:
+    """(len(values),) bool: the rows of a float array holding NaN or inf; None where every value is finite (and
+    for integer arrays, such as uint8 frames, which cannot hold either)."""
+    if values.dtype.kind != "f" or np.isfinite(values).all():
+        return None
+    return ~np.isfinite(values.reshape(len(values), -1)).all(axis=1)
+
+
+def non_finite_kind(value: Any) -> str:
+    """How a non-finite value is named in messages: 'NaN' if it holds one, else 'inf'."""
+    return "NaN" if np.isnan(value).any() else "inf"
+
+
 def writable(batch: Mapping[str, Any]) -> Batch:
     """``batch`` with every read-only leaf array copied: arrays that arrive from Ray's object store are read-only,
     and a policy may write into its batch (normalise advantages in place) as it does in the serial pipeline."""

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ding_lite.data.batch import non_finite_kind, non_finite_rows
 from ding_lite.data.demo import (
     ARRAY_KEYS,
     DEMO_FORMAT,
@@ -119,10 +120,11 @@ def check_finite(ds: DemoDataset) -> None:
     first demo minibatch holding one would make every actor weight NaN."""
     for key in (*ARRAY_KEYS, FINAL_OBS):
         values = getattr(ds, key)
-        if values is None or values.dtype.kind != "f" or np.isfinite(values).all():
+        bad = None if values is None else non_finite_rows(values)
+        if bad is None:
             continue
-        k = int(np.flatnonzero(~np.isfinite(values.reshape(len(values), -1)).all(axis=1))[0])
-        kind = "NaN" if np.isnan(values[k]).any() else "inf"
+        k = int(np.flatnonzero(bad)[0])
+        kind = non_finite_kind(values[k])
         at = f"of episode {k}" if key in PER_EPISODE_KEYS else \
             f"at step {k} (episode {int(ds.episode_id[k])})"
         raise ConfigError(f"{ds.where()} holds {kind} in its {key} {at}: collect the demos again from an env that "

@@ -9,6 +9,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ding_lite.data.batch import non_finite_rows
 from ding_lite.envs.actions import action_to_env
 from ding_lite.envs.env_outputs import (
     GYMNASIUM_API,
@@ -19,7 +20,6 @@ from ding_lite.envs.env_outputs import (
     close_env,
     copied_obs,
     flag_column,
-    non_finite_rows,
     observation_array,
     put_obs,
     raised,

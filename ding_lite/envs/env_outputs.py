@@ -2,7 +2,8 @@
 an :class:`~ding_lite.errors.EnvError` names the env and what it gave instead of a traceback from deep inside (or a
 silently wrong batch). Loose but unambiguous types are taken as what they mean: a 1-element array reward or flag as
 its value, observations of the space's shape in any dtype as the space's dtype. NaN and inf are found once per
-collect (:func:`non_finite_rows`, used by the collectors) and once per episode (the managers), not per step."""
+collect (:func:`~ding_lite.data.batch.non_finite_rows`, used by the collectors) and once per episode (the managers),
+not per step."""
 from __future__ import annotations
 
 import logging
@@ -141,24 +142,11 @@ NON_FINITE_ADVICE = ("a learner cannot use it (one NaN in a batch spreads to eve
                      "to replace or clip such values (gymnasium.wrappers.TransformObservation / TransformReward)")
 
 
-def non_finite_kind(value: Any) -> str:
-    """How a non-finite value is named in messages: 'NaN' if it holds one, else 'inf'."""
-    return "NaN" if np.isnan(value).any() else "inf"
-
-
 def diverged_action(env: int, kind: str, at: str) -> DivergedError:
     """The error for a policy whose action for ``env`` holds ``kind`` (NaN or inf) ``at`` (where in the run) on a
     finite observation: its network diverged, and the reward the env makes of that action is not the env's fault."""
     return DivergedError(f"the policy's action for env {env} holds {kind} {at}, on a finite observation: its "
                          f"network's outputs are not finite; {DIVERGED_ADVICE}")
-
-
-def non_finite_rows(values: np.ndarray) -> np.ndarray | None:
-    """(len(values),) bool: the rows of a float array holding NaN or inf; None where every value is finite (and
-    for integer arrays, such as uint8 frames, which cannot hold either)."""
-    if values.dtype.kind != "f" or np.isfinite(values).all():
-        return None
-    return ~np.isfinite(values.reshape(len(values), -1)).all(axis=1)
 
 
 def one_reward(value: Any) -> Any:

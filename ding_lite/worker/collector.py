@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ding_lite.data.batch import Batch, concat_batches
+from ding_lite.data.batch import Batch, concat_batches, non_finite_kind, non_finite_rows
 from ding_lite.data.keys import (
     ACTION,
     ACTION_MASK,
@@ -26,8 +26,6 @@ from ding_lite.envs.env_manager import EnvManagerLike, EpisodeEnd
 from ding_lite.envs.env_outputs import (
     NON_FINITE_ADVICE,
     diverged_action,
-    non_finite_kind,
-    non_finite_rows,
     observation_array,
 )
 from ding_lite.errors import EnvError, naming_envs

@@ -8,14 +8,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ding_lite.data.batch import non_finite_kind, non_finite_rows
 from ding_lite.data.keys import ACTION, ACTION_MASK, OBS, OBSERVATION, REWARD, TERMINATED, TRUNCATED
 from ding_lite.envs.actions import env_actions
 from ding_lite.envs.env_manager import EpisodeEnd, episode_quota
 from ding_lite.envs.env_outputs import (
     NON_FINITE_ADVICE,
     diverged_action,
-    non_finite_kind,
-    non_finite_rows,
     obs_row,
     observation_array,
 )
