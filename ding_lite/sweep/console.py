@@ -10,14 +10,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from ding_lite.sweep.space import trial_label
-from ding_lite.sweep.trials import COMPLETE, OBJECTIVE, SweepSpec
+from ding_lite.sweep.trials import COMPLETE, OBJECTIVE, TRIAL_FILE, SweepSpec
 
 
 def trial_error(spec: SweepSpec, trial_id: str) -> str:
     """The error a failed trial's ``trial.json`` records (its run's exception, in one line), for the console line:
     Ray Tune's own report of it is a traceback of Ray's frames."""
     try:
-        error = json.loads((spec.trial_dir(trial_id) / "trial.json").read_text()).get("error")
+        error = json.loads((spec.trial_dir(trial_id) / TRIAL_FILE).read_text()).get("error")
     except (OSError, ValueError, AttributeError):
         error = None
     return str(error) if error else "its run raised (no trial.json error recorded)"

@@ -12,7 +12,7 @@ from typing import Any
 
 from ding_lite.plot.runs import SWEEP_FILE
 from ding_lite.sweep.space import override
-from ding_lite.sweep.trials import COMPLETE, OBJECTIVE, SweepSpec
+from ding_lite.sweep.trials import COMPLETE, OBJECTIVE, TRIAL_FILE, TRIALS_DIR, SweepSpec
 
 
 def tune_status(grid: Any) -> dict[str, dict[str, Any]]:
@@ -43,7 +43,7 @@ def write_results(spec: SweepSpec, tune_status: Mapping[str, Mapping[str, Any]],
     folder = Path(spec.sweep_dir)
     trials = []
     abandoned = []
-    for path in sorted((folder / "trials").glob("*/trial.json")):
+    for path in sorted((folder / TRIALS_DIR).glob(f"*/{TRIAL_FILE}")):
         data = json.loads(path.read_text())
         if tune_status and data["trial_id"] not in tune_status:
             # a trial a killed driver started after Ray Tune last saved its state: the restored search does not know

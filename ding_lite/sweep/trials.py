@@ -30,10 +30,18 @@ METRICS = {"eval_return": "max", "final_eval_return": "max", "best_eval_return":
 PRUNABLE = ("eval_return", "best_eval_return", "final_eval_return")  # objectives that evaluations estimate early
 PRUNERS = ("asha", "median", "none")
 SPEC_FILE = "sweep_spec.json"  # what a --resume must match
+TRIALS_DIR = "trials"  # <sweep>/trials/<trial id>/: a trial's seeds' runs and its record
+TRIAL_FILE = "trial.json"  # a trial's record: values, runs, status, objective (_TrialRecord)
 TUNE_DIR = "tune"
 OBJECTIVE = "objective"
 COMPLETE = "all_seeds"  # True in a trial's last report, after every seed ran (Tune's own "done" is set on a cut too)
 TUNE_EXTRA = install_hint("optuna")
+
+
+def seed_run_name(seed: int) -> str:
+    """The folder of a trial's run of ``seed``, in the trial's folder."""
+    return f"run_seed{seed}"
+
 
 # The trial whose evaluations the 'ray_tune' tracker reports (set by run_trial around its first seed).
 _REPORTING: contextvars.ContextVar[Callable[[float, int], None] | None] = contextvars.ContextVar(
@@ -61,7 +69,7 @@ class SweepSpec:
     strict: bool = False
 
     def trial_dir(self, trial_id: str) -> Path:
-        return Path(self.sweep_dir) / "trials" / trial_id
+        return Path(self.sweep_dir) / TRIALS_DIR / trial_id
 
 
 # ---- the trial (runs in a Ray worker) --------------------------------------------------------------------------
@@ -134,7 +142,7 @@ def _run_seeds(params: Mapping[str, Any], spec: SweepSpec, trial_dir: Path, reco
     overrides = [*spec.overrides, *(override(k, v) for k, v in params.items())]
     results = []
     for i, seed in enumerate(spec.seeds):
-        exp = trial_dir / f"run_seed{seed}"
+        exp = trial_dir / seed_run_name(seed)
         done = finished_result(exp)  # a seed that failed is run again, as one cut mid-run (it has a checkpoint)
         if done is None:
             resume = _prepare_rerun(exp)
@@ -177,9 +185,9 @@ class _TrialRecord:
     """``trial.json`` of a trial: its values, runs, status and (once known) objective."""
 
     def __init__(self, trial_dir: Path, trial_id: str, params: Mapping[str, Any], spec: SweepSpec) -> None:
-        self.path = trial_dir / "trial.json"
+        self.path = trial_dir / TRIAL_FILE
         self.data: dict[str, Any] = {"trial_id": trial_id, "label": trial_label(params), "params": dict(params),
-                                     "runs": [f"trials/{trial_id}/run_seed{s}" for s in spec.seeds],
+                                     "runs": [f"{TRIALS_DIR}/{trial_id}/{seed_run_name(s)}" for s in spec.seeds],
                                      "seeds": list(spec.seeds), "metric": spec.metric, "started": time.time()}
         self.save([], "running")
 
