@@ -37,11 +37,13 @@ T = TypeVar("T")
 
 # The sub-experiment folders of a GSL run (``<exp>/<name>/``); specialist k's is :func:`specialist_name`.
 PHASE1, DEMOS, PHASE2 = "phase1_generalist", "demos", "phase2_generalist"
+SPECIALIST_PREFIX = "specialist_"
+SPECIALISTS_GLOB = f"{SPECIALIST_PREFIX}*"  # every specialist's folder
 
 
 def specialist_name(k: int) -> str:
     """Folder (and ``phases_done`` entry) of specialist ``k``."""
-    return f"specialist_{k}"
+    return f"{SPECIALIST_PREFIX}{k}"
 
 
 @EVALUATOR_REGISTRY.register("plateau")

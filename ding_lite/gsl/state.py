@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.errors import CheckpointError, ConfigError
-from ding_lite.gsl.plateau import DEMOS, PHASE1, PHASE2
+from ding_lite.gsl.plateau import DEMOS, PHASE1, PHASE2, SPECIALIST_PREFIX, SPECIALISTS_GLOB
 from ding_lite.utils.dicts import to_plain
 from ding_lite.utils.run_folder import RESULT_FILE
 from ding_lite.utils.run_result import finished_result
@@ -60,9 +60,9 @@ class GslState:
             fixed.append((PHASE1, ("plateau_patience", "plateau_tol", "phase1_max_env_step")))
         if self.specialist_subsets is not None:
             fixed.append((PHASE1, ("eval_episodes_per_variation", "n_low", "n_specialists")))
-        finished = sorted({p.parent.name for p in root.glob("specialist_*/result.json")
+        finished = sorted({p.parent.name for p in root.glob(f"{SPECIALISTS_GLOB}/{RESULT_FILE}")
                            if finished_result(p.parent) is not None}
-                          | {p for p in self.phases_done if p.startswith("specialist_")})
+                          | {p for p in self.phases_done if p.startswith(SPECIALIST_PREFIX)})
         if finished:
             fixed.append((finished[0], ("specialist_max_env_step", "specialist_learn")))
         if DEMOS in self.phases_done:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ding_lite.errors import PlotInputError
-from ding_lite.gsl.plateau import DEMOS, PHASE1, PHASE2
+from ding_lite.gsl.plateau import DEMOS, PHASE1, PHASE2, SPECIALISTS_GLOB
 from ding_lite.plot.folder import Run, is_run_folder, load_run_folder
 from ding_lite.utils.events import RunScalars, ScalarSeries
 from ding_lite.utils.run_folder import RESULT_FILE
@@ -32,7 +32,7 @@ def load_gsl_run(path: Path) -> Run:
     phase (or specialist) failed has that phase's failed result."""
     phase1 = load_run_folder(path / PHASE1)
     if not is_run_folder(path / PHASE2):
-        specialists = [_read_json(f / RESULT_FILE) for f in sorted(path.glob("specialist_*"))]
+        specialists = [_read_json(f / RESULT_FILE) for f in sorted(path.glob(SPECIALISTS_GLOB))]
         failed = [r for r in (phase1.result, *specialists) if run_failed(r)]
         return Run(path, phase1.scalars, failed[0] if failed else {})
     phase2 = load_run_folder(path / PHASE2)
@@ -51,7 +51,7 @@ def load_gsl_run(path: Path) -> Run:
 def env_steps_before_phase2(path: Path) -> int:
     """Env steps of phase I, every specialist and the demo roll-outs, read from their own files (the numbers the
     top ``result.json`` sums into ``env_steps.total``)."""
-    folders = [path / PHASE1] + sorted(path.glob("specialist_*"), key=lambda p: int(p.name.rsplit("_", 1)[-1]))
+    folders = [path / PHASE1] + sorted(path.glob(SPECIALISTS_GLOB), key=lambda p: int(p.name.rsplit("_", 1)[-1]))
     steps = 0
     for folder in folders:
         result = _read_json(folder / RESULT_FILE)
