@@ -59,7 +59,9 @@ def load_failure(exc: BaseException) -> str:
     return first or type(exc).__name__
 
 
-RESUME_PREFIXES = ("iteration_", "resume_")  # periodic / final checkpoints, and the rotating resume checkpoints
+ITERATION_PREFIX = "iteration_"  # iteration_N.pth.tar: the periodic and final checkpoints
+RESUME_PREFIX = "resume_"  # resume_N.pth.tar: the rotating resume checkpoints
+RESUME_PREFIXES = (ITERATION_PREFIX, RESUME_PREFIX)  # what --resume reads
 
 
 def checkpoint_iteration(path: Path, prefix: str) -> int | None:

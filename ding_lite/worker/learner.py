@@ -10,7 +10,13 @@ from typing import Any
 from ding_lite.data.batch import batch_len
 from ding_lite.errors import DIVERGED_ADVICE, ConfigError, DivergedError
 from ding_lite.registry import LEARNER_HOOK_REGISTRY
-from ding_lite.utils.checkpoint import CKPT_SUFFIX, first_non_finite, load_policy_weights, save_checkpoint
+from ding_lite.utils.checkpoint import (
+    CKPT_SUFFIX,
+    ITERATION_PREFIX,
+    first_non_finite,
+    load_policy_weights,
+    save_checkpoint,
+)
 from ding_lite.utils.log import is_scalar
 from ding_lite.utils.run_folder import CKPT_DIR
 from ding_lite.worker.disk_room import DiskRoom
@@ -152,7 +158,7 @@ class BaseLearner:
         here. Returns its path (None without an experiment folder)."""
         self.env_step = env_step
         self.disk_room = None  # the run stops here
-        return self.save_checkpoint(f"iteration_{self.train_iter}")
+        return self.save_checkpoint(f"{ITERATION_PREFIX}{self.train_iter}")
 
     def watch_disk(self, room: DiskRoom) -> None:
         """Warn once, at the first checkpoint after an update, where the run's remaining checkpoints will not fit."""

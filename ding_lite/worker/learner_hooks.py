@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ding_lite.errors import int_at_least
 from ding_lite.registry import LEARNER_HOOK_REGISTRY
-from ding_lite.utils.checkpoint import CKPT_SUFFIX, checkpoint_iteration
+from ding_lite.utils.checkpoint import CKPT_SUFFIX, ITERATION_PREFIX, RESUME_PREFIX, checkpoint_iteration
 
 if TYPE_CHECKING:
     from ding_lite.worker.learner import BaseLearner
@@ -45,7 +45,7 @@ class SaveCkptHook:
 
     def __call__(self, learner: BaseLearner) -> None:
         if self.freq > 0 and learner.train_iter % self.freq == 0:
-            learner.save_checkpoint(f"iteration_{learner.train_iter}")
+            learner.save_checkpoint(f"{ITERATION_PREFIX}{learner.train_iter}")
 
 
 @LEARNER_HOOK_REGISTRY.register("save_ckpt_after_run")
@@ -61,7 +61,7 @@ class FinalCkptHook:
 
     def __call__(self, learner: BaseLearner) -> None:
         if self.enabled and (learner.train_iter > 0 or learner.env_step > 0):
-            learner.save_checkpoint(f"iteration_{learner.train_iter}")
+            learner.save_checkpoint(f"{ITERATION_PREFIX}{learner.train_iter}")
 
 
 @LEARNER_HOOK_REGISTRY.register("keep_iteration_ckpt")
@@ -77,10 +77,11 @@ class KeepIterationCkptHook:
 
     def __call__(self, learner: BaseLearner) -> None:
         newest = learner.last_saved
-        mine = checkpoint_iteration(newest, "iteration_") if newest is not None else None
+        mine = checkpoint_iteration(newest, ITERATION_PREFIX) if newest is not None else None
         if self.keep == 0 or newest is None or mine is None:
             return
-        found = ((checkpoint_iteration(p, "iteration_"), p) for p in newest.parent.glob(f"iteration_*{CKPT_SUFFIX}"))
+        found = ((checkpoint_iteration(p, ITERATION_PREFIX), p)
+                 for p in newest.parent.glob(f"{ITERATION_PREFIX}*{CKPT_SUFFIX}"))
         older = sorted((n, p) for n, p in found if n is not None and n <= mine)
         for _, path in older[:-self.keep]:
             path.unlink(missing_ok=True)
@@ -108,9 +109,9 @@ class ResumeCkptHook:
         if waited < (self.at_eval_after_seconds if position == "after_eval" else self.every_seconds):
             return
         if self._written is None:  # those of the run this one resumes take their turn too
-            self._written = sorted(learner.ckpt_dir.glob(f"resume_*{CKPT_SUFFIX}"),
-                                   key=lambda p: checkpoint_iteration(p, "resume_") or -1)
-        path = learner.save_checkpoint(f"resume_{learner.train_iter}")
+            self._written = sorted(learner.ckpt_dir.glob(f"{RESUME_PREFIX}*{CKPT_SUFFIX}"),
+                                   key=lambda p: checkpoint_iteration(p, RESUME_PREFIX) or -1)
+        path = learner.save_checkpoint(f"{RESUME_PREFIX}{learner.train_iter}")
         self._last = time.monotonic()
         if path is None:
             return
