@@ -26,6 +26,7 @@ from ding_lite.envs.spaces import is_masked, observation_part
 from ding_lite.envs.variations import variation_env_fns, variation_ids
 from ding_lite.errors import ConfigError, naming_envs
 from ding_lite.league.seats import check_single_agent
+from ding_lite.model.encoders import UINT8_SCALE
 from ding_lite.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTRY, add_config_folder, import_modules
 from ding_lite.utils.seed import SeedPlan
 
@@ -84,7 +85,7 @@ def fill_model_shapes(cfg: EasyDict, observation_space: gym.Space, action_space:
         part = observation_part(observation_space)
         if len(part.shape or ()) >= 2:  # a vector observation has no image to scale: left unset in the saved config
             pixels = isinstance(part, gym.spaces.Box) and (part.dtype == np.uint8 or float(np.max(part.high)) == 255.0)
-            model.image_scale = 1.0 / 255.0 if pixels else 1.0
+            model.image_scale = UINT8_SCALE if pixels else 1.0
     if "action_space" in model and model.action_space is None:
         model.action_space = "discrete" if isinstance(action_space, gym.spaces.Discrete) else "continuous"
     if "action_shape" in model and model.action_shape is None:

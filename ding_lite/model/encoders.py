@@ -51,7 +51,7 @@ class ConvEncoder(nn.Module):
     """
 
     def __init__(self, obs_shape: Sequence[int], hidden_sizes: Sequence[int], act: str = "relu",
-                 scale: float = 1.0 / 255.0, layers_spec: Sequence[Sequence[int]] | None = None) -> None:
+                 scale: float = UINT8_SCALE, layers_spec: Sequence[Sequence[int]] | None = None) -> None:
         super().__init__()
         shape = image_shape(obs_shape)
         assert shape is not None, obs_shape
