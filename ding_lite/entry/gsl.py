@@ -53,7 +53,7 @@ from ding_lite.gsl.state import GslState, gsl_settings
 from ding_lite.runtime.experiment import write_json
 from ding_lite.runtime.run_start import RunOptions, start_run
 from ding_lite.utils.log import setup_console_logging
-from ding_lite.utils.run_folder import CONFIG_FILE, RESULT_FILE
+from ding_lite.utils.run_folder import CKPT_SUFFIX, CONFIG_FILE, RESULT_FILE
 
 
 def gsl_pipeline(config: ConfigLike, seed: int = 0, *, exp_dir: str | Path | None = None, resume: bool = False,
@@ -187,7 +187,8 @@ def _demo_files(root: Path, written: list[str]) -> list[str]:
 
 def _phase2(cfg: Any, root: Path, demo_files: list[str], seed: int, resume: bool, progress: bool) -> dict[str, Any]:
     p2cfg = phase2_config(cfg, demo_files)
-    start = None if resume else start_checkpoint(p2cfg, final_ckpt(root / PHASE1), root / "starts" / "phase2.pth.tar")
+    start = None if resume else start_checkpoint(p2cfg, final_ckpt(root / PHASE1),
+                                                 root / "starts" / f"phase2{CKPT_SUFFIX}")
     return serial_pipeline(p2cfg, seed, cfg.gsl.phase2_max_env_step, exp_dir=root / PHASE2, resume=resume,
                            load_ckpt=start, progress=progress)
 
@@ -201,7 +202,7 @@ def train_specialist(cfg: Any, root: Path, k: int, subset: list[int], seed: int,
 
     def run(resume: bool) -> dict[str, Any]:
         start = None if resume else start_checkpoint(scfg, final_ckpt(root / PHASE1),
-                                                     root / "starts" / f"{specialist_name(k)}.pth.tar")
+                                                     root / "starts" / f"{specialist_name(k)}{CKPT_SUFFIX}")
         return serial_pipeline(scfg, seed, cfg.gsl.specialist_max_env_step, exp_dir=folder, resume=resume,
                                load_ckpt=start, progress=progress)
 

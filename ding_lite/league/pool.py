@@ -18,6 +18,7 @@ from ding_lite.league.elo import EloTable
 from ding_lite.league.payoff import PayoffTable
 from ding_lite.league.pfsp import STRATEGIES, WEIGHTINGS, sampling_probs
 from ding_lite.utils.checkpoint import RESUME_PREFIXES, load_checkpoint, save_checkpoint
+from ding_lite.utils.run_folder import CKPT_SUFFIX
 
 LEARNER = "learner"  # the learner's name in the Elo table
 SNAPSHOT_PREFIX = "snapshot_"
@@ -82,7 +83,7 @@ class OpponentPool:
 
     # ---- snapshots ---------------------------------------------------------------------------------------------
     def path(self, name: str) -> Path:
-        return self.folder / f"{name}.pth.tar"
+        return self.folder / f"{name}{CKPT_SUFFIX}"
 
     def add(self, model_state: Mapping[str, Any], env_step: int) -> str:
         """Save the learner's model weights as a new snapshot (rated as the learner is now); evicts beyond capacity.
@@ -215,8 +216,8 @@ class OpponentPool:
         """Delete the snapshot files of the folder that the pool does not know (written after the checkpoint a
         resume started from: that span of the run is played again). Returns their names."""
         known = set(self.snapshots) | set(self._evicted)
-        strays = [p for p in self.folder.glob(f"{SNAPSHOT_PREFIX}*.pth.tar")
-                  if p.name[:-len(".pth.tar")] not in known]
+        strays = [p for p in self.folder.glob(f"{SNAPSHOT_PREFIX}*{CKPT_SUFFIX}")
+                  if p.name.removesuffix(CKPT_SUFFIX) not in known]
         for path in strays:
             path.unlink(missing_ok=True)
         return [p.name for p in strays]

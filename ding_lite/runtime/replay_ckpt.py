@@ -15,7 +15,8 @@ from typing import Any
 
 from ding_lite.data.buffer import CKPT_MAX_MB
 from ding_lite.utils.atomic import atomic_write
-from ding_lite.utils.checkpoint import CKPT_SUFFIX, RESUME_PREFIXES, checkpoint_iteration, load_failure
+from ding_lite.utils.checkpoint import RESUME_PREFIXES, checkpoint_iteration, load_failure
+from ding_lite.utils.run_folder import CKPT_SUFFIX
 
 BUFFER_SUFFIX = ".buffer.pt"
 KEEP = 2  # buffer files kept (each may be hundreds of MB); the resume checkpoints keep 2 too

@@ -9,8 +9,7 @@ from typing import Any
 from ding_lite.errors import CheckpointError, first_line
 from ding_lite.utils.atomic import atomic_write
 from ding_lite.utils.log import setup_console_logging
-
-CKPT_SUFFIX = ".pth.tar"
+from ding_lite.utils.run_folder import CKPT_SUFFIX
 
 
 def save_checkpoint(path: str | os.PathLike, state: dict[str, Any]) -> Path:

@@ -11,14 +11,13 @@ from ding_lite.data.batch import batch_len
 from ding_lite.errors import DIVERGED_ADVICE, ConfigError, DivergedError
 from ding_lite.registry import LEARNER_HOOK_REGISTRY
 from ding_lite.utils.checkpoint import (
-    CKPT_SUFFIX,
     ITERATION_PREFIX,
     first_non_finite,
     load_policy_weights,
     save_checkpoint,
 )
 from ding_lite.utils.log import is_scalar
-from ding_lite.utils.run_folder import CKPT_DIR
+from ding_lite.utils.run_folder import CKPT_DIR, CKPT_SUFFIX
 from ding_lite.worker.disk_room import DiskRoom
 
 POSITIONS = ("before_run", "after_iter", "after_eval", "after_run", "after_save")  # after_save: a checkpoint
@@ -225,7 +224,7 @@ class BaseLearner:
         if self.logger is not None:
             self.logger.check_folder()  # not into a folder made again where the run's folder was (removed, moved)
             self.logger.flush_events()  # the events logged so far go with the checkpoint (a resume cuts back to it)
-        self.last_saved = save_checkpoint(self.ckpt_dir / f"{name}.pth.tar", self.checkpoint_state(name))
+        self.last_saved = save_checkpoint(self.ckpt_dir / f"{name}{CKPT_SUFFIX}", self.checkpoint_state(name))
         self.call_hooks("after_save")
         if self.disk_room is not None:
             self.disk_room.check(self.last_saved, self.train_iter, self.env_step)

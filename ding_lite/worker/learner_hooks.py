@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from ding_lite.errors import int_at_least
 from ding_lite.registry import LEARNER_HOOK_REGISTRY
-from ding_lite.utils.checkpoint import CKPT_SUFFIX, ITERATION_PREFIX, RESUME_PREFIX, checkpoint_iteration
+from ding_lite.utils.checkpoint import ITERATION_PREFIX, RESUME_PREFIX, checkpoint_iteration
+from ding_lite.utils.run_folder import CKPT_SUFFIX
 
 if TYPE_CHECKING:
     from ding_lite.worker.learner import BaseLearner
