@@ -16,6 +16,7 @@ from ding_lite.errors import PlotInputError
 from ding_lite.plot.runs import FIGURE_SUFFIXES, X_AXES, check_metric, collect_groups, summary_table
 from ding_lite.utils.cli_args import OneLineParser
 from ding_lite.utils.curves import BANDS
+from ding_lite.utils.events import EVAL_RETURN_TAG
 
 
 def plot_pipeline(exp_dirs: Sequence[str | Path], output: str | Path = "plot.png", *, x: str = "env_step",
@@ -71,8 +72,8 @@ def build_plot_parser() -> argparse.ArgumentParser:
                         "(default plot.png)")
     parser.add_argument("--x", default="env_step", choices=X_AXES, help="x axis: the logged step (env steps for "
                         "eval/*, train iterations for learn/*) or seconds since the run started")
-    parser.add_argument("--metric", default="eval/return_mean", help="tensorboard tag to draw "
-                        "(default eval/return_mean)")
+    parser.add_argument("--metric", default=EVAL_RETURN_TAG, help="tensorboard tag to draw "
+                        f"(default {EVAL_RETURN_TAG})")
     parser.add_argument("--group", action="append", default=[], metavar="LABEL=DIR[,DIR...]",
                         help="a group of your own (DIR may be a glob); repeat for several")
     parser.add_argument("--band", default="se", choices=BANDS, help="band over seeds: standard error (se) or "

@@ -23,12 +23,13 @@ from ding_lite.extras import install_hint
 from ding_lite.plot.runs import reached_stop_value
 from ding_lite.utils.atomic import atomic_write
 from ding_lite.utils.curves import band_over_seeds, hold_on_grid
+from ding_lite.utils.events import EVAL_RETURN_ITER_TAG, EVAL_RETURN_TAG
 from ding_lite.utils.run_result import run_failed
 
 if TYPE_CHECKING:
     from ding_lite.plot.runs import Group, Run
 
-STOP_METRICS = ("eval/return_mean", "eval/return_mean_iter")  # metrics that the stop value is a level of
+STOP_METRICS = (EVAL_RETURN_TAG, EVAL_RETURN_ITER_TAG)  # metrics that the stop value is a level of
 STOP_LINE_MARGIN = 0.1  # the stop line is drawn where it lies within the data's range widened by this share of it
 DEFAULT_DPI = 150
 

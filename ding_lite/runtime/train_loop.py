@@ -25,7 +25,7 @@ from ding_lite.runtime.restarts import RunRestarts, per_1k
 from ding_lite.runtime.run_start import RunStart
 from ding_lite.runtime.stop_requests import StopRequests
 from ding_lite.utils.checkpoint import latest_checkpoint
-from ding_lite.utils.events import drop_events_after
+from ding_lite.utils.events import EVAL_RETURN_ITER_TAG, EVAL_RETURN_TAG, drop_events_after
 from ding_lite.utils.log import TEXT_LOG, ExperimentLogger
 from ding_lite.utils.run_folder import BEST_CKPT, BEST_CKPT_NAME, CKPT_DIR, LOG_DIR, RESULT_FILE
 from ding_lite.utils.run_result import failed_entries
@@ -385,9 +385,9 @@ def _evaluate(evaluator: Any, learner: BaseLearner, logger: ExperimentLogger, en
     if result.improved:
         learner.save_checkpoint(BEST_CKPT_NAME)
     learner.call_hooks("after_eval")
-    logger.scalar("eval/return_mean", result.mean, env_step)
+    logger.scalar(EVAL_RETURN_TAG, result.mean, env_step)
     logger.scalar("eval/return_std", result.std, env_step)
-    logger.scalar("eval/return_mean_iter", result.mean, learner.train_iter)
+    logger.scalar(EVAL_RETURN_ITER_TAG, result.mean, learner.train_iter)
     log_per_variation(logger, result.per_variation(), env_step)  # env variations only (envs/variations.py)
     logger.info(f"[eval] iter {learner.train_iter:>6d}  env_step {env_step:>8d}  return {result.mean:8.2f} ± "
                 f"{result.std:6.2f}  best {evaluator.best_return:8.2f}" + (f"  {result.stop_reason}" if result.stop

@@ -21,6 +21,7 @@ from ding_lite.sweep.space import (
     override,
     trial_label,
 )
+from ding_lite.utils.events import EVAL_RETURN_TAG
 from ding_lite.utils.run_folder import CKPT_DIR
 from ding_lite.utils.run_result import finished_result
 from ding_lite.utils.trackers import EXTRA_TRACKERS, TRACKER_REGISTRY, RunInfo
@@ -87,7 +88,7 @@ class RayTuneReporter:
         self._report = report
 
     def scalar(self, tag: str, value: float, step: int) -> None:
-        if tag == "eval/return_mean":
+        if tag == EVAL_RETURN_TAG:
             self._report(value, step)
 
     def close(self) -> None:

@@ -21,6 +21,8 @@ from typing import Any, BinaryIO
 from ding_lite.errors import output_error
 
 EVENT_GLOB = "events.out.tfevents.*"
+EVAL_RETURN_TAG = "eval/return_mean"  # the mean eval return by env step: -m plot's default, a sweep trial's report
+EVAL_RETURN_ITER_TAG = "eval/return_mean_iter"  # the same by train iteration
 _HEADER = struct.Struct("<QI")  # data length, masked crc32c of the 8 length bytes
 _FOOTER_BYTES = 4  # masked crc32c of the data
 
