@@ -1,4 +1,4 @@
-"""A run extended with ``--resume`` after it ended (ding_lite/runtime/train_loop.py's RunRecord): its final
+"""A run extended with ``--resume`` after it ended (ding_lite/runtime/run_record.py's RunRecord): its final
 checkpoint is written after its last evaluation, and the resumed run starts by evaluating that iteration again; the
 logs are cut back to before that evaluation, so that it is logged once (it was twice, at the same step, in
 tensorboard and in log/train.log)."""
@@ -11,7 +11,7 @@ import pytest
 from conftest import DIZOO_CARTPOLE
 
 from ding_lite.entry.serial import serial_pipeline
-from ding_lite.runtime.train_loop import RunRecord
+from ding_lite.runtime.run_record import RunRecord
 from ding_lite.utils.events import read_scalars
 
 pytestmark = pytest.mark.unittest
