@@ -53,6 +53,13 @@ def closest_match(name: str, candidates: Iterable[str]) -> str | None:
     return matches[0] if matches else None
 
 
+def did_you_mean(name: Any, candidates: Iterable[str]) -> str:
+    """The tail of an unknown-name error: `` (did you mean 'X'?)`` for X the :func:`closest_match` of ``name``
+    among ``candidates``, else ``''``."""
+    hint = closest_match(str(name), candidates)
+    return f" (did you mean '{hint}'?)" if hint else ""
+
+
 class Registry:
     """A table of named classes (or factories) of one kind.
 
@@ -107,10 +114,9 @@ class Registry:
             _load_plugins()
         if name not in self._entries:
             known = sorted(self._entries)
-            hint = closest_match(str(name), known)
-            did_you_mean = f" (did you mean '{hint}'?)" if hint else ""
             raise UnknownTypeError(
-                f"unknown {self.kind} type '{name}'{did_you_mean}; known {self.kind} types: {', '.join(known)}. "
+                f"unknown {self.kind} type '{name}'{did_you_mean(name, known)}; known {self.kind} types: "
+                f"{', '.join(known)}. "
                 f"A custom {self.kind} must be registered with @{self.kind.upper()}_REGISTRY.register('{name}') in a "
                 f"module "
                 f"listed in the section's import_names"

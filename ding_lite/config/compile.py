@@ -25,7 +25,7 @@ from ding_lite.registry import (
     MODEL_REGISTRY,
     POLICY_REGISTRY,
     Registry,
-    closest_match,
+    did_you_mean,
     import_modules,
 )
 from ding_lite.utils.dicts import deep_merge, to_plain
@@ -60,10 +60,8 @@ def unify(main: Mapping[str, Any], create: Mapping[str, Any] | None = None) -> d
             sections[name] = _fold(sections.get(name, {}), cfg.pop(name))
     for name, section in sections.items():
         if name not in CREATE_SECTIONS:
-            hint = closest_match(name, CREATE_SECTIONS)
-            raise ConfigError(f"unknown create_config section '{name}'"
-                              + (f" (did you mean '{hint}'?)" if hint else "")
-                              + f"; known: {', '.join(CREATE_SECTIONS)}")
+            raise ConfigError(f"unknown create_config section '{name}'{did_you_mean(name, CREATE_SECTIONS)}"
+                              f"; known: {', '.join(CREATE_SECTIONS)}")
         if not isinstance(section, Mapping):
             raise ConfigError(f"create_config.{name} must be a dict, got {type(section).__name__}")
         node = cfg

@@ -33,7 +33,7 @@ from ding_lite.envs.envpool_fire import LifeLossFire, fire_after_life_loss
 from ding_lite.envs.spaces import is_masked
 from ding_lite.errors import ConfigError
 from ding_lite.extras import install_hint
-from ding_lite.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, closest_match
+from ding_lite.registry import ENV_MANAGER_REGISTRY, ENV_REGISTRY, did_you_mean
 
 ENVPOOL_EXTRA = install_hint("envpool")
 
@@ -55,10 +55,8 @@ def check_envpool_id(env_id: Any) -> None:
         raise ConfigError("env.env_id is required for env type 'envpool' (e.g. env_id='Pong-v5')")
     known = envpool.list_all_envs()
     if env_id not in known:
-        hint = closest_match(str(env_id), known)
-        did_you_mean = f" (did you mean '{hint}'?)" if hint else ""
-        raise ConfigError(f"unknown envpool env id env.env_id='{env_id}'{did_you_mean}; envpool.list_all_envs() "
-                          f"lists the known ids")
+        raise ConfigError(f"unknown envpool env id env.env_id='{env_id}'{did_you_mean(env_id, known)}; "
+                          f"envpool.list_all_envs() lists the known ids")
 
 
 def make_pool(env_cfg: Mapping[str, Any], num_envs: int, seed: int, num_threads: int = 0) -> Any:

@@ -12,7 +12,7 @@ from ding_lite.envs.env_outputs import close_env
 from ding_lite.envs.hooks import EvalConfig
 from ding_lite.envs.spaces import with_encoded_observations
 from ding_lite.errors import ConfigError, DingLiteError, EnvError, PluginImportError
-from ding_lite.registry import ENV_REGISTRY, closest_match, import_modules
+from ding_lite.registry import ENV_REGISTRY, did_you_mean, import_modules
 
 # Keys every env section has, whatever its type (merged under the env type's own ``config``).
 ENV_SECTION_DEFAULTS: dict[str, Any] = dict(
@@ -72,17 +72,12 @@ def check_env_id(env_id: Any) -> None:
         if name in gym.registry:
             return
         raise ConfigError(f"env.env_id='{env_id}': importing '{module}' registered no gymnasium env '{name}'"
-                          + _did_you_mean(name))
+                          + did_you_mean(name, gym.registry.keys()))
     if env_id not in gym.registry:
-        hint = _did_you_mean(str(env_id)) or (
+        hint = did_you_mean(env_id, gym.registry.keys()) or (
             f" (an id that a package registers needs the package imported first: env_id='<package>:{env_id}', or "
             f"env.import_names=['<package>'])")
         raise ConfigError(f"unknown gymnasium env id env.env_id='{env_id}'{hint}")
-
-
-def _did_you_mean(env_id: str) -> str:
-    hint = closest_match(env_id, gym.registry.keys())
-    return f" (did you mean '{hint}'?)" if hint else ""
 
 
 def check_env_constructor(env_type: Any, type_name: str) -> None:

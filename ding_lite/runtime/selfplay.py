@@ -20,7 +20,7 @@ from ding_lite.league.payoff import PayoffTable
 from ding_lite.league.pool import LEARNER as ELO_LEARNER
 from ding_lite.league.pool import OpponentPool
 from ding_lite.league.seats import LEARNER, check_learner_seat, check_seat_count, game_layout
-from ding_lite.registry import OPPONENT_REGISTRY, closest_match
+from ding_lite.registry import OPPONENT_REGISTRY, did_you_mean
 from ding_lite.runtime.parts import StartCheckpoint
 from ding_lite.runtime.train_loop import number_text
 from ding_lite.utils.checkpoint import load_checkpoint, load_policy_weights
@@ -72,8 +72,7 @@ def check_league(league: Mapping[str, Any], layout: Any) -> None:
 
 
 def _did_you_mean(name: str, also: list[str] | None = None) -> str:
-    hint = closest_match(str(name), list(OPPONENT_REGISTRY.names()) + (also or []))
-    return f" (did you mean '{hint}'?)" if hint else ""
+    return did_you_mean(name, list(OPPONENT_REGISTRY.names()) + (also or []))
 
 
 def resolve_selfplay_config(cfg: Any) -> None:
