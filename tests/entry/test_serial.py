@@ -18,6 +18,8 @@ pytestmark = pytest.mark.unittest
 DQN = str(DIZOO_CARTPOLE / "cartpole_dqn_config.py")
 PPO = str(DIZOO_CARTPOLE / "cartpole_ppo_config.py")
 PENDULUM = str(DIZOO_PENDULUM / "pendulum_ppo_config.py")
+SAC = str(DIZOO_PENDULUM / "pendulum_sac_config.py")
+TD3 = str(DIZOO_PENDULUM / "pendulum_td3_config.py")
 RESULT_KEYS = {"stop", "env_step", "train_iter", "eval_return", "best_eval_return", "wall_seconds"}
 EVAL_LINE = re.compile(r"^\[eval\] iter +(\d+) +env_step +(\d+) +return +(-?[\d.]+) ± +([\d.]+) +best +(-?[\d.]+)"
                        r"(  stop value reached)?$")
@@ -176,3 +178,23 @@ def test_same_seed_same_run(config: str, tmp_path: Path) -> None:
     assert runs[0] == runs[1]
     curves = [read_scalars(tmp_path / str(i) / "log")["collect/episode_return"] for i in range(2)]
     assert curves[0] == curves[1]
+
+
+@pytest.mark.parametrize("config", [SAC, TD3], ids=["sac", "td3"])
+def test_same_seed_same_run_continuous_off_policy(config: str, tmp_path: Path) -> None:
+    """SAC and TD3 draw from RNGs of their own (the uniform warm-up actions before ``learning_starts``, the Gaussian
+    sampling or noise after): the same seed repeats the run exactly (eval returns after learning, the losses), another
+    seed does not."""
+    from ding_lite.entry.serial import serial_pipeline
+
+    overrides = ("env.stop_value=100000", "policy.learning_starts=200", "policy.learn.batch_size=32",
+                 "policy.eval.evaluator.eval_freq=100", "policy.eval.final_episodes=0")
+    runs = [serial_pipeline(config, seed=seed, max_env_step=400, exp_dir=tmp_path / str(i), progress=False,
+                            overrides=overrides) for i, seed in enumerate((1, 1, 2))]
+    for run in runs:
+        del run["wall_seconds"], run["exp_dir"]
+    assert runs[0]["train_iter"] > 0
+    assert runs[0] == runs[1]
+    assert runs[0]["eval_return"] != runs[2]["eval_return"]
+    losses = [read_scalars(tmp_path / str(i) / "log")["learn/critic_loss"] for i in range(2)]
+    assert losses[0] and losses[0] == losses[1]
