@@ -222,6 +222,7 @@ class MujocoEnv:
 
     def __new__(cls, cfg: Mapping[str, Any]) -> gym.Env:  # type: ignore[misc]
         cls._check(cfg)
+        quiet_mujoco_asset_warnings()
         cfg = {**cls.config, **cfg}  # an env section built outside compile_config lacks the defaults
         extra = {} if cfg.get("max_episode_steps") is None else {"max_episode_steps": int(cfg["max_episode_steps"])}
         env = _make(mujoco_id(cfg["env_id"]), cfg, **{**retired_id_kwargs(cfg["env_id"]), **extra})
@@ -257,6 +258,26 @@ class MujocoEnv:
                 raise ConfigError(f"env.{key}.use_norm=True (DI-engine's normalising wrapper) is not offered by env "
                                   f"type 'mujoco'; PPO normalises in the policy instead: {instead}")
         int_at_least("env.delay_reward_step", cfg.get("delay_reward_step", 0), 0)
+
+
+# MuJoCo's own notes on gymnasium's bundled model files, which a user cannot act on: MuJoCo >= 3.3 prints "WARNING:
+# compiler attribute 'settotalmass' is deprecated ..." and a blank line on stderr each time half_cheetah.xml is loaded
+# (every env of a HalfCheetah run, and before a refusal that comes after the probe env)
+_ASSET_NOTES = ("compiler attribute 'settotalmass' is deprecated",)
+
+
+def _mujoco_warning(message: str) -> None:
+    if not any(note in message for note in _ASSET_NOTES):
+        setup_console_logging().warning("warning: MuJoCo: %s", message.strip())
+
+
+def quiet_mujoco_asset_warnings() -> None:
+    """Route MuJoCo's C-level warnings through the ``ding_lite`` logger (``warning: MuJoCo: ...``, one line), leaving
+    out the deprecation notes on gymnasium's bundled model files (:data:`_ASSET_NOTES`). Per process, idempotent."""
+    import mujoco
+
+    if hasattr(mujoco, "set_mju_user_warning") and mujoco.get_mju_user_warning() is not _mujoco_warning:
+        mujoco.set_mju_user_warning(_mujoco_warning)
 
 
 # DI-engine's MuJoCo ids run on mujoco-py, which gymnasium 1.x no longer builds; -v4 is the same model and reward
