@@ -9,7 +9,7 @@ from typing import Any
 from easydict import EasyDict
 
 from ding_lite.config.di_engine import BUFFER_SECTION, di_engine_type, drop_built_in_imports, resolve_di_engine_keys
-from ding_lite.config.key_checks import check_config
+from ding_lite.config.key_checks import check_config, warn_unknown_keys, with_unknown_keys
 from ding_lite.config.moved_env import check_env_id_read, override_paths, stop_value_error
 from ding_lite.config.ranges import check_ranges, whole_counts
 from ding_lite.config.reader import apply_overrides
@@ -136,11 +136,16 @@ def compile_config(main: Mapping[str, Any], create: Mapping[str, Any] | None = N
     resolve_di_engine_keys(user, defaults)
     written = override_paths(overrides)
     check_env_id_read(user["env"], defaults["env"], written)
-    ignored = check_config(user, defaults, strict=strict)
-    check_policy_kind(user, defaults)
-    cfg = CompiledConfig(deep_merge(defaults, user))
-    whole_counts(cfg)
-    check_config_values(cfg)
+    unknown: list[str] = []  # warned of once the config is known good, else part of the refusal's one line
+    try:
+        ignored = check_config(user, defaults, strict=strict, notes=unknown)
+        check_policy_kind(user, defaults)
+        cfg = CompiledConfig(deep_merge(defaults, user))
+        whole_counts(cfg)
+        check_config_values(cfg)
+    except ConfigError as exc:
+        raise with_unknown_keys(exc, unknown) from exc.__cause__
+    warn_unknown_keys(unknown)
     _set_ignored_keys(cfg, ignored)
     # as _ignored_keys: not a config key; start_run raises it (config/moved_env.py)
     object.__setattr__(cfg, "_moved_env_error", stop_value_error(before, user["env"], written))

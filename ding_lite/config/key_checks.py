@@ -14,20 +14,26 @@ from ding_lite.registry import closest_match
 logger = logging.getLogger("ding_lite")
 
 
-def check_config(user: dict[str, Any], defaults: Mapping[str, Any], *, strict: bool = False) -> list[str]:
+def check_config(user: dict[str, Any], defaults: Mapping[str, Any], *, strict: bool = False,
+                 notes: list[str] | None = None) -> list[str]:
     """Check every user key against ``defaults``: unknown keys (warning, or error under ``strict``), wrong types
     (always an error). Integral floats given for int settings (e.g. ``1e4``) are accepted and converted to int in
     ``user``, so that code reading the compiled config gets the int it expects (``range(8.0)`` would fail).
     None given for a section without defaults of its own (``env.kwargs``) is the empty section, as
     :func:`section_at` reads it. Unknown keys are removed from ``user`` after the warning: the compiled config (and
     ``total_config.py``) holds only settings that some component reads. Returns the dotted paths of the removed
-    keys."""
+    keys. With ``notes``, the unknown keys' messages are appended to it instead of logged (the caller warns once the
+    whole config is known good, or folds them into its refusal: :func:`warn_unknown_keys`)."""
     all_paths = list(_dotted_paths(defaults))
     unknown: list[tuple[dict[str, Any], str]] = []
     ignored: list[str] = []
     for node, key, path, default, known in _walk(user, defaults, ""):
         if known is not None:  # unknown key at `path`; `known` are the valid sibling keys
-            _report_unknown(path, known, all_paths, strict)
+            message = _report_unknown(path, known, all_paths, strict)
+            if notes is None:
+                warn_unknown_keys([message])
+            else:
+                notes.append(message)
             unknown.append((node, key))
             ignored.append(path)
             continue
@@ -105,7 +111,21 @@ def _expected_type(default: Any) -> str:
     return "any"
 
 
-def _report_unknown(path: str, siblings: list[str], all_paths: list[str], strict: bool) -> None:
+def warn_unknown_keys(messages: list[str]) -> None:
+    """One ``warning:`` line per unknown key message of :func:`check_config`."""
+    for message in messages:
+        logger.warning("warning: %s; it is ignored (use --strict to make this an error)", message)
+
+
+def with_unknown_keys(exc: ConfigError, messages: list[str]) -> ConfigError:
+    """``exc`` with the unknown keys that were ignored appended, so that a refusal stays one line and still shows a
+    misspelt key that may be its cause."""
+    if not messages:
+        return exc
+    return ConfigError(f"{exc} (also: {'; '.join(messages)}; ignored)")
+
+
+def _report_unknown(path: str, siblings: list[str], all_paths: list[str], strict: bool) -> str:
     key = path.rsplit(".", 1)[-1]
     parent = path[: -len(key)]
     # the right key in the wrong section first: a sibling that merely looks alike (policy.collect.grad_clip_value
@@ -117,7 +137,7 @@ def _report_unknown(path: str, siblings: list[str], all_paths: list[str], strict
     message = f"unknown config key '{path}'{did_you_mean}"
     if strict:
         raise ConfigError(message)
-    logger.warning("warning: %s; it is ignored (use --strict to make this an error)", message)
+    return message
 
 
 def _dotted_paths(tree: Mapping[str, Any], prefix: str = ""):

@@ -122,6 +122,19 @@ def test_a_key_in_the_wrong_section_beats_a_sibling_that_looks_alike(warnings_lo
     assert f"(did you mean '{where}'?)" in message
 
 
+@pytest.mark.parametrize("bad", ["policy.learn.batch_size='x'", "policy.eval.final_episodes=-1",
+                                 "log.backends=None"])
+def test_a_refused_config_with_a_misspelt_key_is_one_line_naming_both(warnings_log, bad: str) -> None:
+    # Before: the misspelt key's 'warning:' line went out first, then the refusal (two lines on stderr; found by the
+    # CLI fuzzer with e.g. --set gsl.palteau_patience=3 policy.eval.final_episodes=-1). Now the refusal carries it.
+    with pytest.raises(ConfigError) as info:
+        compile_config(dict(env=ENV, policy=dict(type="dqn")), overrides=["policy.learn.batch_sise=32", bad])
+    assert "(also: unknown config key 'policy.learn.batch_sise' (did you mean 'policy.learn.batch_size'?); " \
+           "ignored)" in str(info.value)
+    assert bad.split("=")[0] in str(info.value) and "\n" not in str(info.value)
+    assert _warnings(warnings_log) == []
+
+
 def test_unknown_key_is_an_error_under_strict() -> None:
     with pytest.raises(ConfigError, match=r"unknown config key 'env.colector_env_num' \(did you mean "
                                           r"'env.collector_env_num'\?\)"):
