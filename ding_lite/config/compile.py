@@ -80,7 +80,8 @@ def _fold(create_section: Mapping[str, Any], main_section: Mapping[str, Any]) ->
     merged = deep_merge(create_section, main_section)
     ours, theirs = main_section.get("import_names"), create_section.get("import_names")
     if isinstance(ours, (list, tuple)) and isinstance(theirs, (list, tuple)):
-        merged["import_names"] = list(dict.fromkeys([*theirs, *ours]))
+        both = [*theirs, *ours]  # a name that is no string is refused later (import_modules), naming the section
+        merged["import_names"] = [name for i, name in enumerate(both) if name not in both[:i]]
     return merged
 
 

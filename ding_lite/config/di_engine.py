@@ -83,12 +83,17 @@ def drop_built_in_imports(user: dict[str, Any]) -> None:
     with a note: the package renamed, they name modules ding_lite does not have, for components it has."""
     for node in _sections(user):
         names = node.get("import_names")
-        if isinstance(names, (list, tuple)) and any(name in BUILT_IN_MODULES for name in names):
+        # only strings are module names: anything else stays, for import_modules to refuse naming the section
+        if isinstance(names, (list, tuple)) and any(_built_in(name) for name in names):
             for name in names:
-                if name in BUILT_IN_MODULES:
+                if _built_in(name):
                     setup_console_logging().info("note: import_names entry '%s' is not needed: %s", name,
                                                  BUILT_IN_MODULES[name])
-            node["import_names"] = [name for name in names if name not in BUILT_IN_MODULES]
+            node["import_names"] = [name for name in names if not _built_in(name)]
+
+
+def _built_in(name: Any) -> bool:
+    return isinstance(name, str) and name in BUILT_IN_MODULES
 
 
 def _sections(tree: dict[str, Any]) -> list[dict[str, Any]]:

@@ -357,3 +357,16 @@ def test_a_type_of_none_is_the_sections_default_type() -> None:
                               replay_buffer=dict(type=None)))
     assert cfg.env.manager.type == "base"
     assert cfg.policy.other.replay_buffer.type == "uniform"
+
+
+@pytest.mark.parametrize("where", ["env", "policy", "policy.model"])
+@pytest.mark.parametrize("bad", ["[[]]", "[{}]"])
+def test_import_names_holding_no_string_is_refused_naming_the_section(where: str, bad: str) -> None:
+    # Before: TypeError: unhashable type: 'list' (a traceback) from the check for DI-engine's built-in modules (found
+    # by the CLI fuzzer: --set policy.model.import_names=[[]]); the same from main_config and create_config both
+    # listing import_names
+    with pytest.raises(ConfigError, match=rf"^{re.escape(where)}\.import_names must be a list of module names"):
+        compile_config(dict(env=ENV, policy=dict(type="dqn")), overrides=[f"{where}.import_names={bad}"])
+    with pytest.raises(ConfigError, match=r"^env\.import_names must be a list of module names"):
+        compile_config(dict(env=dict(ENV, import_names=[[]]), policy=dict(type="dqn")),
+                       dict(env=dict(import_names=["math"])))
