@@ -323,7 +323,8 @@ def _di_engine_type(user: dict[str, Any], path: str, node: Mapping[str, Any],
                     policy_defaults: Mapping[str, Any]) -> str | None:
     """The type that DI-engine's name for the section's component (and, for the replay buffer, ``policy.priority``)
     asks for (None: as named), written into the user's config so that it is what gets built and saved."""
-    priority = "priority" in policy_defaults and bool(user["policy"].get("priority", policy_defaults["priority"]))
+    # only a bool turns it on: anything else (priority=1e308) is refused by the type check, with no note before it
+    priority = "priority" in policy_defaults and user["policy"].get("priority", policy_defaults["priority"]) is True
     mapped = di_engine_type(path, node.get("type"), priority)
     if mapped is not None:
         section = user

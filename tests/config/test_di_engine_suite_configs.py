@@ -177,6 +177,16 @@ def test_di_engine_buffer_types(buffer: str | None, priority: bool, expected: st
         {"uniform": "UniformBuffer", "prioritized": "PrioritizedBuffer"}[expected]
 
 
+@pytest.mark.parametrize("priority", [1e308, 1, "yes"])
+def test_a_non_bool_priority_is_refused_with_no_buffer_note_before_it(caplog, priority) -> None:
+    # Before: 'note: policy.other.replay_buffer.type is 'prioritized' (DI-engine's default buffer with
+    # policy.priority=1e+308)' went out, then the refusal of the value: two lines (found by the CLI fuzzer)
+    caplog.set_level(logging.INFO, logger="ding_lite")
+    with pytest.raises(ConfigError, match=r"^config key 'policy.priority' must be a bool"):
+        compile_config(dict(env=dict(env_id="CartPole-v1"), policy=dict(type="dqn", priority=priority)))
+    assert [r.getMessage() for r in caplog.records] == []
+
+
 def test_an_on_policy_policy_gets_no_buffer_from_priority() -> None:
     cfg = compile_config(dict(env=dict(env_id="CartPole-v1"), policy=dict(type="ppo", priority=True)))
     assert "replay_buffer" not in cfg.policy.get("other", {})
