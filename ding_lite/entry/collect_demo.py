@@ -90,8 +90,8 @@ def collect_demo_pipeline(config: ConfigLike, seed: int | None = 0, load_ckpt: s
     returns = [e.end.episode_return for e in episodes]
     if not kept:
         raise DingLiteError(f"none of the {n_episode} episodes of {ckpt} succeeded ({rule}; returns "
-                            f"{min(returns):.1f} to {max(returns):.1f}): train the policy longer or lower "
-                            f"demo.return_threshold")
+                            f"{min(returns):.1f} to {max(returns):.1f}): "
+                            f"{no_success_hint([e.end for e in episodes], cfg.demo.success_key)}")
     metadata = dict(
         env={"type": cfg.env.type, "env_id": cfg.env.get("env_id")},
         policy=cfg.policy.type, policy_mode=mode, checkpoint=str(ckpt), seed=seed, success_rule=rule,
@@ -131,6 +131,15 @@ def rollout_episodes(env_manager: Any, act: Callable[[np.ndarray], np.ndarray], 
     ``end.terminated`` False, an empty info, its last step's ``truncated`` flag set): it is kept if its return so far
     reaches the return threshold."""
     return run_episodes(env_manager, act, n_episode, max_episode_steps=max_episode_steps, record=True).episodes()
+
+
+def no_success_hint(ends: list[Any], success_key: str | None) -> str:
+    """What to change when no episode succeeded: where the env reported ``info[success_key]`` for every episode, that
+    decided (a lower return threshold changes nothing); else the threshold."""
+    if success_key and all(isinstance(end.info, Mapping) and success_key in end.info for end in ends):
+        return (f"train the policy longer (the env's info['{success_key}'] decides; demo.success_key='' keeps "
+                f"episodes by return instead)")
+    return "train the policy longer or lower demo.return_threshold"
 
 
 def _acting_fn(policy: Any, mode: str, ckpt: Path, state: dict[str, Any]) -> Callable[[np.ndarray], np.ndarray]:

@@ -283,3 +283,15 @@ def test_a_masked_envs_demo_keeps_each_episodes_final_action_mask(tmp_path):
     np.testing.assert_array_equal(back.next_obs()[:, 0], [1, 2, 1, 2, 3])
     np.testing.assert_array_equal(back.action_mask, [[1, 0, 0], [0, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 0]])
     np.testing.assert_array_equal(back.next_action_mask(), [[0, 0, 1], [0, 1, 0], [0, 0, 1], [0, 1, 0], [0, 0, 1]])
+
+
+def test_no_success_hint_names_the_info_key_where_the_env_decided():
+    # Before: a maze checkpoint whose episodes all reported info['success']=False was refused with "train the policy
+    # longer or lower demo.return_threshold", a threshold that decided nothing (found by the CLI fuzzer with
+    # --set demo.return_threshold=-1e9 on dizoo/grid/maze/config/maze_ppo_config.py)
+    from ding_lite.entry.collect_demo import no_success_hint
+
+    hint = no_success_hint([_end(0.0, {"success": False}), _end(0.1, {"success": False})], "success")
+    assert "info['success'] decides" in hint and "demo.success_key=''" in hint and "return_threshold" not in hint
+    assert no_success_hint([_end(0.0), _end(1.0, {"success": False})], "success").endswith("demo.return_threshold")
+    assert no_success_hint([_end(0.0, {"success": False})], "").endswith("demo.return_threshold")
