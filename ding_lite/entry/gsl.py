@@ -54,6 +54,7 @@ from ding_lite.runtime.experiment import write_json
 from ding_lite.runtime.run_start import RunOptions, start_run
 from ding_lite.utils.log import setup_console_logging
 from ding_lite.utils.run_folder import CKPT_SUFFIX, CONFIG_FILE, RESULT_FILE
+from ding_lite.utils.trackers import check_backends
 
 
 def gsl_pipeline(config: ConfigLike, seed: int = 0, *, exp_dir: str | Path | None = None, resume: bool = False,
@@ -85,6 +86,7 @@ def _resolve_and_check(cfg: Any, resume: bool) -> None:
     """Before the folder is claimed: the model shapes from one probe env, then every GSL check."""
     fill_model_shapes_from_env(cfg)
     check_gsl_config(cfg)
+    check_backends(cfg.log)  # as a serial run does before writing: the phases would refuse it after total_config.py
     # a missing Ray found now, not after phase I's hours of training; a resumed run checks once it has read which
     # specialists are left to train (_run_gsl)
     if cfg.gsl.use_ray and not resume:

@@ -270,3 +270,14 @@ def test_a_gsl_config_trained_serially_says_its_gsl_settings_are_not_read(tmp_pa
     assert main(["-c", plain, "--exp-name", "plain", *quick]) == 0
     assert main(["-c", "plain/total_config.py", "--exp-name", "again", *quick]) == 0
     assert "gsl section" not in capsys.readouterr().err
+
+
+@pytest.mark.unittest
+def test_bad_log_backends_are_refused_before_the_gsl_folder_is_written(tmp_path: Path) -> None:
+    # Before: -m gsl wrote <exp>/total_config.py, then phase I refused log.backends: the refusal left the folder
+    # behind (found by the CLI fuzzer: --set "log.backends=[[]]" on mountain_car_family_gsl_config.py)
+    proc = run_cli("-m", "gsl", "-c", _config(tmp_path), "--exp-name", "exp", "--set", "log.backends=[[]]",
+                   cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [
+        "ding_lite: error: log.backends must be a list of tracker names (e.g. ['tensorboard', 'wandb']), got [[]]"]
+    assert not (tmp_path / "exp").exists()
