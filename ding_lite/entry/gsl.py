@@ -82,7 +82,7 @@ def gsl_pipeline(config: ConfigLike, seed: int = 0, *, exp_dir: str | Path | Non
         return _run_gsl(cfg, run.exp_dir, ids, seed, resume, address, progress, run.start)
 
 
-def _resolve_and_check(cfg: Any, resume: bool) -> None:
+def _resolve_and_check(cfg: Any, resume: bool = False) -> None:
     """Before the folder is claimed: the model shapes from one probe env, then every GSL check."""
     fill_model_shapes_from_env(cfg)
     check_gsl_config(cfg)
