@@ -60,7 +60,7 @@ def test_env_type_defined_in_the_config_file_is_one_line_before_anything_is_writ
     config = tmp_path / "inline_config.py"
     config.write_text(INLINE_CONFIG)
     exp = tmp_path / "exp"
-    code = main(["-c", str(config), "--max-env-step", "8", "--exp-name", str(exp), "--no-progress",
+    code = main(["-c", str(config), "--max-env-step", "512", "--exp-name", str(exp), "--no-progress",
                  "--set", f"env.manager.context={context}"])
     err = capsys.readouterr().err.strip()
     assert code == 2
