@@ -112,7 +112,7 @@ def measure_snake(cfg: Any, ckpt: Path, seed: int, folder: Path) -> dict[str, An
 
 
 TASKS = {
-    "tictactoe": Task(ROOT / "tictactoe/config/tictactoe_dqn_config.py", 60_000, measure_tictactoe),
+    "tictactoe": Task(ROOT / "tictactoe/config/tictactoe_dqn_config.py", 120_000, measure_tictactoe),
     "connect_four": Task(ROOT / "connect_four/config/connect_four_dqn_config.py", 150_000, measure_connect_four,
                          NO_EVAL),
     "rps": Task(ROOT / "rps/config/rps_ppo_config.py", 48_000, measure_rps),
