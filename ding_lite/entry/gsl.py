@@ -48,7 +48,7 @@ from ding_lite.gsl.plateau import (
     step_accounting,
     worst_variations,
 )
-from ding_lite.gsl.specialists import run_specialists
+from ding_lite.gsl.specialists import run_specialists, specialists_left
 from ding_lite.gsl.state import GslState, gsl_settings
 from ding_lite.runtime.experiment import write_json
 from ding_lite.runtime.run_start import RunOptions, start_run
@@ -108,9 +108,9 @@ def _run_gsl(cfg: Any, root: Path, ids: list[int], seed: int, resume: bool, addr
     settings = gsl_settings(cfg)
     if resume:  # a finished phase is not redone: a setting it ran without is refused, not silently ignored
         state.check_resume(root, ids, settings)
-        subsets_done = state.specialist_subsets is not None and all(
-            specialist_name(k) in state.phases_done for k in range(len(state.specialist_subsets)))
-        if cfg.gsl.use_ray and not subsets_done:  # (a run whose specialists are done goes on without Ray)
+        # a run whose specialists are done goes on without Ray (run_specialists starts none)
+        if cfg.gsl.use_ray and (state.specialist_subsets is None
+                                or specialists_left(root, len(state.specialist_subsets))):
             _check_ray_installed()
     # the run's own config with its gsl section (each phase's total_config.py holds its phase's config only):
     # `-m gsl -c <exp>/total_config.py` runs it again; written after a resume's checks, which may refuse it

@@ -29,6 +29,11 @@ class SpecialistActor:
         return self._train(cfg, Path(root), k, subset, seed, progress=False)
 
 
+def specialists_left(root: Path, n_specialists: int) -> list[int]:
+    """The specialists of the run in ``root`` that have not finished (no finished ``result.json`` in their folder)."""
+    return [k for k in range(n_specialists) if finished_result(root / specialist_name(k)) is None]
+
+
 def run_specialists(train_specialist: TrainSpecialist, cfg: Any, root: Path, subsets: list[list[int]], seed: int,
                     address: str | None, progress: bool, on_done: OnDone | None = None) -> list[dict[str, Any]]:
     """Train every specialist with ``train_specialist`` (returns a finished one's result as it is); in parallel as
@@ -41,7 +46,7 @@ def run_specialists(train_specialist: TrainSpecialist, cfg: Any, root: Path, sub
         return result
 
     root = root.resolve()
-    todo = [k for k in range(len(subsets)) if finished_result(root / specialist_name(k)) is None]
+    todo = specialists_left(root, len(subsets))
     if cfg.gsl.use_ray and len(todo) > 0:
         from ding_lite.distributed.session import import_ray, ray_session
 

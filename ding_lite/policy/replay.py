@@ -57,7 +57,16 @@ class ReplaySchedule:
     def check_budget(self, max_env_step: int | None) -> None:
         """A :class:`ConfigError` if the run's env-step budget ends before learning starts, or before the buffer
         can hold one batch (each env step adds at most one sample): the run would never learn."""
-        _check_replay_budget(self.learning_starts, self.batch_size, max_env_step)
+        if max_env_step is None:
+            return
+        if self.learning_starts and self.learning_starts >= max_env_step:
+            raise ConfigError(f"policy.learning_starts={self.learning_starts} is not below the env-step budget "
+                              f"{max_env_step} (--max-env-step): the run would end before its first gradient step; "
+                              f"lower policy.learning_starts or raise the budget")
+        if self.batch_size > max_env_step:
+            raise ConfigError(f"policy.learn.batch_size={self.batch_size} is above the env-step budget {max_env_step} "
+                              f"(--max-env-step): the replay buffer would never hold one batch and the run would "
+                              f"never learn; lower policy.learn.batch_size or raise the budget")
 
     def updates_due(self, n_new: int, env_step: int, buffer_size: int) -> int:
         """Gradient steps to make after a collect of ``n_new`` samples that brought the run to ``env_step``."""
@@ -95,26 +104,10 @@ class ReplaySchedule:
 
 
 def check_replay_budget_early(policy_cfg: Mapping[str, Any], max_env_step: int | None) -> None:
-    """The budget check of :meth:`ReplaySchedule.check_budget` from the config alone, before any part is built (the
-    parallel pipeline would otherwise start Ray first). Only settings that are valid numbers are checked here: a bad
-    one is refused, naming its key, when the policy builds its schedule."""
-    if max_env_step is None or policy_cfg.get("on_policy"):
-        return
+    """:meth:`ReplaySchedule.check_budget` from the config alone, before any part is built (the parallel pipeline
+    would otherwise start Ray first). A config without the schedule's keys is left to the policy's build, which
+    names what to declare."""
     learn = policy_cfg.get("learn") or {}
-    starts, batch = policy_cfg.get("learning_starts") or 0, learn.get("batch_size")
-    if isinstance(starts, int) and isinstance(batch, int) and not isinstance(starts, bool) \
-            and not isinstance(batch, bool) and starts >= 0 and batch >= 0:
-        _check_replay_budget(starts, batch, max_env_step)
-
-
-def _check_replay_budget(learning_starts: int, batch_size: int, max_env_step: int | None) -> None:
-    if max_env_step is None:
-        return
-    if learning_starts and learning_starts >= max_env_step:
-        raise ConfigError(f"policy.learning_starts={learning_starts} is not below the env-step budget "
-                          f"{max_env_step} (--max-env-step): the run would end before its first gradient step; "
-                          f"lower policy.learning_starts or raise the budget")
-    if batch_size > max_env_step:
-        raise ConfigError(f"policy.learn.batch_size={batch_size} is above the env-step budget {max_env_step} "
-                          f"(--max-env-step): the replay buffer would never hold one batch and the run would "
-                          f"never learn; lower policy.learn.batch_size or raise the budget")
+    if max_env_step is not None and not policy_cfg.get("on_policy") and \
+            all(key in learn for key in ("batch_size", "update_per_collect")):
+        ReplaySchedule(policy_cfg).check_budget(max_env_step)
